@@ -1,0 +1,89 @@
+/// Knows every value that came from `${…}` in a job file and blanks it out of any text
+/// meant for people or for files: logs, errors, reports, stored URLs.
+public struct Redactor: Sendable, Equatable {
+    public static let mask = "REDACTED"
+    public static let none = Redactor(secrets: [])
+
+    /// Longest first, so a secret that contains another is masked whole.
+    private let secrets: [String]
+
+    public init(secrets: some Sequence<String>) {
+        self.secrets = Set(secrets.filter { !$0.isEmpty }).sorted { $0.count > $1.count }
+    }
+
+    public var isEmpty: Bool { secrets.isEmpty }
+
+    public func redact(_ text: String) -> String {
+        var text = text
+        for secret in secrets {
+            text = text.replacingAll(secret, with: Self.mask)
+            let encoded = secret.addingPercentEncodingForQuery()
+            if encoded != secret {
+                text = text.replacingAll(encoded, with: Self.mask)
+            }
+        }
+        return text
+    }
+
+    public func merged(with other: Redactor) -> Redactor {
+        Redactor(secrets: secrets + other.secrets)
+    }
+}
+
+/// A URL that prints only in its redacted form: the real text is reachable only inside
+/// the HTTP layer, so an error or a log line cannot carry a secret by accident.
+public struct RedactedURL: Sendable, Hashable, CustomStringConvertible {
+    /// The URL as sent on the wire. Internal on purpose.
+    let real: String
+    /// The URL with every secret masked: what logs, errors and the store see.
+    public let description: String
+
+    /// A URL that came from outside the job file (a next link): any secret it echoes is masked.
+    init(real: String, redactor: Redactor) {
+        self.real = real
+        self.description = redactor.redact(real)
+    }
+
+    /// A URL built from a template whose masked form is known exactly.
+    init(real: String, shown: String) {
+        self.real = real
+        self.description = shown
+    }
+
+    public static func == (lhs: RedactedURL, rhs: RedactedURL) -> Bool { lhs.real == rhs.real }
+    public func hash(into hasher: inout Hasher) { hasher.combine(real) }
+}
+
+extension String {
+    func replacingAll(_ target: String, with replacement: String) -> String {
+        guard !target.isEmpty, contains(target) else { return self }
+        var result = ""
+        var rest = self[...]
+        while let range = rest.range(of: target) {
+            result += rest[..<range.lowerBound]
+            result += replacement
+            rest = rest[range.upperBound...]
+        }
+        result += rest
+        return result
+    }
+
+    /// Percent-encodes everything but RFC 3986 unreserved characters.
+    func addingPercentEncodingForQuery() -> String {
+        var out = ""
+        for byte in utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
+                 UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789ABCDEF".utf8)
+                out += "%"
+                out.unicodeScalars.append(Unicode.Scalar(hex[Int(byte >> 4)]))
+                out.unicodeScalars.append(Unicode.Scalar(hex[Int(byte & 0xF)]))
+            }
+        }
+        return out
+    }
+}

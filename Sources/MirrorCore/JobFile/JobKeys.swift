@@ -1,0 +1,71 @@
+/// The keys of a job file's top-level mapping, spelled as SPEC.md spells them.
+enum FileKey: String, CaseIterable {
+    case version, output, defaults, jobs
+}
+
+/// The keys of a job (and of `defaults`), spelled as SPEC.md spells them.
+enum JobKey: String, CaseIterable {
+    case name, url, method, body, headers, pages, next, records, id, table, database, account, stop
+    case onChange = "on_change"
+    case prune, timeout, retries
+    case rateLimit = "rate_limit"
+    case concurrency
+    case refreshAfter = "refresh_after"
+    case validate, downloads
+    case downloadConcurrency = "download_concurrency"
+    case maxFileSize = "max_file_size"
+
+    /// Keys of SPEC §1 this version does not implement: using one is a config error.
+    var isSupported: Bool {
+        switch self {
+        case .retries, .rateLimit, .concurrency, .refreshAfter, .validate, .downloads,
+             .downloadConcurrency, .maxFileSize:
+            return false
+        default:
+            return true
+        }
+    }
+
+    /// Keys that `defaults` may not set.
+    var isJobOnly: Bool { self == .name || self == .url || self == .table }
+}
+
+enum PagesKey: String, CaseIterable {
+    case from, to, step
+}
+
+enum StopKey: String, CaseIterable {
+    case empty, known, status
+    case lastPage = "last_page"
+}
+
+/// Suggests the closest known key for a misspelt one, as compilers do.
+func closestKey(to word: String, in candidates: [String]) -> String? {
+    var best: (key: String, distance: Int)?
+    for candidate in candidates {
+        let distance = editDistance(Array(word.lowercased()), Array(candidate))
+        if distance <= max(1, candidate.count / 3), distance < (best?.distance ?? .max) {
+            best = (candidate, distance)
+        }
+    }
+    return best?.key
+}
+
+/// Optimal string alignment distance: Levenshtein plus adjacent transpositions.
+private func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+    if a.isEmpty { return b.count }
+    if b.isEmpty { return a.count }
+    var table = Array(repeating: Array(repeating: 0, count: b.count + 1), count: a.count + 1)
+    for i in 0...a.count { table[i][0] = i }
+    for j in 0...b.count { table[0][j] = j }
+    for i in 1...a.count {
+        for j in 1...b.count {
+            let cost = a[i - 1] == b[j - 1] ? 0 : 1
+            table[i][j] = min(table[i - 1][j] + 1, table[i][j - 1] + 1, table[i - 1][j - 1] + cost)
+            if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                table[i][j] = min(table[i][j], table[i - 2][j - 2] + 1)
+            }
+        }
+    }
+    return table[a.count][b.count]
+}

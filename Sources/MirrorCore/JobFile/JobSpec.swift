@@ -1,0 +1,101 @@
+import Foundation
+
+/// A loaded, validated job file.
+public struct JobFile: Sendable {
+    /// The path as the user gave it (used in messages).
+    public let path: String
+    /// The `output:` folder resolved against the file's folder, if the file sets one.
+    public let output: String?
+    public let jobs: [JobSpec]
+}
+
+/// One job of a job file, with `defaults` applied and `${…}` resolved.
+public struct JobSpec: Sendable {
+    public enum Method: String, Sendable { case get = "GET", post = "POST" }
+    public enum OnChange: String, Sendable { case replace, keep }
+
+    /// How the walk finds the next page after `{page}` has been advanced.
+    public enum Next: Sendable, Equatable {
+        /// A path in the body holding the next cursor, or an absolute next URL.
+        case path(JSONPath)
+        /// The RFC 8288 `Link: <…>; rel="next"` header.
+        case link
+    }
+
+    public struct Pages: Sendable, Equatable {
+        public var from: Int
+        public var to: Int?
+        public var step: Int
+        public static let `default` = Pages(from: 1, to: nil, step: 1)
+    }
+
+    public struct Stop: Sendable, Equatable {
+        public var empty: Bool
+        public var known: Bool
+        public var statuses: Set<Int>
+        public var lastPage: JSONPath?
+        public static let `default` = Stop(empty: true, known: false, statuses: [], lastPage: nil)
+    }
+
+    public let name: String
+    public let url: RequestTemplate
+    public let method: Method
+    /// JSON body template: `{page}` and `{cursor}` are filled in when a request is built.
+    public let body: BodyTemplate?
+    /// Header values may hold secrets: they are sent, never shown.
+    public let headers: [(name: String, value: String)]
+    public let pages: Pages
+    public let next: Next?
+    public let records: JSONPath
+    public let id: JSONPath
+    public let table: String
+    public let database: String
+    public let account: String
+    public let stop: Stop
+    public let onChange: OnChange
+    public let prune: Bool
+    /// Seconds.
+    public let timeout: Double
+    /// Every value of this job that came from `${…}`.
+    public let redactor: Redactor
+}
+
+/// A URL template with `{page}` and `{cursor}` placeholders, whose secrets print redacted.
+public struct RequestTemplate: Sendable {
+    /// The template as sent.
+    let real: String
+    /// The template with every `${…}` value masked.
+    let shown: String
+
+    public var redacted: String { shown }
+
+    public var usesCursor: Bool { real.contains("{cursor}") }
+    public var usesPage: Bool { real.contains("{page}") }
+
+    /// The URL for one page: the page value and the cursor (percent-encoded) filled in.
+    public func url(page: Int, cursor: String?, redactor: Redactor) -> RedactedURL {
+        func fill(_ template: String, cursor: String) -> String {
+            template.replacingAll("{page}", with: String(page))
+                .replacingAll("{cursor}", with: cursor.addingPercentEncodingForQuery())
+        }
+        // A cursor the API sent may echo a secret: mask it in the shown form too.
+        return RedactedURL(real: fill(real, cursor: cursor ?? ""), shown: fill(shown, cursor: redactor.redact(cursor ?? "")))
+    }
+}
+
+/// A POST body: JSON text in which a string that is exactly `"{page}"` becomes the page
+/// number, and `{page}` / `{cursor}` inside other strings are replaced in place.
+public struct BodyTemplate: Sendable {
+    let json: String
+
+    public func render(page: Int, cursor: String?) -> [UInt8] {
+        var cursorText: [UInt8] = []
+        JSONText.appendQuoted(cursor ?? "", to: &cursorText)
+        let cursorInner = String(decoding: cursorText.dropFirst().dropLast(), as: UTF8.self)
+        let text = json
+            .replacingAll("\"{page}\"", with: String(page))
+            .replacingAll("{page}", with: String(page))
+            .replacingAll("{cursor}", with: cursorInner)
+        return Array(text.utf8)
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+
+/// One job's outcome in a run: what the summary prints and `_mirror_runs` keeps.
+public struct JobReport: Sendable {
+    public var job: String
+    public var file: String
+    public var table: String
+    public var database: String
+    public var account: String
+    public var succeeded: Bool
+    public var walk: WalkResult
+    public var pruned: Int
+    public var seconds: Double
+
+    /// One line for the summary on stdout, plus one line per rejected record.
+    public var summaryLines: [String] {
+        var lines: [String]
+        if succeeded {
+            let counts = walk.counts
+            let stored = counts.new + counts.updated + counts.unchanged
+            var line = "\(job): ok, \(walk.pages) \(walk.pages == 1 ? "page" : "pages"), \(stored) records"
+                + " (\(counts.new) new, \(counts.updated) updated, \(counts.unchanged) unchanged)"
+            if !walk.rejected.isEmpty { line += ", \(walk.rejected.count) rejected" }
+            if pruned > 0 { line += ", \(pruned) pruned" }
+            line += ", stopped: \(walk.stop), " + String(format: "%.2fs", seconds)
+            lines = [line]
+        } else {
+            lines = ["\(job): FAILED: \(walk.error ?? "unknown error")"]
+        }
+        for rejected in walk.rejected {
+            lines.append("  rejected: page \(rejected.page): \(rejected.reason)")
+        }
+        return lines
+    }
+}
+
+/// The whole run.
+public struct RunSummary: Sendable {
+    public var reports: [JobReport]
+
+    public var allSucceeded: Bool { reports.allSatisfy(\.succeeded) }
+
+    public var text: String {
+        reports.flatMap(\.summaryLines).joined(separator: "\n")
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import Logging
+
+/// A usage problem found before anything is fetched (exit 2).
+public struct UsageError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Runs the jobs of some job files and records each outcome in its store.
+public struct Runner: Sendable {
+    public struct Options: Sendable {
+        public var jobs: [String] = []
+        public var maxPages: Int?
+        public var output: String?
+        public init() {}
+    }
+
+    let client: HTTPClient
+    let logger: Logger
+
+    public init(client: HTTPClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// The jobs selected by `--job`, each with its output folder.
+    public static func select(_ files: [JobFile], options: Options) throws(UsageError) -> [(job: JobSpec, file: JobFile, output: String)] {
+        let all = files.flatMap { file in file.jobs.map { (job: $0, file: file, output: outputFolder(for: file, options: options)) } }
+        for name in options.jobs where !all.contains(where: { $0.job.name == name }) {
+            throw UsageError("no job named '\(name)' in \(files.map(\.path).joined(separator: ", "))")
+        }
+        return options.jobs.isEmpty ? all : all.filter { options.jobs.contains($0.job.name) }
+    }
+
+    public static func outputFolder(for file: JobFile, options: Options) -> String {
+        options.output ?? file.output ?? "cache"
+    }
+
+    public func run(_ files: [JobFile], options: Options) async throws(UsageError) -> RunSummary {
+        let selected = try Self.select(files, options: options)
+        var stores: [String: TableStore] = [:]
+        var reports: [JobReport] = []
+        for entry in selected {
+            let path = (entry.output as NSString).appendingPathComponent(entry.job.database)
+            let store: TableStore
+            do {
+                if let existing = stores[path] {
+                    store = existing
+                } else {
+                    try FileManager.default.createDirectory(atPath: entry.output, withIntermediateDirectories: true)
+                    store = try TableStore(path: path)
+                    stores[path] = store
+                }
+            } catch {
+                var walk = WalkResult()
+                walk.error = "job '\(entry.job.name)': cannot open \(path): \(error)"
+                reports.append(JobReport(job: entry.job.name, file: entry.file.path, table: entry.job.table,
+                                         database: path, account: entry.job.account, succeeded: false,
+                                         walk: walk, pruned: 0, seconds: 0))
+                continue
+            }
+            reports.append(await run(entry.job, file: entry.file, store: store, options: options))
+        }
+        return RunSummary(reports: reports)
+    }
+
+    func run(_ job: JobSpec, file: JobFile, store: TableStore, options: Options) async -> JobReport {
+        let clock = ContinuousClock.now
+        let startedAt = Timestamp.string(Date())
+        var walk = WalkResult()
+        var pruned = 0
+        do {
+            try store.prepare(table: job.table)
+            _ = try store.startWalk(job: job.name, account: job.account, table: job.table, at: startedAt)
+            walk = await PageWalker(job: job, store: store, client: client, maxPages: options.maxPages, logger: logger)
+                .walk(startedAt: startedAt)
+            let succeeded = walk.error == nil
+            let state = !succeeded ? "failed" : walk.stop.isComplete ? "complete" : "incomplete"
+            try store.finishWalk(job: job.name, account: job.account, state: state, at: Timestamp.string(Date()))
+            if succeeded, walk.stop.isComplete, job.prune {
+                pruned = try store.prune(table: job.table, account: job.account, notSeenSince: startedAt)
+            }
+        } catch {
+            walk.error = walk.error ?? "job '\(job.name)': \(store.path): \(error)"
+        }
+        let elapsed = ContinuousClock.now - clock
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let report = JobReport(job: job.name, file: file.path, table: job.table, database: store.path,
+                               account: job.account, succeeded: walk.error == nil, walk: walk, pruned: pruned,
+                               seconds: seconds)
+        do {
+            try store.record(run: RunRecord(
+                job: job.name, account: job.account, table: job.table, startedAt: startedAt,
+                finishedAt: Timestamp.string(Date()), result: report.succeeded ? "ok" : "failed",
+                stopReason: walk.stop.description, pages: walk.pages, counts: walk.counts,
+                rejected: walk.rejected.count, pruned: pruned, error: walk.error))
+        } catch {
+            logger.error("cannot record the run", metadata: ["job": "\(job.name)", "error": "\(error)"])
+        }
+        if let error = walk.error {
+            logger.error("job failed", metadata: ["job": "\(job.name)", "error": "\(error)"])
+        } else {
+            logger.info("job done", metadata: ["job": "\(job.name)", "pages": "\(walk.pages)", "stop": "\(walk.stop)"])
+        }
+        return report
+    }
+}

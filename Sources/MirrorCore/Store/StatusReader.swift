@@ -1,0 +1,132 @@
+import Foundation
+import GRDB
+
+/// What `mirror status` shows: every table of an output folder and each job's last run.
+public struct StatusReport: Sendable, Codable, Equatable {
+    public struct Table: Sendable, Codable, Equatable {
+        public var database: String
+        public var table: String
+        public var records: Int
+        public var accounts: Int
+    }
+
+    public struct LastRun: Sendable, Codable, Equatable {
+        public var startedAt: String
+        public var finishedAt: String
+        public var result: String
+        public var stopReason: String
+        public var pages: Int
+        public var recordsNew: Int
+        public var recordsUpdated: Int
+        public var recordsUnchanged: Int
+        public var recordsRejected: Int
+        public var recordsPruned: Int
+        public var error: String?
+    }
+
+    public struct Job: Sendable, Codable, Equatable {
+        public var job: String
+        public var account: String
+        public var table: String
+        public var database: String
+        public var lastRun: LastRun?
+        /// When the last successful run finished, if any.
+        public var lastSuccess: String?
+        public var stale: Bool
+    }
+
+    public var output: String
+    public var tables: [Table]
+    public var jobs: [Job]
+}
+
+/// Reads the status of an output folder. A job is stale when it has no successful run
+/// within `staleAfter` seconds (default one day).
+public enum StatusReader {
+    public static func read(folder: String, jobFiles: [JobFile] = [], staleAfter: Double = 86_400, now: Date = Date()) throws -> StatusReport {
+        var report = StatusReport(output: folder, tables: [], jobs: [])
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".sqlite") }.sorted()
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.busyMode = .timeout(10)
+        let threshold = Timestamp.string(now.addingTimeInterval(-staleAfter))
+        for name in names {
+            let path = (folder as NSString).appendingPathComponent(name)
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            try queue.read { db in
+                guard try db.tableExists(StoreSchema.runs) else { return }
+                let tables = try String.fetchAll(db, sql: """
+                    SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_mirror\\_%' ESCAPE '\\'
+                      AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name <> 'grdb_migrations' ORDER BY name
+                    """)
+                for table in tables {
+                    let row = try Row.fetchOne(db, sql: "SELECT count(*) AS records, count(DISTINCT account) AS accounts FROM \"\(table)\"")
+                    report.tables.append(.init(database: name, table: table, records: row?["records"] ?? 0, accounts: row?["accounts"] ?? 0))
+                }
+                let rows = try Row.fetchAll(db, sql: """
+                    SELECT r.*, (SELECT max(finished_at) FROM \(StoreSchema.runs) s
+                                 WHERE s.job = r.job AND s.account = r.account AND s.result = 'ok') AS last_success
+                    FROM \(StoreSchema.runs) r
+                    WHERE r.run_id = (SELECT max(run_id) FROM \(StoreSchema.runs) t WHERE t.job = r.job AND t.account = r.account)
+                    ORDER BY r.job, r.account
+                    """)
+                for row in rows {
+                    report.jobs.append(try Self.job(from: row, database: name, threshold: threshold))
+                }
+            }
+        }
+        // Jobs named in the given files that never ran are stale too.
+        for file in jobFiles {
+            for job in file.jobs where !report.jobs.contains(where: { $0.job == job.name && $0.account == job.account }) {
+                report.jobs.append(.init(job: job.name, account: job.account, table: job.table, database: job.database,
+                                         lastRun: nil, lastSuccess: nil, stale: true))
+            }
+        }
+        if !jobFiles.isEmpty {
+            let names = Set(jobFiles.flatMap { $0.jobs.map(\.name) })
+            report.jobs = report.jobs.filter { names.contains($0.job) }
+        }
+        return report
+    }
+
+    private static func job(from row: Row, database: String, threshold: String) throws -> StatusReport.Job {
+        let lastSuccess: String? = row["last_success"]
+        var run = StatusReport.LastRun(
+            startedAt: row["started_at"], finishedAt: row["finished_at"], result: row["result"],
+            stopReason: row["stop_reason"], pages: 0, recordsNew: 0, recordsUpdated: 0, recordsUnchanged: 0,
+            recordsRejected: 0, recordsPruned: 0, error: row["error"])
+        run.pages = row["pages"]
+        run.recordsNew = row["records_new"]
+        run.recordsUpdated = row["records_updated"]
+        run.recordsUnchanged = row["records_unchanged"]
+        run.recordsRejected = row["records_rejected"]
+        run.recordsPruned = row["records_pruned"]
+        let stale = lastSuccess.map { $0 < threshold } ?? true
+        return StatusReport.Job(job: row["job"], account: row["account"], table: row["table_name"], database: database,
+                                lastRun: run, lastSuccess: lastSuccess, stale: stale)
+    }
+}
+
+extension StatusReport {
+    /// The human-readable form.
+    public var text: String {
+        var lines = ["output: \(output)"]
+        if tables.isEmpty { lines.append("no tables yet") }
+        for table in tables {
+            lines.append("table \(table.table) (\(table.database)): \(table.records) records, \(table.accounts) \(table.accounts == 1 ? "account" : "accounts")")
+        }
+        for job in jobs {
+            let account = job.account.isEmpty ? "" : " [account \(job.account)]"
+            let stale = job.stale ? ", STALE" : ""
+            if let run = job.lastRun {
+                var line = "job \(job.job)\(account): last run \(run.finishedAt) \(run.result), \(run.pages) pages, "
+                    + "\(run.recordsNew) new, \(run.recordsUpdated) updated, \(run.recordsUnchanged) unchanged, stopped: \(run.stopReason)\(stale)"
+                if let error = run.error { line += "\n  error: \(error)" }
+                lines.append(line)
+            } else {
+                lines.append("job \(job.job)\(account): never run\(stale)")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+}

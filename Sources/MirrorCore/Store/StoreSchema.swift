@@ -1,0 +1,77 @@
+import GRDB
+
+/// SQL names of the on-disk format, in one place. README.md documents every column.
+enum StoreSchema {
+    static let pages = "_mirror_pages"
+    static let walks = "_mirror_walks"
+    static let runs = "_mirror_runs"
+
+    /// The bookkeeping tables every database file holds. Shipped migrations never change.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("mirror-bookkeeping-1") { db in
+            try db.execute(sql: """
+                CREATE TABLE \(pages) (
+                  job           TEXT    NOT NULL,
+                  account       TEXT    NOT NULL,
+                  url           TEXT    NOT NULL,
+                  page          INTEGER NOT NULL,
+                  status        INTEGER NOT NULL,
+                  etag          TEXT,
+                  last_modified TEXT,
+                  records       INTEGER NOT NULL,
+                  bytes         INTEGER NOT NULL,
+                  fetched_at    TEXT    NOT NULL,
+                  PRIMARY KEY (job, account, url)
+                );
+                CREATE TABLE \(walks) (
+                  job         TEXT    NOT NULL,
+                  account     TEXT    NOT NULL,
+                  table_name  TEXT    NOT NULL,
+                  state       TEXT    NOT NULL,
+                  started_at  TEXT    NOT NULL,
+                  updated_at  TEXT    NOT NULL,
+                  pages       INTEGER NOT NULL,
+                  next_page   INTEGER,
+                  next_url    TEXT,
+                  position    INTEGER NOT NULL,
+                  PRIMARY KEY (job, account)
+                );
+                CREATE TABLE \(runs) (
+                  run_id            INTEGER PRIMARY KEY AUTOINCREMENT,
+                  job               TEXT    NOT NULL,
+                  account           TEXT    NOT NULL,
+                  table_name        TEXT    NOT NULL,
+                  started_at        TEXT    NOT NULL,
+                  finished_at       TEXT    NOT NULL,
+                  result            TEXT    NOT NULL,
+                  stop_reason       TEXT    NOT NULL,
+                  pages             INTEGER NOT NULL,
+                  records_new       INTEGER NOT NULL,
+                  records_updated   INTEGER NOT NULL,
+                  records_unchanged INTEGER NOT NULL,
+                  records_rejected  INTEGER NOT NULL,
+                  records_pruned    INTEGER NOT NULL,
+                  error             TEXT
+                );
+                """)
+        }
+        return migrator
+    }
+
+    /// A record table, exactly as SPEC §4 shows it, plus the index that serves walk order.
+    static func createTable(_ table: String) -> String {
+        """
+        CREATE TABLE IF NOT EXISTS "\(table)" (
+          account    TEXT    NOT NULL DEFAULT '',
+          id         TEXT    NOT NULL,
+          record     TEXT    NOT NULL,
+          position   INTEGER NOT NULL,
+          first_seen TEXT    NOT NULL,
+          last_seen  TEXT    NOT NULL,
+          PRIMARY KEY (account, id)
+        );
+        CREATE INDEX IF NOT EXISTS "\(table)_walk_order" ON "\(table)" (account, position);
+        """
+    }
+}

@@ -1,0 +1,219 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// One page of records ready to be stored, with the walk's checkpoint after it.
+public struct PageCommit: Sendable {
+    public struct Record: Sendable {
+        public let id: String
+        /// The record's compacted JSON inside `bytes`.
+        public let range: Range<Int>
+    }
+
+    public var job: String
+    public var account: String
+    public var table: String
+    public var url: RedactedURL
+    public var page: Int
+    public var status: Int
+    public var etag: String?
+    public var lastModified: String?
+    public var responseBytes: Int
+    /// The compacted response the records point into.
+    public var bytes: [UInt8]
+    public var records: [Record]
+    public var onChange: JobSpec.OnChange
+    /// Position of the first record: the walk's running count.
+    public var firstPosition: Int
+    /// Where the walk goes after this page.
+    public var nextPage: Int?
+    public var nextURL: String?
+    public var time: String
+}
+
+public struct CommitCounts: Sendable, Equatable {
+    public var new = 0
+    public var updated = 0
+    public var unchanged = 0
+    public init() {}
+}
+
+/// The bookkeeping row of a job's walk.
+public struct WalkRecord: Sendable, Equatable {
+    public var startedAt: String
+    public var state: String
+    public var pages: Int
+    public var position: Int
+}
+
+/// The outcome of one job in one run, as `_mirror_runs` keeps it.
+public struct RunRecord: Sendable {
+    public var job: String
+    public var account: String
+    public var table: String
+    public var startedAt: String
+    public var finishedAt: String
+    public var result: String
+    public var stopReason: String
+    public var pages: Int
+    public var counts: CommitCounts
+    public var rejected: Int
+    public var pruned: Int
+    public var error: String?
+}
+
+/// One SQLite file of the output folder: its record tables and bookkeeping.
+/// GRDB's pool serializes writes; each page is one `write` transaction.
+public final class TableStore: Sendable {
+    public let path: String
+    private let pool: DatabasePool
+
+    public init(path: String) throws {
+        self.path = path
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            // WAL keeps every page atomic; NORMAL skips the fsync of each commit.
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        pool = try DatabasePool(path: path, configuration: configuration)
+        try StoreSchema.migrator.migrate(pool)
+    }
+
+    public func prepare(table: String) throws {
+        try pool.write { db in try db.execute(sql: StoreSchema.createTable(table)) }
+    }
+
+    /// Starts a fresh walk of a job: the position count restarts at 0.
+    public func startWalk(job: String, account: String, table: String, at time: String) throws -> WalkRecord {
+        try pool.write { db in
+            try db.execute(sql: """
+                INSERT INTO \(StoreSchema.walks) (job, account, table_name, state, started_at, updated_at, pages, next_page, next_url, position)
+                VALUES (?, ?, ?, 'running', ?, ?, 0, NULL, NULL, 0)
+                ON CONFLICT (job, account) DO UPDATE SET table_name = excluded.table_name, state = 'running',
+                  started_at = excluded.started_at, updated_at = excluded.updated_at, pages = 0,
+                  next_page = NULL, next_url = NULL, position = 0
+                """, arguments: [job, account, table, time, time])
+        }
+        return WalkRecord(startedAt: time, state: "running", pages: 0, position: 0)
+    }
+
+    public func finishWalk(job: String, account: String, state: String, at time: String) throws {
+        try pool.write { db in
+            try db.execute(sql: "UPDATE \(StoreSchema.walks) SET state = ?, updated_at = ? WHERE job = ? AND account = ?",
+                           arguments: [state, time, job, account])
+        }
+    }
+
+    /// Stores a page's records, its `_mirror_pages` row and the walk checkpoint in one
+    /// transaction.
+    public func commit(_ page: PageCommit) throws -> CommitCounts {
+        try pool.write { db in
+            var counts = CommitCounts()
+            let table = page.table
+            let insert = try db.cachedStatement(sql: """
+                INSERT INTO "\(table)" (account, id, record, position, first_seen, last_seen)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?5) ON CONFLICT (account, id) DO NOTHING
+                """)
+            let update = try db.cachedStatement(sql: """
+                UPDATE "\(table)" SET record = ?3, position = ?4, last_seen = ?5
+                WHERE account = ?1 AND id = ?2 AND record <> ?3
+                """)
+            let touch = try db.cachedStatement(sql: """
+                UPDATE "\(table)" SET position = ?4, last_seen = ?5 WHERE account = ?1 AND id = ?2
+                """)
+            let connection = db.sqliteConnection
+            try page.bytes.withUnsafeBufferPointer { buffer in
+                var position = page.firstPosition
+                for record in page.records {
+                    let json = UnsafeBufferPointer(rebasing: buffer[record.range])
+                    let bind = { (statement: Statement) in
+                        let raw = statement.sqliteStatement
+                        sqlite3_reset(raw)
+                        Raw.bind(raw, 1, page.account)
+                        Raw.bind(raw, 2, record.id)
+                        sqlite3_bind_text(raw, 3, UnsafeRawPointer(json.baseAddress!).assumingMemoryBound(to: CChar.self),
+                                          Int32(json.count), Raw.transient)
+                        sqlite3_bind_int64(raw, 4, Int64(position))
+                        Raw.bind(raw, 5, page.time)
+                    }
+                    bind(insert)
+                    try Raw.step(insert.sqliteStatement, db: connection)
+                    if sqlite3_changes(connection) == 1 {
+                        counts.new += 1
+                    } else {
+                        var changed = false
+                        if page.onChange == .replace {
+                            bind(update)
+                            try Raw.step(update.sqliteStatement, db: connection)
+                            changed = sqlite3_changes(connection) == 1
+                        }
+                        if changed {
+                            counts.updated += 1
+                        } else {
+                            bind(touch)
+                            try Raw.step(touch.sqliteStatement, db: connection)
+                            counts.unchanged += 1
+                        }
+                    }
+                    position += 1
+                }
+            }
+            for statement in [insert, update, touch] {
+                sqlite3_reset(statement.sqliteStatement)
+                sqlite3_clear_bindings(statement.sqliteStatement)
+            }
+            try db.execute(sql: """
+                INSERT INTO \(StoreSchema.pages) (job, account, url, page, status, etag, last_modified, records, bytes, fetched_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (job, account, url) DO UPDATE SET page = excluded.page, status = excluded.status,
+                  etag = excluded.etag, last_modified = excluded.last_modified, records = excluded.records,
+                  bytes = excluded.bytes, fetched_at = excluded.fetched_at
+                """, arguments: [page.job, page.account, page.url.description, page.page, page.status, page.etag,
+                                 page.lastModified, page.records.count, page.responseBytes, page.time])
+            try db.execute(sql: """
+                UPDATE \(StoreSchema.walks) SET updated_at = ?, pages = pages + 1, next_page = ?, next_url = ?, position = ?
+                WHERE job = ? AND account = ?
+                """, arguments: [page.time, page.nextPage, page.nextURL, page.firstPosition + page.records.count,
+                                 page.job, page.account])
+            return counts
+        }
+    }
+
+    /// Deletes the records of `account` not seen since `time` (the walk's start).
+    public func prune(table: String, account: String, notSeenSince time: String) throws -> Int {
+        try pool.write { db in
+            try db.execute(sql: "DELETE FROM \"\(table)\" WHERE account = ? AND last_seen < ?", arguments: [account, time])
+            return db.changesCount
+        }
+    }
+
+    public func record(run: RunRecord) throws {
+        try pool.write { db in
+            try db.execute(sql: """
+                INSERT INTO \(StoreSchema.runs) (job, account, table_name, started_at, finished_at, result, stop_reason,
+                  pages, records_new, records_updated, records_unchanged, records_rejected, records_pruned, error)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [run.job, run.account, run.table, run.startedAt, run.finishedAt, run.result,
+                                 run.stopReason, run.pages, run.counts.new, run.counts.updated, run.counts.unchanged,
+                                 run.rejected, run.pruned, run.error])
+        }
+    }
+}
+
+/// Thin helpers over the C API for the per-record hot path.
+enum Raw {
+    static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    static func bind(_ statement: OpaquePointer, _ index: Int32, _ text: String) {
+        _ = sqlite3_bind_text(statement, index, text, -1, transient)
+    }
+
+    static func step(_ statement: OpaquePointer, db: OpaquePointer?) throws {
+        let code = sqlite3_step(statement)
+        guard code == SQLITE_DONE || code == SQLITE_ROW else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: code),
+                                message: db.map { String(cString: sqlite3_errmsg($0)) })
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import ArgumentParser
+import Foundation
+import MirrorCore
+
+extension Exporter.Format: ExpressibleByArgument {}
+extension Exporter.Order: ExpressibleByArgument {}
+
+struct ExportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "export", abstract: "Print stored records (NDJSON by default).")
+
+    @Option(help: "Table to export.") var table: String
+    @Option(help: "Output folder holding the databases (default ./cache).") var output: String?
+    @Option(help: "Database file to read instead of searching the output folder.") var db: String?
+    @Option(help: "ndjson, json or csv.") var format: Exporter.Format = .ndjson
+    @Option(help: "Only this account's records.") var account: String?
+    @Option(name: .customLong("since-id"), help: "Only ids greater than this.") var sinceID: String?
+    @Option(name: .customLong("max-id"), help: "Only ids up to and including this.") var maxID: String?
+    @Option(help: "At most this many records.") var limit: Int?
+    @Option(help: "Skip this many records first.") var offset: Int?
+    @Option(help: "walk (the API's order) or id (descending).") var order: Exporter.Order = .walk
+    @Option(name: .customShort("o"), help: "Write to this file (replaced when complete) instead of stdout.") var file: String?
+
+    func validate() throws {
+        if output != nil && db != nil { throw ValidationError("--output and --db cannot be used together") }
+        if let limit, limit < 0 { throw ValidationError("--limit must not be negative") }
+        if let offset, offset < 0 { throw ValidationError("--offset must not be negative") }
+    }
+
+    func run() throws {
+        var options = Exporter.Options(table: table)
+        options.format = format
+        options.account = account
+        options.sinceID = sinceID
+        options.maxID = maxID
+        options.limit = limit
+        options.offset = offset
+        options.order = order
+        do {
+            let database = try db ?? Exporter.locate(table: table, in: output ?? "cache")
+            if let db, !FileManager.default.fileExists(atPath: db) {
+                throw Exporter.Failure(description: "no database file '\(db)'")
+            }
+            let exporter = Exporter(database: database, options: options)
+            if let file {
+                let temporary = file + ".partial"
+                let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+                guard descriptor >= 0 else {
+                    throw Exporter.Failure(description: "cannot write '\(file)': \(String(cString: strerror(errno)))")
+                }
+                var sink = OutputSink(descriptor: descriptor)
+                do {
+                    try exporter.export(to: &sink)
+                    close(descriptor)
+                } catch {
+                    close(descriptor)
+                    unlink(temporary)
+                    throw error
+                }
+                guard rename(temporary, file) == 0 else {
+                    throw Exporter.Failure(description: "cannot write '\(file)': \(String(cString: strerror(errno)))")
+                }
+            } else {
+                var sink = OutputSink(descriptor: STDOUT_FILENO)
+                try exporter.export(to: &sink)
+            }
+        } catch {
+            printError("error: \(error)")
+            throw ExitCode(1)
+        }
+    }
+}

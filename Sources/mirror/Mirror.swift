@@ -1,0 +1,48 @@
+import ArgumentParser
+import Foundation
+import MirrorCore
+
+/// The root command. Exit statuses are decided here and nowhere else:
+/// 0 success, 1 a job failed, 2 usage or config error.
+@main
+struct Mirror: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mirror",
+        abstract: "Mirror paged JSON APIs into per-table SQLite files for offline use.",
+        version: "0.1.0",
+        subcommands: [RunCommand.self, ExportCommand.self, StatusCommand.self, CheckCommand.self])
+
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var command = command as? AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch let error as ConfigError {
+            printError(error.description)
+            Foundation.exit(2)
+        } catch let error as UsageError {
+            printError("error: \(error.description)")
+            Foundation.exit(2)
+        } catch let code as ExitCode {
+            Foundation.exit(code.rawValue)
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                exit(withError: error)
+            }
+            printError(fullMessage(for: error))
+            Foundation.exit(code == .validationFailure ? 2 : code.rawValue)
+        }
+    }
+}
+
+func printError(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+func printOut(_ text: String) {
+    FileHandle.standardOutput.write(Data((text + "\n").utf8))
+}

@@ -1,0 +1,29 @@
+import ArgumentParser
+import MirrorCore
+
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "run", abstract: "Run the jobs of job files.")
+
+    @Argument(help: "Job files.") var files: [String]
+    @Option(name: .customLong("job"), help: "Run only this job (repeatable).") var jobs: [String] = []
+    @Option(help: "Stop each job after this many pages.") var maxPages: Int?
+    @Option(help: "Output folder (default: the job file's 'output:', else ./cache).") var output: String?
+    @Flag(help: "Log errors only.") var quiet = false
+    @Flag(help: "Log every page.") var verbose = false
+
+    func validate() throws {
+        if let maxPages, maxPages < 1 { throw ValidationError("--max-pages must be at least 1") }
+    }
+
+    func run() async throws {
+        let loaded = try JobFileLoader().load(paths: files)
+        let logger = LogSetup.bootstrap(quiet: quiet, verbose: verbose)
+        var options = Runner.Options()
+        options.jobs = jobs
+        options.maxPages = maxPages
+        options.output = output
+        let summary = try await Runner(client: HTTPClient(), logger: logger).run(loaded, options: options)
+        if !summary.text.isEmpty { printOut(summary.text) }
+        if !summary.allSucceeded { throw ExitCode(1) }
+    }
+}

@@ -1,0 +1,46 @@
+import ArgumentParser
+import Foundation
+import MirrorCore
+
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "status", abstract: "Show tables, record counts and each job's last run.")
+
+    @Argument(help: "Job files (optional): show these jobs, in their output folders.") var files: [String] = []
+    @Option(help: "Output folder (default: the job files' 'output:', else ./cache).") var output: String?
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() throws {
+        let loaded = try JobFileLoader().load(paths: files)
+        var folders: [String: [JobFile]] = [:]
+        var order: [String] = []
+        if loaded.isEmpty {
+            order = [output ?? "cache"]
+            folders[order[0]] = []
+        }
+        for file in loaded {
+            var options = Runner.Options()
+            options.output = output
+            let folder = Runner.outputFolder(for: file, options: options)
+            if folders[folder] == nil { order.append(folder) }
+            folders[folder, default: []].append(file)
+        }
+        var reports: [StatusReport] = []
+        for folder in order {
+            do {
+                reports.append(try StatusReader.read(folder: folder, jobFiles: folders[folder] ?? []))
+            } catch {
+                printError("error: cannot read '\(folder)': \(error)")
+                throw ExitCode(1)
+            }
+        }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            encoder.keyEncodingStrategy = .convertToSnakeCase
+            let data = try encoder.encode(reports)
+            printOut(String(decoding: data, as: UTF8.self))
+        } else {
+            printOut(reports.map(\.text).joined(separator: "\n\n"))
+        }
+    }
+}

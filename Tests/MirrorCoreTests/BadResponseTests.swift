@@ -1,0 +1,132 @@
+import Foundation
+import Logging
+@testable import MirrorCore
+import MirrorTestSupport
+import Testing
+
+private func job(url: String = "BASE/items?page={page}&key=${API_KEY}", extra: String = "") -> String {
+    """
+    version: 1
+    jobs:
+      - name: events
+        url: "\(url)"
+        records: data.list
+        id: id
+        table: t_item
+    \(extra)
+    """
+}
+
+/// Pages 1-2 are good; page 3 is whatever the test serves.
+private func serve(page3: FixtureResponse) -> @Sendable (FixtureRequest) async -> FixtureResponse {
+    { request in
+        let page = Int(request.parameter("page") ?? "") ?? 0
+        if page == 3 { return page3 }
+        return .json(PagedAPI(ids: [["1", "2"], ["3"]]).body(page: page))
+    }
+}
+
+@Suite("bad responses")
+struct BadResponseTests {
+    func check(_ page3: FixtureResponse, problem: String) async throws {
+        let harness = try Harness()
+        let summary = try await FixtureServer.with(serve(page3: page3)) { server in
+            let summary = try await harness.run(job(), server: server, environment: ["API_KEY": "hunter2"])
+            let expected = "job 'events': GET \(server.base)/items?page=3&key=REDACTED: \(problem); page 3 not stored, pages 1-2 kept"
+            #expect(summary.reports[0].walk.error == expected)
+            #expect(summary.text == "events: FAILED: \(expected)")
+            return summary
+        }
+        #expect(!summary.allSucceeded)
+        #expect(try harness.ids() == ["1", "2", "3"])
+        #expect(!summary.text.contains("hunter2"))
+        let stored = try await harness.database("t_item.sqlite").read { db in
+            try String.fetchAll(db, sql: "SELECT url FROM _mirror_pages UNION ALL SELECT coalesce(error, '') FROM _mirror_runs")
+        }
+        #expect(!stored.joined().contains("hunter2"))
+    }
+
+    @Test("a response that is not JSON fails the job and keeps earlier pages")
+    func notJSON() async throws {
+        try await check(.text(#"{"data": {"list": [1, 2"#, status: 200, contentType: "application/json"),
+                        problem: "HTTP 200: response is not JSON: unexpected end of input")
+    }
+
+    @Test("an HTML page served with 200 is named as such")
+    func html() async throws {
+        try await check(.text("<html><body>maintenance</body></html>", status: 200, contentType: "text/html"),
+                        problem: "HTTP 200: response is HTML, not JSON")
+    }
+
+    @Test("a records path that is not an array says what it found")
+    func notArray() async throws {
+        try await check(.json(#"{"data":{"list":{"id":"1"}}}"#),
+                        problem: "HTTP 200: 'data.list' is not an array (found object)")
+    }
+
+    @Test("a response without the records path says so")
+    func missingRecords() async throws {
+        try await check(.json(#"{"error":"rate limited"}"#), problem: "HTTP 200: no 'data.list' in the response")
+    }
+
+    @Test("an HTTP error status fails the job")
+    func serverError() async throws {
+        try await check(.text("oops", status: 500), problem: "HTTP 500: unexpected status (internal server error)")
+    }
+
+    @Test("other jobs of the run still run after one fails")
+    func otherJobsRun() async throws {
+        let harness = try Harness()
+        let summary = try await FixtureServer.with({ request in
+            request.path == "/bad" ? .text("nope", status: 403) : .json(#"{"data":{"list":[{"id":"9"}]}}"#)
+        }) { server in
+            let yaml = """
+                version: 1
+                defaults: { records: data.list, id: id }
+                jobs:
+                  - { name: bad, url: "BASE/bad", table: t_bad }
+                  - { name: good, url: "BASE/good", table: t_item }
+                """
+            return try await harness.run(yaml, server: server)
+        }
+        #expect(summary.reports.map(\.succeeded) == [false, true])
+        #expect(summary.reports[0].walk.error?.hasSuffix("HTTP 403: unexpected status (forbidden); page 1 not stored, nothing stored") == true)
+        #expect(try harness.ids() == ["9"])
+    }
+
+    @Test("a connection refused names the URL and says no response")
+    func connectionRefused() async throws {
+        let harness = try Harness()
+        // A port that was just free: nothing listens there.
+        let port = try await FixtureServer.with({ _ in .json("{}") }) { $0.port }
+        let file = try harness.load(job(url: "http://127.0.0.1:\(port)/x"))
+        var options = Runner.Options()
+        options.output = harness.output
+        let summary = try await Runner(client: HTTPClient(), logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })).run([file], options: options)
+        #expect(summary.reports[0].walk.error == "job 'events': GET http://127.0.0.1:\(port)/x: no response: connection refused; page 1 not stored, nothing stored")
+    }
+
+    @Test("a next cursor seen twice ends the job as failed after storing the pages before")
+    func cursorLoop() async throws {
+        let harness = try Harness()
+        let summary = try await FixtureServer.with({ request in
+            switch request.parameter("c") {
+            case "": return .json(#"{"items":[{"id":"1"}],"next":"A"}"#)
+            case "A": return .json(#"{"items":[{"id":"2"}],"next":"B"}"#)
+            default: return .json(#"{"items":[{"id":"3"}],"next":"A"}"#)
+            }
+        }) { server in
+            let yaml = """
+                version: 1
+                jobs:
+                  - { name: loop, url: "BASE/l?c={cursor}", next: next, records: items, id: id, table: t_item }
+                """
+            let summary = try await harness.run(yaml, server: server)
+            #expect(server.requests.count == 3)
+            #expect(summary.reports[0].walk.error == "job 'loop': GET \(server.base)/l?c=B: loop: cursor 'A' seen twice; pages 1-3 kept")
+            return summary
+        }
+        #expect(!summary.reports[0].succeeded)
+        #expect(try harness.ids() == ["1", "2", "3"])
+    }
+}

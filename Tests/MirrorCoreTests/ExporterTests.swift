@@ -1,0 +1,137 @@
+import Foundation
+@testable import MirrorCore
+import MirrorTestSupport
+import Testing
+
+/// Stores a fixed set of records in two accounts, then exports them.
+private func stored() async throws -> Harness {
+    let harness = try Harness()
+    let pages = [
+        #"{"data":{"list":[{"id":"9","n":1,"tags":["a","b"]},{"id":"10","n":2,"note":"x, \"y\""},{"id":"1234567890123456789012","n":3}]}}"#,
+        #"{"data":{"list":[{"id":"abc","n":4,"obj":{"k":null}},{"id":"100","n":5.50}]}}"#,
+    ]
+    try await FixtureServer.with({ request in
+        let page = Int(request.parameter("page") ?? "") ?? 0
+        return .json(page >= 1 && page <= 2 ? pages[page - 1] : #"{"data":{"list":[]}}"#)
+    }) { server in
+        let yaml = """
+            version: 1
+            defaults: { records: data.list, id: id }
+            jobs:
+              - { name: a, url: "BASE/x?page={page}", account: acc1, table: t_item }
+              - { name: b, url: "BASE/x?page={page}&b", account: acc2, pages: { from: 2, to: 2 }, table: t_item }
+            """
+        _ = try await harness.run(yaml, server: server)
+    }
+    return harness
+}
+
+@Suite("export")
+struct ExporterTests {
+    @Test("NDJSON is one stored record per line, walk order, accounts in turn")
+    func ndjson() async throws {
+        let harness = try await stored()
+        #expect(try harness.export(.init(table: "t_item")) == """
+            {"id":"9","n":1,"tags":["a","b"]}
+            {"id":"10","n":2,"note":"x, \\"y\\""}
+            {"id":"1234567890123456789012","n":3}
+            {"id":"abc","n":4,"obj":{"k":null}}
+            {"id":"100","n":5.50}
+            {"id":"abc","n":4,"obj":{"k":null}}
+            {"id":"100","n":5.50}
+
+            """)
+    }
+
+    @Test("--format json is an array of the same objects")
+    func json() async throws {
+        let harness = try await stored()
+        var options = Exporter.Options(table: "t_item")
+        options.format = .json
+        options.account = "acc2"
+        #expect(try harness.export(options) == "[\n{\"id\":\"abc\",\"n\":4,\"obj\":{\"k\":null}},\n{\"id\":\"100\",\"n\":5.50}\n]\n")
+        options.account = "nobody"
+        #expect(try harness.export(options) == "[]\n")
+    }
+
+    @Test("--format csv has account, id, then every top-level field; nested values as JSON")
+    func csv() async throws {
+        let harness = try await stored()
+        var options = Exporter.Options(table: "t_item")
+        options.format = .csv
+        options.account = "acc1"
+        #expect(try harness.export(options) == [
+            "account,id,id,n,tags,note,obj",
+            #"acc1,9,9,1,"[""a"",""b""]",,"#,
+            #"acc1,10,10,2,,"x, ""y""","#,
+            "acc1,1234567890123456789012,1234567890123456789012,3,,,",
+            #"acc1,abc,abc,4,,,"{""k"":null}""#,
+            "acc1,100,100,5.50,,,",
+            "",
+        ].joined(separator: "\r\n"))
+    }
+
+    @Test("--since-id and --max-id compare integers as integers, other ids as text")
+    func idRange() async throws {
+        let harness = try await stored()
+        var options = Exporter.Options(table: "t_item")
+        options.account = "acc1"
+        options.order = .id
+        #expect(try ids(harness.export(options)) == ["abc", "1234567890123456789012", "100", "10", "9"])
+        options.sinceID = "9"
+        #expect(try ids(harness.export(options)) == ["abc", "1234567890123456789012", "100", "10"])
+        options.maxID = "100"
+        #expect(try ids(harness.export(options)) == ["100", "10"])
+        options.sinceID = nil
+        options.maxID = "ab"
+        // "ab" is not an integer: every id compares as text against it.
+        #expect(try ids(harness.export(options)) == ["1234567890123456789012", "100", "10", "9"])
+    }
+
+    @Test("--limit and --offset page through the walk order")
+    func limitOffset() async throws {
+        let harness = try await stored()
+        var options = Exporter.Options(table: "t_item")
+        options.account = "acc1"
+        options.limit = 2
+        options.offset = 1
+        #expect(try ids(harness.export(options)) == ["10", "1234567890123456789012"])
+        options.limit = nil
+        options.offset = 4
+        #expect(try ids(harness.export(options)) == ["100"])
+    }
+
+    @Test("an unknown table is a clear error")
+    func unknownTable() async throws {
+        let harness = try await stored()
+        #expect(throws: Exporter.Failure.self) { try harness.export(.init(table: "t_nope")) }
+        do {
+            _ = try Exporter.locate(table: "t_nope", in: harness.output)
+        } catch {
+            #expect(error.description == "no table 't_nope' in any database of '\(harness.output)'")
+        }
+    }
+
+    private func ids(_ ndjson: String) throws -> [String] {
+        try ndjson.split(separator: "\n").map { line in
+            let document = try JSONDocument(parsing: Array(line.utf8))
+            return try #require(document.root["id"]?.stringValue)
+        }
+    }
+}
+
+@Suite("id order")
+struct IDOrderTests {
+    @Test("integers of any length compare numerically; signs and leading zeros count")
+    func integers() {
+        #expect(IDOrder.compare("9", "10") == -1)
+        #expect(IDOrder.compare("1234567890123456789012", "999") == 1)
+        #expect(IDOrder.compare("007", "7") == 0)
+        #expect(IDOrder.compare("-5", "3") == -1)
+        #expect(IDOrder.compare("-50", "-6") == -1)
+        #expect(IDOrder.compare("-0", "0") == 0)
+        #expect(IDOrder.compare("abc", "abd") == -1)
+        #expect(IDOrder.compare("9", "10a") == 1)
+        #expect(IDOrder.collate("10a", "9") == 1)
+    }
+}

@@ -1,0 +1,190 @@
+import Foundation
+@testable import MirrorCore
+import Testing
+
+@Suite("job files")
+struct JobFileLoaderTests {
+    func diagnostics(_ yaml: String, environment: [String: String] = [:]) -> [String] {
+        do {
+            _ = try JobFileLoader(environment: environment).parse(text: yaml, path: "jobs/x.yaml", folder: "jobs")
+            return []
+        } catch {
+            return error.diagnostics.map(\.description)
+        }
+    }
+
+    @Test("a complete job file loads with defaults applied")
+    func loads() throws {
+        let yaml = """
+            version: 1
+            output: ../cache
+            defaults:
+              headers: { User-Agent: "mirror/1" }
+              timeout: 5m
+              records: data.list
+            jobs:
+              - name: events
+                url: "https://api.example.com/v3/EventList?cityId=1&page={page}&key=${KEY}"
+                pages: { from: 0, to: 49, step: 10 }
+                id: idstr
+                table: t_item
+                stop: { status: 404, last_page: data.pages, known: true }
+                on_change: keep
+                prune: true
+                account: "${ACCOUNT}"
+            """
+        let file = try JobFileLoader(environment: ["KEY": "k", "ACCOUNT": "acc"]).parse(text: yaml, path: "jobs/x.yaml", folder: "jobs")
+        #expect(file.output == "jobs/../cache")
+        let job = try #require(file.jobs.first)
+        #expect(job.name == "events")
+        #expect(job.url.redacted == "https://api.example.com/v3/EventList?cityId=1&page={page}&key=REDACTED")
+        #expect(job.url.url(page: 20, cursor: nil, redactor: job.redactor).real == "https://api.example.com/v3/EventList?cityId=1&page=20&key=k")
+        #expect(job.pages == .init(from: 0, to: 49, step: 10))
+        #expect(job.records == JSONPath("data.list"))
+        #expect(job.id == JSONPath("idstr"))
+        #expect(job.database == "t_item.sqlite")
+        #expect(job.account == "acc")
+        #expect(job.stop == .init(empty: true, known: true, statuses: [404], lastPage: JSONPath("data.pages")))
+        #expect(job.onChange == .keep)
+        #expect(job.prune)
+        #expect(job.timeout == 300)
+        #expect(job.headers.map(\.name) == ["User-Agent"])
+        #expect(job.method == .get)
+    }
+
+    @Test("every config error is reported at once, sorted, as FILE:LINE:COLUMN")
+    func allErrors() {
+        let yaml = """
+            version: 1
+            jobs:
+              - name: events
+                url: "https://x.test/e?page={page}"
+                pagse: { from: 1 }
+                records: data.list
+                id: id
+                table: t_item
+                timeout: 30 seconds
+              - name: events
+                url: "https://x.test/f?a=${ACCOUNT}"
+                records: data.list
+                id: id
+                table: 1bad
+                retries: 3
+            """
+        #expect(diagnostics(yaml) == [
+            "jobs/x.yaml:5:5: unknown key 'pagse' in job (did you mean 'pages'?)",
+            "jobs/x.yaml:9:14: 'timeout' must be a duration such as 30s, 5m or 12h, not '30 seconds'",
+            "jobs/x.yaml:11:10: environment variable ACCOUNT is not set",
+            "jobs/x.yaml:14:12: table name '1bad' must match [A-Za-z_][A-Za-z0-9_]* and not start with '_mirror_' or 'sqlite_'",
+            "jobs/x.yaml:15:5: 'retries' is not supported yet by this version of mirror",
+        ])
+    }
+
+    @Test("duplicate job names point at both definitions")
+    func duplicateNames() {
+        let yaml = """
+            version: 1
+            jobs:
+              - { name: a, url: "https://x.test/1", records: l, id: id, table: t }
+              - { name: a, url: "https://x.test/2", records: l, id: id, table: t }
+            """
+        #expect(diagnostics(yaml) == ["jobs/x.yaml:4:13: duplicate job name 'a' (first defined at 3:13)"])
+    }
+
+    @Test("missing keys, a wrong version and bad values are named")
+    func missingAndWrong() {
+        let yaml = """
+            version: 2
+            jobs:
+              - name: "bad name"
+                url: ftp://x.test/
+                method: PUT
+                pages: { from: 5, to: 1, step: 0 }
+                stop: { empty: maybe, status: [700] }
+                on_change: merge
+                prune: yes
+                next: "a..b"
+            """
+        #expect(diagnostics(yaml) == [
+            "jobs/x.yaml:1:10: unsupported version '2': this mirror reads version 1",
+            "jobs/x.yaml:3:5: job 'bad name' is missing required key 'records'",
+            "jobs/x.yaml:3:5: job 'bad name' is missing required key 'id'",
+            "jobs/x.yaml:3:5: job 'bad name' is missing required key 'table'",
+            "jobs/x.yaml:3:11: job name 'bad name' must use only letters, digits, '_' and '-'",
+            "jobs/x.yaml:4:10: 'url' of job 'bad name' must start with http:// or https://, not 'ftp://x.test/'",
+            "jobs/x.yaml:5:13: 'method' must be GET or POST, not 'PUT'",
+            "jobs/x.yaml:6:27: 'pages.to' (1) is below 'pages.from' (5)",
+            "jobs/x.yaml:6:36: 'pages.step' must be a positive integer, not 0",
+            "jobs/x.yaml:7:20: 'stop.empty' must be true or false, not 'maybe'",
+            "jobs/x.yaml:7:36: 'stop.status' must list HTTP statuses such as [404, 410]",
+            "jobs/x.yaml:8:16: 'on_change' must be replace or keep, not 'merge'",
+            "jobs/x.yaml:9:12: 'prune' must be true or false, not 'yes'",
+            "jobs/x.yaml:10:11: 'next' must be a path in the response such as 'paging.next', or 'link', not 'a..b'",
+        ])
+    }
+
+    @Test("invalid YAML is reported with its position")
+    func invalidYAML() {
+        #expect(diagnostics("version: 1\njobs: [\n  {name: a\n") == [
+            "jobs/x.yaml:4:1: invalid YAML: while parsing a flow mapping, did not find expected ',' or '}'",
+        ])
+    }
+
+    @Test("a job file without version or jobs says so")
+    func emptyFile() {
+        #expect(diagnostics("output: x\n") == [
+            "jobs/x.yaml:1:1: missing required key 'version' (version: 1)",
+            "jobs/x.yaml:1:1: missing required key 'jobs'",
+        ])
+        #expect(diagnostics("- a\n") == ["jobs/x.yaml:1:1: a job file must be a mapping with 'version' and 'jobs'"])
+    }
+
+    @Test("{cursor} needs a next path; defaults cannot set name, url or table")
+    func structure() {
+        let yaml = """
+            version: 1
+            defaults:
+              table: t
+              records: data
+            jobs:
+              - name: a
+                url: "https://x.test/?c={cursor}"
+                id: id
+                table: t
+            """
+        #expect(diagnostics(yaml) == [
+            "jobs/x.yaml:3:3: 'table' cannot be set in defaults",
+            "jobs/x.yaml:7:10: 'url' of job 'a' uses {cursor} but 'next' is not a path in the response",
+        ])
+    }
+
+    @Test("a key set twice in one mapping is an error")
+    func duplicateKey() {
+        let yaml = """
+            version: 1
+            jobs:
+              - name: a
+                url: "https://x.test/"
+                id: id
+                id: key
+                records: data
+                table: t
+            """
+        #expect(diagnostics(yaml) == ["jobs/x.yaml:5:5: duplicate key 'id'"])
+    }
+
+    @Test("an unset variable is named, never a value; a missing file is reported")
+    func environmentAndFiles() throws {
+        #expect(diagnostics("""
+            version: 1
+            jobs:
+              - { name: a, url: "https://x.test/${HOST_KEY}", records: l, id: id, table: t, headers: { X-Key: "${SECRET}" } }
+            """, environment: ["HOST_KEY": "abc"]) == ["jobs/x.yaml:3:99: environment variable SECRET is not set"])
+        #expect(throws: ConfigError.self) { try JobFileLoader().load(path: "/nonexistent/jobs.yaml") }
+        do {
+            _ = try JobFileLoader().load(path: "/nonexistent/jobs.yaml")
+        } catch {
+            #expect(error.description == "/nonexistent/jobs.yaml:1:1: cannot read the file: no such file")
+        }
+    }
+}

@@ -1,0 +1,391 @@
+import Foundation
+import GRDB
+@testable import MirrorCore
+import MirrorTestSupport
+import Synchronization
+import Testing
+
+private let threePages = PagedAPI(ids: [["1", "2", "3"], ["4", "5"], ["6"]])
+
+private func job(_ keys: String, url: String = "BASE/items?page={page}") -> String {
+    """
+    version: 1
+    jobs:
+      - name: items
+        url: "\(url)"
+        records: data.list
+        id: id
+        table: t_item
+    \(keys.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
+    """
+}
+
+@Suite("page walk")
+struct PageWalkerTests {
+    @Test("{page} walks from..to and stores every record in walk order")
+    func pageRange() async throws {
+        let harness = try Harness()
+        let summary = try await FixtureServer.with({ request in
+            .json(threePages.body(page: Int(request.parameter("page") ?? "") ?? 0))
+        }) { server in
+            let summary = try await harness.run(job("pages: { from: 1, to: 3 }"), server: server)
+            #expect(server.requests.map(\.target) == ["/items?page=1", "/items?page=2", "/items?page=3"])
+            return summary
+        }
+        #expect(try harness.ids() == ["1", "2", "3", "4", "5", "6"])
+        let report = try #require(summary.reports.first)
+        #expect(report.succeeded)
+        #expect(report.walk.pages == 3)
+        #expect(report.walk.counts == { var c = CommitCounts(); c.new = 6; return c }())
+        #expect(report.walk.stop == .endOfPages(page: 3))
+        #expect(try harness.record("4") == #"{"id":"4","page":2}"#)
+    }
+
+    @Test("offset paging steps the page value by `step`")
+    func offsetPaging() async throws {
+        let harness = try Harness()
+        try await FixtureServer.with({ request in
+            let offset = Int(request.parameter("offset") ?? "") ?? -1
+            let ids = offset < 250 ? [String(offset), String(offset + 1)] : []
+            return .json(#"{"items":[\#(ids.map { #"{"id":\#($0)}"# }.joined(separator: ","))]}"#)
+        }) { server in
+            let yaml = """
+                version: 1
+                jobs:
+                  - name: items
+                    url: "BASE/items?offset={page}&limit=100"
+                    pages: { from: 0, step: 100 }
+                    records: items
+                    id: id
+                    table: t_item
+                """
+            let summary = try await harness.run(yaml, server: server)
+            #expect(server.requests.map(\.target) == [
+                "/items?offset=0&limit=100", "/items?offset=100&limit=100", "/items?offset=200&limit=100",
+                "/items?offset=300&limit=100",
+            ])
+            #expect(summary.reports[0].walk.stop == .emptyPage(page: 300))
+        }
+        #expect(try harness.ids() == ["0", "1", "100", "101", "200", "201"])
+    }
+
+    @Test("a cursor in the body is substituted for {cursor} until it is null")
+    func cursorPaging() async throws {
+        let harness = try Harness()
+        try await FixtureServer.with({ request in
+            switch request.parameter("cursor") {
+            case "": return .json(#"{"items":[{"id":"a"}],"next":"c 2/x"}"#)
+            case "c 2/x": return .json(#"{"items":[{"id":"b"}],"next":"c3"}"#)
+            default: return .json(#"{"items":[{"id":"c"}],"next":null}"#)
+            }
+        }) { server in
+            let yaml = """
+                version: 1
+                jobs:
+                  - name: items
+                    url: "BASE/items?cursor={cursor}"
+                    next: next
+                    records: items
+                    id: id
+                    table: t_item
+                """
+            let summary = try await harness.run(yaml, server: server)
+            #expect(server.requests.map(\.target) == ["/items?cursor=", "/items?cursor=c%202%2Fx", "/items?cursor=c3"])
+            #expect(summary.reports[0].walk.stop == .noNextPage(page: 3))
+        }
+        #expect(try harness.ids() == ["a", "b", "c"])
+    }
+
+    @Test("an absolute next URL in the body is followed as is")
+    func nextURLInBody() async throws {
+        let harness = try Harness()
+        let base = SharedText()
+        try await FixtureServer.with({ request in
+            switch request.path {
+            case "/start": return .json(#"{"items":[{"id":"1"}],"paging":{"next":"\#(base.value)/p2?token=x"}}"#)
+            default: return .json(#"{"items":[{"id":"2"}],"paging":{}}"#)
+            }
+        }) { server in
+            base.value = server.base
+            let yaml = job("next: paging.next", url: "BASE/start").replacingOccurrences(of: "data.list", with: "items")
+            _ = try await harness.run(yaml, server: server)
+            #expect(server.requests.map(\.target) == ["/start", "/p2?token=x"])
+        }
+        #expect(try harness.ids() == ["1", "2"])
+    }
+
+    @Test("next: link follows RFC 8288 rel=\"next\", relative targets included")
+    func linkHeader() async throws {
+        let harness = try Harness()
+        try await FixtureServer.with({ request in
+            switch request.parameter("p") {
+            case nil: return .json(#"{"data":{"list":[{"id":"1"}]}}"#, headers: [("Link", #"</news?p=2>; rel="next", </news?p=9>; rel="last""#)])
+            case "2": return .json(#"{"data":{"list":[{"id":"2"}]}}"#, headers: [("Link", #"</news>; rel="first", </news?p=3>; rel="prev next""#)])
+            default: return .json(#"{"data":{"list":[{"id":"3"}]}}"#, headers: [("Link", #"</news>; rel="first""#)])
+            }
+        }) { server in
+            _ = try await harness.run(job("next: link", url: "BASE/news"), server: server)
+            #expect(server.requests.map(\.target) == ["/news", "/news?p=2", "/news?p=3"])
+        }
+        #expect(try harness.ids() == ["1", "2", "3"])
+    }
+
+    @Test("stop.status ends the walk cleanly on the listed status")
+    func stopStatus() async throws {
+        let harness = try Harness()
+        let summary = try await FixtureServer.with({ request in
+            let page = Int(request.parameter("page") ?? "") ?? 0
+            return page <= 2 ? .json(threePages.body(page: page)) : .text("gone", status: 404)
+        }) { server in
+            try await harness.run(job("stop: { status: [404], empty: false }"), server: server)
+        }
+        #expect(summary.reports[0].succeeded)
+        #expect(summary.reports[0].walk.stop == .status(404, page: 3))
+        #expect(try harness.ids() == ["1", "2", "3", "4", "5"])
+    }
+
+    @Test("stop.last_page ends the walk on the page the response names as last")
+    func stopLastPage() async throws {
+        let harness = try Harness()
+        try await FixtureServer.with({ request in
+            .json(threePages.body(page: Int(request.parameter("page") ?? "") ?? 0, extra: #","last":2"#))
+        }) { server in
+            let summary = try await harness.run(job("stop: { last_page: data.last }"), server: server)
+            #expect(server.requests.count == 2)
+            #expect(summary.reports[0].walk.stop == .lastPage(page: 2))
+        }
+        #expect(try harness.ids() == ["1", "2", "3", "4", "5"])
+    }
+
+    @Test("stop.known ends an incremental walk at a page of known ids")
+    func stopKnown() async throws {
+        let harness = try Harness()
+        let first = PagedAPI(ids: [["5", "4"], ["3", "2"], ["1"]])
+        let second = PagedAPI(ids: [["7", "6"], ["5", "4"], ["3", "2"], ["1"]])
+        let round = SharedCounter()
+        try await FixtureServer.with({ request in
+            let api = round.value == 0 ? first : second
+            return .json(api.body(page: Int(request.parameter("page") ?? "") ?? 0))
+        }) { server in
+            _ = try await harness.run(job("stop: { known: true }"), server: server)
+            #expect(server.requests.count == 4)
+            round.increment()
+            let summary = try await harness.run(job("stop: { known: true }"), server: server)
+            #expect(server.requests.count == 6)
+            #expect(summary.reports[0].walk.stop == .knownPage(page: 2))
+            // Ids 5 and 4 moved from page 1 to page 2: their records changed.
+            let counts = summary.reports[0].walk.counts
+            #expect((counts.new, counts.updated, counts.unchanged) == (2, 2, 0))
+        }
+        #expect(try Set(harness.ids()) == ["1", "2", "3", "4", "5", "6", "7"])
+    }
+
+    @Test("--max-pages caps the walk and the walk is not complete")
+    func maxPages() async throws {
+        let harness = try Harness()
+        let summary = try await FixtureServer.with({ request in
+            .json(threePages.body(page: Int(request.parameter("page") ?? "") ?? 0))
+        }) { server in
+            try await harness.run(job(""), server: server, maxPages: 2)
+        }
+        #expect(summary.reports[0].succeeded)
+        #expect(summary.reports[0].walk.stop == .maxPages(2))
+        #expect(!summary.reports[0].walk.stop.isComplete)
+        #expect(try harness.ids() == ["1", "2", "3", "4", "5"])
+    }
+
+    @Test("records repeated across pages are stored once, at their last walk position")
+    func dedupeAcrossPages() async throws {
+        let harness = try Harness()
+        let api = PagedAPI(records: [
+            [#"{"id":"1","v":1}"#, #"{"id":"2","v":1}"#, #"{"id":"2","v":2}"#],
+            [#"{"id":"2","v":3}"#, #"{"id":"3","v":1}"#],
+        ])
+        let summary = try await FixtureServer.with({ request in
+            .json(api.body(page: Int(request.parameter("page") ?? "") ?? 0))
+        }) { server in
+            try await harness.run(job(""), server: server)
+        }
+        #expect(try harness.ids() == ["1", "2", "3"])
+        #expect(try harness.record("2") == #"{"id":"2","v":3}"#)
+        let counts = summary.reports[0].walk.counts
+        #expect((counts.new, counts.updated, counts.unchanged) == (3, 1, 0))
+        let positions = try await harness.database("t_item.sqlite").read { db in
+            try Int.fetchAll(db, sql: "SELECT position FROM t_item ORDER BY id")
+        }
+        #expect(positions == [0, 2, 3])
+    }
+
+    @Test("ids above 2^53 survive to the byte, as numbers and as strings")
+    func bigIDs() async throws {
+        let harness = try Harness()
+        let body = #"{"data":{"list":[{"id":1234567890123456789,"x":12345678901234567890123.50},{"id":"9007199254740993123"},{"id":-17}]}}"#
+        try await FixtureServer.with({ _ in .json(body) }) { server in
+            _ = try await harness.run(job("", url: "BASE/all"), server: server)
+        }
+        #expect(try harness.ids() == ["1234567890123456789", "9007199254740993123", "-17"])
+        #expect(try harness.record("1234567890123456789") == #"{"id":1234567890123456789,"x":12345678901234567890123.50}"#)
+    }
+
+    @Test("unicode and escapes are stored as served, whitespace outside strings dropped")
+    func unicode() async throws {
+        let harness = try Harness()
+        let body = """
+            {"data": {"list": [
+              {"id": "zü-1", "city": "Zürich", "name": "東京 \\u00e9 \\"q\\"", "emoji": "😀", "spaced": "a  b"}
+            ]}}
+            """
+        try await FixtureServer.with({ _ in .json(body) }) { server in
+            _ = try await harness.run(job("", url: "BASE/all"), server: server)
+        }
+        #expect(try harness.ids() == ["zü-1"])
+        #expect(try harness.record("zü-1") == #"{"id":"zü-1","city":"Zürich","name":"東京 \u00e9 \"q\"","emoji":"😀","spaced":"a  b"}"#)
+    }
+
+    @Test("accounts partition records: the same id is stored once per account")
+    func accounts() async throws {
+        let harness = try Harness()
+        try await FixtureServer.with({ request in
+            let who = request.parameter("user") ?? ""
+            return .json(#"{"data":{"list":[{"id":"1","who":"\#(who)"},{"id":"2","who":"\#(who)"}]}}"#)
+        }) { server in
+            let yaml = """
+                version: 1
+                defaults:
+                  records: data.list
+                  id: id
+                jobs:
+                  - name: alice
+                    url: "BASE/feed?user=${ALICE}"
+                    account: "${ALICE}"
+                    table: t_item
+                  - name: bob
+                    url: "BASE/feed?user=bob"
+                    account: bob
+                    table: t_item
+                """
+            _ = try await harness.run(yaml, server: server, environment: ["ALICE": "alice"])
+        }
+        #expect(try harness.ids(account: "alice") == ["1", "2"])
+        #expect(try harness.ids(account: "bob") == ["1", "2"])
+        #expect(try harness.record("1", account: "bob") == #"{"id":"1","who":"bob"}"#)
+    }
+
+    @Test("on_change replace updates a changed record; keep leaves the first version")
+    func onChange() async throws {
+        for (mode, expected) in [("replace", #"{"id":"1","v":2}"#), ("keep", #"{"id":"1","v":1}"#)] {
+            let harness = try Harness()
+            let version = SharedCounter()
+            try await FixtureServer.with({ _ in
+                .json(#"{"data":{"list":[{"id":"1","v":\#(version.value + 1)},{"id":"2"}]}}"#)
+            }) { server in
+                _ = try await harness.run(job("on_change: \(mode)", url: "BASE/all"), server: server)
+                version.increment()
+                let summary = try await harness.run(job("on_change: \(mode)", url: "BASE/all"), server: server)
+                let counts = summary.reports[0].walk.counts
+                #expect((counts.new, counts.updated, counts.unchanged) == (0, mode == "replace" ? 1 : 0, mode == "replace" ? 1 : 2))
+            }
+            #expect(try harness.record("1") == expected)
+        }
+    }
+
+    @Test("prune deletes records a complete walk no longer saw, for its account only")
+    func prune() async throws {
+        let harness = try Harness()
+        let round = SharedCounter()
+        try await FixtureServer.with({ _ in
+            .json(round.value == 0 ? #"{"data":{"list":[{"id":"1"},{"id":"2"},{"id":"3"}]}}"# : #"{"data":{"list":[{"id":"2"}]}}"#)
+        }) { server in
+            _ = try await harness.run(job("prune: true", url: "BASE/all"), server: server)
+            round.increment()
+            // A capped walk does not prune.
+            let capped = try await harness.run(job("prune: true\npages: { from: 1 }", url: "BASE/all?p={page}"), server: server, maxPages: 1)
+            #expect(capped.reports[0].pruned == 0)
+            #expect(try Set(harness.ids()) == ["1", "2", "3"])
+            let summary = try await harness.run(job("prune: true", url: "BASE/all"), server: server)
+            #expect(summary.reports[0].pruned == 2)
+        }
+        #expect(try harness.ids() == ["2"])
+    }
+
+    @Test("a record without a usable id is rejected; the rest of its page is stored")
+    func rejectedRecords() async throws {
+        let harness = try Harness()
+        let summary = try await FixtureServer.with({ _ in
+            .json(#"{"data":{"list":[{"id":"1"},{"name":"x"},{"id":null},{"id":""},{"id":"2"}]}}"#)
+        }) { server in
+            try await harness.run(job("", url: "BASE/all"), server: server)
+        }
+        #expect(try harness.ids() == ["1", "2"])
+        #expect(summary.reports[0].walk.rejected.map(\.reason) == [
+            "record 1 has no usable id at 'id' (found nothing)",
+            "record 2 has no usable id at 'id' (found null)",
+            "record 3 has no usable id at 'id' (found string)",
+        ])
+        #expect(summary.text.contains("  rejected: page 1: record 1 has no usable id at 'id' (found nothing)"))
+    }
+
+    @Test("POST sends the body template with the page number filled in")
+    func postBody() async throws {
+        let harness = try Harness()
+        try await FixtureServer.with({ request in
+            let body = String(decoding: request.body, as: UTF8.self)
+            let page = body.contains(#""page":1,"#) ? 1 : 2
+            return .json(threePages.body(page: page))
+        }) { server in
+            let yaml = job("""
+                method: POST
+                body: { page: "{page}", size: 3, filter: "p{page}", token: "${TOKEN}" }
+                pages: { from: 1, to: 2 }
+                """, url: "BASE/search")
+            _ = try await harness.run(yaml, server: server, environment: ["TOKEN": "s3cr\"t"])
+            #expect(server.requests.map { String(decoding: $0.body, as: UTF8.self) } == [
+                #"{"page":1,"size":3,"filter":"p1","token":"s3cr\"t"}"#,
+                #"{"page":2,"size":3,"filter":"p2","token":"s3cr\"t"}"#,
+            ])
+            #expect(server.requests.map(\.method) == ["POST", "POST"])
+            #expect(server.requests[0].headers["content-type"] == "application/json")
+        }
+        #expect(try harness.ids() == ["1", "2", "3", "4", "5"])
+    }
+
+    @Test("headers are sent with every request")
+    func headers() async throws {
+        let harness = try Harness()
+        try await FixtureServer.with({ _ in .json(#"{"data":{"list":[]}}"#) }) { server in
+            let yaml = """
+                version: 1
+                defaults:
+                  headers: { User-Agent: "mirror-test/1", X-Team: base }
+                jobs:
+                  - name: items
+                    url: "BASE/all"
+                    headers: { Authorization: "Bearer ${KEY}", X-Team: mobile }
+                    records: data.list
+                    id: id
+                    table: t_item
+                """
+            _ = try await harness.run(yaml, server: server, environment: ["KEY": "k1"])
+            let headers = try #require(server.requests.first?.headers)
+            #expect(headers["user-agent"] == "mirror-test/1")
+            #expect(headers["authorization"] == "Bearer k1")
+            #expect(headers["x-team"] == "mobile")
+        }
+    }
+}
+
+/// A counter tests flip between rounds of a fixture.
+final class SharedCounter: Sendable {
+    private let storage = Mutex(0)
+    var value: Int { storage.withLock { $0 } }
+    func increment() { storage.withLock { $0 += 1 } }
+}
+
+/// A string a test sets once its server is up.
+final class SharedText: Sendable {
+    private let storage = Mutex("")
+    var value: String {
+        get { storage.withLock { $0 } }
+        set { storage.withLock { $0 = newValue } }
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import GRDB
+import Logging
+@testable import MirrorCore
+import MirrorTestSupport
+
+/// A fresh temporary folder for one test, with helpers to write job files, run them
+/// against a fixture server and read the resulting SQLite files.
+struct Harness {
+    let folder: String
+
+    init() throws {
+        folder = NSTemporaryDirectory() + "mirror-test-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    }
+
+    var output: String { folder + "/cache" }
+
+    /// Writes `yaml` (with `BASE` replaced by the server's base URL) to jobs.yaml and loads it.
+    func load(_ yaml: String, server: FixtureServer? = nil, environment: [String: String] = [:]) throws -> JobFile {
+        let text = server.map { yaml.replacingOccurrences(of: "BASE", with: $0.base) } ?? yaml
+        let path = folder + "/jobs.yaml"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return try JobFileLoader(environment: environment).load(path: path)
+    }
+
+    /// Loads and runs a job file; the output folder is `output` unless the file sets one.
+    func run(_ yaml: String, server: FixtureServer, maxPages: Int? = nil, jobs: [String] = [],
+             environment: [String: String] = [:]) async throws -> RunSummary {
+        let file = try load(yaml, server: server, environment: environment)
+        var options = Runner.Options()
+        options.output = output
+        options.maxPages = maxPages
+        options.jobs = jobs
+        return try await Runner(client: HTTPClient(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+            .run([file], options: options)
+    }
+
+    func database(_ name: String) throws -> DatabaseQueue {
+        try DatabaseQueue(path: output + "/" + name)
+    }
+
+    /// The stored ids of a table in walk order.
+    func ids(_ table: String = "t_item", database: String? = nil, account: String? = nil) throws -> [String] {
+        try self.database(database ?? "\(table).sqlite").read { db in
+            if let account {
+                return try String.fetchAll(db, sql: "SELECT id FROM \"\(table)\" WHERE account = ? ORDER BY position", arguments: [account])
+            }
+            return try String.fetchAll(db, sql: "SELECT id FROM \"\(table)\" ORDER BY account, position")
+        }
+    }
+
+    /// The stored record text for one id.
+    func record(_ id: String, table: String = "t_item", account: String = "") throws -> String? {
+        try database("\(table).sqlite").read { db in
+            try String.fetchOne(db, sql: "SELECT record FROM \"\(table)\" WHERE account = ? AND id = ?", arguments: [account, id])
+        }
+    }
+
+    /// Runs an export into a byte array.
+    func export(_ options: Exporter.Options) throws -> String {
+        let path = folder + "/export-\(UUID().uuidString)"
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        var sink = OutputSink(descriptor: descriptor)
+        let database = try Exporter.locate(table: options.table, in: output)
+        try Exporter(database: database, options: options).export(to: &sink)
+        close(descriptor)
+        return try String(contentsOfFile: path, encoding: .utf8)
+    }
+}
+
+/// A paged fake API: `pages[n]` is the record list of page n (1-based); pages past the end are empty.
+struct PagedAPI {
+    let pages: [[String]]
+
+    /// Each record is `{"id":"<id>","n":<page>}` unless given whole.
+    init(ids: [[String]]) {
+        pages = ids.enumerated().map { index, ids in ids.map { #"{"id":"\#($0)","page":\#(index + 1)}"# } }
+    }
+
+    init(records: [[String]]) {
+        pages = records
+    }
+
+    func body(page: Int, extra: String = "") -> String {
+        let list = page >= 1 && page <= pages.count ? pages[page - 1] : []
+        return #"{"data":{"list":[\#(list.joined(separator: ","))],"page":\#(page)\#(extra)}}"#
+    }
+}

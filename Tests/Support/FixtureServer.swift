@@ -1,0 +1,122 @@
+import Foundation
+import HTTPTypes
+import Logging
+import Hummingbird
+import NIOCore
+import Synchronization
+
+/// A request as the fixture server saw it.
+public struct FixtureRequest: Sendable {
+    public let method: String
+    public let path: String
+    /// The query string without '?', or "".
+    public let query: String
+    /// Header names lowercased.
+    public let headers: [String: String]
+    public let body: [UInt8]
+
+    /// The value of one query parameter.
+    public func parameter(_ name: String) -> String? {
+        for pair in query.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            if parts.first.map(String.init) == name {
+                return parts.count > 1 ? String(parts[1]).removingPercentEncoding ?? String(parts[1]) : ""
+            }
+        }
+        return nil
+    }
+
+    /// Path plus query, as requested.
+    public var target: String { query.isEmpty ? path : "\(path)?\(query)" }
+}
+
+public struct FixtureResponse: Sendable {
+    public var status: Int
+    public var headers: [(String, String)]
+    public var body: [UInt8]
+
+    public init(status: Int = 200, headers: [(String, String)] = [], body: [UInt8]) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    public static func json(_ text: String, status: Int = 200, headers: [(String, String)] = []) -> FixtureResponse {
+        FixtureResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: Array(text.utf8))
+    }
+
+    public static func text(_ text: String, status: Int, contentType: String = "text/plain") -> FixtureResponse {
+        FixtureResponse(status: status, headers: [("Content-Type", contentType)], body: Array(text.utf8))
+    }
+}
+
+/// A live HTTP server on 127.0.0.1 with a port of its own, answering with `handler`
+/// and logging every request it receives.
+public final class FixtureServer: Sendable {
+    public let port: Int
+    private let log: SharedLog
+
+    init(port: Int, log: SharedLog) {
+        self.port = port
+        self.log = log
+    }
+
+    public var base: String { "http://127.0.0.1:\(port)" }
+
+    /// Every request received so far, in arrival order.
+    public var requests: [FixtureRequest] { log.mutex.withLock { $0 } }
+
+    /// Starts a server, waits until it listens, runs `body`, then shuts it down.
+    public static func with<T: Sendable>(
+        _ handler: @escaping @Sendable (FixtureRequest) async -> FixtureResponse,
+        _ body: (FixtureServer) async throws -> T
+    ) async throws -> T {
+        let log = SharedLog()
+        let responder = CallbackResponder<BasicRequestContext> { request, _ in
+            var headers: [String: String] = [:]
+            for field in request.headers { headers[field.name.canonicalName.lowercased()] = field.value }
+            var request = request
+            let buffer = try await request.collectBody(upTo: 64 << 20)
+            let fixtureRequest = FixtureRequest(
+                method: request.method.rawValue, path: request.uri.path, query: request.uri.query ?? "",
+                headers: headers, body: Array(buffer.readableBytesView))
+            log.append(fixtureRequest)
+            let answer = await handler(fixtureRequest)
+            var fields = HTTPFields()
+            for (name, value) in answer.headers {
+                if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) }
+            }
+            return Response(status: .init(code: answer.status), headers: fields,
+                            body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
+        }
+        let (portStream, portContinuation) = AsyncStream.makeStream(of: Int.self)
+        let app = Application(
+            responder: responder,
+            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { channel in
+                portContinuation.yield(channel.localAddress?.port ?? 0)
+                portContinuation.finish()
+            },
+            logger: Logger(label: "fixture-server", factory: { _ in SwiftLogNoOpLogHandler() }))
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await app.run() }
+            var port = 0
+            for await value in portStream { port = value }
+            let server = FixtureServer(port: port, log: log)
+            do {
+                let result = try await body(server)
+                group.cancelAll()
+                return result
+            } catch {
+                group.cancelAll()
+                throw error
+            }
+        }
+    }
+}
+
+/// The request log shared between the responder and the test.
+final class SharedLog: Sendable {
+    let mutex = Mutex<[FixtureRequest]>([])
+    func append(_ request: FixtureRequest) { mutex.withLock { $0.append(request) } }
+}

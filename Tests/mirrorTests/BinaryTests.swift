@@ -1,0 +1,159 @@
+import Foundation
+import MirrorTestSupport
+import Testing
+
+/// Runs the built `mirror` executable and captures what it printed.
+struct Invocation {
+    let status: Int32
+    let stdout: String
+    let stderr: String
+}
+
+func mirror(_ arguments: [String], in folder: String, environment: [String: String] = [:]) async throws -> Invocation {
+    let process = Process()
+    process.executableURL = mirrorBinary
+    process.arguments = arguments
+    process.currentDirectoryURL = URL(fileURLWithPath: folder)
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    let out = folder + "/.stdout-\(UUID().uuidString)"
+    let err = folder + "/.stderr-\(UUID().uuidString)"
+    _ = FileManager.default.createFile(atPath: out, contents: nil)
+    _ = FileManager.default.createFile(atPath: err, contents: nil)
+    process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+    process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
+    // Waiting must not block a thread of the pool the in-process fixture server needs.
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+        process.terminationHandler = { _ in continuation.resume() }
+        do {
+            try process.run()
+        } catch {
+            process.terminationHandler = nil
+            continuation.resume(throwing: error)
+        }
+    }
+    defer {
+        try? FileManager.default.removeItem(atPath: out)
+        try? FileManager.default.removeItem(atPath: err)
+    }
+    return Invocation(status: process.terminationStatus,
+                      stdout: try String(contentsOfFile: out, encoding: .utf8),
+                      stderr: try String(contentsOfFile: err, encoding: .utf8))
+}
+
+/// The `mirror` built beside this test bundle.
+let mirrorBinary: URL = {
+    let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("mirror")
+    if FileManager.default.isExecutableFile(atPath: beside.path) { return beside }
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    return root.appendingPathComponent(".build/debug/mirror")
+}()
+
+func temporaryFolder() throws -> String {
+    let folder = NSTemporaryDirectory() + "mirror-e2e-" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    return folder
+}
+
+private let jobYAML = """
+    version: 1
+    output: out
+    jobs:
+      - name: events
+        url: "BASE/events?page={page}&key=${API_KEY}"
+        records: data.list
+        id: id
+        table: t_event
+    """
+
+private let api: @Sendable (FixtureRequest) async -> FixtureResponse = { request in
+    switch request.parameter("page") {
+    case "1": return .json(#"{"data":{"list":[{"id":"10","city":"Zürich"},{"id":12345678901234567890}]}}"#)
+    case "2": return .json(#"{"data":{"list":[{"id":"11","city":"Kraków"}]}}"#)
+    case "3": return request.path == "/broken" ? .text("down", status: 503) : .json(#"{"data":{"list":[]}}"#)
+    default: return .json(#"{"data":{"list":[]}}"#)
+    }
+}
+
+@Suite("the mirror binary")
+struct BinaryTests {
+    @Test("run stores the pages, prints a summary and exits 0; export prints the records")
+    func runAndExport() async throws {
+        let folder = try temporaryFolder()
+        try await FixtureServer.with(api) { server in
+            try jobYAML.replacingOccurrences(of: "BASE", with: server.base).write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+            let run = try await mirror(["run", "jobs.yaml", "--quiet"], in: folder, environment: ["API_KEY": "k"])
+            #expect(run.status == 0)
+            #expect(run.stderr == "")
+            #expect(run.stdout.hasPrefix("events: ok, 3 pages, 3 records (3 new, 0 updated, 0 unchanged), stopped: empty page 3, "))
+        }
+        let export = try await mirror(["export", "--table", "t_event", "--output", "out"], in: folder)
+        #expect(export.status == 0)
+        #expect(export.stdout == """
+            {"id":"10","city":"Zürich"}
+            {"id":12345678901234567890}
+            {"id":"11","city":"Kraków"}
+
+            """)
+        let file = try await mirror(["export", "--table", "t_event", "--output", "out", "--format", "csv", "-o", "x.csv"], in: folder)
+        #expect(file.status == 0 && file.stdout == "")
+        #expect(try String(contentsOfFile: folder + "/x.csv", encoding: .utf8)
+            == "account,id,id,city\r\n,10,10,Zürich\r\n,12345678901234567890,12345678901234567890,\r\n,11,11,Kraków\r\n")
+        let status = try await mirror(["status", "jobs.yaml", "--json"], in: folder, environment: ["API_KEY": "k"])
+        #expect(status.status == 0)
+        #expect(status.stdout.contains(#""records" : 3"#))
+        #expect(status.stdout.contains(#""result" : "ok""#))
+    }
+
+    @Test("a failed job exits 1 and names job, redacted URL, status and what was kept")
+    func failedRun() async throws {
+        let folder = try temporaryFolder()
+        try await FixtureServer.with(api) { server in
+            let yaml = jobYAML.replacingOccurrences(of: "BASE/events", with: server.base + "/broken")
+            try yaml.write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+            let run = try await mirror(["run", "jobs.yaml", "--quiet"], in: folder, environment: ["API_KEY": "hunter2"])
+            #expect(run.status == 1)
+            #expect(run.stdout == "events: FAILED: job 'events': GET \(server.base)/broken?page=3&key=REDACTED: HTTP 503: unexpected status (service unavailable); page 3 not stored, pages 1-2 kept\n")
+            #expect(!run.stderr.contains("hunter2"))
+        }
+    }
+
+    @Test("config errors print FILE:LINE:COLUMN and exit 2 before any request")
+    func configErrors() async throws {
+        let folder = try temporaryFolder()
+        try await FixtureServer.with(api) { server in
+            let yaml = jobYAML.replacingOccurrences(of: "BASE", with: server.base).replacingOccurrences(of: "    id: id", with: "    idd: id")
+            try yaml.write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+            let run = try await mirror(["run", "jobs.yaml"], in: folder, environment: ["API_KEY": "k"])
+            #expect(run.status == 2)
+            #expect(run.stdout == "")
+            #expect(run.stderr == """
+                jobs.yaml:4:5: job 'events' is missing required key 'id'
+                jobs.yaml:7:5: unknown key 'idd' in job (did you mean 'id'?)
+
+                """)
+            #expect(server.requests.isEmpty)
+            let check = try await mirror(["check", "jobs.yaml"], in: folder, environment: ["API_KEY": "k"])
+            #expect(check.status == 2)
+            #expect(check.stderr == run.stderr)
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder + "/out"))
+    }
+
+    @Test("check accepts a good file; usage errors exit 2")
+    func checkAndUsage() async throws {
+        let folder = try temporaryFolder()
+        try jobYAML.replacingOccurrences(of: "BASE", with: "http://127.0.0.1:9").write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+        let check = try await mirror(["check", "jobs.yaml"], in: folder, environment: ["API_KEY": "k"])
+        #expect(check.status == 0)
+        #expect(check.stdout == "jobs.yaml: ok, 1 job\n")
+        #expect(try await mirror(["run", "jobs.yaml", "--bogus"], in: folder).status == 2)
+        #expect(try await mirror(["frobnicate"], in: folder).status == 2)
+        let unknownJob = try await mirror(["run", "jobs.yaml", "--job", "nope"], in: folder, environment: ["API_KEY": "k"])
+        #expect(unknownJob.status == 2)
+        #expect(unknownJob.stderr == "error: no job named 'nope' in jobs.yaml\n")
+        let missingTable = try await mirror(["export", "--table", "t_x", "--output", "nowhere"], in: folder)
+        #expect(missingTable.status == 1)
+        #expect(missingTable.stderr == "error: cannot read the output folder 'nowhere': no such folder\n")
+        #expect(try await mirror(["--help"], in: folder).status == 0)
+    }
+}
