@@ -94,6 +94,9 @@ struct BinaryTests {
             {"id":"11","city":"Kraków"}
 
             """)
+        let byFile = try await mirror(["export", "--table", "t_event", "--db", "out/t_event.sqlite", "--order", "id", "--limit", "2"], in: folder)
+        #expect(byFile.status == 0)
+        #expect(byFile.stdout == "{\"id\":12345678901234567890}\n{\"id\":\"11\",\"city\":\"Kraków\"}\n")
         let file = try await mirror(["export", "--table", "t_event", "--output", "out", "--format", "csv", "-o", "x.csv"], in: folder)
         #expect(file.status == 0 && file.stdout == "")
         #expect(try String(contentsOfFile: folder + "/x.csv", encoding: .utf8)

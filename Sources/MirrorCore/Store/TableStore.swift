@@ -163,18 +163,18 @@ public final class TableStore: Sendable {
                 sqlite3_reset(statement.sqliteStatement)
                 sqlite3_clear_bindings(statement.sqliteStatement)
             }
-            try db.execute(sql: """
+            try db.cachedStatement(sql: """
                 INSERT INTO \(StoreSchema.pages) (job, account, url, page, status, etag, last_modified, records, bytes, fetched_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (job, account, url) DO UPDATE SET page = excluded.page, status = excluded.status,
                   etag = excluded.etag, last_modified = excluded.last_modified, records = excluded.records,
                   bytes = excluded.bytes, fetched_at = excluded.fetched_at
-                """, arguments: [page.job, page.account, page.url.description, page.page, page.status, page.etag,
+                """).execute(arguments: [page.job, page.account, page.url.description, page.page, page.status, page.etag,
                                  page.lastModified, page.records.count, page.responseBytes, page.time])
-            try db.execute(sql: """
+            try db.cachedStatement(sql: """
                 UPDATE \(StoreSchema.walks) SET updated_at = ?, pages = pages + 1, next_page = ?, next_url = ?, position = ?
                 WHERE job = ? AND account = ?
-                """, arguments: [page.time, page.nextPage, page.nextURL, page.firstPosition + page.records.count,
+                """).execute(arguments: [page.time, page.nextPage, page.nextURL, page.firstPosition + page.records.count,
                                  page.job, page.account])
             return counts
         }
