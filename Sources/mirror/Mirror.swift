@@ -3,7 +3,7 @@ import Foundation
 import MirrorCore
 
 /// The root command. Exit statuses are decided here and nowhere else:
-/// 0 success, 1 a job failed, 2 usage or config error.
+/// 0 success, 1 a job failed, 2 usage or config error, 3 the output folder is locked.
 @main
 struct Mirror: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -26,6 +26,9 @@ struct Mirror: AsyncParsableCommand {
         } catch let error as UsageError {
             printError("error: \(error.description)")
             Foundation.exit(2)
+        } catch let error as LockedError {
+            printError("error: \(error.description)")
+            Foundation.exit(3)
         } catch let code as ExitCode {
             Foundation.exit(code.rawValue)
         } catch {

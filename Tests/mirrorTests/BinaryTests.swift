@@ -1,5 +1,6 @@
 import Foundation
 import MirrorTestSupport
+import Synchronization
 import Testing
 
 /// Runs the built `mirror` executable and captures what it printed.
@@ -159,4 +160,49 @@ struct BinaryTests {
         #expect(missingTable.stderr == "error: cannot read the output folder 'nowhere': no such folder\n")
         #expect(try await mirror(["--help"], in: folder).status == 0)
     }
+}
+
+@Suite("the output folder lock")
+struct LockTests {
+    @Test("a second run exits 3 at once naming the holder; a killed holder leaves no stale lock")
+    func secondRunExits3() async throws {
+        let folder = try temporaryFolder()
+        let slow = SlowGate()
+        try await FixtureServer.with({ request in
+            if request.parameter("page") == "1", slow.isClosed {
+                try? await Task.sleep(for: .seconds(30))
+            }
+            return .json(#"{"data":{"list":[]}}"#)
+        }) { server in
+            try jobYAML.replacingOccurrences(of: "BASE", with: server.base).write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+            let holder = Process()
+            holder.executableURL = mirrorBinary
+            holder.arguments = ["run", "jobs.yaml", "--quiet"]
+            holder.currentDirectoryURL = URL(fileURLWithPath: folder)
+            holder.environment = ["API_KEY": "k"]
+            holder.standardOutput = FileHandle.nullDevice
+            holder.standardError = FileHandle.nullDevice
+            try holder.run()
+            // The holder has the lock once its first request arrives.
+            while server.requests.isEmpty { try await Task.sleep(for: .milliseconds(20)) }
+            let second = try await mirror(["run", "jobs.yaml"], in: folder, environment: ["API_KEY": "k"])
+            #expect(second.status == 3)
+            #expect(second.stdout == "")
+            #expect(second.stderr == "error: another mirror run (pid \(holder.processIdentifier)) holds the lock on 'out'\n")
+            #expect(server.requests.count == 1)
+            kill(holder.processIdentifier, SIGKILL)
+            holder.waitUntilExit()
+            slow.open()
+            let third = try await mirror(["run", "jobs.yaml", "--quiet"], in: folder, environment: ["API_KEY": "k"])
+            #expect(third.status == 0)
+            #expect(third.stdout.hasPrefix("events: ok, 1 page, 0 records"))
+        }
+    }
+}
+
+/// Holds page 1 of the fixture back until opened.
+final class SlowGate: Sendable {
+    private let closed = Mutex(true)
+    var isClosed: Bool { closed.withLock { $0 } }
+    func open() { closed.withLock { $0 = false } }
 }

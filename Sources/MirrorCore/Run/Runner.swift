@@ -37,8 +37,15 @@ public struct Runner: Sendable {
         options.output ?? file.output ?? "cache"
     }
 
-    public func run(_ files: [JobFile], options: Options) async throws(UsageError) -> RunSummary {
+    /// Runs the selected jobs. Every output folder is locked before the first request;
+    /// throws `LockedError` at once if another run holds one.
+    public func run(_ files: [JobFile], options: Options) async throws -> RunSummary {
         let selected = try Self.select(files, options: options)
+        var locks: [String: OutputLock] = [:]
+        for entry in selected where locks[entry.output] == nil {
+            locks[entry.output] = try OutputLock(folder: entry.output)
+        }
+        defer { withExtendedLifetime(locks) {} }
         var stores: [String: TableStore] = [:]
         var reports: [JobReport] = []
         for entry in selected {

@@ -1,0 +1,47 @@
+import Foundation
+
+/// Another `mirror run` holds the output folder (exit status 3).
+public struct LockedError: Error, Sendable, CustomStringConvertible {
+    public let folder: String
+    public let holder: Int32?
+
+    public var description: String {
+        let who = holder.map { "pid \($0)" } ?? "another process"
+        return "another mirror run (\(who)) holds the lock on '\(folder)'"
+    }
+}
+
+/// An exclusive lock on an output folder, held while the process keeps this value.
+/// It is an `flock` on `<folder>/.mirror.lock`: the kernel drops it when the process
+/// dies, however it dies, so a killed run never leaves a stale lock behind.
+public final class OutputLock: Sendable {
+    public static let fileName = ".mirror.lock"
+    private let descriptor: Int32
+
+    /// Takes the lock at once or throws `LockedError` naming the holder's pid.
+    public init(folder: String) throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let path = (folder as NSString).appendingPathComponent(Self.fileName)
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
+        }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            var buffer = [UInt8](repeating: 0, count: 32)
+            let count = pread(descriptor, &buffer, buffer.count, 0)
+            close(descriptor)
+            let text = String(decoding: buffer.prefix(max(0, count)), as: UTF8.self)
+            throw LockedError(folder: folder, holder: Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)))
+        }
+        let pid = Array("\(getpid())\n".utf8)
+        _ = ftruncate(descriptor, 0)
+        _ = pwrite(descriptor, pid, pid.count, 0)
+        self.descriptor = descriptor
+    }
+
+    deinit {
+        _ = ftruncate(descriptor, 0)
+        flock(descriptor, LOCK_UN)
+        close(descriptor)
+    }
+}
