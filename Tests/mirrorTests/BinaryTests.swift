@@ -169,8 +169,8 @@ struct LockTests {
         let folder = try temporaryFolder()
         let slow = SlowGate()
         try await FixtureServer.with({ request in
-            if request.parameter("page") == "1", slow.isClosed {
-                try? await Task.sleep(for: .seconds(30))
+            while request.parameter("page") == "1", slow.isClosed {
+                try? await Task.sleep(for: .milliseconds(50))
             }
             return .json(#"{"data":{"list":[]}}"#)
         }) { server in
