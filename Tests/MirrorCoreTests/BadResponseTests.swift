@@ -71,7 +71,7 @@ struct BadResponseTests {
 
     @Test("an HTTP error status fails the job")
     func serverError() async throws {
-        try await check(.text("oops", status: 500), problem: "HTTP 500: unexpected status (internal server error)")
+        try await check(.text("oops", status: 500), problem: "HTTP 500: unexpected status (internal server error) (after 4 retries)")
     }
 
     @Test("other jobs of the run still run after one fails")
@@ -102,8 +102,9 @@ struct BadResponseTests {
         let file = try harness.load(job(url: "http://127.0.0.1:\(port)/x"))
         var options = Runner.Options()
         options.output = harness.output
+        options.retry = RetryPolicy(baseDelay: 0.01)
         let summary = try await Runner(client: HTTPClient(), logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })).run([file], options: options)
-        #expect(summary.reports[0].walk.error == "job 'events': GET http://127.0.0.1:\(port)/x: no response: connection refused; page 1 not stored, nothing stored")
+        #expect(summary.reports[0].walk.error == "job 'events': GET http://127.0.0.1:\(port)/x: no response: connection refused (after 4 retries); page 1 not stored, nothing stored")
     }
 
     @Test("a next cursor seen twice ends the job as failed after storing the pages before")

@@ -112,11 +112,12 @@ struct BinaryTests {
     func failedRun() async throws {
         let folder = try temporaryFolder()
         try await FixtureServer.with(api) { server in
-            let yaml = jobYAML.replacingOccurrences(of: "BASE/events", with: server.base + "/broken")
+            let yaml = jobYAML.replacingOccurrences(of: "BASE/events", with: server.base + "/broken") + "\n    retries: 1\n"
             try yaml.write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
             let run = try await mirror(["run", "jobs.yaml", "--quiet"], in: folder, environment: ["API_KEY": "hunter2"])
             #expect(run.status == 1)
-            #expect(run.stdout == "events: FAILED: job 'events': GET \(server.base)/broken?page=3&key=REDACTED: HTTP 503: unexpected status (service unavailable); page 3 not stored, pages 1-2 kept\n")
+            #expect(run.stdout == "events: FAILED: job 'events': GET \(server.base)/broken?page=3&key=REDACTED: HTTP 503: unexpected status (service unavailable) (after 1 retry); page 3 not stored, pages 1-2 kept\n")
+            #expect(server.requests.map(\.target).suffix(2) == ["/broken?page=3&key=hunter2", "/broken?page=3&key=hunter2"])
             #expect(!run.stderr.contains("hunter2"))
         }
     }

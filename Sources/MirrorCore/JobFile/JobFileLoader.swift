@@ -325,12 +325,17 @@ struct JobFileReader {
             }
         }
 
+        var retries = 4
+        if let n = keys[.retries]?.value, let value = integer(n, key: "retries") {
+            if value >= 0 { retries = value } else { error(n, "'retries' must not be negative, not \(value)") }
+        }
+
         guard let name = nameText, let url, let records, let id, let table, let database else { return nil }
         return JobSpec(
             name: name, url: RequestTemplate(real: url.value, shown: url.shown), method: method, body: body,
             headers: headers, pages: pages, next: next, records: records, id: id, table: table,
             database: database, account: account, stop: stop, onChange: onChange, prune: prune,
-            timeout: timeout, redactor: redactor)
+            timeout: timeout, retries: retries, redactor: redactor)
     }
 
     // MARK: Values

@@ -18,7 +18,7 @@ enum JobKey: String, CaseIterable {
     /// Keys of SPEC §1 this version does not implement: using one is a config error.
     var isSupported: Bool {
         switch self {
-        case .retries, .rateLimit, .concurrency, .refreshAfter, .validate, .downloads,
+        case .rateLimit, .concurrency, .refreshAfter, .validate, .downloads,
              .downloadConcurrency, .maxFileSize:
             return false
         default:

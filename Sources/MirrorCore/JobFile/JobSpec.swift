@@ -56,6 +56,8 @@ public struct JobSpec: Sendable {
     public let prune: Bool
     /// Seconds.
     public let timeout: Double
+    /// Retries after a network error, a timeout, a 5xx, 408 or 429.
+    public let retries: Int
     /// Every value of this job that came from `${…}`.
     public let redactor: Redactor
 }

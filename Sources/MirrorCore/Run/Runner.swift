@@ -13,6 +13,8 @@ public struct Runner: Sendable {
         public var jobs: [String] = []
         public var maxPages: Int?
         public var output: String?
+        /// Backoff between retries.
+        public var retry = RetryPolicy()
         public init() {}
     }
 
@@ -80,7 +82,7 @@ public struct Runner: Sendable {
         do {
             try store.prepare(table: job.table)
             _ = try store.startWalk(job: job.name, account: job.account, table: job.table, at: startedAt)
-            walk = await PageWalker(job: job, store: store, client: client, maxPages: options.maxPages, logger: logger)
+            walk = await PageWalker(job: job, store: store, client: client, maxPages: options.maxPages, retry: options.retry, logger: logger)
                 .walk(startedAt: startedAt)
             let succeeded = walk.error == nil
             let state = !succeeded ? "failed" : walk.stop.isComplete ? "complete" : "incomplete"

@@ -53,6 +53,7 @@ public struct WalkResult: Sendable {
     public var counts = CommitCounts()
     public var rejected: [RejectedRecord] = []
     /// Page values stored, first and last.
+    public var retries = 0
     public var firstStored: Int?
     public var lastStored: Int?
     public var error: String?
@@ -64,13 +65,15 @@ public struct PageWalker: Sendable {
     public let store: TableStore
     public let client: HTTPClient
     public let maxPages: Int?
+    public let retry: RetryPolicy
     public let logger: Logger
 
-    public init(job: JobSpec, store: TableStore, client: HTTPClient, maxPages: Int?, logger: Logger) {
+    public init(job: JobSpec, store: TableStore, client: HTTPClient, maxPages: Int?, retry: RetryPolicy, logger: Logger) {
         self.job = job
         self.store = store
         self.client = client
         self.maxPages = maxPages
+        self.retry = retry
         self.logger = logger
     }
 
@@ -90,7 +93,7 @@ public struct PageWalker: Sendable {
         var nextURL: RedactedURL?
         var seenNext: Set<String> = []
         var position = 0
-        var prefetched: (url: RedactedURL, task: Task<Result<Fetched, PageFault>, Never>)?
+        var prefetched: (url: RedactedURL, task: Task<FetchOutcome, Never>)?
         defer { prefetched?.task.cancel() }
         let singlePage = job.next == nil && !job.url.usesPage && !(job.body?.json.contains("{page}") ?? false)
 
@@ -105,13 +108,15 @@ public struct PageWalker: Sendable {
             }
             let url = nextURL ?? job.url.url(page: page, cursor: cursor, redactor: job.redactor)
             do {
-                let fetched: Fetched
+                let outcome: FetchOutcome
                 if let prefetched, prefetched.url == url {
-                    fetched = try await prefetched.task.value.get()
+                    outcome = await prefetched.task.value
                 } else {
-                    fetched = try await fetch(url, page: page, cursor: cursor).get()
+                    outcome = await fetch(url, page: page, cursor: cursor)
                 }
                 prefetched = nil
+                result.retries += outcome.retries
+                let fetched = try outcome.result.get()
                 let response: HTTPResponse
                 let parsed: ParsedPage
                 switch fetched {
@@ -233,17 +238,61 @@ public struct PageWalker: Sendable {
         case page(HTTPResponse, ParsedPage)
     }
 
-    /// Requests one page and parses it; nothing is stored here.
-    func fetch(_ url: RedactedURL, page: Int, cursor: String?) async -> Result<Fetched, PageFault> {
+    struct FetchOutcome: Sendable {
+        var result: Result<Fetched, PageFault>
+        var retries: Int
+    }
+
+    /// Requests one page (retrying as the policy says) and parses it; nothing is stored here.
+    func fetch(_ url: RedactedURL, page: Int, cursor: String?) async -> FetchOutcome {
         let request = HTTPRequest(
             method: job.method.rawValue, url: url, headers: job.headers,
             body: job.body?.render(page: page, cursor: cursor), timeout: job.timeout)
-        let response: HTTPResponse
-        do {
-            response = try await client.send(request)
-        } catch {
-            return .failure(PageFault(url: url, status: nil, problem: error.reason))
+        var attempt = 0
+        while true {
+            let response: HTTPResponse
+            do {
+                response = try await client.send(request)
+            } catch {
+                if attempt < job.retries, await pause(attempt: &attempt, url: url, status: nil, retryAfter: nil) { continue }
+                let problem = error.reason + Self.afterRetries(attempt)
+                return FetchOutcome(result: .failure(PageFault(url: url, status: nil, problem: problem)), retries: attempt)
+            }
+            if !job.stop.statuses.contains(response.status), RetryPolicy.isRetryable(status: response.status),
+               attempt < job.retries,
+               await pause(attempt: &attempt, url: url, status: response.status, retryAfter: response.headers["retry-after"]) {
+                continue
+            }
+            var result = check(response, url: url, page: page)
+            if attempt > 0, case let .failure(fault) = result {
+                result = .failure(PageFault(url: fault.url, status: fault.status, problem: fault.problem + Self.afterRetries(attempt)))
+            }
+            return FetchOutcome(result: result, retries: attempt)
         }
+    }
+
+    static func afterRetries(_ count: Int) -> String {
+        count == 0 ? "" : " (after \(count) \(count == 1 ? "retry" : "retries"))"
+    }
+
+    /// Sleeps before the next attempt; false if the walk was cancelled meanwhile.
+    private func pause(attempt: inout Int, url: RedactedURL, status: Int?, retryAfter: String?) async -> Bool {
+        attempt += 1
+        let delay = retry.delay(attempt: attempt, retryAfter: retryAfter)
+        logger.warning("retrying", metadata: [
+            "job": "\(job.name)", "url": "\(url)", "http.status": "\(status.map(String.init) ?? "none")",
+            "attempt": "\(attempt)", "delay": "\(String(format: "%.2f", delay))s",
+        ])
+        do {
+            try await Task.sleep(for: .seconds(delay))
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// Turns a final response into a parsed page, a clean stop or a fault.
+    private func check(_ response: HTTPResponse, url: RedactedURL, page: Int) -> Result<Fetched, PageFault> {
         if job.stop.statuses.contains(response.status) {
             return .success(.stopStatus(response.status))
         }

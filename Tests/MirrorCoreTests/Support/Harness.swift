@@ -32,6 +32,7 @@ struct Harness {
         options.output = output
         options.maxPages = maxPages
         options.jobs = jobs
+        options.retry = RetryPolicy(baseDelay: 0.01)
         return try await Runner(client: HTTPClient(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
             .run([file], options: options)
     }

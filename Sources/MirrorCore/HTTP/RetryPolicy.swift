@@ -1,0 +1,46 @@
+import Foundation
+
+/// When and how long to wait before asking again: after a network error, a timeout,
+/// a 5xx, 408 or 429; exponential backoff with jitter, or the server's `Retry-After`
+/// (seconds or an HTTP date), capped so that no value can hang a cron run. How many
+/// retries a job makes is its `retries` key.
+public struct RetryPolicy: Sendable, Equatable {
+    /// The first backoff, doubled on each retry.
+    public var baseDelay: Double
+    /// No backoff is longer than this.
+    public var maxDelay: Double
+    /// A `Retry-After` longer than this is cut to it.
+    public var maxRetryAfter: Double
+
+    public init(baseDelay: Double = 0.5, maxDelay: Double = 30, maxRetryAfter: Double = 120) {
+        self.baseDelay = baseDelay
+        self.maxDelay = maxDelay
+        self.maxRetryAfter = maxRetryAfter
+    }
+
+    public static func isRetryable(status: Int) -> Bool {
+        status == 408 || status == 429 || (500...599).contains(status)
+    }
+
+    /// Seconds to wait before retry number `attempt` (1-based).
+    public func delay(attempt: Int, retryAfter: String?, now: Date = Date()) -> Double {
+        if let retryAfter, let seconds = Self.seconds(retryAfter: retryAfter, now: now) {
+            return min(max(0, seconds), maxRetryAfter)
+        }
+        let backoff = min(maxDelay, baseDelay * pow(2, Double(attempt - 1)))
+        // Full jitter over the upper half: spreads clients without collapsing to zero.
+        return backoff / 2 + Double.random(in: 0...(backoff / 2))
+    }
+
+    /// `Retry-After: 120` or `Retry-After: Wed, 21 Oct 2015 07:28:00 GMT`.
+    static func seconds(retryAfter: String, now: Date) -> Double? {
+        let text = retryAfter.trimmingCharacters(in: .whitespaces)
+        if let seconds = Int(text) { return Double(seconds) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: text) else { return nil }
+        return date.timeIntervalSince(now)
+    }
+}
