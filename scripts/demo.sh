@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# First run of mirror, offline, on a fresh Debian machine with the Swift toolchain:
+#
+#   scripts/demo.sh
+#
+# 1. installs what is missing (apt-get: sqlite3, libsqlite3-dev, libcurl4, python3),
+# 2. builds mirror (swift build -c release --product mirror),
+# 3. starts the bundled sample API (scripts/sample-api.py) on a free loopback port,
+# 4. runs .build/release/mirror run jobs/sample.yaml (SAMPLE_PORT set to that port),
+# 5. shows stored records: mirror export, and sqlite3 with json_extract,
+# then stops the sample API. Exits with mirror run's status. Records land in ./cache;
+# run it again to see an incremental run (nothing new, nothing changed).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+MIRROR=.build/release/mirror
+
+if [ -t 1 ]; then B=$'\033[1m' N=$'\033[0m'; else B="" N=""; fi
+step() { printf '\n%s==> %s%s\n' "$B" "$*" "$N"; }
+die() { printf 'demo: %s\n' "$*" >&2; exit 1; }
+
+# ---- 1. what the build and the demo need ------------------------------------------------
+missing=()
+command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)
+[ -e /usr/include/sqlite3.h ] || missing+=(libsqlite3-dev)        # GRDB builds on the system SQLite
+libs=$( (ldconfig -p || /sbin/ldconfig -p) 2>/dev/null || true)
+[[ "$libs" == *"libcurl.so.4 "* ]] || missing+=(libcurl4)         # Foundation's URLSession
+command -v python3 >/dev/null 2>&1 || missing+=(python3)           # the sample API
+if [ ${#missing[@]} -gt 0 ]; then
+    step "Installing ${missing[*]} (apt-get)"
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get update -qq >/dev/null
+    $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+command -v swift >/dev/null 2>&1 \
+    || die "the Swift toolchain is not installed: see https://www.swift.org/install/linux/"
+
+# ---- 2. build ----------------------------------------------------------------------------
+step "Building mirror: swift build -c release --product mirror"
+swift build -c release --product mirror
+
+# ---- 3. sample API -----------------------------------------------------------------------
+step "Starting the sample API (python3 scripts/sample-api.py)"
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/mirror-demo.XXXXXX")
+API_PID=""
+cleanup() {
+    if [ -n "$API_PID" ] && kill -0 "$API_PID" 2>/dev/null; then
+        kill "$API_PID" 2>/dev/null || true
+        wait "$API_PID" 2>/dev/null || true
+    fi
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+# a fixed port when it is free, so that records (whose cover URLs name the port) stay the
+# same from one demo run to the next; else any free port
+start_api() { # PORT
+    rm -f "$TMP/port"
+    python3 scripts/sample-api.py --port "$1" --port-file "$TMP/port" 2>>"$TMP/api.err" &
+    API_PID=$!
+    for _ in $(seq 1 100); do
+        [ -s "$TMP/port" ] && return 0
+        if ! kill -0 "$API_PID" 2>/dev/null; then
+            wait "$API_PID" 2>/dev/null || true
+            API_PID=""
+            return 1
+        fi
+        sleep 0.1
+    done
+    kill "$API_PID" 2>/dev/null || true
+    wait "$API_PID" 2>/dev/null || true
+    API_PID=""
+    return 1
+}
+start_api "${SAMPLE_PORT:-8765}" || start_api 0 || { cat "$TMP/api.err" >&2; die "the sample API did not start"; }
+SAMPLE_PORT=$(cat "$TMP/port")
+export SAMPLE_PORT
+echo "listening on http://127.0.0.1:$SAMPLE_PORT/  (SAMPLE_PORT=$SAMPLE_PORT)"
+
+# ---- 4. run ------------------------------------------------------------------------------
+step "$MIRROR run jobs/sample.yaml"
+status=0
+"$MIRROR" run jobs/sample.yaml || status=$?
+
+# ---- 5. look at what was stored ------------------------------------------------------------
+step "$MIRROR export --table t_event --limit 3"
+"$MIRROR" export --table t_event --limit 3 || echo "(export failed with status $?)"
+
+if [ -f cache/t_event.sqlite ]; then
+    step "sqlite3 cache/t_event.sqlite  (any SQLite client reads the cache; json_extract reaches into records)"
+    query="SELECT id,
+       json_extract(record, '\$.title')     AS title,
+       json_extract(record, '\$.city')      AS city,
+       json_extract(record, '\$.starts_at') AS starts_at,
+       json_extract(record, '\$.price')     AS price
+  FROM t_event ORDER BY position LIMIT 5;"
+    printf '%s\n\n' "$query"
+    sqlite3 -header -column cache/t_event.sqlite "$query" || true
+    echo
+    for t in t_event t_venue t_news; do
+        if [ -f "cache/$t.sqlite" ]; then
+            printf '%-8s %s records\n' "$t" "$(sqlite3 "cache/$t.sqlite" "SELECT count(*) FROM $t" 2>/dev/null || echo '?')"
+        fi
+    done
+fi
+
+echo
+if [ "$status" -eq 0 ]; then
+    echo "demo: done. Records are in ./cache; try: $MIRROR status --output cache, or $MIRROR export --table t_venue"
+else
+    echo "demo: mirror run exited with status $status" >&2
+fi
+exit "$status"
