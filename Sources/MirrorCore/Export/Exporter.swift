@@ -41,7 +41,8 @@ public struct Exporter: Sendable {
             throw Failure(description: "cannot read the output folder '\(folder)': no such folder")
         }
         // The conventional file first.
-        for name in names.sorted(by: { a, _ in a == "\(table).sqlite" }) {
+        let conventional = "\(table).sqlite"
+        for name in names.filter({ $0 == conventional }) + names.filter({ $0 != conventional }) {
             let path = (folder as NSString).appendingPathComponent(name)
             if (try? hasTable(table, at: path)) == true { return path }
         }

@@ -81,9 +81,9 @@ public struct Runner: Sendable {
         var pruned = 0
         do {
             try store.prepare(table: job.table)
-            _ = try store.startWalk(job: job.name, account: job.account, table: job.table, at: startedAt)
+            try store.startWalk(job: job.name, account: job.account, table: job.table, at: startedAt)
             walk = await PageWalker(job: job, store: store, client: client, maxPages: options.maxPages, retry: options.retry, logger: logger)
-                .walk(startedAt: startedAt)
+                .walk()
             let succeeded = walk.error == nil
             let state = !succeeded ? "failed" : walk.stop.isComplete ? "complete" : "incomplete"
             try store.finishWalk(job: job.name, account: job.account, state: state, at: Timestamp.string(Date()))

@@ -38,14 +38,6 @@ public struct CommitCounts: Sendable, Equatable {
     public init() {}
 }
 
-/// The bookkeeping row of a job's walk.
-public struct WalkRecord: Sendable, Equatable {
-    public var startedAt: String
-    public var state: String
-    public var pages: Int
-    public var position: Int
-}
-
 /// The outcome of one job in one run, as `_mirror_runs` keeps it.
 public struct RunRecord: Sendable {
     public var job: String
@@ -85,7 +77,7 @@ public final class TableStore: Sendable {
     }
 
     /// Starts a fresh walk of a job: the position count restarts at 0.
-    public func startWalk(job: String, account: String, table: String, at time: String) throws -> WalkRecord {
+    public func startWalk(job: String, account: String, table: String, at time: String) throws {
         try pool.write { db in
             try db.execute(sql: """
                 INSERT INTO \(StoreSchema.walks) (job, account, table_name, state, started_at, updated_at, pages, next_page, next_url, position)
@@ -95,7 +87,6 @@ public final class TableStore: Sendable {
                   next_page = NULL, next_url = NULL, position = 0
                 """, arguments: [job, account, table, time, time])
         }
-        return WalkRecord(startedAt: time, state: "running", pages: 0, position: 0)
     }
 
     public func finishWalk(job: String, account: String, state: String, at time: String) throws {

@@ -84,7 +84,7 @@ public struct PageWalker: Sendable {
         let problem: String
     }
 
-    public func walk(startedAt: String) async -> WalkResult {
+    public func walk() async -> WalkResult {
         var result = WalkResult()
         var logger = logger
         logger[metadataKey: "job"] = "\(job.name)"
