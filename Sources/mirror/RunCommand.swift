@@ -7,6 +7,7 @@ struct RunCommand: AsyncParsableCommand {
     @Argument(help: "Job files.") var files: [String]
     @Option(name: .customLong("job"), help: "Run only this job (repeatable).") var jobs: [String] = []
     @Option(help: "Stop each job after this many pages.") var maxPages: Int?
+    @Flag(help: "Start every walk at its first page, even one that failed half-way.") var refresh = false
     @Option(help: "Output folder (default: the job file's 'output:', else ./cache).") var output: String?
     @Flag(help: "Log errors only.") var quiet = false
     @Flag(help: "Log every page.") var verbose = false
@@ -21,6 +22,7 @@ struct RunCommand: AsyncParsableCommand {
         var options = Runner.Options()
         options.jobs = jobs
         options.maxPages = maxPages
+        options.refresh = refresh
         options.output = output
         let summary = try await Runner(client: HTTPClient(), logger: logger).run(loaded, options: options)
         if !summary.text.isEmpty { printOut(summary.text) }

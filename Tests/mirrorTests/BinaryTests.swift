@@ -207,3 +207,68 @@ final class SlowGate: Sendable {
     var isClosed: Bool { closed.withLock { $0 } }
     func open() { closed.withLock { $0 = false } }
 }
+
+@Suite("a killed run")
+struct KillTests {
+    @Test("kill -9 mid-walk leaves whole pages and a sound database; the rerun ends with exactly the right ids")
+    func sigkill() async throws {
+        let folder = try temporaryFolder()
+        let gate = SlowGate()
+        // 6 pages of 50 records; page 4 is held until the gate opens.
+        let pageIDs = (1...6).map { page in (0..<50).map { "\(page * 1000 + $0)" } }
+        try await FixtureServer.with({ request in
+            let page = Int(request.parameter("page") ?? "") ?? 0
+            while page == 4, gate.isClosed { try? await Task.sleep(for: .milliseconds(20)) }
+            let ids = page >= 1 && page <= 6 ? pageIDs[page - 1] : []
+            return .json(#"{"data":{"list":[\#(ids.map { #"{"id":"\#($0)","body":"\#(String(repeating: "x", count: 200))"}"# }.joined(separator: ","))]}}"#)
+        }) { server in
+            try jobYAML.replacingOccurrences(of: "BASE", with: server.base).write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+            let victim = Process()
+            victim.executableURL = mirrorBinary
+            victim.arguments = ["run", "jobs.yaml", "--quiet"]
+            victim.currentDirectoryURL = URL(fileURLWithPath: folder)
+            victim.environment = ["API_KEY": "k"]
+            victim.standardOutput = FileHandle.nullDevice
+            victim.standardError = FileHandle.nullDevice
+            try victim.run()
+            while !server.requests.contains(where: { $0.parameter("page") == "4" }) {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            kill(victim.processIdentifier, SIGKILL)
+            victim.waitUntilExit()
+            #expect(victim.terminationReason == .uncaughtSignal)
+
+            let check = try await mirror(["export", "--table", "t_event", "--output", "out"], in: folder)
+            let stored = Set(check.stdout.split(separator: "\n").map { line in
+                String(line.split(separator: "\"")[3])
+            })
+            // Only whole pages: pages 1-2 or pages 1-3, never part of one.
+            let wholePages = [2, 3].map { Set(pageIDs.prefix($0).joined()) }
+            #expect(wholePages.contains(stored))
+            let integrity = try sqlite(folder + "/out/t_event.sqlite", "PRAGMA integrity_check")
+            #expect(integrity == "ok\n")
+
+            gate.open()
+            let rerun = try await mirror(["run", "jobs.yaml", "--quiet"], in: folder, environment: ["API_KEY": "k"])
+            #expect(rerun.status == 0)
+            #expect(rerun.stdout.contains(", resumed at page \(stored.count / 50 + 1), "))
+        }
+        let all = try sqlite(folder + "/out/t_event.sqlite", "SELECT count(*), count(DISTINCT id), min(id), max(id) FROM t_event")
+        #expect(all == "300|300|1000|6049\n")
+        let ids = try sqlite(folder + "/out/t_event.sqlite", "SELECT id FROM t_event ORDER BY position")
+        #expect(ids == pageIDs.joined().map { $0 + "\n" }.joined())
+    }
+}
+
+/// Runs the sqlite3 shell on a database (the way a device or an operator reads it).
+func sqlite(_ database: String, _ sql: String) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+    process.arguments = ["-readonly", database, sql]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self)
+}

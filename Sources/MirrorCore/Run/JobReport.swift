@@ -21,6 +21,8 @@ public struct JobReport: Sendable {
             var line = "\(job): ok, \(walk.pages) \(walk.pages == 1 ? "page" : "pages"), \(stored) records"
                 + " (\(counts.new) new, \(counts.updated) updated, \(counts.unchanged) unchanged)"
             if !walk.rejected.isEmpty { line += ", \(walk.rejected.count) rejected" }
+            if walk.retries > 0 { line += ", \(walk.retries) \(walk.retries == 1 ? "retry" : "retries")" }
+            if let resumed = walk.resumedAt { line += ", resumed at page \(resumed)" }
             if pruned > 0 { line += ", \(pruned) pruned" }
             line += ", stopped: \(walk.stop), " + String(format: "%.2fs", seconds)
             lines = [line]

@@ -12,6 +12,8 @@ public struct Runner: Sendable {
     public struct Options: Sendable {
         public var jobs: [String] = []
         public var maxPages: Int?
+        /// Start every walk at its first page, even one that failed half-way.
+        public var refresh = false
         public var output: String?
         /// Backoff between retries.
         public var retry = RetryPolicy()
@@ -77,18 +79,21 @@ public struct Runner: Sendable {
     func run(_ job: JobSpec, file: JobFile, store: TableStore, options: Options) async -> JobReport {
         let clock = ContinuousClock.now
         let startedAt = Timestamp.string(Date())
+        var walkStartedAt = startedAt
         var walk = WalkResult()
         var pruned = 0
         do {
             try store.prepare(table: job.table)
-            try store.startWalk(job: job.name, account: job.account, table: job.table, at: startedAt)
+            let start = try store.startWalk(job: job.name, account: job.account, table: job.table, at: startedAt,
+                                            fresh: options.refresh)
+            walkStartedAt = start.startedAt
             walk = await PageWalker(job: job, store: store, client: client, maxPages: options.maxPages, retry: options.retry, logger: logger)
-                .walk()
+                .walk(from: start)
             let succeeded = walk.error == nil
             let state = !succeeded ? "failed" : walk.stop.isComplete ? "complete" : "incomplete"
             try store.finishWalk(job: job.name, account: job.account, state: state, at: Timestamp.string(Date()))
             if succeeded, walk.stop.isComplete, job.prune {
-                pruned = try store.prune(table: job.table, account: job.account, notSeenSince: startedAt)
+                pruned = try store.prune(table: job.table, account: job.account, notSeenSince: walkStartedAt)
             }
         } catch {
             walk.error = walk.error ?? "job '\(job.name)': \(store.path): \(error)"

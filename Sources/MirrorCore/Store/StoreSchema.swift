@@ -34,6 +34,7 @@ enum StoreSchema {
                   pages       INTEGER NOT NULL,
                   next_page   INTEGER,
                   next_url    TEXT,
+                  next_cursor TEXT,
                   position    INTEGER NOT NULL,
                   PRIMARY KEY (job, account)
                 );

@@ -27,8 +27,28 @@ public struct PageCommit: Sendable {
     public var firstPosition: Int
     /// Where the walk goes after this page.
     public var nextPage: Int?
+    /// Redacted: a checkpoint holding a secret cannot be resumed from.
     public var nextURL: String?
+    public var nextCursor: String?
     public var time: String
+}
+
+/// Where a job's walk starts: page `from` of a new walk, or the checkpoint of one that
+/// failed or was killed.
+public struct WalkStart: Sendable, Equatable {
+    public var startedAt: String
+    /// The `{page}` value to fetch next; nil for a new walk.
+    public var page: Int?
+    public var nextURL: String?
+    public var cursor: String?
+    public var position: Int
+
+    public var isResumed: Bool { page != nil }
+
+    /// A redacted URL or cursor cannot be requested again.
+    var isResumable: Bool {
+        !(nextURL?.contains(Redactor.mask) ?? false) && !(cursor?.contains(Redactor.mask) ?? false)
+    }
 }
 
 public struct CommitCounts: Sendable, Equatable {
@@ -76,16 +96,31 @@ public final class TableStore: Sendable {
         try pool.write { db in try db.execute(sql: StoreSchema.createTable(table)) }
     }
 
-    /// Starts a fresh walk of a job: the position count restarts at 0.
-    public func startWalk(job: String, account: String, table: String, at time: String) throws {
+    /// Resumes the job's walk where it stopped if its last walk failed or was killed
+    /// after storing pages (unless `fresh`); otherwise starts a new walk whose position
+    /// count restarts at 0.
+    public func startWalk(job: String, account: String, table: String, at time: String, fresh: Bool) throws -> WalkStart {
         try pool.write { db in
+            if !fresh, let row = try Row.fetchOne(db, sql: """
+                SELECT started_at, next_page, next_url, next_cursor, position FROM \(StoreSchema.walks)
+                WHERE job = ? AND account = ? AND table_name = ? AND state IN ('failed', 'running') AND next_page IS NOT NULL
+                """, arguments: [job, account, table]) {
+                let start = WalkStart(startedAt: row["started_at"], page: row["next_page"], nextURL: row["next_url"],
+                                      cursor: row["next_cursor"], position: row["position"])
+                if start.isResumable {
+                    try db.execute(sql: "UPDATE \(StoreSchema.walks) SET state = 'running', updated_at = ? WHERE job = ? AND account = ?",
+                                   arguments: [time, job, account])
+                    return start
+                }
+            }
             try db.execute(sql: """
                 INSERT INTO \(StoreSchema.walks) (job, account, table_name, state, started_at, updated_at, pages, next_page, next_url, position)
                 VALUES (?, ?, ?, 'running', ?, ?, 0, NULL, NULL, 0)
                 ON CONFLICT (job, account) DO UPDATE SET table_name = excluded.table_name, state = 'running',
                   started_at = excluded.started_at, updated_at = excluded.updated_at, pages = 0,
-                  next_page = NULL, next_url = NULL, position = 0
+                  next_page = NULL, next_url = NULL, next_cursor = NULL, position = 0
                 """, arguments: [job, account, table, time, time])
+            return WalkStart(startedAt: time, page: nil, nextURL: nil, cursor: nil, position: 0)
         }
     }
 
@@ -163,9 +198,9 @@ public final class TableStore: Sendable {
                 """).execute(arguments: [page.job, page.account, page.url.description, page.page, page.status, page.etag,
                                  page.lastModified, page.records.count, page.responseBytes, page.time])
             try db.cachedStatement(sql: """
-                UPDATE \(StoreSchema.walks) SET updated_at = ?, pages = pages + 1, next_page = ?, next_url = ?, position = ?
+                UPDATE \(StoreSchema.walks) SET updated_at = ?, pages = pages + 1, next_page = ?, next_url = ?, next_cursor = ?, position = ?
                 WHERE job = ? AND account = ?
-                """).execute(arguments: [page.time, page.nextPage, page.nextURL, page.firstPosition + page.records.count,
+                """).execute(arguments: [page.time, page.nextPage, page.nextURL, page.nextCursor, page.firstPosition + page.records.count,
                                  page.job, page.account])
             return counts
         }

@@ -54,6 +54,8 @@ public struct WalkResult: Sendable {
     public var rejected: [RejectedRecord] = []
     /// Page values stored, first and last.
     public var retries = 0
+    /// The page a resumed walk started at.
+    public var resumedAt: Int?
     public var firstStored: Int?
     public var lastStored: Int?
     public var error: String?
@@ -84,15 +86,19 @@ public struct PageWalker: Sendable {
         let problem: String
     }
 
-    public func walk() async -> WalkResult {
+    public func walk(from start: WalkStart) async -> WalkResult {
         var result = WalkResult()
         var logger = logger
         logger[metadataKey: "job"] = "\(job.name)"
-        var page = job.pages.from
-        var cursor: String?
-        var nextURL: RedactedURL?
+        var page = start.page ?? job.pages.from
+        var cursor = start.cursor
+        var nextURL = start.nextURL.map { RedactedURL(real: $0, redactor: job.redactor) }
+        if start.isResumed {
+            result.resumedAt = page
+            logger.info("resuming the walk", metadata: ["page": "\(page)"])
+        }
         var seenNext: Set<String> = []
-        var position = 0
+        var position = start.position
         var prefetched: (url: RedactedURL, task: Task<FetchOutcome, Never>)?
         defer { prefetched?.task.cancel() }
         let singlePage = job.next == nil && !job.url.usesPage && !(job.body?.json.contains("{page}") ?? false)
@@ -182,7 +188,8 @@ public struct PageWalker: Sendable {
                     lastModified: response.headers["last-modified"], responseBytes: response.body.count,
                     bytes: parsed.document.bytes, records: parsed.records, onChange: job.onChange,
                     firstPosition: position, nextPage: stop == nil ? page + job.pages.step : nil,
-                    nextURL: followURL?.description ?? nextCursor.map(job.redactor.redact), time: Timestamp.string(Date()))
+                    nextURL: followURL?.description, nextCursor: nextCursor.map(job.redactor.redact),
+                    time: Timestamp.string(Date()))
                 let counts: CommitCounts
                 do {
                     counts = try store.commit(commit)

@@ -26,12 +26,13 @@ struct Harness {
 
     /// Loads and runs a job file; the output folder is `output` unless the file sets one.
     func run(_ yaml: String, server: FixtureServer, maxPages: Int? = nil, jobs: [String] = [],
-             environment: [String: String] = [:]) async throws -> RunSummary {
+             environment: [String: String] = [:], refresh: Bool = false) async throws -> RunSummary {
         let file = try load(yaml, server: server, environment: environment)
         var options = Runner.Options()
         options.output = output
         options.maxPages = maxPages
         options.jobs = jobs
+        options.refresh = refresh
         options.retry = RetryPolicy(baseDelay: 0.01)
         return try await Runner(client: HTTPClient(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
             .run([file], options: options)

@@ -1,0 +1,94 @@
+import Foundation
+import GRDB
+@testable import MirrorCore
+import MirrorTestSupport
+import Testing
+
+private let yaml = """
+    version: 1
+    jobs:
+      - name: items
+        url: "BASE/items?page={page}"
+        records: data.list
+        id: id
+        table: t_item
+        retries: 0
+    """
+
+private let api = PagedAPI(ids: [["1", "2"], ["3"], ["4", "5"], ["6"]])
+
+/// Serves `api`, but page 3 fails while `broken` is set.
+private func serve(_ broken: SharedCounter) -> @Sendable (FixtureRequest) async -> FixtureResponse {
+    { request in
+        let page = Int(request.parameter("page") ?? "") ?? 0
+        if page == 3, broken.value == 0 { return .text("down", status: 500) }
+        return .json(api.body(page: page))
+    }
+}
+
+@Suite("resume")
+struct ResumeTests {
+    @Test("a failed walk resumes at the page that failed, positions continuing")
+    func resumes() async throws {
+        let harness = try Harness()
+        let fixed = SharedCounter()
+        try await FixtureServer.with(serve(fixed)) { server in
+            let first = try await harness.run(yaml, server: server)
+            #expect(!first.allSucceeded)
+            #expect(try harness.ids() == ["1", "2", "3"])
+            fixed.increment()
+            let second = try await harness.run(yaml, server: server)
+            #expect(server.requests.map(\.target).suffix(3) == ["/items?page=3", "/items?page=4", "/items?page=5"])
+            #expect(second.reports[0].walk.resumedAt == 3)
+            #expect(second.text.contains(", resumed at page 3, "))
+            #expect(second.reports[0].walk.counts.new == 3)
+            // A complete walk starts over next time.
+            let third = try await harness.run(yaml, server: server)
+            #expect(third.reports[0].walk.resumedAt == nil)
+            #expect(server.requests.count == 3 + 3 + 5)
+        }
+        #expect(try harness.ids() == ["1", "2", "3", "4", "5", "6"])
+        let positions = try await harness.database("t_item.sqlite").read { db in
+            try Int.fetchAll(db, sql: "SELECT position FROM t_item ORDER BY position")
+        }
+        #expect(positions == [0, 1, 2, 3, 4, 5])
+    }
+
+    @Test("--refresh starts a failed walk over at its first page")
+    func refresh() async throws {
+        let harness = try Harness()
+        let fixed = SharedCounter()
+        try await FixtureServer.with(serve(fixed)) { server in
+            _ = try await harness.run(yaml, server: server)
+            fixed.increment()
+            let again = try await harness.run(yaml, server: server, refresh: true)
+            #expect(again.reports[0].walk.resumedAt == nil)
+            #expect(server.requests.map(\.target).suffix(5) == (1...5).map { "/items?page=\($0)" })
+        }
+    }
+
+    @Test("a cursor walk resumes at the cursor that failed")
+    func cursor() async throws {
+        let harness = try Harness()
+        let fixed = SharedCounter()
+        try await FixtureServer.with({ request in
+            switch request.parameter("c") {
+            case "": return .json(#"{"items":[{"id":"a"}],"next":"B"}"#)
+            case "B": return fixed.value == 0 ? .text("down", status: 503) : .json(#"{"items":[{"id":"b"}],"next":null}"#)
+            default: return .json(#"{"items":[]}"#)
+            }
+        }) { server in
+            let yaml = """
+                version: 1
+                jobs:
+                  - { name: c, url: "BASE/c?c={cursor}", next: next, records: items, id: id, table: t_item, retries: 0 }
+                """
+            _ = try await harness.run(yaml, server: server)
+            fixed.increment()
+            let second = try await harness.run(yaml, server: server)
+            #expect(second.allSucceeded)
+            #expect(server.requests.map(\.target) == ["/c?c=", "/c?c=B", "/c?c=B"])
+        }
+        #expect(try harness.ids() == ["a", "b"])
+    }
+}
