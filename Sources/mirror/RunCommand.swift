@@ -8,12 +8,14 @@ struct RunCommand: AsyncParsableCommand {
     @Option(name: .customLong("job"), help: "Run only this job (repeatable).") var jobs: [String] = []
     @Option(help: "Stop each job after this many pages.") var maxPages: Int?
     @Flag(help: "Start every walk at its first page, even one that failed half-way.") var refresh = false
+    @Option(help: "Run at most this many jobs at once.") var parallel = 4
     @Option(help: "Output folder (default: the job file's 'output:', else ./cache).") var output: String?
     @Flag(help: "Log errors only.") var quiet = false
     @Flag(help: "Log every page.") var verbose = false
 
     func validate() throws {
         if let maxPages, maxPages < 1 { throw ValidationError("--max-pages must be at least 1") }
+        if parallel < 1 { throw ValidationError("--parallel must be at least 1") }
     }
 
     func run() async throws {
@@ -23,6 +25,7 @@ struct RunCommand: AsyncParsableCommand {
         options.jobs = jobs
         options.maxPages = maxPages
         options.refresh = refresh
+        options.parallel = parallel
         options.output = output
         let summary = try await Runner(client: HTTPClient(), logger: logger).run(loaded, options: options)
         if !summary.text.isEmpty { printOut(summary.text) }

@@ -14,6 +14,8 @@ public struct Runner: Sendable {
         public var maxPages: Int?
         /// Start every walk at its first page, even one that failed half-way.
         public var refresh = false
+        /// Jobs run at once.
+        public var parallel = 4
         public var output: String?
         /// Backoff between retries.
         public var retry = RetryPolicy()
@@ -50,30 +52,37 @@ public struct Runner: Sendable {
             locks[entry.output] = try OutputLock(folder: entry.output)
         }
         defer { withExtendedLifetime(locks) {} }
+        // Open every database first (jobs may share one), then run the jobs.
         var stores: [String: TableStore] = [:]
-        var reports: [JobReport] = []
-        for entry in selected {
+        var reports: [JobReport?] = Array(repeating: nil, count: selected.count)
+        var runnable: [(index: Int, job: JobSpec, file: JobFile, store: TableStore)] = []
+        for (index, entry) in selected.enumerated() {
             let path = (entry.output as NSString).appendingPathComponent(entry.job.database)
-            let store: TableStore
             do {
-                if let existing = stores[path] {
-                    store = existing
-                } else {
-                    try FileManager.default.createDirectory(atPath: entry.output, withIntermediateDirectories: true)
-                    store = try TableStore(path: path)
-                    stores[path] = store
-                }
+                if stores[path] == nil { stores[path] = try TableStore(path: path) }
+                runnable.append((index, entry.job, entry.file, stores[path]!))
             } catch {
                 var walk = WalkResult()
                 walk.error = "job '\(entry.job.name)': cannot open \(path): \(error)"
-                reports.append(JobReport(job: entry.job.name, file: entry.file.path, table: entry.job.table,
-                                         database: path, account: entry.job.account, succeeded: false,
-                                         walk: walk, pruned: 0, seconds: 0))
-                continue
+                reports[index] = JobReport(job: entry.job.name, file: entry.file.path, table: entry.job.table,
+                                           database: path, account: entry.job.account, succeeded: false,
+                                           walk: walk, pruned: 0, seconds: 0)
             }
-            reports.append(await run(entry.job, file: entry.file, store: store, options: options))
         }
-        return RunSummary(reports: reports)
+        // Up to `parallel` jobs at once; one job's failure never stops another.
+        await withTaskGroup(of: (Int, JobReport).self) { group in
+            var pending = runnable[...]
+            func startNext() {
+                guard let next = pending.popFirst() else { return }
+                group.addTask { (next.index, await self.run(next.job, file: next.file, store: next.store, options: options)) }
+            }
+            for _ in 0..<max(1, options.parallel) { startNext() }
+            while let (index, report) = await group.next() {
+                reports[index] = report
+                startNext()
+            }
+        }
+        return RunSummary(reports: reports.compactMap { $0 })
     }
 
     func run(_ job: JobSpec, file: JobFile, store: TableStore, options: Options) async -> JobReport {

@@ -1,0 +1,62 @@
+import Foundation
+import Logging
+@testable import MirrorCore
+import MirrorTestSupport
+import Synchronization
+import Testing
+
+@Suite("parallel jobs")
+struct ParallelTests {
+    /// `/a` waits (up to `patience`) for a request to `/b`; says whether it came meanwhile.
+    final class Rendezvous: Sendable {
+        let sawB = Mutex(false)
+        let overlapped = Mutex(false)
+    }
+
+    func run(parallel: Int, patience: Duration) async throws -> (overlapped: Bool, summary: RunSummary) {
+        let harness = try Harness()
+        let meeting = Rendezvous()
+        let summary = try await FixtureServer.with({ request in
+            if request.path == "/b" {
+                meeting.sawB.withLock { $0 = true }
+            } else {
+                let deadline = ContinuousClock.now + patience
+                while ContinuousClock.now < deadline, !meeting.sawB.withLock({ $0 }) {
+                    try? await Task.sleep(for: .milliseconds(10))
+                }
+                meeting.overlapped.withLock { $0 = meeting.sawB.withLock { $0 } }
+            }
+            return .json(#"{"data":{"list":[{"id":"\#(request.path)"}]}}"#)
+        }) { server in
+            let yaml = """
+                version: 1
+                defaults: { records: data.list, id: id }
+                jobs:
+                  - { name: a, url: "BASE/a", table: t_a }
+                  - { name: b, url: "BASE/b", table: t_b }
+                """
+            let file = try harness.load(yaml, server: server)
+            var options = Runner.Options()
+            options.output = harness.output
+            options.parallel = parallel
+            return try await Runner(client: HTTPClient(), logger: .init(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+                .run([file], options: options)
+        }
+        return (meeting.overlapped.withLock { $0 }, summary)
+    }
+
+    @Test("jobs of one run proceed concurrently; the summary keeps file order")
+    func concurrent() async throws {
+        let (overlapped, summary) = try await run(parallel: 2, patience: .seconds(10))
+        #expect(overlapped)
+        #expect(summary.reports.map(\.job) == ["a", "b"])
+        #expect(summary.allSucceeded)
+    }
+
+    @Test("--parallel 1 runs one job at a time")
+    func sequential() async throws {
+        let (overlapped, summary) = try await run(parallel: 1, patience: .milliseconds(300))
+        #expect(!overlapped)
+        #expect(summary.reports.map(\.job) == ["a", "b"])
+    }
+}
