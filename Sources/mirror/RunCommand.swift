@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import MirrorCore
 
 struct RunCommand: AsyncParsableCommand {
@@ -9,6 +10,7 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Stop each job after this many pages.") var maxPages: Int?
     @Flag(help: "Start every walk at its first page, even one that failed half-way.") var refresh = false
     @Option(help: "Run at most this many jobs at once.") var parallel = 4
+    @Option(help: "Write the run as JSON to this file.") var report: String?
     @Option(help: "Output folder (default: the job file's 'output:', else ./cache).") var output: String?
     @Flag(help: "Log errors only.") var quiet = false
     @Flag(help: "Log every page.") var verbose = false
@@ -27,8 +29,17 @@ struct RunCommand: AsyncParsableCommand {
         options.refresh = refresh
         options.parallel = parallel
         options.output = output
+        let startedAt = Timestamp.string(Date())
         let summary = try await Runner(client: HTTPClient(), logger: logger).run(loaded, options: options)
         if !summary.text.isEmpty { printOut(summary.text) }
+        if let report {
+            do {
+                try RunReport(summary: summary, startedAt: startedAt, finishedAt: Timestamp.string(Date())).write(to: report)
+            } catch {
+                printError("error: cannot write the report '\(report)': \(error)")
+                throw ExitCode(1)
+            }
+        }
         if !summary.allSucceeded { throw ExitCode(1) }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import MirrorCore
 import MirrorTestSupport
 import Synchronization
 import Testing
@@ -114,8 +115,25 @@ struct BinaryTests {
         try await FixtureServer.with(api) { server in
             let yaml = jobYAML.replacingOccurrences(of: "BASE/events", with: server.base + "/broken") + "\n    retries: 1\n"
             try yaml.write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
-            let run = try await mirror(["run", "jobs.yaml", "--quiet"], in: folder, environment: ["API_KEY": "hunter2"])
+            let run = try await mirror(["run", "jobs.yaml", "--quiet", "--report", "report.json"], in: folder,
+                                       environment: ["API_KEY": "hunter2"])
             #expect(run.status == 1)
+            let text = try String(contentsOfFile: folder + "/report.json", encoding: .utf8)
+            #expect(!text.contains("hunter2"))
+            let decoder = JSONDecoder()
+            decoder.keyDecodingStrategy = .convertFromSnakeCase
+            let report = try decoder.decode(RunReport.self, from: Data(text.utf8))
+            #expect(report.exitStatus == 1)
+            let job = try #require(report.jobs.first)
+            #expect(job.job == "events" && job.status == "failed" && job.table == "t_event" && job.file == "jobs.yaml")
+            #expect(job.stopReason == "failed" && !job.complete)
+            #expect(job.pages == 2 && job.retries == 1)
+            let records = job.records
+            let counts: [Int] = [records.new, records.updated, records.unchanged, records.rejected, records.pruned]
+            #expect(counts == [3, 0, 0, 0, 0])
+            #expect(job.bytes == 76 + 48)
+            let expected: String = "job 'events': GET \(server.base)/broken?page=3&key=REDACTED: HTTP 503: unexpected status (service unavailable) (after 1 retry); page 3 not stored, pages 1-2 kept"
+            #expect(job.error == expected)
             #expect(run.stdout == "events: FAILED: job 'events': GET \(server.base)/broken?page=3&key=REDACTED: HTTP 503: unexpected status (service unavailable) (after 1 retry); page 3 not stored, pages 1-2 kept\n")
             #expect(server.requests.map(\.target).suffix(2) == ["/broken?page=3&key=hunter2", "/broken?page=3&key=hunter2"])
             #expect(!run.stderr.contains("hunter2"))

@@ -54,6 +54,8 @@ public struct WalkResult: Sendable {
     public var rejected: [RejectedRecord] = []
     /// Page values stored, first and last.
     public var retries = 0
+    /// Response bytes received for the pages of this walk.
+    public var bytes = 0
     /// The page a resumed walk started at.
     public var resumedAt: Int?
     public var firstStored: Int?
@@ -134,6 +136,7 @@ public struct PageWalker: Sendable {
                     parsed = pageParsed
                 }
                 result.pages += 1
+                result.bytes += response.body.count
                 result.rejected += parsed.rejected
 
                 if parsed.elementCount == 0 && job.stop.empty {

@@ -1,0 +1,76 @@
+import Foundation
+
+/// What `--report FILE` writes: the whole run as JSON, one entry per job.
+public struct RunReport: Sendable, Codable, Equatable {
+    public struct Records: Sendable, Codable, Equatable {
+        public var new: Int
+        public var updated: Int
+        public var unchanged: Int
+        public var rejected: Int
+        public var pruned: Int
+    }
+
+    public struct Rejected: Sendable, Codable, Equatable {
+        public var page: Int
+        public var index: Int
+        public var reason: String
+    }
+
+    public struct Job: Sendable, Codable, Equatable {
+        public var job: String
+        public var file: String
+        public var table: String
+        public var database: String
+        public var account: String
+        /// `ok` or `failed`.
+        public var status: String
+        public var stopReason: String
+        /// The walk saw everything (a stop condition or `pages.to`), as `prune` requires.
+        public var complete: Bool
+        public var pages: Int
+        public var resumedAt: Int?
+        public var records: Records
+        public var rejected: [Rejected]
+        public var retries: Int
+        public var bytes: Int
+        public var durationSeconds: Double
+        public var error: String?
+    }
+
+    public var startedAt: String
+    public var finishedAt: String
+    public var exitStatus: Int
+    public var jobs: [Job]
+
+    public init(summary: RunSummary, startedAt: String, finishedAt: String) {
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        exitStatus = summary.allSucceeded ? 0 : 1
+        jobs = summary.reports.map { report in
+            let walk = report.walk
+            return Job(
+                job: report.job, file: report.file, table: report.table, database: report.database,
+                account: report.account, status: report.succeeded ? "ok" : "failed", stopReason: walk.stop.description,
+                complete: report.succeeded && walk.stop.isComplete, pages: walk.pages, resumedAt: walk.resumedAt,
+                records: Records(new: walk.counts.new, updated: walk.counts.updated, unchanged: walk.counts.unchanged,
+                                 rejected: walk.rejected.count, pruned: report.pruned),
+                rejected: walk.rejected.map { Rejected(page: $0.page, index: $0.index, reason: $0.reason) },
+                retries: walk.retries, bytes: walk.bytes, durationSeconds: (report.seconds * 1000).rounded() / 1000,
+                error: walk.error)
+        }
+    }
+
+    /// Pretty JSON with snake_case keys, written whole: to `FILE.partial`, then renamed.
+    public func write(to path: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        var data = try encoder.encode(self)
+        data.append(0x0A)
+        let partial = path + ".partial"
+        try data.write(to: URL(fileURLWithPath: partial))
+        guard rename(partial, path) == 0 else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
+        }
+    }
+}
