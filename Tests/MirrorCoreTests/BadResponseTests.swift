@@ -131,3 +131,47 @@ struct BadResponseTests {
         #expect(try harness.ids() == ["1", "2", "3"])
     }
 }
+
+@Suite("validate")
+struct ValidateTests {
+    @Test("a response that breaks `validate` is rejected whole, naming path, expected and found types")
+    func mismatch() async throws {
+        let harness = try Harness()
+        let api = PagedAPI(ids: [["1", "2"], ["3"], ["4"]])
+        let summary = try await FixtureServer.with({ request in
+            let page = Int(request.parameter("page") ?? "") ?? 0
+            return .json(api.body(page: page, extra: page == 3 ? #","total":"9""# : #","total":9"#))
+        }) { server in
+            let yaml = """
+                version: 1
+                jobs:
+                  - name: events
+                    url: "BASE/items?page={page}"
+                    records: data.list
+                    id: id
+                    table: t_item
+                    validate: { data.list: array, data.total: number }
+                """
+            let summary = try await harness.run(yaml, server: server)
+            #expect(summary.reports[0].walk.error == "job 'events': GET \(server.base)/items?page=3: HTTP 200: 'data.total' must be number, found string; page 3 not stored, pages 1-2 kept")
+            return summary
+        }
+        #expect(!summary.allSucceeded)
+        #expect(try harness.ids() == ["1", "2", "3"])
+    }
+
+    @Test("a type name validate does not know is a config error")
+    func missingAndConfig() throws {
+        let yaml = """
+            version: 1
+            jobs:
+              - { name: a, url: "https://x.test/", records: l, id: id, table: t, validate: { l: list } }
+            """
+        do {
+            _ = try JobFileLoader().parse(text: yaml, path: "j.yaml", folder: ".")
+            Issue.record("expected a config error")
+        } catch {
+            #expect(error.description == "j.yaml:3:85: 'validate' types are object, array, string, number, bool or null, not 'list'")
+        }
+    }
+}

@@ -330,12 +330,32 @@ struct JobFileReader {
             if value >= 0 { retries = value } else { error(n, "'retries' must not be negative, not \(value)") }
         }
 
+        var validate: [(path: JSONPath, kind: JSONKind)] = []
+        if let n = keys[.validate]?.value {
+            if case let .mapping(map) = n {
+                let kinds: [String: JSONKind] = [
+                    "object": .object, "array": .array, "string": .string, "number": .number, "bool": .bool, "null": .null,
+                ]
+                for (keyNode, valueNode) in map {
+                    let path = self.path(keyNode, key: "validate")
+                    guard let kindText = string(valueNode, key: "validate")?.value else { continue }
+                    guard let kind = kinds[kindText] else {
+                        error(valueNode, "'validate' types are object, array, string, number, bool or null, not '\(kindText)'")
+                        continue
+                    }
+                    if let path { validate.append((path, kind)) }
+                }
+            } else {
+                error(n, "'validate' must be a mapping of path to type, such as { data.list: array }")
+            }
+        }
+
         guard let name = nameText, let url, let records, let id, let table, let database else { return nil }
         return JobSpec(
             name: name, url: RequestTemplate(real: url.value, shown: url.shown), method: method, body: body,
             headers: headers, pages: pages, next: next, records: records, id: id, table: table,
             database: database, account: account, stop: stop, onChange: onChange, prune: prune,
-            timeout: timeout, retries: retries, redactor: redactor)
+            timeout: timeout, retries: retries, validate: validate, redactor: redactor)
     }
 
     // MARK: Values

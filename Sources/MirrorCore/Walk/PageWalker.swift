@@ -333,6 +333,13 @@ public struct PageWalker: Sendable {
             let problem = Self.looksLikeHTML(response) ? "response is HTML, not JSON" : "response is not JSON: \(error)"
             throw PageFault(url: url, status: response.status, problem: problem)
         }
+        for rule in job.validate {
+            let found = document.root.value(at: rule.path)
+            if found?.kind != rule.kind {
+                throw PageFault(url: url, status: response.status,
+                                problem: "'\(rule.path)' must be \(rule.kind), found \(found.map { "\($0.kind)" } ?? "nothing")")
+            }
+        }
         guard let list = document.root.value(at: job.records) else {
             throw PageFault(url: url, status: response.status, problem: "no '\(job.records)' in the response")
         }
