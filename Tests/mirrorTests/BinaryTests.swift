@@ -50,6 +50,19 @@ let mirrorBinary: URL = {
     return root.appendingPathComponent(".build/debug/mirror")
 }()
 
+/// Starts `mirror run jobs.yaml --quiet` in the background, output discarded.
+func startRun(in folder: String) throws -> Process {
+    let process = Process()
+    process.executableURL = mirrorBinary
+    process.arguments = ["run", "jobs.yaml", "--quiet"]
+    process.currentDirectoryURL = URL(fileURLWithPath: folder)
+    process.environment = ["API_KEY": "k"]
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    return process
+}
+
 func temporaryFolder() throws -> String {
     let folder = NSTemporaryDirectory() + "mirror-e2e-" + UUID().uuidString
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -194,14 +207,7 @@ struct LockTests {
             return .json(#"{"data":{"list":[]}}"#)
         }) { server in
             try jobYAML.replacingOccurrences(of: "BASE", with: server.base).write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
-            let holder = Process()
-            holder.executableURL = mirrorBinary
-            holder.arguments = ["run", "jobs.yaml", "--quiet"]
-            holder.currentDirectoryURL = URL(fileURLWithPath: folder)
-            holder.environment = ["API_KEY": "k"]
-            holder.standardOutput = FileHandle.nullDevice
-            holder.standardError = FileHandle.nullDevice
-            try holder.run()
+            let holder = try startRun(in: folder)
             // The holder has the lock once its first request arrives.
             while server.requests.isEmpty { try await Task.sleep(for: .milliseconds(20)) }
             let second = try await mirror(["run", "jobs.yaml"], in: folder, environment: ["API_KEY": "k"])
@@ -241,14 +247,7 @@ struct KillTests {
             return .json(#"{"data":{"list":[\#(ids.map { #"{"id":"\#($0)","body":"\#(String(repeating: "x", count: 200))"}"# }.joined(separator: ","))]}}"#)
         }) { server in
             try jobYAML.replacingOccurrences(of: "BASE", with: server.base).write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
-            let victim = Process()
-            victim.executableURL = mirrorBinary
-            victim.arguments = ["run", "jobs.yaml", "--quiet"]
-            victim.currentDirectoryURL = URL(fileURLWithPath: folder)
-            victim.environment = ["API_KEY": "k"]
-            victim.standardOutput = FileHandle.nullDevice
-            victim.standardError = FileHandle.nullDevice
-            try victim.run()
+            let victim = try startRun(in: folder)
             while !server.requests.contains(where: { $0.parameter("page") == "4" }) {
                 try await Task.sleep(for: .milliseconds(10))
             }
