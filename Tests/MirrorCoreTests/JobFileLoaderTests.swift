@@ -69,14 +69,14 @@ struct JobFileLoaderTests {
                 records: data.list
                 id: id
                 table: 1bad
-                rate_limit: 5/s
+                concurrency: 8
             """
         #expect(diagnostics(yaml) == [
             "jobs/x.yaml:5:5: unknown key 'pagse' in job (did you mean 'pages'?)",
             "jobs/x.yaml:9:14: 'timeout' must be a duration such as 30s, 5m or 12h, not '30 seconds'",
             "jobs/x.yaml:11:10: environment variable ACCOUNT is not set",
             "jobs/x.yaml:14:12: table name '1bad' must match [A-Za-z_][A-Za-z0-9_]* and not start with '_mirror_' or 'sqlite_'",
-            "jobs/x.yaml:15:5: 'rate_limit' is not supported yet by this version of mirror",
+            "jobs/x.yaml:15:5: 'concurrency' is not supported yet by this version of mirror",
         ])
     }
 

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Knows every value that came from `${…}` in a job file and blanks it out of any text
 /// meant for people or for files: logs, errors, reports, stored URLs.
 public struct Redactor: Sendable, Equatable {
@@ -48,6 +50,12 @@ public struct RedactedURL: Sendable, Hashable, CustomStringConvertible {
     init(real: String, shown: String) {
         self.real = real
         self.description = shown
+    }
+
+    /// `host:port` as the rate limit counts it (secrets do not live there).
+    var host: String {
+        guard let components = URLComponents(string: real) else { return "" }
+        return "\(components.host ?? ""):\(components.port.map(String.init) ?? components.scheme ?? "")"
     }
 
     public static func == (lhs: RedactedURL, rhs: RedactedURL) -> Bool { lhs.real == rhs.real }

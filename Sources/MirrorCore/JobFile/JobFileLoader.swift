@@ -330,6 +330,11 @@ struct JobFileReader {
             if value >= 0 { retries = value } else { error(n, "'retries' must not be negative, not \(value)") }
         }
 
+        var rateLimit: RateLimit?
+        if let n = keys[.rateLimit]?.value, let text = string(n, key: "rate_limit") {
+            rateLimit = RateLimit(text.value)
+            if rateLimit == nil { error(n, "'rate_limit' must be requests per time such as 5/s, 100/m or 1000/h, not '\(text.value)'") }
+        }
         var validate: [(path: JSONPath, kind: JSONKind)] = []
         if let n = keys[.validate]?.value {
             if case let .mapping(map) = n {
@@ -355,7 +360,7 @@ struct JobFileReader {
             name: name, url: RequestTemplate(real: url.value, shown: url.shown), method: method, body: body,
             headers: headers, pages: pages, next: next, records: records, id: id, table: table,
             database: database, account: account, stop: stop, onChange: onChange, prune: prune,
-            timeout: timeout, retries: retries, validate: validate, redactor: redactor)
+            timeout: timeout, retries: retries, rateLimit: rateLimit, validate: validate, redactor: redactor)
     }
 
     // MARK: Values

@@ -18,7 +18,7 @@ enum JobKey: String, CaseIterable {
     /// Keys of SPEC §1 this version does not implement: using one is a config error.
     var isSupported: Bool {
         switch self {
-        case .rateLimit, .concurrency, .refreshAfter, .downloads,
+        case .concurrency, .refreshAfter, .downloads,
              .downloadConcurrency, .maxFileSize:
             return false
         default:

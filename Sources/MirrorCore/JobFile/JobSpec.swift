@@ -58,6 +58,8 @@ public struct JobSpec: Sendable {
     public let timeout: Double
     /// Retries after a network error, a timeout, a 5xx, 408 or 429.
     public let retries: Int
+    /// Requests per time to this job's host, shared with every job of the run on that host.
+    public let rateLimit: RateLimit?
     /// Paths a response must hold, with their kinds, in file order.
     public let validate: [(path: JSONPath, kind: JSONKind)]
     /// Every value of this job that came from `${…}`.

@@ -23,6 +23,7 @@ public struct Runner: Sendable {
     }
 
     let client: HTTPClient
+    let limiter = RateLimiter()
     let logger: Logger
 
     public init(client: HTTPClient, logger: Logger) {
@@ -96,7 +97,8 @@ public struct Runner: Sendable {
             let start = try store.startWalk(job: job.name, account: job.account, table: job.table, at: startedAt,
                                             fresh: options.refresh)
             walkStartedAt = start.startedAt
-            walk = await PageWalker(job: job, store: store, client: client, maxPages: options.maxPages, retry: options.retry, logger: logger)
+            walk = await PageWalker(job: job, store: store, client: client, maxPages: options.maxPages, retry: options.retry,
+                                   limiter: limiter, logger: logger)
                 .walk(from: start)
             let succeeded = walk.error == nil
             let state = !succeeded ? "failed" : walk.stop.isComplete ? "complete" : "incomplete"

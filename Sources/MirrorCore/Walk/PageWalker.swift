@@ -70,9 +70,12 @@ public struct PageWalker: Sendable {
     public let client: HTTPClient
     public let maxPages: Int?
     public let retry: RetryPolicy
+    public let limiter: RateLimiter
     public let logger: Logger
 
-    public init(job: JobSpec, store: TableStore, client: HTTPClient, maxPages: Int?, retry: RetryPolicy, logger: Logger) {
+    public init(job: JobSpec, store: TableStore, client: HTTPClient, maxPages: Int?, retry: RetryPolicy,
+                limiter: RateLimiter, logger: Logger) {
+        self.limiter = limiter
         self.job = job
         self.store = store
         self.client = client
@@ -262,6 +265,9 @@ public struct PageWalker: Sendable {
         while true {
             let response: HTTPResponse
             do {
+                if let limit = job.rateLimit {
+                    _ = try? await limiter.acquire(host: url.host, limit: limit)
+                }
                 response = try await client.send(request)
             } catch {
                 if attempt < job.retries, await pause(attempt: &attempt, url: url, status: nil, retryAfter: nil) { continue }

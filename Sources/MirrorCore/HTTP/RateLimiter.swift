@@ -1,0 +1,42 @@
+import Foundation
+
+/// `rate_limit`: at most `count` requests per `seconds`, e.g. `5/s`, `100/m`.
+public struct RateLimit: Sendable, Equatable {
+    public let count: Int
+    public let seconds: Double
+
+    /// Seconds between two requests.
+    public var interval: Double { seconds / Double(count) }
+
+    public init?(_ text: String) {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, let count = Int(parts[0].trimmingCharacters(in: .whitespaces)), count > 0 else { return nil }
+        switch parts[1].trimmingCharacters(in: .whitespaces) {
+        case "s": seconds = 1
+        case "m": seconds = 60
+        case "h": seconds = 3600
+        default: return nil
+        }
+        self.count = count
+    }
+}
+
+/// Spaces requests to each host, shared by every job of a run that talks to that host.
+public actor RateLimiter {
+    private var nextSlot: [String: ContinuousClock.Instant] = [:]
+
+    public init() {}
+
+    /// Waits for this request's turn at `host`. The slot is claimed before waiting, so
+    /// concurrent callers line up instead of racing.
+    @discardableResult
+    public func acquire(host: String, limit: RateLimit) async throws -> ContinuousClock.Instant {
+        let now = ContinuousClock.now
+        let slot = max(now, nextSlot[host] ?? now)
+        nextSlot[host] = slot + .seconds(limit.interval)
+        if slot > now {
+            try await Task.sleep(until: slot, clock: .continuous)
+        }
+        return slot
+    }
+}
