@@ -32,6 +32,13 @@ struct JobFileLoaderTests {
                 on_change: keep
                 prune: true
                 account: "${ACCOUNT}"
+                concurrency: 8
+                refresh_after: 12h
+                max_page_size: 500KB
+              - name: plain
+                url: "https://api.example.com/v3/Plain"
+                id: id
+                table: t_plain
             """
         let file = try JobFileLoader(environment: ["KEY": "k", "ACCOUNT": "acc"]).parse(text: yaml, path: "jobs/x.yaml", folder: "jobs")
         #expect(file.output == "jobs/../cache")
@@ -48,6 +55,9 @@ struct JobFileLoaderTests {
         #expect(job.onChange == .keep)
         #expect(job.prune)
         #expect(job.timeout == 300)
+        #expect(job.concurrency == 8 && job.refreshAfter == 12 * 3600 && job.maxPageSize == 500 * 1024)
+        let plain = try #require(file.jobs.last)
+        #expect(plain.concurrency == 4 && plain.refreshAfter == nil && plain.maxPageSize == 64 * 1024 * 1024)
         #expect(job.headers.map(\.name) == ["User-Agent"])
         #expect(job.method == .get)
     }
@@ -69,14 +79,20 @@ struct JobFileLoaderTests {
                 records: data.list
                 id: id
                 table: 1bad
-                concurrency: 8
+                concurrency: 0
+                refresh_after: soon
+                max_page_size: 64 megabytes
+                downloads: [cover.url]
             """
         #expect(diagnostics(yaml) == [
             "jobs/x.yaml:5:5: unknown key 'pagse' in job (did you mean 'pages'?)",
             "jobs/x.yaml:9:14: 'timeout' must be a duration such as 30s, 5m or 12h, not '30 seconds'",
             "jobs/x.yaml:11:10: environment variable ACCOUNT is not set",
             "jobs/x.yaml:14:12: table name '1bad' must match [A-Za-z_][A-Za-z0-9_]* and not start with '_mirror_' or 'sqlite_'",
-            "jobs/x.yaml:15:5: 'concurrency' is not supported yet by this version of mirror",
+            "jobs/x.yaml:15:18: 'concurrency' must be between 1 and 64, not 0",
+            "jobs/x.yaml:16:20: 'refresh_after' must be a duration such as 30s, 5m, 12h or 7d, not 'soon'",
+            "jobs/x.yaml:17:20: 'max_page_size' must be a size such as 500KB, 64MB or 1GB, not '64 megabytes'",
+            "jobs/x.yaml:18:5: 'downloads' is not supported yet by this version of mirror",
         ])
     }
 

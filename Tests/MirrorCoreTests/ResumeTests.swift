@@ -13,6 +13,7 @@ private let yaml = """
         id: id
         table: t_item
         retries: 0
+        concurrency: 1
     """
 
 private let api = PagedAPI(ids: [["1", "2"], ["3"], ["4", "5"], ["6"]])

@@ -13,6 +13,7 @@ private let yaml = """
         id: id
         table: t_item
         retries: 2
+        concurrency: 1
     """
 
 @Suite("retries")

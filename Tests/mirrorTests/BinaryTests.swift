@@ -78,6 +78,7 @@ private let jobYAML = """
         records: data.list
         id: id
         table: t_event
+        concurrency: 1
     """
 
 private let api: @Sendable (FixtureRequest) async -> FixtureResponse = { request in
@@ -140,7 +141,8 @@ struct BinaryTests {
             let job = try #require(report.jobs.first)
             #expect(job.job == "events" && job.status == "failed" && job.table == "t_event" && job.file == "jobs.yaml")
             #expect(job.stopReason == "failed" && !job.complete)
-            #expect(job.pages == 2 && job.retries == 1)
+            #expect(job.pages.total == 2 && job.pages.fetched == 2 && job.pages.notModified == 0 && job.pages.skipped == 0)
+            #expect(job.retries == 1)
             let records = job.records
             let counts: [Int] = [records.new, records.updated, records.unchanged, records.rejected, records.pruned]
             #expect(counts == [3, 0, 0, 0, 0])

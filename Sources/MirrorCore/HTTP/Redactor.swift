@@ -19,8 +19,11 @@ public struct Redactor: Sendable, Equatable {
         var text = text
         for secret in secrets {
             text = text.replacingAll(secret, with: Self.mask)
-            let encoded = secret.addingPercentEncodingForQuery()
-            if encoded != secret {
+            // As a query value, and as the inside of a JSON string (a POST body).
+            var quoted: [UInt8] = []
+            JSONText.appendQuoted(secret, to: &quoted)
+            for encoded in [secret.addingPercentEncodingForQuery(), String(decoding: quoted.dropFirst().dropLast(), as: UTF8.self)]
+            where encoded != secret {
                 text = text.replacingAll(encoded, with: Self.mask)
             }
         }

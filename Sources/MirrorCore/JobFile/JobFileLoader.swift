@@ -335,6 +335,24 @@ struct JobFileReader {
             rateLimit = RateLimit(text.value)
             if rateLimit == nil { error(n, "'rate_limit' must be requests per time such as 5/s, 100/m or 1000/h, not '\(text.value)'") }
         }
+        var concurrency = 4
+        if let n = keys[.concurrency]?.value, let value = integer(n, key: "concurrency") {
+            if (1...64).contains(value) { concurrency = value } else {
+                error(n, "'concurrency' must be between 1 and 64, not \(value)")
+            }
+        }
+        var refreshAfter: Double?
+        if let n = keys[.refreshAfter]?.value, let text = string(n, key: "refresh_after") {
+            if let seconds = Self.duration(text.value), seconds > 0 { refreshAfter = seconds } else {
+                error(n, "'refresh_after' must be a duration such as 30s, 5m, 12h or 7d, not '\(text.value)'")
+            }
+        }
+        var maxPageSize = JobSpec.defaultMaxPageSize
+        if let n = keys[.maxPageSize]?.value, let text = string(n, key: "max_page_size") {
+            if let bytes = Self.byteSize(text.value), bytes > 0 { maxPageSize = bytes } else {
+                error(n, "'max_page_size' must be a size such as 500KB, 64MB or 1GB, not '\(text.value)'")
+            }
+        }
         var validate: [(path: JSONPath, kind: JSONKind)] = []
         if let n = keys[.validate]?.value {
             if case let .mapping(map) = n {
@@ -360,7 +378,8 @@ struct JobFileReader {
             name: name, url: RequestTemplate(real: url.value, shown: url.shown), method: method, body: body,
             headers: headers, pages: pages, next: next, records: records, id: id, table: table,
             database: database, account: account, stop: stop, onChange: onChange, prune: prune,
-            timeout: timeout, retries: retries, rateLimit: rateLimit, validate: validate, redactor: redactor)
+            timeout: timeout, retries: retries, rateLimit: rateLimit, concurrency: concurrency,
+            refreshAfter: refreshAfter, maxPageSize: maxPageSize, validate: validate, redactor: redactor)
     }
 
     // MARK: Values
@@ -540,6 +559,19 @@ struct JobFileReader {
         guard isValidVariable(name) else { return false }
         let lower = name.lowercased()
         return !lower.hasPrefix("_mirror_") && !lower.hasPrefix("sqlite_")
+    }
+
+    /// `123`, `123B`, `500KB`, `64MB`, `1GB` → bytes (units of 1024).
+    public static func byteSize(_ text: String) -> Int? {
+        let units: [(String, Int)] = [("KB", 1 << 10), ("MB", 1 << 20), ("GB", 1 << 30), ("B", 1), ("", 1)]
+        let upper = text.uppercased()
+        for (suffix, scale) in units where upper.hasSuffix(suffix) {
+            let number = upper.dropLast(suffix.count)
+            guard !number.isEmpty, number.allSatisfy(\.isNumber), let value = Int(number),
+                  value <= Int.max / scale else { continue }
+            return value * scale
+        }
+        return nil
     }
 
     /// `500ms`, `30s`, `5m`, `12h`, `7d` → seconds.

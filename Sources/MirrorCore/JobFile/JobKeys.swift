@@ -14,12 +14,12 @@ enum JobKey: String, CaseIterable {
     case validate, downloads
     case downloadConcurrency = "download_concurrency"
     case maxFileSize = "max_file_size"
+    case maxPageSize = "max_page_size"
 
     /// Keys of SPEC §1 this version does not implement: using one is a config error.
     var isSupported: Bool {
         switch self {
-        case .concurrency, .refreshAfter, .downloads,
-             .downloadConcurrency, .maxFileSize:
+        case .downloads, .downloadConcurrency, .maxFileSize:
             return false
         default:
             return true

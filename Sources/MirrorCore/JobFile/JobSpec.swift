@@ -37,6 +37,9 @@ public struct JobSpec: Sendable {
         public static let `default` = Stop(empty: true, known: false, statuses: [], lastPage: nil)
     }
 
+    /// `max_page_size` when the job does not set it.
+    public static let defaultMaxPageSize = 64 << 20
+
     public let name: String
     public let url: RequestTemplate
     public let method: Method
@@ -60,6 +63,12 @@ public struct JobSpec: Sendable {
     public let retries: Int
     /// Requests per time to this job's host, shared with every job of the run on that host.
     public let rateLimit: RateLimit?
+    /// Requests in flight for this job; pages still commit in walk order.
+    public let concurrency: Int
+    /// Seconds: a page fetched less than this long ago is not requested again.
+    public let refreshAfter: Double?
+    /// A page response body larger than this is rejected.
+    public let maxPageSize: Int
     /// Paths a response must hold, with their kinds, in file order.
     public let validate: [(path: JSONPath, kind: JSONKind)]
     /// Every value of this job that came from `${…}`.

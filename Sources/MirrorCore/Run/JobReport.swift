@@ -18,8 +18,12 @@ public struct JobReport: Sendable {
         if succeeded {
             let counts = walk.counts
             let stored = counts.new + counts.updated + counts.unchanged
-            var line = "\(job): ok, \(walk.pages) \(walk.pages == 1 ? "page" : "pages"), \(stored) records"
-                + " (\(counts.new) new, \(counts.updated) updated, \(counts.unchanged) unchanged)"
+            var line = "\(job): ok, \(walk.pages) \(walk.pages == 1 ? "page" : "pages")"
+            var reused: [String] = []
+            if walk.pagesNotModified > 0 { reused.append("\(walk.pagesNotModified) not modified") }
+            if walk.pagesSkipped > 0 { reused.append("\(walk.pagesSkipped) skipped by refresh_after") }
+            if !reused.isEmpty { line += " (" + reused.joined(separator: ", ") + ")" }
+            line += ", \(stored) records (\(counts.new) new, \(counts.updated) updated, \(counts.unchanged) unchanged)"
             if !walk.rejected.isEmpty { line += ", \(walk.rejected.count) rejected" }
             if walk.retries > 0 { line += ", \(walk.retries) \(walk.retries == 1 ? "retry" : "retries")" }
             if let resumed = walk.resumedAt { line += ", resumed at page \(resumed)" }

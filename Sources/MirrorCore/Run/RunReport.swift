@@ -10,6 +10,15 @@ public struct RunReport: Sendable, Codable, Equatable {
         public var pruned: Int
     }
 
+    public struct Pages: Sendable, Codable, Equatable {
+        /// Pages walked: the three below together.
+        public var total: Int
+        public var fetched: Int
+        public var notModified: Int
+        /// Not requested: fetched within `refresh_after`.
+        public var skipped: Int
+    }
+
     public struct Rejected: Sendable, Codable, Equatable {
         public var page: Int
         public var index: Int
@@ -27,7 +36,7 @@ public struct RunReport: Sendable, Codable, Equatable {
         public var stopReason: String
         /// The walk saw everything (a stop condition or `pages.to`), as `prune` requires.
         public var complete: Bool
-        public var pages: Int
+        public var pages: Pages
         public var resumedAt: Int?
         public var records: Records
         public var rejected: [Rejected]
@@ -51,7 +60,10 @@ public struct RunReport: Sendable, Codable, Equatable {
             return Job(
                 job: report.job, file: report.file, table: report.table, database: report.database,
                 account: report.account, status: report.succeeded ? "ok" : "failed", stopReason: walk.stop.description,
-                complete: report.succeeded && walk.stop.isComplete, pages: walk.pages, resumedAt: walk.resumedAt,
+                complete: report.succeeded && walk.stop.isComplete,
+                pages: Pages(total: walk.pages, fetched: walk.pagesFetched, notModified: walk.pagesNotModified,
+                             skipped: walk.pagesSkipped),
+                resumedAt: walk.resumedAt,
                 records: Records(new: walk.counts.new, updated: walk.counts.updated, unchanged: walk.counts.unchanged,
                                  rejected: walk.rejected.count, pruned: report.pruned),
                 rejected: walk.rejected.map { Rejected(page: $0.page, index: $0.index, reason: $0.reason) },

@@ -12,7 +12,8 @@ public struct Runner: Sendable {
     public struct Options: Sendable {
         public var jobs: [String] = []
         public var maxPages: Int?
-        /// Start every walk at its first page, even one that failed half-way.
+        /// Start every walk at its first page, even one that failed half-way, and fetch
+        /// every page whole (no `refresh_after`, no conditional requests).
         public var refresh = false
         /// Jobs run at once.
         public var parallel = 4
@@ -97,7 +98,8 @@ public struct Runner: Sendable {
             let start = try store.startWalk(job: job.name, account: job.account, table: job.table, at: startedAt,
                                             fresh: options.refresh)
             walkStartedAt = start.startedAt
-            walk = await PageWalker(job: job, store: store, client: client, maxPages: options.maxPages, retry: options.retry,
+            walk = await PageWalker(job: job, store: store, client: client, maxPages: options.maxPages,
+                                   refresh: options.refresh, retry: options.retry,
                                    limiter: limiter, logger: logger)
                 .walk(from: start)
             let succeeded = walk.error == nil
@@ -118,7 +120,8 @@ public struct Runner: Sendable {
             try store.record(run: RunRecord(
                 job: job.name, account: job.account, table: job.table, startedAt: startedAt,
                 finishedAt: Timestamp.string(Date()), result: report.succeeded ? "ok" : "failed",
-                stopReason: walk.stop.description, pages: walk.pages, counts: walk.counts,
+                stopReason: walk.stop.description, pages: walk.pages, pagesNotModified: walk.pagesNotModified,
+                pagesSkipped: walk.pagesSkipped, counts: walk.counts,
                 rejected: walk.rejected.count, pruned: pruned, error: walk.error))
         } catch {
             logger.error("cannot record the run", metadata: ["job": "\(job.name)", "error": "\(error)"])

@@ -57,6 +57,37 @@ enum StoreSchema {
                 );
                 """)
         }
+        // Pages are keyed by their request (a POST walk has one URL for every page) and
+        // keep what a 304 or a fresh page needs to replay them: ids, next page, last page.
+        migrator.registerMigration("mirror-pages-replay-2") { db in
+            try db.execute(sql: """
+                CREATE TABLE \(pages)_new (
+                  job           TEXT    NOT NULL,
+                  account       TEXT    NOT NULL,
+                  url           TEXT    NOT NULL,
+                  body          TEXT    NOT NULL DEFAULT '',
+                  page          INTEGER NOT NULL,
+                  status        INTEGER NOT NULL,
+                  etag          TEXT,
+                  last_modified TEXT,
+                  records       INTEGER NOT NULL,
+                  bytes         INTEGER NOT NULL,
+                  fetched_at    TEXT    NOT NULL,
+                  elements      INTEGER,
+                  ids           TEXT,
+                  next_url      TEXT,
+                  next_cursor   TEXT,
+                  last_page     INTEGER,
+                  PRIMARY KEY (job, account, url, body)
+                );
+                INSERT INTO \(pages)_new (job, account, url, page, status, etag, last_modified, records, bytes, fetched_at)
+                  SELECT job, account, url, page, status, etag, last_modified, records, bytes, fetched_at FROM \(pages);
+                DROP TABLE \(pages);
+                ALTER TABLE \(pages)_new RENAME TO \(pages);
+                ALTER TABLE \(runs) ADD COLUMN pages_not_modified INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE \(runs) ADD COLUMN pages_skipped INTEGER NOT NULL DEFAULT 0;
+                """)
+        }
         return migrator
     }
 

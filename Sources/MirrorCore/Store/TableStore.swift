@@ -14,6 +14,8 @@ public struct PageCommit: Sendable {
     public var account: String
     public var table: String
     public var url: RedactedURL
+    /// The request body as shown (secrets masked); empty for GET.
+    public var requestBody: String
     public var page: Int
     public var status: Int
     public var etag: String?
@@ -22,6 +24,10 @@ public struct PageCommit: Sendable {
     /// The compacted response the records point into.
     public var bytes: [UInt8]
     public var records: [Record]
+    /// Entries of the response's records array, stored ones and rejected ones.
+    public var elements: Int
+    /// The response's `stop.last_page` value.
+    public var lastPage: Int?
     public var onChange: JobSpec.OnChange
     /// Position of the first record: the walk's running count.
     public var firstPosition: Int
@@ -31,6 +37,49 @@ public struct PageCommit: Sendable {
     public var nextURL: String?
     public var nextCursor: String?
     public var time: String
+}
+
+/// A page served again from what was stored: a 304 answer, or a page within
+/// `refresh_after`. Its records are seen again; nothing of them is rewritten.
+public struct PageReplay: Sendable {
+    public var job: String
+    public var account: String
+    public var table: String
+    public var stored: StoredPage
+    public var firstPosition: Int
+    /// A 304 refreshes the page's fetch time and validators; a skipped page keeps them.
+    public var revalidated: (etag: String?, lastModified: String?)?
+    public var nextPage: Int?
+    public var nextURL: String?
+    public var nextCursor: String?
+    public var time: String
+}
+
+/// A page as `_mirror_pages` keeps it: enough to walk past it without its body.
+public struct StoredPage: Sendable, Equatable {
+    public var url: String
+    public var requestBody: String
+    public var page: Int
+    public var status: Int
+    public var etag: String?
+    public var lastModified: String?
+    public var fetchedAt: String
+    public var elements: Int
+    public var ids: [String]
+    /// As stored: redacted, so one holding a mask cannot be followed.
+    public var nextURL: String?
+    public var nextCursor: String?
+    public var lastPage: Int?
+
+    /// Whether the walk can go on from this copy alone.
+    public var isReplayable: Bool {
+        !(nextURL?.contains(Redactor.mask) ?? false) && !(nextCursor?.contains(Redactor.mask) ?? false)
+    }
+}
+
+/// A replayed page whose records are no longer all stored: it must be fetched whole.
+public struct ReplayMissingRecords: Error, Sendable {
+    public let missing: Int
 }
 
 /// Where a job's walk starts: page `from` of a new walk, or the checkpoint of one that
@@ -68,6 +117,8 @@ public struct RunRecord: Sendable {
     public var result: String
     public var stopReason: String
     public var pages: Int
+    public var pagesNotModified: Int
+    public var pagesSkipped: Int
     public var counts: CommitCounts
     public var rejected: Int
     public var pruned: Int
@@ -189,19 +240,82 @@ public final class TableStore: Sendable {
                 sqlite3_reset(statement.sqliteStatement)
                 sqlite3_clear_bindings(statement.sqliteStatement)
             }
+            var ids: [UInt8] = [UInt8(ascii: "[")]
+            for (index, record) in page.records.enumerated() {
+                if index > 0 { ids.append(UInt8(ascii: ",")) }
+                JSONText.appendQuoted(record.id, to: &ids)
+            }
+            ids.append(UInt8(ascii: "]"))
             try db.cachedStatement(sql: """
-                INSERT INTO \(StoreSchema.pages) (job, account, url, page, status, etag, last_modified, records, bytes, fetched_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (job, account, url) DO UPDATE SET page = excluded.page, status = excluded.status,
+                INSERT INTO \(StoreSchema.pages) (job, account, url, body, page, status, etag, last_modified, records, bytes,
+                  fetched_at, elements, ids, next_url, next_cursor, last_page)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (job, account, url, body) DO UPDATE SET page = excluded.page, status = excluded.status,
                   etag = excluded.etag, last_modified = excluded.last_modified, records = excluded.records,
-                  bytes = excluded.bytes, fetched_at = excluded.fetched_at
-                """).execute(arguments: [page.job, page.account, page.url.description, page.page, page.status, page.etag,
-                                 page.lastModified, page.records.count, page.responseBytes, page.time])
-            try db.cachedStatement(sql: """
-                UPDATE \(StoreSchema.walks) SET updated_at = ?, pages = pages + 1, next_page = ?, next_url = ?, next_cursor = ?, position = ?
-                WHERE job = ? AND account = ?
-                """).execute(arguments: [page.time, page.nextPage, page.nextURL, page.nextCursor, page.firstPosition + page.records.count,
-                                 page.job, page.account])
+                  bytes = excluded.bytes, fetched_at = excluded.fetched_at, elements = excluded.elements, ids = excluded.ids,
+                  next_url = excluded.next_url, next_cursor = excluded.next_cursor, last_page = excluded.last_page
+                """).execute(arguments: [page.job, page.account, page.url.description, page.requestBody, page.page, page.status,
+                                 page.etag, page.lastModified, page.records.count, page.responseBytes, page.time,
+                                 page.elements, String(decoding: ids, as: UTF8.self), page.nextURL, page.nextCursor,
+                                 page.lastPage])
+            try Self.checkpoint(db, job: page.job, account: page.account, time: page.time, nextPage: page.nextPage,
+                                nextURL: page.nextURL, nextCursor: page.nextCursor,
+                                position: page.firstPosition + page.records.count)
+            return counts
+        }
+    }
+
+    private static func checkpoint(_ db: Database, job: String, account: String, time: String, nextPage: Int?,
+                                   nextURL: String?, nextCursor: String?, position: Int) throws {
+        try db.cachedStatement(sql: """
+            UPDATE \(StoreSchema.walks) SET updated_at = ?, pages = pages + 1, next_page = ?, next_url = ?, next_cursor = ?, position = ?
+            WHERE job = ? AND account = ?
+            """).execute(arguments: [time, nextPage, nextURL, nextCursor, position, job, account])
+    }
+
+    /// The stored copy of a request's page, if it was stored whole with its ids.
+    public func storedPage(job: String, account: String, url: String, requestBody: String) throws -> StoredPage? {
+        try pool.read { db in
+            guard let row = try Row.fetchOne(db, sql: """
+                SELECT page, status, etag, last_modified, fetched_at, elements, ids, next_url, next_cursor, last_page
+                FROM \(StoreSchema.pages) WHERE job = ? AND account = ? AND url = ? AND body = ? AND ids IS NOT NULL
+                """, arguments: [job, account, url, requestBody]) else { return nil }
+            let idsText: String = row["ids"]
+            let ids = try idsText.utf8.withContiguousStorageIfAvailable { try JSONDocument(parsing: UnsafeRawBufferPointer($0)) }
+                .map { document in document.root.elements.compactMap(\.stringValue) } ?? []
+            return StoredPage(url: url, requestBody: requestBody, page: row["page"], status: row["status"], etag: row["etag"],
+                              lastModified: row["last_modified"], fetchedAt: row["fetched_at"], elements: row["elements"],
+                              ids: ids, nextURL: row["next_url"], nextCursor: row["next_cursor"], lastPage: row["last_page"])
+        }
+    }
+
+    /// Sees a stored page's records again (position and `last_seen` move on) and moves
+    /// the checkpoint past it, in one transaction. Throws `ReplayMissingRecords`, storing
+    /// nothing, if some of its records are gone.
+    public func replay(_ replay: PageReplay) throws -> CommitCounts {
+        try pool.write { db in
+            let touch = try db.cachedStatement(sql: """
+                UPDATE "\(replay.table)" SET position = ?, last_seen = ? WHERE account = ? AND id = ?
+                """)
+            var position = replay.firstPosition
+            var missing = 0
+            for id in replay.stored.ids {
+                try touch.execute(arguments: [position, replay.time, replay.account, id])
+                if db.changesCount != 1 { missing += 1 }
+                position += 1
+            }
+            if missing > 0 { throw ReplayMissingRecords(missing: missing) }
+            if let validators = replay.revalidated {
+                try db.execute(sql: """
+                    UPDATE \(StoreSchema.pages) SET fetched_at = ?, etag = coalesce(?, etag), last_modified = coalesce(?, last_modified)
+                    WHERE job = ? AND account = ? AND url = ? AND body = ?
+                    """, arguments: [replay.time, validators.etag, validators.lastModified, replay.job, replay.account,
+                                     replay.stored.url, replay.stored.requestBody])
+            }
+            try Self.checkpoint(db, job: replay.job, account: replay.account, time: replay.time, nextPage: replay.nextPage,
+                                nextURL: replay.nextURL, nextCursor: replay.nextCursor, position: position)
+            var counts = CommitCounts()
+            counts.unchanged = replay.stored.ids.count
             return counts
         }
     }
@@ -218,11 +332,12 @@ public final class TableStore: Sendable {
         try pool.write { db in
             try db.execute(sql: """
                 INSERT INTO \(StoreSchema.runs) (job, account, table_name, started_at, finished_at, result, stop_reason,
-                  pages, records_new, records_updated, records_unchanged, records_rejected, records_pruned, error)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                  pages, pages_not_modified, pages_skipped, records_new, records_updated, records_unchanged,
+                  records_rejected, records_pruned, error)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, arguments: [run.job, run.account, run.table, run.startedAt, run.finishedAt, run.result,
-                                 run.stopReason, run.pages, run.counts.new, run.counts.updated, run.counts.unchanged,
-                                 run.rejected, run.pruned, run.error])
+                                 run.stopReason, run.pages, run.pagesNotModified, run.pagesSkipped, run.counts.new,
+                                 run.counts.updated, run.counts.unchanged, run.rejected, run.pruned, run.error])
         }
     }
 }

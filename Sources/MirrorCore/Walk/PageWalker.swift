@@ -1,8 +1,6 @@
 import Foundation
 import Logging
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import NIOHTTP1
 
 /// Why a walk ended.
 public enum StopReason: Sendable, Equatable, CustomStringConvertible {
@@ -49,37 +47,49 @@ public struct RejectedRecord: Sendable, Equatable {
 /// What a job's walk did.
 public struct WalkResult: Sendable {
     public var stop: StopReason = .failed
+    /// Pages walked: fetched, answered 304, or skipped by `refresh_after`.
     public var pages = 0
+    /// Pages the server answered 304 Not Modified: replayed from the stored copy.
+    public var pagesNotModified = 0
+    /// Pages not requested because they were fetched within `refresh_after`.
+    public var pagesSkipped = 0
     public var counts = CommitCounts()
     public var rejected: [RejectedRecord] = []
-    /// Page values stored, first and last.
     public var retries = 0
     /// Response bytes received for the pages of this walk.
     public var bytes = 0
     /// The page a resumed walk started at.
     public var resumedAt: Int?
+    /// Page values stored, first and last.
     public var firstStored: Int?
     public var lastStored: Int?
     public var error: String?
+
+    public var pagesFetched: Int { pages - pagesNotModified - pagesSkipped }
 }
 
-/// Walks one job's pages in order and commits each page as it arrives.
+/// Walks one job's pages in order and commits each page as it arrives. A `{page}` walk
+/// keeps up to `concurrency` requests in flight; a cursor or next-URL walk learns each
+/// request from the previous response, so it fetches one page ahead at most.
 public struct PageWalker: Sendable {
     public let job: JobSpec
     public let store: TableStore
     public let client: HTTPClient
     public let maxPages: Int?
+    /// Ignore `refresh_after` and send no validators: every page is fetched whole.
+    public let refresh: Bool
     public let retry: RetryPolicy
     public let limiter: RateLimiter
     public let logger: Logger
 
-    public init(job: JobSpec, store: TableStore, client: HTTPClient, maxPages: Int?, retry: RetryPolicy,
-                limiter: RateLimiter, logger: Logger) {
+    public init(job: JobSpec, store: TableStore, client: HTTPClient, maxPages: Int?, refresh: Bool = false,
+                retry: RetryPolicy, limiter: RateLimiter, logger: Logger) {
         self.limiter = limiter
         self.job = job
         self.store = store
         self.client = client
         self.maxPages = maxPages
+        self.refresh = refresh
         self.retry = retry
         self.logger = logger
     }
@@ -104,9 +114,30 @@ public struct PageWalker: Sendable {
         }
         var seenNext: Set<String> = []
         var position = start.position
-        var prefetched: (url: RedactedURL, task: Task<FetchOutcome, Never>)?
-        defer { prefetched?.task.cancel() }
         let singlePage = job.next == nil && !job.url.usesPage && !(job.body?.json.contains("{page}") ?? false)
+        // `{page}` walks know every request in advance: a window of them is in flight.
+        let windowed = job.next == nil && !singlePage
+        let step = job.pages.step
+        var window: [Int: Task<FetchOutcome, Never>] = [:]
+        // The last page a response announced (`stop.last_page`): nothing past it is requested.
+        var announcedLast: Int?
+        // A cursor or next-URL walk fetches the next page while this one is stored.
+        var prefetched: (url: RedactedURL, task: Task<FetchOutcome, Never>)?
+        // A replayed page whose records are gone is fetched again, whole.
+        var fetchWhole: RedactedURL?
+        defer {
+            prefetched?.task.cancel()
+            for task in window.values { task.cancel() }
+        }
+        let walker = self
+        /// Starts the request for `{page}` value `target`, the `ordinal`-th page of the walk,
+        /// unless it lies past `pages.to` or `--max-pages`.
+        func launch(_ target: Int, ordinal: Int) {
+            guard window[target] == nil, ordinal <= (maxPages ?? .max), target <= (job.pages.to ?? .max),
+                  target <= (announcedLast ?? .max) else { return }
+            let url = job.url.url(page: target, cursor: nil, redactor: job.redactor)
+            window[target] = Task { await walker.fetch(url, page: target, cursor: nil) }
+        }
 
         while true {
             if let maxPages, result.pages >= maxPages {
@@ -120,29 +151,36 @@ public struct PageWalker: Sendable {
             let url = nextURL ?? job.url.url(page: page, cursor: cursor, redactor: job.redactor)
             do {
                 let outcome: FetchOutcome
-                if let prefetched, prefetched.url == url {
+                if let whole = fetchWhole, whole == url {
+                    fetchWhole = nil
+                    outcome = await fetch(url, page: page, cursor: cursor, replay: false)
+                } else if windowed {
+                    for ahead in 0..<job.concurrency {
+                        launch(page + ahead * step, ordinal: result.pages + 1 + ahead)
+                    }
+                    if let task = window.removeValue(forKey: page) {
+                        outcome = await task.value
+                    } else {
+                        outcome = await fetch(url, page: page, cursor: cursor)
+                    }
+                } else if let prefetched, prefetched.url == url {
                     outcome = await prefetched.task.value
                 } else {
                     outcome = await fetch(url, page: page, cursor: cursor)
                 }
                 prefetched = nil
                 result.retries += outcome.retries
-                let fetched = try outcome.result.get()
-                let response: HTTPResponse
-                let parsed: ParsedPage
-                switch fetched {
+                let served: ServedPage
+                switch try outcome.result.get() {
                 case let .stopStatus(status):
                     result.stop = .status(status, page: page)
                     return result
-                case let .page(pageResponse, pageParsed):
-                    response = pageResponse
-                    parsed = pageParsed
+                case let .page(page):
+                    served = page
                 }
-                result.pages += 1
-                result.bytes += response.body.count
-                result.rejected += parsed.rejected
 
-                if parsed.elementCount == 0 && job.stop.empty {
+                if served.elementCount == 0 && job.stop.empty {
+                    result.count(served)
                     result.stop = .emptyPage(page: page)
                     return result
                 }
@@ -152,8 +190,8 @@ public struct PageWalker: Sendable {
                 var loop: String?
                 var nextCursor: String?
                 var followURL: RedactedURL?
-                if let next = job.next {
-                    switch Self.nextTarget(next, document: parsed.document, response: response, url: url) {
+                if job.next != nil {
+                    switch served.next {
                     case .none:
                         stop = .noNextPage(page: page)
                     case let .url(text):
@@ -171,59 +209,66 @@ public struct PageWalker: Sendable {
                 } else if singlePage {
                     stop = .singlePage
                 }
-                if stop == nil, let lastPath = job.stop.lastPage,
-                   let last = parsed.document.root.value(at: lastPath)?.intValue, page >= last {
-                    stop = .lastPage(page: page)
+                if job.stop.lastPage != nil, let last = served.lastPage {
+                    announcedLast = last
+                    if stop == nil, page >= last { stop = .lastPage(page: page) }
                 }
-                if stop == nil, let to = job.pages.to, page + job.pages.step > to {
+                if stop == nil, let to = job.pages.to, page + step > to {
                     stop = .endOfPages(page: page)
                 }
 
-                // The next request is certain once the stop decision does not hang on this
-                // commit: fetch and parse it while this page is written.
-                if stop == nil, loop == nil, !job.stop.known, result.pages < (maxPages ?? .max) {
-                    let nextPageURL = followURL ?? job.url.url(page: page + job.pages.step, cursor: nextCursor, redactor: job.redactor)
-                    let nextPage = page + job.pages.step
-                    let walker = self
-                    let prefetchCursor = nextCursor
-                    prefetched = (nextPageURL, Task { await walker.fetch(nextPageURL, page: nextPage, cursor: prefetchCursor) })
+                // Keep requests in flight while this page is written. With `stop.known` the
+                // next request hangs on this commit: only a window wider than one guesses.
+                if stop == nil, loop == nil, result.pages + 1 < (maxPages ?? .max) {
+                    if windowed {
+                        if !job.stop.known || job.concurrency > 1 {
+                            launch(page + job.concurrency * step, ordinal: result.pages + 1 + job.concurrency)
+                        }
+                    } else if !job.stop.known {
+                        let nextPageURL = followURL ?? job.url.url(page: page + step, cursor: nextCursor, redactor: job.redactor)
+                        let nextPage = page + step
+                        let prefetchCursor = nextCursor
+                        prefetched = (nextPageURL, Task { await walker.fetch(nextPageURL, page: nextPage, cursor: prefetchCursor) })
+                    }
                 }
-                let commit = PageCommit(
-                    job: job.name, account: job.account, table: job.table, url: url, page: page,
-                    status: response.status, etag: response.headers["etag"],
-                    lastModified: response.headers["last-modified"], responseBytes: response.body.count,
-                    bytes: parsed.document.bytes, records: parsed.records, onChange: job.onChange,
-                    firstPosition: position, nextPage: stop == nil ? page + job.pages.step : nil,
-                    nextURL: followURL?.description, nextCursor: nextCursor.map(job.redactor.redact),
-                    time: Timestamp.string(Date()))
                 let counts: CommitCounts
                 do {
-                    counts = try store.commit(commit)
+                    counts = try commit(served, url: url, page: page, position: position, nextPage: stop == nil ? page + step : nil,
+                                        nextURL: followURL?.description, nextCursor: nextCursor.map(job.redactor.redact))
+                } catch let missing as ReplayMissingRecords {
+                    logger.info("stored copy lacks records: fetching the page whole", metadata: [
+                        "page": "\(page)", "url": "\(url)", "missing": "\(missing.missing)",
+                    ])
+                    fetchWhole = url
+                    seenNext.remove(followURL.map { "url " + $0.real } ?? nextCursor.map { "cursor " + $0 } ?? "")
+                    continue
                 } catch {
-                    throw PageFault(url: url, status: response.status, problem: "cannot store the page: \(error)")
+                    throw PageFault(url: url, status: served.status, problem: "cannot store the page: \(error)")
                 }
-                position += parsed.records.count
+                result.count(served)
+                position += served.recordCount
                 result.counts.new += counts.new
                 result.counts.updated += counts.updated
                 result.counts.unchanged += counts.unchanged
                 result.firstStored = result.firstStored ?? page
                 result.lastStored = page
                 logger.debug("page stored", metadata: [
-                    "page": "\(page)", "url": "\(url)", "records": "\(parsed.records.count)", "new": "\(counts.new)",
+                    "page": "\(page)", "url": "\(url)", "origin": "\(served.origin)", "records": "\(served.recordCount)",
+                    "new": "\(counts.new)",
                 ])
 
                 if let loop {
                     result.error = "job '\(job.name)': \(job.method.rawValue) \(url): loop: \(loop); pages \(rangeText(result)) kept"
                     return result
                 }
-                if stop == nil, job.stop.known, !parsed.records.isEmpty, counts.new == 0 {
+                if stop == nil, job.stop.known, served.recordCount > 0, counts.new == 0 {
                     stop = .knownPage(page: page)
                 }
                 if let stop {
                     result.stop = stop
                     return result
                 }
-                page += job.pages.step
+                page += step
                 cursor = nextCursor
                 nextURL = followURL
             } catch let fault as PageFault {
@@ -238,6 +283,26 @@ public struct PageWalker: Sendable {
         }
     }
 
+    /// Stores a fetched page, or sees a replayed one again; the checkpoint moves past it.
+    private func commit(_ served: ServedPage, url: RedactedURL, page: Int, position: Int, nextPage: Int?,
+                        nextURL: String?, nextCursor: String?) throws -> CommitCounts {
+        let time = Timestamp.string(Date())
+        switch served.content {
+        case let .fresh(bytes, records):
+            return try store.commit(PageCommit(
+                job: job.name, account: job.account, table: job.table, url: url, requestBody: served.requestBody,
+                page: page, status: served.status, etag: served.etag, lastModified: served.lastModified,
+                responseBytes: served.responseBytes, bytes: bytes, records: records, elements: served.elementCount,
+                lastPage: served.lastPage, onChange: job.onChange, firstPosition: position, nextPage: nextPage,
+                nextURL: nextURL, nextCursor: nextCursor, time: time))
+        case let .stored(stored):
+            let revalidated = served.origin == .notModified ? (served.etag, served.lastModified) : nil
+            return try store.replay(PageReplay(
+                job: job.name, account: job.account, table: job.table, stored: stored, firstPosition: position,
+                revalidated: revalidated, nextPage: nextPage, nextURL: nextURL, nextCursor: nextCursor, time: time))
+        }
+    }
+
     private func rangeText(_ result: WalkResult) -> String {
         guard let first = result.firstStored, let last = result.lastStored else { return "none" }
         return first == last ? "\(first)" : "\(first)-\(last)"
@@ -248,7 +313,7 @@ public struct PageWalker: Sendable {
     enum Fetched: Sendable {
         /// A status listed in `stop.status`.
         case stopStatus(Int)
-        case page(HTTPResponse, ParsedPage)
+        case page(ServedPage)
     }
 
     struct FetchOutcome: Sendable {
@@ -256,11 +321,28 @@ public struct PageWalker: Sendable {
         var retries: Int
     }
 
-    /// Requests one page (retrying as the policy says) and parses it; nothing is stored here.
-    func fetch(_ url: RedactedURL, page: Int, cursor: String?) async -> FetchOutcome {
-        let request = HTTPRequest(
-            method: job.method.rawValue, url: url, headers: job.headers,
-            body: job.body?.render(page: page, cursor: cursor), timeout: job.timeout)
+    /// Requests one page (retrying as the policy says) and parses it; nothing is stored
+    /// here. With `replay`, a page fetched within `refresh_after` is not requested, and
+    /// the stored validators are sent so that a 304 replays the stored copy.
+    func fetch(_ url: RedactedURL, page: Int, cursor: String?, replay: Bool = true) async -> FetchOutcome {
+        let body = job.body?.render(page: page, cursor: cursor)
+        let shownBody = body.map { job.redactor.redact(String(decoding: $0, as: UTF8.self)) } ?? ""
+        var stored: StoredPage?
+        if replay, !refresh, let copy = try? store.storedPage(job: job.name, account: job.account, url: url.description,
+                                                              requestBody: shownBody),
+           copy.isReplayable, (200..<300).contains(copy.status) {
+            stored = copy
+        }
+        if let stored, let refreshAfter = job.refreshAfter,
+           stored.fetchedAt > Timestamp.string(Date().addingTimeInterval(-refreshAfter)) {
+            return FetchOutcome(result: .success(.page(ServedPage(stored, origin: .skipped, etag: nil, lastModified: nil))),
+                                retries: 0)
+        }
+        var headers = job.headers
+        if let etag = stored?.etag { headers.append(("If-None-Match", etag)) }
+        if let lastModified = stored?.lastModified { headers.append(("If-Modified-Since", lastModified)) }
+        let request = HTTPRequest(method: job.method.rawValue, url: url, headers: headers, body: body,
+                                  timeout: job.timeout, maxBytes: job.maxPageSize)
         var attempt = 0
         while true {
             let response: HTTPResponse
@@ -270,16 +352,23 @@ public struct PageWalker: Sendable {
                 }
                 response = try await client.send(request)
             } catch {
-                if attempt < job.retries, await pause(attempt: &attempt, url: url, status: nil, retryAfter: nil) { continue }
+                if error.kind == .transient, attempt < job.retries,
+                   await pause(attempt: &attempt, url: url, status: nil, retryAfter: nil) { continue }
                 let problem = error.reason + Self.afterRetries(attempt)
-                return FetchOutcome(result: .failure(PageFault(url: url, status: nil, problem: problem)), retries: attempt)
+                return FetchOutcome(result: .failure(PageFault(url: url, status: error.status, problem: problem)), retries: attempt)
             }
             if !job.stop.statuses.contains(response.status), RetryPolicy.isRetryable(status: response.status),
                attempt < job.retries,
                await pause(attempt: &attempt, url: url, status: response.status, retryAfter: response.headers["retry-after"]) {
                 continue
             }
-            var result = check(response, url: url, page: page)
+            var result: Result<Fetched, PageFault>
+            if response.status == 304, let stored {
+                result = .success(.page(ServedPage(stored, origin: .notModified, etag: response.headers["etag"],
+                                                   lastModified: response.headers["last-modified"])))
+            } else {
+                result = check(response, url: url, page: page, requestBody: shownBody)
+            }
             if attempt > 0, case let .failure(fault) = result {
                 result = .failure(PageFault(url: fault.url, status: fault.status, problem: fault.problem + Self.afterRetries(attempt)))
             }
@@ -308,7 +397,7 @@ public struct PageWalker: Sendable {
     }
 
     /// Turns a final response into a parsed page, a clean stop or a fault.
-    private func check(_ response: HTTPResponse, url: RedactedURL, page: Int) -> Result<Fetched, PageFault> {
+    private func check(_ response: HTTPResponse, url: RedactedURL, page: Int, requestBody: String) -> Result<Fetched, PageFault> {
         if job.stop.statuses.contains(response.status) {
             return .success(.stopStatus(response.status))
         }
@@ -316,7 +405,15 @@ public struct PageWalker: Sendable {
             return .failure(PageFault(url: url, status: response.status, problem: Self.statusProblem(response)))
         }
         do {
-            return .success(.page(response, try parse(response, url: url, page: page)))
+            let parsed = try parse(response, url: url, page: page)
+            let next = job.next.map { Self.nextTarget($0, document: parsed.document, response: response, url: url) } ?? NextTarget.none
+            let lastPage = job.stop.lastPage.flatMap { parsed.document.root.value(at: $0)?.intValue }
+            return .success(.page(ServedPage(
+                origin: .fetched, content: .fresh(bytes: parsed.document.bytes, records: parsed.records),
+                requestBody: requestBody, status: response.status, etag: response.headers["etag"],
+                lastModified: response.headers["last-modified"], responseBytes: response.body.count,
+                elementCount: parsed.elementCount, recordCount: parsed.records.count, rejected: parsed.rejected,
+                next: next, lastPage: lastPage)))
         } catch let fault as PageFault {
             return .failure(fault)
         } catch {
@@ -413,7 +510,72 @@ public struct PageWalker: Sendable {
     }
 
     static func statusProblem(_ response: HTTPResponse) -> String {
-        let reason = HTTPURLResponse.localizedString(forStatusCode: response.status)
-        return reason.isEmpty ? "unexpected status" : "unexpected status (\(reason.lowercased()))"
+        let reason = HTTPResponseStatus(statusCode: response.status).reasonPhrase
+        return reason.isEmpty || reason.hasPrefix("unknown") ? "unexpected status" : "unexpected status (\(reason.lowercased()))"
+    }
+}
+
+/// One page as the walk sees it: parsed from a response, or replayed from the stored
+/// copy (a 304, or a page within `refresh_after`).
+struct ServedPage: Sendable {
+    enum Origin: Sendable, CustomStringConvertible {
+        case fetched, notModified, skipped
+        var description: String {
+            switch self {
+            case .fetched: return "fetched"
+            case .notModified: return "not modified"
+            case .skipped: return "skipped (refresh_after)"
+            }
+        }
+    }
+
+    enum Content: Sendable {
+        /// The compacted response and its records.
+        case fresh(bytes: [UInt8], records: [PageCommit.Record])
+        case stored(StoredPage)
+    }
+
+    let origin: Origin
+    let content: Content
+    let requestBody: String
+    let status: Int
+    let etag: String?
+    let lastModified: String?
+    let responseBytes: Int
+    let elementCount: Int
+    let recordCount: Int
+    let rejected: [RejectedRecord]
+    let next: PageWalker.NextTarget
+    let lastPage: Int?
+}
+
+extension ServedPage {
+    /// The stored copy served again. Its next target was stored unredacted (or it would
+    /// not be replayable).
+    init(_ stored: StoredPage, origin: Origin, etag: String?, lastModified: String?) {
+        let next: PageWalker.NextTarget
+        if let url = stored.nextURL {
+            next = .url(url)
+        } else if let cursor = stored.nextCursor {
+            next = .cursor(cursor)
+        } else {
+            next = .none
+        }
+        self.init(origin: origin, content: .stored(stored), requestBody: stored.requestBody, status: stored.status,
+                  etag: etag, lastModified: lastModified, responseBytes: 0, elementCount: stored.elements,
+                  recordCount: stored.ids.count, rejected: [], next: next, lastPage: stored.lastPage)
+    }
+}
+
+extension WalkResult {
+    mutating func count(_ served: ServedPage) {
+        pages += 1
+        bytes += served.responseBytes
+        rejected += served.rejected
+        switch served.origin {
+        case .fetched: break
+        case .notModified: pagesNotModified += 1
+        case .skipped: pagesSkipped += 1
+        }
     }
 }
