@@ -28,10 +28,10 @@ private func serve(page3: FixtureResponse) -> @Sendable (FixtureRequest) async -
 
 @Suite("bad responses")
 struct BadResponseTests {
-    func check(_ page3: FixtureResponse, problem: String) async throws {
+    func check(_ page3: FixtureResponse, problem: String, extra: String = "") async throws {
         let harness = try Harness()
         let summary = try await FixtureServer.with(serve(page3: page3)) { server in
-            let summary = try await harness.run(job(), server: server, environment: ["API_KEY": "hunter2"])
+            let summary = try await harness.run(job(extra: extra), server: server, environment: ["API_KEY": "hunter2"])
             let expected = "job 'events': GET \(server.base)/items?page=3&key=REDACTED: \(problem); page 3 not stored, pages 1-2 kept"
             #expect(summary.reports[0].walk.error == expected)
             #expect(summary.text == "events: FAILED: \(expected)")
@@ -50,6 +50,26 @@ struct BadResponseTests {
     func notJSON() async throws {
         try await check(.text(#"{"data": {"list": [1, 2"#, status: 200, contentType: "application/json"),
                         problem: "HTTP 200: response is not JSON: unexpected end of input")
+    }
+
+    /// A valid page of about 2,000 bytes.
+    private var bigPage: [UInt8] {
+        Array(PagedAPI(ids: [(0..<100).map { "id-\($0)" }]).body(page: 1).utf8)
+    }
+
+    @Test("a body over max_page_size is rejected, whether its length is announced or not")
+    func oversized() async throws {
+        #expect(bigPage.count > 2048)
+        try await check(FixtureResponse(body: bigPage), problem: "HTTP 200: body over the 2 KB cap",
+                        extra: "    max_page_size: 2KB")
+        try await check(FixtureResponse(body: bigPage, delivery: .chunked(256)), problem: "HTTP 200: body over the 2 KB cap",
+                        extra: "    max_page_size: 2KB")
+    }
+
+    @Test("a body cut short is retried, then rejected")
+    func cutShort() async throws {
+        try await check(FixtureResponse(body: bigPage, delivery: .cutShort(at: 100)),
+                        problem: "HTTP 200: body cut short: connection closed early (after 1 retry)", extra: "    retries: 1")
     }
 
     @Test("an HTML page served with 200 is named as such")

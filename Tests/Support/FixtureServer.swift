@@ -31,14 +31,26 @@ public struct FixtureRequest: Sendable {
 }
 
 public struct FixtureResponse: Sendable {
+    /// How the body goes on the wire.
+    public enum Delivery: Sendable {
+        /// With a Content-Length.
+        case whole
+        /// Chunked in pieces of this many bytes, no Content-Length.
+        case chunked(Int)
+        /// Announces the whole body's length, sends this many bytes, then drops the connection.
+        case cutShort(at: Int)
+    }
+
     public var status: Int
     public var headers: [(String, String)]
     public var body: [UInt8]
+    public var delivery: Delivery
 
-    public init(status: Int = 200, headers: [(String, String)] = [], body: [UInt8]) {
+    public init(status: Int = 200, headers: [(String, String)] = [], body: [UInt8], delivery: Delivery = .whole) {
         self.status = status
         self.headers = headers
         self.body = body
+        self.delivery = delivery
     }
 
     public static func json(_ text: String, status: Int = 200, headers: [(String, String)] = []) -> FixtureResponse {
@@ -86,8 +98,25 @@ public final class FixtureServer: Sendable {
             for (name, value) in answer.headers {
                 if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) }
             }
-            return Response(status: .init(code: answer.status), headers: fields,
-                            body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
+            let bytes = answer.body
+            let body: ResponseBody
+            switch answer.delivery {
+            case .whole:
+                body = ResponseBody(byteBuffer: ByteBuffer(bytes: bytes))
+            case let .chunked(size):
+                body = ResponseBody { writer in
+                    for start in stride(from: 0, to: bytes.count, by: max(1, size)) {
+                        try await writer.write(ByteBuffer(bytes: bytes[start..<min(bytes.count, start + size)]))
+                    }
+                    try await writer.finish(nil)
+                }
+            case let .cutShort(at):
+                body = ResponseBody(contentLength: bytes.count) { writer in
+                    try await writer.write(ByteBuffer(bytes: bytes.prefix(at)))
+                    throw CancellationError()
+                }
+            }
+            return Response(status: .init(code: answer.status), headers: fields, body: body)
         }
         let (portStream, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let app = Application(

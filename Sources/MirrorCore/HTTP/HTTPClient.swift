@@ -134,8 +134,9 @@ public final class HTTPClient: Sendable {
             if error == .cancelled { return "cancelled" }
             return "network error (\(error))"
         }
-        if error is HTTPParserError {
-            return gotHead ? "body cut short or malformed" : "malformed HTTP response"
+        if let error = error as? HTTPParserError {
+            if error == .invalidEOFState { return gotHead ? "body cut short: connection closed early" : "connection closed without a response" }
+            return gotHead ? "malformed HTTP body (\(error))" : "malformed HTTP response (\(error))"
         }
         let text = String(describing: error)
         if text.contains("connectionRefused") || text.contains("Connection refused") { return "connection refused" }

@@ -101,7 +101,33 @@ public struct PageWalker: Sendable {
         let problem: String
     }
 
+    /// Requests started ahead of the page being stored.
+    struct InFlight {
+        /// `{page}` walks: by page value.
+        var window: [Int: Task<FetchOutcome, Never>] = [:]
+        /// Cursor and next-URL walks: the next page, fetched while this one is stored.
+        var prefetched: (url: RedactedURL, task: Task<FetchOutcome, Never>)?
+
+        /// Cancels what the walk will not use and waits for it, so that no request
+        /// outlives the walk.
+        mutating func drain() async {
+            var tasks = Array(window.values)
+            if let prefetched { tasks.append(prefetched.task) }
+            window = [:]
+            prefetched = nil
+            for task in tasks { task.cancel() }
+            for task in tasks { _ = await task.value }
+        }
+    }
+
     public func walk(from start: WalkStart) async -> WalkResult {
+        var inFlight = InFlight()
+        let result = await walk(from: start, inFlight: &inFlight)
+        await inFlight.drain()
+        return result
+    }
+
+    private func walk(from start: WalkStart, inFlight: inout InFlight) async -> WalkResult {
         var result = WalkResult()
         var logger = logger
         logger[metadataKey: "job"] = "\(job.name)"
@@ -118,25 +144,18 @@ public struct PageWalker: Sendable {
         // `{page}` walks know every request in advance: a window of them is in flight.
         let windowed = job.next == nil && !singlePage
         let step = job.pages.step
-        var window: [Int: Task<FetchOutcome, Never>] = [:]
         // The last page a response announced (`stop.last_page`): nothing past it is requested.
         var announcedLast: Int?
-        // A cursor or next-URL walk fetches the next page while this one is stored.
-        var prefetched: (url: RedactedURL, task: Task<FetchOutcome, Never>)?
         // A replayed page whose records are gone is fetched again, whole.
         var fetchWhole: RedactedURL?
-        defer {
-            prefetched?.task.cancel()
-            for task in window.values { task.cancel() }
-        }
         let walker = self
         /// Starts the request for `{page}` value `target`, the `ordinal`-th page of the walk,
         /// unless it lies past `pages.to` or `--max-pages`.
         func launch(_ target: Int, ordinal: Int) {
-            guard window[target] == nil, ordinal <= (maxPages ?? .max), target <= (job.pages.to ?? .max),
+            guard inFlight.window[target] == nil, ordinal <= (maxPages ?? .max), target <= (job.pages.to ?? .max),
                   target <= (announcedLast ?? .max) else { return }
             let url = job.url.url(page: target, cursor: nil, redactor: job.redactor)
-            window[target] = Task { await walker.fetch(url, page: target, cursor: nil) }
+            inFlight.window[target] = Task { await walker.fetch(url, page: target, cursor: nil) }
         }
 
         while true {
@@ -158,17 +177,19 @@ public struct PageWalker: Sendable {
                     for ahead in 0..<job.concurrency {
                         launch(page + ahead * step, ordinal: result.pages + 1 + ahead)
                     }
-                    if let task = window.removeValue(forKey: page) {
+                    if let task = inFlight.window.removeValue(forKey: page) {
                         outcome = await task.value
                     } else {
                         outcome = await fetch(url, page: page, cursor: cursor)
                     }
-                } else if let prefetched, prefetched.url == url {
+                } else if let prefetched = inFlight.prefetched, prefetched.url == url {
+                    inFlight.prefetched = nil
                     outcome = await prefetched.task.value
                 } else {
+                    inFlight.prefetched?.task.cancel()
+                    inFlight.prefetched = nil
                     outcome = await fetch(url, page: page, cursor: cursor)
                 }
-                prefetched = nil
                 result.retries += outcome.retries
                 let served: ServedPage
                 switch try outcome.result.get() {
@@ -226,9 +247,13 @@ public struct PageWalker: Sendable {
                         }
                     } else if !job.stop.known {
                         let nextPageURL = followURL ?? job.url.url(page: page + step, cursor: nextCursor, redactor: job.redactor)
-                        let nextPage = page + step
-                        let prefetchCursor = nextCursor
-                        prefetched = (nextPageURL, Task { await walker.fetch(nextPageURL, page: nextPage, cursor: prefetchCursor) })
+                        if inFlight.prefetched?.url != nextPageURL {
+                            let nextPage = page + step
+                            let prefetchCursor = nextCursor
+                            inFlight.prefetched = (nextPageURL, Task {
+                                await walker.fetch(nextPageURL, page: nextPage, cursor: prefetchCursor)
+                            })
+                        }
                     }
                 }
                 let counts: CommitCounts

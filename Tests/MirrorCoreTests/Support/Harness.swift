@@ -39,7 +39,9 @@ struct Harness {
     }
 
     func database(_ name: String) throws -> DatabaseQueue {
-        try DatabaseQueue(path: output + "/" + name)
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(5)
+        return try DatabaseQueue(path: output + "/" + name, configuration: configuration)
     }
 
     /// The stored ids of a table in walk order.

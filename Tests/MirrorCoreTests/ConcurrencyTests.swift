@@ -1,0 +1,118 @@
+import Foundation
+@testable import MirrorCore
+import MirrorTestSupport
+import Synchronization
+import Testing
+
+/// Requests the server is answering at once, and the most it ever saw.
+final class InFlightGauge: Sendable {
+    private let state = Mutex((now: 0, most: 0))
+    var most: Int { state.withLock { $0.most } }
+
+    func enter() { state.withLock { $0.now += 1; $0.most = max($0.most, $0.now) } }
+    func leave() { state.withLock { $0.now -= 1 } }
+}
+
+/// Twenty pages of two records; page `n` answers after a delay that shrinks with `n`,
+/// so responses arrive in the reverse of walk order.
+private let twenty = PagedAPI(ids: (1...20).map { ["\($0)a", "\($0)b"] })
+
+private func slowServer(_ gauge: InFlightGauge) -> @Sendable (FixtureRequest) async -> FixtureResponse {
+    { request in
+        gauge.enter()
+        defer { gauge.leave() }
+        let page = Int(request.parameter("page") ?? "") ?? 0
+        try? await Task.sleep(for: .milliseconds(30 + max(0, 21 - page) * 3))
+        return .json(twenty.body(page: page))
+    }
+}
+
+private func job(_ keys: String) -> String {
+    """
+    version: 1
+    jobs:
+      - name: items
+        url: "BASE/items?page={page}"
+        records: data.list
+        id: id
+        table: t_item
+    \(keys.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
+    """
+}
+
+@Suite("concurrency")
+struct ConcurrencyTests {
+    @Test("a {page} walk keeps `concurrency` requests in flight and still stores in walk order")
+    func window() async throws {
+        let harness = try Harness()
+        let gauge = InFlightGauge()
+        let summary = try await FixtureServer.with(slowServer(gauge)) { server in
+            let summary = try await harness.run(job("concurrency: 4\npages: { from: 1, to: 20 }"), server: server)
+            #expect(server.requests.count == 20)
+            return summary
+        }
+        #expect(gauge.most == 4)
+        #expect(summary.reports[0].walk.stop == .endOfPages(page: 20))
+        #expect(try harness.ids() == (1...20).flatMap { ["\($0)a", "\($0)b"] })
+        let positions = try await harness.database("t_item.sqlite").read { db in
+            try Int.fetchAll(db, sql: "SELECT position FROM t_item ORDER BY position")
+        }
+        #expect(positions == Array(0..<40))
+    }
+
+    @Test("concurrency 1 walks one request at a time and asks for nothing past the stop")
+    func sequential() async throws {
+        let harness = try Harness()
+        let gauge = InFlightGauge()
+        try await FixtureServer.with(slowServer(gauge)) { server in
+            _ = try await harness.run(job("concurrency: 1\npages: { from: 15 }"), server: server)
+            #expect(server.requests.map(\.target) == (15...21).map { "/items?page=\($0)" })
+        }
+        #expect(gauge.most == 1)
+        #expect(try harness.ids() == (15...20).flatMap { ["\($0)a", "\($0)b"] })
+    }
+
+    @Test("a window that runs past the empty page stores nothing of the pages after it")
+    func pastTheEnd() async throws {
+        let harness = try Harness()
+        let gauge = InFlightGauge()
+        let summary = try await FixtureServer.with(slowServer(gauge)) { server in
+            let summary = try await harness.run(job("concurrency: 8\npages: { from: 11 }"), server: server)
+            // Pages 21-28 may have been asked for; page 21 is empty and ends the walk.
+            #expect(server.requests.count <= 10 + 8)
+            return summary
+        }
+        #expect(summary.reports[0].walk.stop == .emptyPage(page: 21))
+        #expect(summary.reports[0].walk.pages == 11)
+        #expect(try harness.ids() == (11...20).flatMap { ["\($0)a", "\($0)b"] })
+        let pages = try await harness.database("t_item.sqlite").read { db in
+            try Int.fetchAll(db, sql: "SELECT page FROM _mirror_pages ORDER BY page")
+        }
+        #expect(pages == Array(11...20))
+    }
+
+    @Test("a failure inside the window fails at that page; pages before it are stored, none after")
+    func failureInWindow() async throws {
+        let harness = try Harness()
+        try await FixtureServer.with({ request in
+            let page = Int(request.parameter("page") ?? "") ?? 0
+            if page == 5 { return .text("gone", status: 410) }
+            return .json(twenty.body(page: page))
+        }) { server in
+            let summary = try await harness.run(job("concurrency: 6\npages: { from: 1, to: 20 }"), server: server)
+            #expect(summary.reports[0].walk.error
+                == "job 'items': GET \(server.base)/items?page=5: HTTP 410: unexpected status (gone); page 5 not stored, pages 1-4 kept")
+        }
+        #expect(try harness.ids() == (1...4).flatMap { ["\($0)a", "\($0)b"] })
+    }
+
+    @Test("--max-pages caps the window too")
+    func maxPages() async throws {
+        let harness = try Harness()
+        let gauge = InFlightGauge()
+        try await FixtureServer.with(slowServer(gauge)) { server in
+            _ = try await harness.run(job("concurrency: 8"), server: server, maxPages: 3)
+            #expect(server.requests.map(\.target).sorted() == (1...3).map { "/items?page=\($0)" })
+        }
+    }
+}

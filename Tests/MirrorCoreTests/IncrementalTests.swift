@@ -1,0 +1,206 @@
+import Foundation
+import GRDB
+@testable import MirrorCore
+import MirrorTestSupport
+import Synchronization
+import Testing
+
+/// A cursor API whose pages carry validators and honour conditional requests. Each
+/// page has a version; bumping it changes the page's content and its validators.
+final class ConditionalAPI: Sendable {
+    struct Page: Sendable {
+        var ids: [String]
+        var next: String?
+        /// Sent as an ETag, or as a Last-Modified date when `useDate`.
+        var version: Int
+        var useDate = false
+    }
+
+    let pages: Mutex<[String: Page]>
+
+    init(_ pages: [String: Page]) {
+        self.pages = Mutex(pages)
+    }
+
+    func change(_ cursor: String, _ update: @Sendable (inout Page) -> Void) {
+        pages.withLock { update(&$0[cursor]!) }
+    }
+
+    var handler: @Sendable (FixtureRequest) async -> FixtureResponse {
+        { request in
+            let cursor = request.parameter("cursor") ?? ""
+            guard let page = self.pages.withLock({ $0[cursor] }) else { return .text("no such page", status: 404) }
+            let validator: (String, String) = page.useDate
+                ? ("Last-Modified", "Sun, 0\(page.version) Nov 2026 10:00:00 GMT")
+                : ("ETag", "\"\(cursor)-v\(page.version)\"")
+            let presented = page.useDate ? request.headers["if-modified-since"] : request.headers["if-none-match"]
+            if presented == validator.1 {
+                return FixtureResponse(status: 304, headers: [validator], body: [])
+            }
+            let records = page.ids.map { #"{"id":"\#($0)","v":\#(page.version)}"# }.joined(separator: ",")
+            let next = page.next.map { #""\#($0)""# } ?? "null"
+            return .json(#"{"items":[\#(records)],"next":\#(next)}"#, headers: [validator])
+        }
+    }
+}
+
+private let cursorJob = """
+    version: 1
+    jobs:
+      - name: feed
+        url: "BASE/feed?cursor={cursor}"
+        next: next
+        records: items
+        id: id
+        table: t_item
+    """
+
+private func threePageAPI() -> ConditionalAPI {
+    ConditionalAPI([
+        "": .init(ids: ["1", "2"], next: "B", version: 1),
+        "B": .init(ids: ["3"], next: "C", version: 1),
+        "C": .init(ids: ["4"], next: nil, version: 1, useDate: true),
+    ])
+}
+
+extension Harness {
+    /// `id → last_seen` of every stored record.
+    func lastSeen() async throws -> [String: String] {
+        try await database("t_item.sqlite").read { db in
+            Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT id, last_seen FROM t_item").map { ($0["id"], $0["last_seen"]) })
+        }
+    }
+}
+
+@Suite("conditional requests and refresh_after")
+struct IncrementalTests {
+    @Test("validators are sent back; a 304 replays the stored page: the walk follows its cursor, last_seen moves on")
+    func notModified() async throws {
+        let harness = try Harness()
+        let api = threePageAPI()
+        try await FixtureServer.with(api.handler) { server in
+            let first = try await harness.run(cursorJob, server: server)
+            #expect(first.reports[0].walk.counts.new == 4)
+            #expect(server.requests.allSatisfy { $0.headers["if-none-match"] == nil && $0.headers["if-modified-since"] == nil })
+            let seen = try await harness.lastSeen()
+
+            let second = try await harness.run(cursorJob, server: server)
+            let requests = server.requests.suffix(3)
+            #expect(requests.map(\.target) == ["/feed?cursor=", "/feed?cursor=B", "/feed?cursor=C"])
+            #expect(requests.map { $0.headers["if-none-match"] } == ["\"-v1\"", "\"B-v1\"", nil])
+            #expect(requests.map { $0.headers["if-modified-since"] } == [nil, nil, "Sun, 01 Nov 2026 10:00:00 GMT"])
+            let walk = second.reports[0].walk
+            #expect(walk.pages == 3 && walk.pagesNotModified == 3 && walk.pagesSkipped == 0 && walk.bytes == 0)
+            #expect(walk.counts.new == 0 && walk.counts.updated == 0 && walk.counts.unchanged == 4)
+            #expect(walk.stop == .noNextPage(page: 3))
+            #expect(second.text.hasPrefix("feed: ok, 3 pages (3 not modified), 4 records (0 new, 0 updated, 4 unchanged)"))
+            let moved = try await harness.lastSeen()
+            #expect(moved.keys.sorted() == ["1", "2", "3", "4"])
+            #expect(moved.allSatisfy { $0.value > seen[$0.key]! })
+
+            // One page changes: it alone is served whole, the walk goes on past it.
+            api.change("B") { $0.ids = ["3", "5"]; $0.version = 2 }
+            let third = try await harness.run(cursorJob, server: server)
+            let walk3 = third.reports[0].walk
+            #expect(walk3.pagesNotModified == 2)
+            #expect((walk3.counts.new, walk3.counts.updated, walk3.counts.unchanged) == (1, 1, 3))
+        }
+        #expect(try harness.ids() == ["1", "2", "3", "5", "4"])
+        #expect(try harness.record("3") == #"{"id":"3","v":2}"#)
+        let etags = try await harness.database("t_item.sqlite").read { db in
+            try String?.fetchAll(db, sql: "SELECT etag FROM _mirror_pages ORDER BY page")
+        }
+        #expect(etags == ["\"-v1\"", "\"B-v2\"", nil])
+    }
+
+    @Test("a 304 for a page whose records are gone fetches it whole")
+    func replayMissing() async throws {
+        let harness = try Harness()
+        try await FixtureServer.with(threePageAPI().handler) { server in
+            _ = try await harness.run(cursorJob, server: server)
+            try await harness.database("t_item.sqlite").write { db in
+                try db.execute(sql: "DELETE FROM t_item WHERE id = '3'")
+            }
+            let again = try await harness.run(cursorJob, server: server)
+            let requests = server.requests.suffix(4)
+            #expect(requests.map(\.target) == ["/feed?cursor=", "/feed?cursor=B", "/feed?cursor=B", "/feed?cursor=C"])
+            #expect(requests.map { $0.headers["if-none-match"] } == ["\"-v1\"", "\"B-v1\"", nil, nil])
+            let walk = again.reports[0].walk
+            #expect(walk.pages == 3 && walk.pagesNotModified == 2)
+            #expect((walk.counts.new, walk.counts.unchanged) == (1, 3))
+        }
+        #expect(try harness.ids() == ["1", "2", "3", "4"])
+    }
+
+    @Test("stop.known still ends a walk on a replayed page")
+    func knownOnReplay() async throws {
+        let harness = try Harness()
+        let api = threePageAPI()
+        let yaml = cursorJob + "\n    stop: { known: true }\n"
+        try await FixtureServer.with(api.handler) { server in
+            _ = try await harness.run(yaml, server: server)
+            api.change("") { $0.ids = ["0", "1", "2"]; $0.version = 2 }
+            let again = try await harness.run(yaml, server: server)
+            #expect(again.reports[0].walk.stop == .knownPage(page: 2))
+            #expect(again.reports[0].walk.pagesNotModified == 1)
+            #expect(server.requests.count == 3 + 2)
+        }
+        #expect(try harness.ids() == ["0", "1", "2", "3", "4"])
+    }
+
+    @Test("refresh_after: pages fetched within it are not requested; older ones are, with validators; --refresh ignores it")
+    func refreshAfter() async throws {
+        let harness = try Harness()
+        let yaml = """
+            version: 1
+            jobs:
+              - name: items
+                url: "BASE/items?page={page}"
+                pages: { from: 1, to: 3 }
+                records: data.list
+                id: id
+                table: t_item
+                refresh_after: 1h
+                concurrency: 1
+            """
+        let api = PagedAPI(ids: [["1", "2"], ["3"], ["4"]])
+        try await FixtureServer.with({ request in
+            let page = Int(request.parameter("page") ?? "") ?? 0
+            if request.headers["if-none-match"] == "\"p\(page)\"" {
+                return FixtureResponse(status: 304, headers: [("ETag", "\"p\(page)\"")], body: [])
+            }
+            return .json(api.body(page: page), headers: [("ETag", "\"p\(page)\"")])
+        }) { server in
+            _ = try await harness.run(yaml, server: server)
+            #expect(server.requests.count == 3)
+            let seen = try await harness.lastSeen()
+
+            let skipped = try await harness.run(yaml, server: server)
+            #expect(server.requests.count == 3)
+            let walk = skipped.reports[0].walk
+            #expect(walk.pages == 3 && walk.pagesSkipped == 3 && walk.pagesNotModified == 0)
+            #expect(walk.counts.unchanged == 4 && walk.stop == .endOfPages(page: 3))
+            #expect(skipped.text.hasPrefix("items: ok, 3 pages (3 skipped by refresh_after), 4 records"))
+            #expect(try await harness.lastSeen().allSatisfy { $0.value > seen[$0.key]! })
+
+            // Page 2 was fetched long ago: it alone is asked for, conditionally.
+            try await harness.database("t_item.sqlite").write { db in
+                try db.execute(sql: "UPDATE _mirror_pages SET fetched_at = '2000-01-01T00:00:00.000Z' WHERE page = 2")
+            }
+            let aged = try await harness.run(yaml, server: server)
+            #expect(server.requests.count == 4)
+            #expect(server.requests.last?.target == "/items?page=2")
+            #expect(server.requests.last?.headers["if-none-match"] == "\"p2\"")
+            #expect(aged.reports[0].walk.pagesSkipped == 2 && aged.reports[0].walk.pagesNotModified == 1)
+            // A 304 counts as a fetch: the page is within refresh_after again.
+            _ = try await harness.run(yaml, server: server)
+            #expect(server.requests.count == 4)
+
+            let refreshed = try await harness.run(yaml, server: server, refresh: true)
+            #expect(server.requests.count == 7)
+            #expect(server.requests.suffix(3).allSatisfy { $0.headers["if-none-match"] == nil })
+            #expect(refreshed.reports[0].walk.pagesFetched == 3)
+        }
+        #expect(try harness.ids() == ["1", "2", "3", "4"])
+    }
+}
