@@ -3,7 +3,7 @@
 #
 #   scripts/demo.sh
 #
-# 1. installs what is missing (apt-get: sqlite3, libsqlite3-dev, libcurl4, python3),
+# 1. installs what is missing (apt-get: sqlite3, libsqlite3-dev, python3),
 # 2. builds mirror (swift build -c release --product mirror),
 # 3. starts the bundled sample API (scripts/sample-api.py) on a free loopback port,
 # 4. runs .build/release/mirror run jobs/sample.yaml (SAMPLE_PORT set to that port),
@@ -24,8 +24,6 @@ die() { printf 'demo: %s\n' "$*" >&2; exit 1; }
 missing=()
 command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)
 [ -e /usr/include/sqlite3.h ] || missing+=(libsqlite3-dev)        # GRDB builds on the system SQLite
-libs=$( (ldconfig -p || /sbin/ldconfig -p) 2>/dev/null || true)
-[[ "$libs" == *"libcurl.so.4 "* ]] || missing+=(libcurl4)         # Foundation's URLSession
 command -v python3 >/dev/null 2>&1 || missing+=(python3)           # the sample API
 if [ ${#missing[@]} -gt 0 ]; then
     step "Installing ${missing[*]} (apt-get)"

@@ -8,11 +8,11 @@ struct RunCommand: AsyncParsableCommand {
     @Argument(help: "Job files.") var files: [String]
     @Option(name: .customLong("job"), help: "Run only this job (repeatable).") var jobs: [String] = []
     @Option(help: "Stop each job after this many pages.") var maxPages: Int?
-    @Flag(help: "Start every walk at its first page, even one that failed half-way.") var refresh = false
+    @Flag(help: "Start every walk at its first page and fetch every page whole (no refresh_after, no conditional requests).") var refresh = false
     @Option(help: "Run at most this many jobs at once.") var parallel = 4
     @Option(help: "Write the run as JSON to this file.") var report: String?
     @Option(help: "Output folder (default: the job file's 'output:', else ./cache).") var output: String?
-    @Flag(help: "Log errors only.") var quiet = false
+    @Flag(help: "Log errors only; no progress lines.") var quiet = false
     @Flag(help: "Log every page.") var verbose = false
 
     func validate() throws {
@@ -22,7 +22,8 @@ struct RunCommand: AsyncParsableCommand {
 
     func run() async throws {
         let loaded = try JobFileLoader().load(paths: files)
-        let logger = LogSetup.bootstrap(quiet: quiet, verbose: verbose)
+        let display = !quiet && TerminalProgress.stderrIsTerminal ? TerminalProgress() : nil
+        let logger = LogSetup.bootstrap(quiet: quiet, verbose: verbose, display: display)
         var options = Runner.Options()
         options.jobs = jobs
         options.maxPages = maxPages
@@ -30,7 +31,12 @@ struct RunCommand: AsyncParsableCommand {
         options.parallel = parallel
         options.output = output
         let startedAt = Timestamp.string(Date())
-        let summary = try await Runner(client: HTTPClient(), logger: logger).run(loaded, options: options)
+        var progress: ProgressHandler?
+        if let display {
+            progress = { display.update($0) }
+        }
+        let summary = try await Runner(client: HTTPClient(), logger: logger, progress: progress).run(loaded, options: options)
+        display?.finish()
         if !summary.text.isEmpty { printOut(summary.text) }
         if let report {
             do {

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 @testable import MirrorCore
 import MirrorTestSupport
 import Synchronization
@@ -114,5 +115,29 @@ struct ConcurrencyTests {
             _ = try await harness.run(job("concurrency: 8"), server: server, maxPages: 3)
             #expect(server.requests.map(\.target).sorted() == (1...3).map { "/items?page=\($0)" })
         }
+    }
+
+    @Test("progress reports the start, every stored page in order, and the end")
+    func progress() async throws {
+        let harness = try Harness()
+        let lines = Mutex<[String]>([])
+        try await FixtureServer.with(slowServer(InFlightGauge())) { server in
+            let file = try harness.load(job("concurrency: 3\npages: { from: 1, to: 4 }"), server: server)
+            var options = Runner.Options()
+            options.output = harness.output
+            _ = try await Runner(client: HTTPClient(), logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }),
+                                 progress: { progress in lines.withLock { $0.append(progress.text) } })
+                .run([file], options: options)
+        }
+        // Pages 1-4 have bodies of the same length.
+        let size = twenty.body(page: 1).utf8.count
+        let texts = lines.withLock { $0 }
+        #expect(texts.count == 6)
+        #expect(texts.first == "items: starting, 0 records (0 new), 0 B")
+        #expect(texts.dropFirst().prefix(4).map { $0.components(separatedBy: ", ").prefix(2).joined(separator: ", ") } == [
+            "items: page 1/4, 2 records (2 new)", "items: page 2/4, 4 records (4 new)",
+            "items: page 3/4, 6 records (6 new)", "items: page 4/4, 8 records (8 new)",
+        ])
+        #expect(texts.last == "items: page 4/4, 8 records (8 new), \(ByteSize.approximate(4 * size)), done")
     }
 }

@@ -101,6 +101,13 @@ struct BinaryTests {
             #expect(run.status == 0)
             #expect(run.stderr == "")
             #expect(run.stdout.hasPrefix("events: ok, 3 pages, 3 records (3 new, 0 updated, 0 unchanged), stopped: empty page 3, "))
+            // stderr is a pipe, not a terminal: plain log lines, one per job, no progress line.
+            let again = try await mirror(["run", "jobs.yaml"], in: folder, environment: ["API_KEY": "k"])
+            #expect(again.status == 0)
+            #expect(!again.stderr.contains("\u{1B}"))
+            let lines = again.stderr.split(separator: "\n")
+            #expect(lines.count == 1)
+            #expect(lines.first?.contains(" info mirror: job=events pages=3 stop=empty page 3 ") == true)
         }
         let export = try await mirror(["export", "--table", "t_event", "--output", "out"], in: folder)
         #expect(export.status == 0)

@@ -158,4 +158,13 @@ public enum ByteSize {
         }
         return "\(bytes) bytes"
     }
+
+    /// `512 B`, `85.3 KB`, `3.1 MB`: for progress, not for limits.
+    public static func approximate(_ bytes: Int) -> String {
+        for (unit, size) in [("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)] where bytes >= size {
+            let value = Double(bytes) / Double(size)
+            return "\((value * 10).rounded() / 10) \(unit)"
+        }
+        return "\(bytes) B"
+    }
 }

@@ -26,10 +26,12 @@ public struct Runner: Sendable {
     let client: HTTPClient
     let limiter = RateLimiter()
     let logger: Logger
+    let progress: ProgressHandler?
 
-    public init(client: HTTPClient, logger: Logger) {
+    public init(client: HTTPClient, logger: Logger, progress: ProgressHandler? = nil) {
         self.client = client
         self.logger = logger
+        self.progress = progress
     }
 
     /// The jobs selected by `--job`, each with its output folder.
@@ -98,9 +100,10 @@ public struct Runner: Sendable {
             let start = try store.startWalk(job: job.name, account: job.account, table: job.table, at: startedAt,
                                             fresh: options.refresh)
             walkStartedAt = start.startedAt
+            progress?(JobProgress(job: job.name, state: .running, page: nil, lastPage: job.pages.to, walk: walk))
             walk = await PageWalker(job: job, store: store, client: client, maxPages: options.maxPages,
                                    refresh: options.refresh, retry: options.retry,
-                                   limiter: limiter, logger: logger)
+                                   limiter: limiter, logger: logger, progress: progress)
                 .walk(from: start)
             let succeeded = walk.error == nil
             let state = !succeeded ? "failed" : walk.stop.isComplete ? "complete" : "incomplete"
@@ -126,6 +129,8 @@ public struct Runner: Sendable {
         } catch {
             logger.error("cannot record the run", metadata: ["job": "\(job.name)", "error": "\(error)"])
         }
+        progress?(JobProgress(job: job.name, state: report.succeeded ? .succeeded : .failed, page: walk.lastStored,
+                              lastPage: job.pages.to, walk: walk))
         if let error = walk.error {
             logger.error("job failed", metadata: ["job": "\(job.name)", "error": "\(error)"])
         } else {

@@ -81,9 +81,11 @@ public struct PageWalker: Sendable {
     public let retry: RetryPolicy
     public let limiter: RateLimiter
     public let logger: Logger
+    public let progress: ProgressHandler?
 
     public init(job: JobSpec, store: TableStore, client: HTTPClient, maxPages: Int?, refresh: Bool = false,
-                retry: RetryPolicy, limiter: RateLimiter, logger: Logger) {
+                retry: RetryPolicy, limiter: RateLimiter, logger: Logger, progress: ProgressHandler? = nil) {
+        self.progress = progress
         self.limiter = limiter
         self.job = job
         self.store = store
@@ -277,6 +279,7 @@ public struct PageWalker: Sendable {
                 result.counts.unchanged += counts.unchanged
                 result.firstStored = result.firstStored ?? page
                 result.lastStored = page
+                progress?(JobProgress(job: job.name, state: .running, page: page, lastPage: job.pages.to, walk: result))
                 logger.debug("page stored", metadata: [
                     "page": "\(page)", "url": "\(url)", "origin": "\(served.origin)", "records": "\(served.recordCount)",
                     "new": "\(counts.new)",
@@ -407,6 +410,8 @@ public struct PageWalker: Sendable {
 
     /// Sleeps before the next attempt; false if the walk was cancelled meanwhile.
     private func pause(attempt: inout Int, url: RedactedURL, status: Int?, retryAfter: String?) async -> Bool {
+        // A request the walk no longer wants (past its stop) is not tried again.
+        if Task.isCancelled { return false }
         attempt += 1
         let delay = retry.delay(attempt: attempt, retryAfter: retryAfter)
         logger.warning("retrying", metadata: [

@@ -1,0 +1,45 @@
+/// Where one job's walk stands, reported after every page and when the job ends.
+public struct JobProgress: Sendable {
+    public enum State: Sendable { case running, succeeded, failed }
+
+    public var job: String
+    public var state: State
+    /// The `{page}` value of the page last stored.
+    public var page: Int?
+    /// `pages.to`, when the job sets it.
+    public var lastPage: Int?
+    public var walk: WalkResult
+
+    public init(job: String, state: State, page: Int?, lastPage: Int?, walk: WalkResult) {
+        self.job = job
+        self.state = state
+        self.page = page
+        self.lastPage = lastPage
+        self.walk = walk
+    }
+
+    /// One line: `events: page 37/100, 3700 records (120 new), 2 not modified, 3.1 MB`.
+    public var text: String {
+        var parts: [String] = []
+        if let page {
+            parts.append(lastPage.map { "page \(page)/\($0)" } ?? "page \(page)")
+        } else {
+            parts.append("starting")
+        }
+        let counts = walk.counts
+        parts.append("\(counts.new + counts.updated + counts.unchanged) records (\(counts.new) new)")
+        if walk.pagesNotModified > 0 { parts.append("\(walk.pagesNotModified) not modified") }
+        if walk.pagesSkipped > 0 { parts.append("\(walk.pagesSkipped) skipped") }
+        if walk.retries > 0 { parts.append("\(walk.retries) \(walk.retries == 1 ? "retry" : "retries")") }
+        parts.append(ByteSize.approximate(walk.bytes))
+        switch state {
+        case .running: break
+        case .succeeded: parts.append("done")
+        case .failed: parts.append("FAILED")
+        }
+        return "\(job): " + parts.joined(separator: ", ")
+    }
+}
+
+/// Receives progress from every job of a run, from any task.
+public typealias ProgressHandler = @Sendable (JobProgress) -> Void
