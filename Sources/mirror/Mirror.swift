@@ -10,7 +10,7 @@ struct Mirror: AsyncParsableCommand {
         commandName: "mirror",
         abstract: "Mirror paged JSON APIs into per-table SQLite files for offline use.",
         version: "0.1.0",
-        subcommands: [RunCommand.self, ExportCommand.self, StatusCommand.self, CheckCommand.self])
+        subcommands: [RunCommand.self, ExportCommand.self, VerifyCommand.self, StatusCommand.self, CheckCommand.self])
 
     static func main() async {
         do {

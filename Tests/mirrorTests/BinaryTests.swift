@@ -130,6 +130,30 @@ struct BinaryTests {
         #expect(status.stdout.contains(#""result" : "ok""#))
     }
 
+    @Test("verify exits 0 on a clean walk and 1 on a fault, writes JUnit XML, and never touches the output folder")
+    func verify() async throws {
+        let folder = try temporaryFolder()
+        try await FixtureServer.with(api) { server in
+            try jobYAML.replacingOccurrences(of: "BASE", with: server.base).write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+            let clean = try await mirror(["verify", "jobs.yaml", "--junit", "walk.xml"], in: folder, environment: ["API_KEY": "k"])
+            #expect(clean.status == 0)
+            #expect(clean.stdout.hasPrefix("events: ok, 3 pages, 3 records, ended: empty page 3, "))
+            let passed = try String(contentsOfFile: folder + "/walk.xml", encoding: .utf8)
+            #expect(passed.contains(#"<testsuite name="jobs.yaml" tests="1" failures="0""#))
+            #expect(passed.contains(#"<testcase classname="jobs.yaml" name="events" time=""#) && !passed.contains("<failure"))
+
+            let cut = try await mirror(["verify", "jobs.yaml", "--max-pages", "1", "--junit", "walk.xml"], in: folder,
+                                       environment: ["API_KEY": "k"])
+            #expect(cut.status == 1)
+            #expect(cut.stdout.hasPrefix("events: 1 fault, 1 page, 2 records, ended: --max-pages 1 reached, "))
+            #expect(cut.stdout.hasSuffix("s\n  page 1: the walk was cut by --max-pages 1: the pages after it were not verified\n"))
+            let failed = try String(contentsOfFile: folder + "/walk.xml", encoding: .utf8)
+            #expect(failed.contains(#"<failure type="page walk" message="1 page-walk fault: page 1: the walk was cut by --max-pages 1"#))
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder + "/out"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["jobs.yaml", "walk.xml"])
+    }
+
     @Test("a failed job exits 1 and names job, redacted URL, status and what was kept")
     func failedRun() async throws {
         let folder = try temporaryFolder()

@@ -79,10 +79,6 @@ public struct RunReport: Sendable, Codable, Equatable {
         encoder.keyEncodingStrategy = .convertToSnakeCase
         var data = try encoder.encode(self)
         data.append(0x0A)
-        let partial = path + ".partial"
-        try data.write(to: URL(fileURLWithPath: partial))
-        guard rename(partial, path) == 0 else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
-        }
+        try WholeFile.write(data, to: path)
     }
 }

@@ -125,9 +125,19 @@ public struct RunRecord: Sendable {
     public var error: String?
 }
 
+/// Where a walk puts its pages: the SQLite file of a run, or nowhere (`verify`).
+public protocol PageStore: Sendable {
+    /// Stores a page's records with the walk's checkpoint, atomically.
+    func commit(_ page: PageCommit) throws -> CommitCounts
+    /// Sees a stored page's records again; throws `ReplayMissingRecords` if some are gone.
+    func replay(_ replay: PageReplay) throws -> CommitCounts
+    /// The stored copy of a request's page, if there is one to replay.
+    func storedPage(job: String, account: String, url: String, requestBody: String) throws -> StoredPage?
+}
+
 /// One SQLite file of the output folder: its record tables and bookkeeping.
 /// GRDB's pool serializes writes; each page is one `write` transaction.
-public final class TableStore: Sendable {
+public final class TableStore: PageStore {
     public let path: String
     private let pool: DatabasePool
 

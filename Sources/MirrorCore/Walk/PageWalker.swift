@@ -44,6 +44,35 @@ public struct RejectedRecord: Sendable, Equatable {
     public let reason: String
 }
 
+/// An id listed more than once in one page.
+public struct RepeatedID: Sendable, Equatable {
+    public let page: Int
+    public let id: String
+    /// Where it appears in the page's records array.
+    public let indexes: [Int]
+}
+
+/// A response that failed a walk: nothing of it was stored.
+public struct PageFailure: Sendable, Equatable {
+    public let page: Int
+    public let method: String
+    /// Redacted.
+    public let url: String
+    public let status: Int?
+    public let problem: String
+
+    /// `GET https://…?key=REDACTED: HTTP 200: response is not JSON: …`
+    public var description: String {
+        "\(method) \(url): \(status.map { "HTTP \($0)" } ?? "no response"): \(problem)"
+    }
+}
+
+/// The last page a response named (`stop.last_page`).
+public struct AnnouncedLastPage: Sendable, Equatable {
+    public let page: Int
+    public let last: Int
+}
+
 /// What a job's walk did.
 public struct WalkResult: Sendable {
     public var stop: StopReason = .failed
@@ -55,6 +84,14 @@ public struct WalkResult: Sendable {
     public var pagesSkipped = 0
     public var counts = CommitCounts()
     public var rejected: [RejectedRecord] = []
+    /// Ids repeated within a page (each stored once).
+    public var repeated: [RepeatedID] = []
+    /// Every `stop.last_page` value the walk's responses gave.
+    public var announcedLast: [AnnouncedLastPage] = []
+    /// A cursor or next URL seen twice: what was seen.
+    public var loop: String?
+    /// The page whose response failed the walk, and why.
+    public var failure: PageFailure?
     public var retries = 0
     /// Response bytes received for the pages of this walk.
     public var bytes = 0
@@ -73,7 +110,7 @@ public struct WalkResult: Sendable {
 /// request from the previous response, so it fetches one page ahead at most.
 public struct PageWalker: Sendable {
     public let job: JobSpec
-    public let store: TableStore
+    public let store: any PageStore
     public let client: HTTPClient
     public let maxPages: Int?
     /// Ignore `refresh_after` and send no validators: every page is fetched whole.
@@ -83,7 +120,7 @@ public struct PageWalker: Sendable {
     public let logger: Logger
     public let progress: ProgressHandler?
 
-    public init(job: JobSpec, store: TableStore, client: HTTPClient, maxPages: Int?, refresh: Bool = false,
+    public init(job: JobSpec, store: any PageStore, client: HTTPClient, maxPages: Int?, refresh: Bool = false,
                 retry: RetryPolicy, limiter: RateLimiter, logger: Logger, progress: ProgressHandler? = nil) {
         self.progress = progress
         self.limiter = limiter
@@ -202,6 +239,10 @@ public struct PageWalker: Sendable {
                     served = page
                 }
 
+                if job.stop.lastPage != nil, let last = served.lastPage {
+                    announcedLast = last
+                    result.announcedLast.append(AnnouncedLastPage(page: page, last: last))
+                }
                 if served.elementCount == 0 && job.stop.empty {
                     result.count(served)
                     result.stop = .emptyPage(page: page)
@@ -232,9 +273,8 @@ public struct PageWalker: Sendable {
                 } else if singlePage {
                     stop = .singlePage
                 }
-                if job.stop.lastPage != nil, let last = served.lastPage {
-                    announcedLast = last
-                    if stop == nil, page >= last { stop = .lastPage(page: page) }
+                if job.stop.lastPage != nil, let last = served.lastPage, stop == nil, page >= last {
+                    stop = .lastPage(page: page)
                 }
                 if stop == nil, let to = job.pages.to, page + step > to {
                     stop = .endOfPages(page: page)
@@ -286,6 +326,7 @@ public struct PageWalker: Sendable {
                 ])
 
                 if let loop {
+                    result.loop = loop
                     result.error = "job '\(job.name)': \(job.method.rawValue) \(url): loop: \(loop); pages \(rangeText(result)) kept"
                     return result
                 }
@@ -300,6 +341,8 @@ public struct PageWalker: Sendable {
                 cursor = nextCursor
                 nextURL = followURL
             } catch let fault as PageFault {
+                result.failure = PageFailure(page: page, method: job.method.rawValue, url: fault.url.description,
+                                             status: fault.status, problem: fault.problem)
                 let status = fault.status.map { "HTTP \($0)" } ?? "no response"
                 let kept = result.lastStored == nil ? "nothing stored" : "pages \(rangeText(result)) kept"
                 result.error = "job '\(job.name)': \(job.method.rawValue) \(fault.url): \(status): \(fault.problem); page \(page) not stored, \(kept)"
@@ -443,6 +486,7 @@ public struct PageWalker: Sendable {
                 requestBody: requestBody, status: response.status, etag: response.headers["etag"],
                 lastModified: response.headers["last-modified"], responseBytes: response.body.count,
                 elementCount: parsed.elementCount, recordCount: parsed.records.count, rejected: parsed.rejected,
+                repeated: parsed.repeated,
                 next: next, lastPage: lastPage)))
         } catch let fault as PageFault {
             return .failure(fault)
@@ -456,6 +500,7 @@ public struct PageWalker: Sendable {
         let elementCount: Int
         let records: [PageCommit.Record]
         let rejected: [RejectedRecord]
+        let repeated: [RepeatedID]
     }
 
     func parse(_ response: HTTPResponse, url: RedactedURL, page: Int) throws -> ParsedPage {
@@ -503,11 +548,22 @@ public struct PageWalker: Sendable {
         }
         var records: [PageCommit.Record] = []
         records.reserveCapacity(lastIndex.count)
+        var earlier: [String: [Int]] = [:]
         for (index, element) in elements.enumerated() {
-            guard let id = ids[index], lastIndex[id] == index else { continue }
+            guard let id = ids[index] else { continue }
+            guard lastIndex[id] == index else {
+                earlier[id, default: []].append(index)
+                continue
+            }
             records.append(PageCommit.Record(id: id, range: element.byteRange))
         }
-        return ParsedPage(document: document, elementCount: elements.count, records: records, rejected: rejected)
+        // Ids listed more than once: stored once, their last occurrence.
+        let repeated = records.compactMap { record -> RepeatedID? in
+            guard let before = earlier[record.id], let last = lastIndex[record.id] else { return nil }
+            return RepeatedID(page: page, id: record.id, indexes: before + [last])
+        }
+        return ParsedPage(document: document, elementCount: elements.count, records: records, rejected: rejected,
+                          repeated: repeated)
     }
 
     enum NextTarget: Equatable {
@@ -575,6 +631,7 @@ struct ServedPage: Sendable {
     let elementCount: Int
     let recordCount: Int
     let rejected: [RejectedRecord]
+    let repeated: [RepeatedID]
     let next: PageWalker.NextTarget
     let lastPage: Int?
 }
@@ -593,7 +650,7 @@ extension ServedPage {
         }
         self.init(origin: origin, content: .stored(stored), requestBody: stored.requestBody, status: stored.status,
                   etag: etag, lastModified: lastModified, responseBytes: 0, elementCount: stored.elements,
-                  recordCount: stored.ids.count, rejected: [], next: next, lastPage: stored.lastPage)
+                  recordCount: stored.ids.count, rejected: [], repeated: [], next: next, lastPage: stored.lastPage)
     }
 }
 
@@ -602,6 +659,7 @@ extension WalkResult {
         pages += 1
         bytes += served.responseBytes
         rejected += served.rejected
+        repeated += served.repeated
         switch served.origin {
         case .fetched: break
         case .notModified: pagesNotModified += 1

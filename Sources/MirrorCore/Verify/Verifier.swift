@@ -1,0 +1,230 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// One thing wrong with an API's page walk.
+public struct WalkFault: Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: String, Sendable {
+        case badPage = "bad page"
+        case missingID = "record without id"
+        case repeatedID = "id repeated in a page"
+        case drift
+        case loop
+        case lastPage = "last page"
+        case maxPages = "max pages"
+    }
+
+    public let kind: Kind
+    /// The page involved (the later one, for drift).
+    public let page: Int?
+    public let message: String
+
+    public var description: String { page.map { "page \($0): \(message)" } ?? message }
+}
+
+/// Where `verify` puts pages: nowhere. It remembers which page each id was first seen on,
+/// to find ids that drift from one page to another.
+final class WalkRecorder: PageStore {
+    private let state = Mutex<(firstPage: [String: Int], drift: [WalkFault])>(([:], []))
+
+    var drift: [WalkFault] { state.withLock { $0.drift } }
+
+    func commit(_ page: PageCommit) throws -> CommitCounts {
+        state.withLock { state in
+            for record in page.records {
+                if let first = state.firstPage[record.id] {
+                    state.drift.append(WalkFault(kind: .drift, page: page.page,
+                                                 message: "id '\(record.id)' was already on page \(first) (drift)"))
+                } else {
+                    state.firstPage[record.id] = page.page
+                }
+            }
+        }
+        // Nothing counts as stored before: `stop.known` never ends a verification walk.
+        var counts = CommitCounts()
+        counts.new = page.records.count
+        return counts
+    }
+
+    func replay(_ replay: PageReplay) throws -> CommitCounts { CommitCounts() }
+
+    func storedPage(job: String, account: String, url: String, requestBody: String) throws -> StoredPage? { nil }
+}
+
+/// One job's verification.
+public struct JobVerification: Sendable {
+    public var job: String
+    public var file: String
+    public var walk: WalkResult
+    public var faults: [WalkFault]
+    public var seconds: Double
+
+    public var passed: Bool { faults.isEmpty }
+
+    /// `events: ok, 12 pages, 1180 records, ended: empty page 13, 1.20s`, then one line per fault.
+    public var lines: [String] {
+        let records = walk.counts.new
+        let head = passed ? "ok" : "\(faults.count) \(faults.count == 1 ? "fault" : "faults")"
+        let ended = walk.error == nil ? walk.stop.description : "failed"
+        var lines = ["\(job): \(head), \(walk.pages) \(walk.pages == 1 ? "page" : "pages"), \(records) records, ended: \(ended), "
+            + String(format: "%.2fs", seconds)]
+        lines += faults.map { "  \($0)" }
+        return lines
+    }
+}
+
+/// The result of `mirror verify`.
+public struct VerifySummary: Sendable {
+    public var jobs: [JobVerification]
+
+    public var passed: Bool { jobs.allSatisfy(\.passed) }
+    public var text: String { jobs.flatMap(\.lines).joined(separator: "\n") }
+
+    /// JUnit XML: one test suite per job file, one test case per job, its faults in the failure.
+    public var junitXML: String {
+        func attribute(_ text: String) -> String {
+            var out = ""
+            for scalar in text.unicodeScalars {
+                switch scalar {
+                case "&": out += "&amp;"
+                case "<": out += "&lt;"
+                case ">": out += "&gt;"
+                case "\"": out += "&quot;"
+                case "\n": out += "&#10;"
+                case "\t", "\r": out += "&#\(scalar.value);"
+                default:
+                    // XML 1.0 has no other control characters.
+                    out += scalar.value < 0x20 ? "?" : String(scalar)
+                }
+            }
+            return out
+        }
+        func text(_ text: String) -> String {
+            text.split(separator: "\n", omittingEmptySubsequences: false).map { attribute(String($0)) }.joined(separator: "\n")
+        }
+        func time(_ seconds: Double) -> String { String(format: "%.3f", seconds) }
+        var files: [String] = []
+        for job in jobs where !files.contains(job.file) { files.append(job.file) }
+        let failures = jobs.filter { !$0.passed }.count
+        var xml = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
+        xml += #"<testsuites name="mirror verify" tests="\#(jobs.count)" failures="\#(failures)" errors="0" time="\#(time(jobs.map(\.seconds).reduce(0, +)))">"# + "\n"
+        for file in files {
+            let cases = jobs.filter { $0.file == file }
+            xml += #"  <testsuite name="\#(attribute(file))" tests="\#(cases.count)" failures="\#(cases.filter { !$0.passed }.count)" errors="0" skipped="0" time="\#(time(cases.map(\.seconds).reduce(0, +)))">"# + "\n"
+            for job in cases {
+                let open = #"    <testcase classname="\#(attribute(file))" name="\#(attribute(job.job))" time="\#(time(job.seconds))""#
+                if job.passed {
+                    xml += open + "/>\n"
+                } else {
+                    let count = "\(job.faults.count) page-walk \(job.faults.count == 1 ? "fault" : "faults")"
+                    xml += open + ">\n"
+                    xml += #"      <failure type="page walk" message="\#(attribute(count + ": " + job.faults[0].description))">"#
+                    xml += text(job.faults.map(\.description).joined(separator: "\n"))
+                    xml += "</failure>\n    </testcase>\n"
+                }
+            }
+            xml += "  </testsuite>\n"
+        }
+        xml += "</testsuites>\n"
+        return xml
+    }
+}
+
+/// Walks each job's pages exactly as `run` does (paging, stop conditions, retries,
+/// validation, concurrency) and reports what is wrong with the walk. Stores nothing and
+/// never touches the output folder.
+public struct Verifier: Sendable {
+    public struct Options: Sendable {
+        public var jobs: [String] = []
+        public var maxPages: Int?
+        public var parallel = 4
+        public var retry = RetryPolicy()
+        public init() {}
+    }
+
+    let client: HTTPClient
+    let limiter = RateLimiter()
+    let logger: Logger
+
+    public init(client: HTTPClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    public func verify(_ files: [JobFile], options: Options) async throws(UsageError) -> VerifySummary {
+        var selection = Runner.Options()
+        selection.jobs = options.jobs
+        let selected = try Runner.select(files, options: selection)
+        var results: [JobVerification?] = Array(repeating: nil, count: selected.count)
+        await withTaskGroup(of: (Int, JobVerification).self) { group in
+            var pending = selected.enumerated()[...]
+            func startNext() {
+                guard let (index, entry) = pending.popFirst() else { return }
+                group.addTask { (index, await self.verify(entry.job, file: entry.file.path, options: options)) }
+            }
+            for _ in 0..<max(1, options.parallel) { startNext() }
+            while let (index, result) = await group.next() {
+                results[index] = result
+                startNext()
+            }
+        }
+        return VerifySummary(jobs: results.compactMap { $0 })
+    }
+
+    func verify(_ job: JobSpec, file: String, options: Options) async -> JobVerification {
+        let clock = ContinuousClock.now
+        let recorder = WalkRecorder()
+        let start = WalkStart(startedAt: Timestamp.string(Date()), page: nil, nextURL: nil, cursor: nil, position: 0)
+        let walk = await PageWalker(job: job, store: recorder, client: client, maxPages: options.maxPages, refresh: true,
+                                    retry: options.retry, limiter: limiter, logger: logger)
+            .walk(from: start)
+        let elapsed = ContinuousClock.now - clock
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return JobVerification(job: job.name, file: file, walk: walk, faults: Self.faults(of: walk, drift: recorder.drift),
+                               seconds: seconds)
+    }
+
+    /// Every fault of a walk, in page order.
+    static func faults(of walk: WalkResult, drift: [WalkFault]) -> [WalkFault] {
+        var faults: [WalkFault] = []
+        for record in walk.rejected {
+            faults.append(WalkFault(kind: .missingID, page: record.page, message: record.reason))
+        }
+        for repeated in walk.repeated {
+            faults.append(WalkFault(kind: .repeatedID, page: repeated.page, message:
+                "id '\(repeated.id)' appears \(repeated.indexes.count) times (records \(repeated.indexes.map(String.init).joined(separator: ", ")))"))
+        }
+        faults += drift
+        // The last page the responses announce: it must not change, and the walk must reach it.
+        if let first = walk.announcedLast.first {
+            for announced in walk.announcedLast where announced.last != first.last {
+                faults.append(WalkFault(kind: .lastPage, page: announced.page, message:
+                    "announces last page \(announced.last), page \(first.page) announced \(first.last)"))
+            }
+            let last = walk.announcedLast.last!.last
+            let endedAt: Int?
+            switch walk.stop {
+            case let .emptyPage(page), let .noNextPage(page), let .status(_, page), let .knownPage(page): endedAt = page
+            default: endedAt = nil
+            }
+            if walk.error == nil, let endedAt, endedAt < last {
+                faults.append(WalkFault(kind: .lastPage, page: endedAt, message:
+                    "the walk ended here (\(walk.stop)) before the last page \(last) the responses announce"))
+            }
+        }
+        faults.sort { ($0.page ?? .max) < ($1.page ?? .max) }
+        // What ended the walk early comes last.
+        if let loop = walk.loop {
+            faults.append(WalkFault(kind: .loop, page: walk.lastStored, message: "loop: \(loop); the walk stopped"))
+        } else if let failure = walk.failure {
+            faults.append(WalkFault(kind: .badPage, page: failure.page, message: failure.description))
+        } else if let error = walk.error {
+            faults.append(WalkFault(kind: .badPage, page: nil, message: error))
+        }
+        if case let .maxPages(cap) = walk.stop {
+            faults.append(WalkFault(kind: .maxPages, page: walk.lastStored, message:
+                "the walk was cut by --max-pages \(cap): the pages after it were not verified"))
+        }
+        return faults
+    }
+}
