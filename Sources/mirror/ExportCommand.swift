@@ -18,6 +18,9 @@ struct ExportCommand: ParsableCommand {
     @Option(help: "At most this many records.") var limit: Int?
     @Option(help: "Skip this many records first.") var offset: Int?
     @Option(help: "walk (the API's order) or id (descending).") var order: Exporter.Order = .walk
+    @Flag(name: .customLong("local-files"),
+          help: "Rewrite the URLs of downloaded files to their paths, relative to the database's folder.")
+    var localFiles = false
     @Option(name: .customShort("o"), help: "Write to this file (replaced when complete) instead of stdout.") var file: String?
 
     func validate() throws {
@@ -35,6 +38,7 @@ struct ExportCommand: ParsableCommand {
         options.limit = limit
         options.offset = offset
         options.order = order
+        options.localFiles = localFiles
         do {
             let database = try db ?? Exporter.locate(table: table, in: output ?? "cache")
             if let db, !FileManager.default.fileExists(atPath: db) {

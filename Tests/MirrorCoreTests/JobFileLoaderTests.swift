@@ -35,6 +35,9 @@ struct JobFileLoaderTests {
                 concurrency: 8
                 refresh_after: 12h
                 max_page_size: 500KB
+                downloads: [cover.url, images.*.url]
+                download_concurrency: 16
+                max_file_size: 50MB
               - name: plain
                 url: "https://api.example.com/v3/Plain"
                 id: id
@@ -58,6 +61,9 @@ struct JobFileLoaderTests {
         #expect(job.concurrency == 8 && job.refreshAfter == 12 * 3600 && job.maxPageSize == 500 * 1024)
         let plain = try #require(file.jobs.last)
         #expect(plain.concurrency == 4 && plain.refreshAfter == nil && plain.maxPageSize == 64 * 1024 * 1024)
+        #expect(job.downloads == [JSONPath("cover.url")!, JSONPath("images.*.url")!])
+        #expect(job.downloadConcurrency == 16 && job.maxFileSize == 50 * 1024 * 1024)
+        #expect(plain.downloads.isEmpty && plain.downloadConcurrency == 8 && plain.maxFileSize == 100 * 1024 * 1024)
         #expect(job.headers.map(\.name) == ["User-Agent"])
         #expect(job.method == .get)
     }
@@ -82,7 +88,9 @@ struct JobFileLoaderTests {
                 concurrency: 0
                 refresh_after: soon
                 max_page_size: 64 megabytes
-                downloads: [cover.url]
+                downloads: [cover.url, "images..url"]
+                download_concurrency: 100
+                max_file_size: big
             """
         #expect(diagnostics(yaml) == [
             "jobs/x.yaml:5:5: unknown key 'pagse' in job (did you mean 'pages'?)",
@@ -92,7 +100,9 @@ struct JobFileLoaderTests {
             "jobs/x.yaml:15:18: 'concurrency' must be between 1 and 64, not 0",
             "jobs/x.yaml:16:20: 'refresh_after' must be a duration such as 30s, 5m, 12h or 7d, not 'soon'",
             "jobs/x.yaml:17:20: 'max_page_size' must be a size such as 500KB, 64MB or 1GB, not '64 megabytes'",
-            "jobs/x.yaml:18:5: 'downloads' is not supported yet by this version of mirror",
+            "jobs/x.yaml:18:28: 'downloads' must be a dot path such as 'data.list' (or '.' for the whole response), not 'images..url'",
+            "jobs/x.yaml:19:27: 'download_concurrency' must be between 1 and 64, not 100",
+            "jobs/x.yaml:20:20: 'max_file_size' must be a size such as 500KB, 50MB or 1GB, not 'big'",
         ])
     }
 

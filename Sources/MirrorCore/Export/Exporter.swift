@@ -16,6 +16,8 @@ public struct Exporter: Sendable {
         public var limit: Int?
         public var offset: Int?
         public var order: Order = .walk
+        /// Rewrite the URLs of downloaded files to their paths in the output folder.
+        public var localFiles = false
         public init(table: String) { self.table = table }
     }
 
@@ -84,23 +86,24 @@ public struct Exporter: Sendable {
             let (sql, arguments) = query()
             let statement = try db.makeStatement(sql: sql)
             try statement.setArguments(arguments)
+            var localFiles = options.localFiles ? try LocalFiles(db: db) : nil
             switch options.format {
             case .ndjson:
-                try each(statement) { _, _, record in
+                try each(statement, localFiles: &localFiles) { _, _, record in
                     sink.write(record)
                     sink.write(byte: 0x0A)
                 }
             case .json:
                 var first = true
                 sink.write(byte: UInt8(ascii: "["))
-                try each(statement) { _, _, record in
+                try each(statement, localFiles: &localFiles) { _, _, record in
                     sink.write(Array((first ? "\n" : ",\n").utf8))
                     sink.write(record)
                     first = false
                 }
                 sink.write(Array((first ? "]\n" : "\n]\n").utf8))
             case .csv:
-                try writeCSV(statement, db: db, to: &sink)
+                try writeCSV(statement, localFiles: &localFiles, to: &sink)
             }
             try sink.flush()
         }
@@ -135,8 +138,9 @@ public struct Exporter: Sendable {
     }
 
     /// Steps the statement, handing each row's account, id and record bytes (valid only
-    /// during the call) to `body`.
-    func each(_ statement: Statement, _ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) throws -> Void) throws {
+    /// during the call, downloaded URLs rewritten when `localFiles` is set) to `body`.
+    func each(_ statement: Statement, localFiles: inout LocalFiles?,
+              _ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) throws -> Void) throws {
         let raw = statement.sqliteStatement
         sqlite3_reset(raw)
         defer { sqlite3_reset(raw) }
@@ -146,7 +150,12 @@ public struct Exporter: Sendable {
             guard code == SQLITE_ROW else {
                 throw Failure(description: "cannot read '\(database)': \(String(cString: sqlite3_errstr(code)))")
             }
-            try body(Self.column(raw, 0), Self.column(raw, 1), Self.column(raw, 2))
+            let account = Self.column(raw, 0), id = Self.column(raw, 1), record = Self.column(raw, 2)
+            if localFiles != nil {
+                try localFiles!.rewrite(record) { try body(account, id, $0) }
+            } else {
+                try body(account, id, record)
+            }
         }
     }
 
@@ -159,10 +168,11 @@ public struct Exporter: Sendable {
 
     /// A header row (account, id, then every top-level field in order of first
     /// appearance), then one row per record; nested values as JSON text.
-    func writeCSV(_ statement: Statement, db: Database, to sink: inout OutputSink) throws {
+    func writeCSV(_ statement: Statement, localFiles: inout LocalFiles?, to sink: inout OutputSink) throws {
         var columns: [String] = []
         var known: Set<String> = []
-        try each(statement) { _, _, record in
+        var noRewrite: LocalFiles?
+        try each(statement, localFiles: &noRewrite) { _, _, record in
             guard let document = try? JSONDocument(parsing: UnsafeRawBufferPointer(record)) else { return }
             for member in document.root.members where known.insert(member.key).inserted {
                 columns.append(member.key)
@@ -171,7 +181,7 @@ public struct Exporter: Sendable {
         var line: [UInt8] = []
         Self.appendRow(["account", "id"] + columns, to: &line)
         sink.write(line)
-        try each(statement) { account, id, record in
+        try each(statement, localFiles: &localFiles) { account, id, record in
             line.removeAll(keepingCapacity: true)
             var cells = [String(decoding: account, as: UTF8.self), String(decoding: id, as: UTF8.self)]
             let document = try? JSONDocument(parsing: UnsafeRawBufferPointer(record))

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Crypto
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -76,6 +77,73 @@ public final class HTTPClient: Sendable {
     public init() {}
 
     public func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
+        var outgoing = try Self.outgoing(request)
+        if !outgoing.headers.contains(name: "accept-encoding") {
+            outgoing.headers.add(name: "accept-encoding", value: "gzip, deflate")
+        }
+        var status: Int?
+        do {
+            let response = try await Self.shared.execute(outgoing, deadline: Self.deadline(request))
+            status = Int(response.status.code)
+            try Self.checkLength(response, request)
+            let buffer = try await response.body.collect(upTo: request.maxBytes)
+            return HTTPResponse(status: Int(response.status.code), headers: Self.headers(response), body: Array(buffer: buffer))
+        } catch {
+            throw Self.failure(error, request, status: status, what: "body")
+        }
+    }
+
+    /// What a download wrote.
+    public struct Download: Sendable {
+        public let status: Int
+        /// Header names lowercased.
+        public let headers: [String: String]
+        /// Bytes written; 0 unless the status is 2xx.
+        public let size: Int
+        /// SHA-256 of the bytes written, lowercase hex; empty unless the status is 2xx.
+        public let sha256: String
+    }
+
+    /// Hands a 2xx response body to `write` piece by piece as it streams in, hashing it
+    /// on the way; any other status writes nothing. A body over `request.maxBytes` is
+    /// abandoned. What was written before an error is the caller's to remove.
+    public func download(_ request: HTTPRequest, into write: (UnsafeRawBufferPointer) throws -> Void)
+        async throws(HTTPError) -> Download
+    {
+        let outgoing = try Self.outgoing(request)
+        var status: Int?
+        do {
+            let response = try await Self.shared.execute(outgoing, deadline: Self.deadline(request))
+            status = Int(response.status.code)
+            let headers = Self.headers(response)
+            guard (200..<300).contains(Int(response.status.code)) else {
+                return Download(status: Int(response.status.code), headers: headers, size: 0, sha256: "")
+            }
+            try Self.checkLength(response, request)
+            var hash = Crypto.SHA256()
+            var size = 0
+            for try await chunk in response.body {
+                size += chunk.readableBytes
+                if size > request.maxBytes { throw NIOTooManyBytesError(maxBytes: request.maxBytes) }
+                try chunk.withUnsafeReadableBytes { bytes in
+                    hash.update(bufferPointer: bytes)
+                    do { try write(bytes) } catch { throw WriteFailure(error: error) }
+                }
+            }
+            return Download(status: Int(response.status.code), headers: headers, size: size,
+                            sha256: FileNaming.hex(hash.finalize()))
+        } catch {
+            throw Self.failure(error, request, status: status, what: "file")
+        }
+    }
+
+    /// A local write that failed during a download: not the server's fault, not retried.
+    private struct WriteFailure: Error {
+        let error: any Error
+    }
+
+    /// The request as the client library takes it; only http(s) URLs are sent.
+    private static func outgoing(_ request: HTTPRequest) throws(HTTPError) -> HTTPClientRequest {
         let lower = request.url.real.lowercased()
         guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), URL(string: request.url.real) != nil else {
             throw HTTPError(url: request.url, kind: .invalid, reason: "not a valid http(s) URL", status: nil)
@@ -84,9 +152,6 @@ public final class HTTPClient: Sendable {
         outgoing.method = HTTPMethod(rawValue: request.method)
         for header in request.headers {
             outgoing.headers.add(name: header.name, value: header.value)
-        }
-        if !outgoing.headers.contains(name: "accept-encoding") {
-            outgoing.headers.add(name: "accept-encoding", value: "gzip, deflate")
         }
         if !outgoing.headers.contains(name: "user-agent") {
             outgoing.headers.add(name: "user-agent", value: "mirror")
@@ -97,27 +162,40 @@ public final class HTTPClient: Sendable {
                 outgoing.headers.add(name: "content-type", value: "application/json")
             }
         }
-        let deadline = NIODeadline.now() + .milliseconds(Int64(request.timeout * 1000))
-        var status: Int?
-        do {
-            let response = try await Self.shared.execute(outgoing, deadline: deadline)
-            status = Int(response.status.code)
-            if let length = response.headers.first(name: "content-length").flatMap(Int.init), length > request.maxBytes {
-                throw NIOTooManyBytesError(maxBytes: request.maxBytes)
-            }
-            let buffer = try await response.body.collect(upTo: request.maxBytes)
-            var headers: [String: String] = [:]
-            for (name, value) in response.headers {
-                let key = name.lowercased()
-                headers[key] = headers[key].map { $0 + ", " + value } ?? value
-            }
-            return HTTPResponse(status: Int(response.status.code), headers: headers, body: Array(buffer: buffer))
-        } catch is NIOTooManyBytesError {
-            throw HTTPError(url: request.url, kind: .tooLarge,
-                            reason: "body over the \(ByteSize.text(request.maxBytes)) cap", status: status)
-        } catch {
-            throw HTTPError(url: request.url, kind: .transient, reason: Self.describe(error, gotHead: status != nil), status: status)
+        return outgoing
+    }
+
+    private static func deadline(_ request: HTTPRequest) -> NIODeadline {
+        NIODeadline.now() + .milliseconds(Int64(request.timeout * 1000))
+    }
+
+    /// An announced length over the cap fails before any of the body is read.
+    private static func checkLength(_ response: HTTPClientResponse, _ request: HTTPRequest) throws {
+        if let length = response.headers.first(name: "content-length").flatMap(Int.init), length > request.maxBytes {
+            throw NIOTooManyBytesError(maxBytes: request.maxBytes)
         }
+    }
+
+    /// Header names lowercased; repeated headers joined with ", ".
+    private static func headers(_ response: HTTPClientResponse) -> [String: String] {
+        var headers: [String: String] = [:]
+        for (name, value) in response.headers {
+            let key = name.lowercased()
+            headers[key] = headers[key].map { $0 + ", " + value } ?? value
+        }
+        return headers
+    }
+
+    private static func failure(_ error: any Error, _ request: HTTPRequest, status: Int?, what: String) -> HTTPError {
+        if let error = error as? HTTPError { return error }
+        if error is NIOTooManyBytesError {
+            return HTTPError(url: request.url, kind: .tooLarge, reason: "\(what) over the \(ByteSize.text(request.maxBytes)) cap",
+                             status: status)
+        }
+        if let failure = error as? WriteFailure {
+            return HTTPError(url: request.url, kind: .invalid, reason: "cannot write the file: \(failure.error)", status: status)
+        }
+        return HTTPError(url: request.url, kind: .transient, reason: describe(error, gotHead: status != nil), status: status)
     }
 
     /// A short reason that never quotes the URL (the caller prints the redacted one).

@@ -160,9 +160,6 @@ struct JobFileReader {
         let own = mapping(node, keys: JobKey.self, context: "job")
         var keys = defaults
         for (key, pair) in own { keys[key] = pair }
-        for (key, pair) in keys where !key.isSupported {
-            error(pair.key, "'\(key.rawValue)' is not supported yet by this version of mirror")
-        }
 
         var redactor = Redactor.none
         let nameText = own[.name].flatMap { string($0.value, key: "name") }?.value
@@ -353,6 +350,26 @@ struct JobFileReader {
                 error(n, "'max_page_size' must be a size such as 500KB, 64MB or 1GB, not '\(text.value)'")
             }
         }
+        var downloads: [JSONPath] = []
+        if let n = keys[.downloads]?.value {
+            let items: [Node]
+            if case let .sequence(sequence) = n { items = Array(sequence) } else { items = [n] }
+            for item in items {
+                if let path = path(item, key: "downloads") { downloads.append(path) }
+            }
+        }
+        var downloadConcurrency = 8
+        if let n = keys[.downloadConcurrency]?.value, let value = integer(n, key: "download_concurrency") {
+            if (1...64).contains(value) { downloadConcurrency = value } else {
+                error(n, "'download_concurrency' must be between 1 and 64, not \(value)")
+            }
+        }
+        var maxFileSize = JobSpec.defaultMaxFileSize
+        if let n = keys[.maxFileSize]?.value, let text = string(n, key: "max_file_size") {
+            if let bytes = Self.byteSize(text.value), bytes > 0 { maxFileSize = bytes } else {
+                error(n, "'max_file_size' must be a size such as 500KB, 50MB or 1GB, not '\(text.value)'")
+            }
+        }
         var validate: [(path: JSONPath, kind: JSONKind)] = []
         if let n = keys[.validate]?.value {
             if case let .mapping(map) = n {
@@ -379,7 +396,8 @@ struct JobFileReader {
             headers: headers, pages: pages, next: next, records: records, id: id, table: table,
             database: database, account: account, stop: stop, onChange: onChange, prune: prune,
             timeout: timeout, retries: retries, rateLimit: rateLimit, concurrency: concurrency,
-            refreshAfter: refreshAfter, maxPageSize: maxPageSize, validate: validate, redactor: redactor)
+            refreshAfter: refreshAfter, maxPageSize: maxPageSize, downloads: downloads,
+            downloadConcurrency: downloadConcurrency, maxFileSize: maxFileSize, validate: validate, redactor: redactor)
     }
 
     // MARK: Values

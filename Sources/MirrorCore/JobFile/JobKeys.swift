@@ -16,16 +16,6 @@ enum JobKey: String, CaseIterable {
     case maxFileSize = "max_file_size"
     case maxPageSize = "max_page_size"
 
-    /// Keys of SPEC §1 this version does not implement: using one is a config error.
-    var isSupported: Bool {
-        switch self {
-        case .downloads, .downloadConcurrency, .maxFileSize:
-            return false
-        default:
-            return true
-        }
-    }
-
     /// Keys that `defaults` may not set.
     var isJobOnly: Bool { self == .name || self == .url || self == .table }
 }

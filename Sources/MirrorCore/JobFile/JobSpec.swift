@@ -39,6 +39,8 @@ public struct JobSpec: Sendable {
 
     /// `max_page_size` when the job does not set it.
     public static let defaultMaxPageSize = 64 << 20
+    /// `max_file_size` when the job does not set it.
+    public static let defaultMaxFileSize = 100 << 20
 
     public let name: String
     public let url: RequestTemplate
@@ -69,6 +71,12 @@ public struct JobSpec: Sendable {
     public let refreshAfter: Double?
     /// A page response body larger than this is rejected.
     public let maxPageSize: Int
+    /// Paths inside a record whose values are URLs (or arrays of URLs) of files to fetch.
+    public let downloads: [JSONPath]
+    /// Downloads in flight for this job.
+    public let downloadConcurrency: Int
+    /// A larger download is abandoned and reported.
+    public let maxFileSize: Int
     /// Paths a response must hold, with their kinds, in file order.
     public let validate: [(path: JSONPath, kind: JSONKind)]
     /// Every value of this job that came from `${…}`.

@@ -11,6 +11,8 @@ public struct JobReport: Sendable {
     public var walk: WalkResult
     public var pruned: Int
     public var seconds: Double
+    /// Downloads, for a job with `downloads`.
+    public var files: DownloadSummary?
 
     /// One line for the summary on stdout, plus one line per rejected record.
     public var summaryLines: [String] {
@@ -28,6 +30,10 @@ public struct JobReport: Sendable {
             if walk.retries > 0 { line += ", \(walk.retries) \(walk.retries == 1 ? "retry" : "retries")" }
             if let resumed = walk.resumedAt { line += ", resumed at page \(resumed)" }
             if pruned > 0 { line += ", \(pruned) pruned" }
+            if let files {
+                line += ", \(files.downloaded) \(files.downloaded == 1 ? "file" : "files") (\(ByteSize.approximate(files.bytes)))"
+                if !files.failed.isEmpty { line += ", \(files.failed.count) failed" }
+            }
             line += ", stopped: \(walk.stop), " + String(format: "%.2fs", seconds)
             lines = [line]
         } else {
@@ -35,6 +41,9 @@ public struct JobReport: Sendable {
         }
         for rejected in walk.rejected {
             lines.append("  rejected: page \(rejected.page): \(rejected.reason)")
+        }
+        for failure in files?.failed ?? [] {
+            lines.append("  file failed: \(failure.url): \(failure.error)")
         }
         return lines
     }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Where one job's walk stands, reported after every page and when the job ends.
 public struct JobProgress: Sendable {
     public enum State: Sendable { case running, succeeded, failed }
@@ -9,8 +11,11 @@ public struct JobProgress: Sendable {
     /// `pages.to`, when the job sets it.
     public var lastPage: Int?
     public var walk: WalkResult
+    /// Downloads so far, for a job with `downloads`.
+    public var files: DownloadSummary?
 
-    public init(job: String, state: State, page: Int?, lastPage: Int?, walk: WalkResult) {
+    public init(job: String, state: State, page: Int?, lastPage: Int?, walk: WalkResult, files: DownloadSummary? = nil) {
+        self.files = files
         self.job = job
         self.state = state
         self.page = page
@@ -32,6 +37,11 @@ public struct JobProgress: Sendable {
         if walk.pagesSkipped > 0 { parts.append("\(walk.pagesSkipped) skipped") }
         if walk.retries > 0 { parts.append("\(walk.retries) \(walk.retries == 1 ? "retry" : "retries")") }
         parts.append(ByteSize.approximate(walk.bytes))
+        if let files {
+            var text = "\(files.downloaded) \(files.downloaded == 1 ? "file" : "files") (\(ByteSize.approximate(files.bytes)))"
+            if !files.failed.isEmpty { text += ", \(files.failed.count) failed" }
+            parts.append(text)
+        }
         switch state {
         case .running: break
         case .succeeded: parts.append("done")
@@ -43,3 +53,27 @@ public struct JobProgress: Sendable {
 
 /// Receives progress from every job of a run, from any task.
 public typealias ProgressHandler = @Sendable (JobProgress) -> Void
+
+/// Joins one job's walk progress and its download progress into one line: downloads
+/// go on between pages and after the walk.
+final class ProgressRelay: Sendable {
+    private let latest = Mutex<JobProgress?>(nil)
+    private let handler: ProgressHandler
+
+    init(_ handler: @escaping ProgressHandler) {
+        self.handler = handler
+    }
+
+    func walked(_ progress: JobProgress) {
+        latest.withLock { $0 = progress }
+        handler(progress)
+    }
+
+    func downloaded(_ files: DownloadSummary) {
+        let progress = latest.withLock { latest -> JobProgress? in
+            latest?.files = files
+            return latest
+        }
+        if let progress { handler(progress) }
+    }
+}

@@ -19,6 +19,17 @@ public struct RunReport: Sendable, Codable, Equatable {
         public var skipped: Int
     }
 
+    public struct Files: Sendable, Codable, Equatable {
+        public struct Failed: Sendable, Codable, Equatable {
+            public var url: String
+            public var error: String
+        }
+
+        public var downloaded: Int
+        public var bytes: Int
+        public var failed: [Failed]
+    }
+
     public struct Rejected: Sendable, Codable, Equatable {
         public var page: Int
         public var index: Int
@@ -43,6 +54,8 @@ public struct RunReport: Sendable, Codable, Equatable {
         public var retries: Int
         public var bytes: Int
         public var durationSeconds: Double
+        /// Downloads, for a job with `downloads`.
+        public var files: Files?
         public var error: String?
     }
 
@@ -68,6 +81,10 @@ public struct RunReport: Sendable, Codable, Equatable {
                                  rejected: walk.rejected.count, pruned: report.pruned),
                 rejected: walk.rejected.map { Rejected(page: $0.page, index: $0.index, reason: $0.reason) },
                 retries: walk.retries, bytes: walk.bytes, durationSeconds: (report.seconds * 1000).rounded() / 1000,
+                files: report.files.map { files in
+                    Files(downloaded: files.downloaded, bytes: files.bytes,
+                          failed: files.failed.map { Files.Failed(url: $0.url, error: $0.error) })
+                },
                 error: walk.error)
         }
     }

@@ -54,17 +54,18 @@ public struct Runner: Sendable {
         var locks: [String: OutputLock] = [:]
         for entry in selected where locks[entry.output] == nil {
             locks[entry.output] = try OutputLock(folder: entry.output)
+            FileNaming.sweepPartials(in: entry.output)
         }
         defer { withExtendedLifetime(locks) {} }
         // Open every database first (jobs may share one), then run the jobs.
         var stores: [String: TableStore] = [:]
         var reports: [JobReport?] = Array(repeating: nil, count: selected.count)
-        var runnable: [(index: Int, job: JobSpec, file: JobFile, store: TableStore)] = []
+        var runnable: [(index: Int, job: JobSpec, file: JobFile, output: String, store: TableStore)] = []
         for (index, entry) in selected.enumerated() {
             let path = (entry.output as NSString).appendingPathComponent(entry.job.database)
             do {
                 if stores[path] == nil { stores[path] = try TableStore(path: path) }
-                runnable.append((index, entry.job, entry.file, stores[path]!))
+                runnable.append((index, entry.job, entry.file, entry.output, stores[path]!))
             } catch {
                 var walk = WalkResult()
                 walk.error = "job '\(entry.job.name)': cannot open \(path): \(error)"
@@ -78,7 +79,9 @@ public struct Runner: Sendable {
             var pending = runnable[...]
             func startNext() {
                 guard let next = pending.popFirst() else { return }
-                group.addTask { (next.index, await self.run(next.job, file: next.file, store: next.store, options: options)) }
+                group.addTask {
+                    (next.index, await self.run(next.job, file: next.file, output: next.output, store: next.store, options: options))
+                }
             }
             for _ in 0..<max(1, options.parallel) { startNext() }
             while let (index, report) = await group.next() {
@@ -89,21 +92,34 @@ public struct Runner: Sendable {
         return RunSummary(reports: reports.compactMap { $0 })
     }
 
-    func run(_ job: JobSpec, file: JobFile, store: TableStore, options: Options) async -> JobReport {
+    func run(_ job: JobSpec, file: JobFile, output: String, store: TableStore, options: Options) async -> JobReport {
         let clock = ContinuousClock.now
         let startedAt = Timestamp.string(Date())
         var walkStartedAt = startedAt
         var walk = WalkResult()
         var pruned = 0
+        var downloader: Downloader?
+        var files: DownloadSummary?
+        let relay = progress.map(ProgressRelay.init)
         do {
             try store.prepare(table: job.table)
+            if !job.downloads.isEmpty {
+                downloader = Downloader(job: job, store: store, output: output, client: client, limiter: limiter,
+                                        retry: options.retry, logger: logger, onChange: relay?.downloaded)
+                // What earlier runs did not get is tried again first; a URL stored with a
+                // secret masked cannot be: it is fetched again when a page names it.
+                let unfinished = try store.unfinishedFiles(job: job.name)
+                    .filter { job.redactor.isEmpty || !$0.contains(Redactor.mask) }
+                downloader?.enqueue(unfinished.map { RedactedURL(real: $0, shown: $0) })
+            }
             let start = try store.startWalk(job: job.name, account: job.account, table: job.table, at: startedAt,
                                             fresh: options.refresh)
             walkStartedAt = start.startedAt
-            progress?(JobProgress(job: job.name, state: .running, page: nil, lastPage: job.pages.to, walk: walk))
+            relay?.walked(JobProgress(job: job.name, state: .running, page: nil, lastPage: job.pages.to, walk: walk,
+                                      files: downloader?.summary))
             walk = await PageWalker(job: job, store: store, client: client, maxPages: options.maxPages,
                                    refresh: options.refresh, retry: options.retry,
-                                   limiter: limiter, logger: logger, progress: progress)
+                                   limiter: limiter, logger: logger, progress: relay?.walked, downloader: downloader)
                 .walk(from: start)
             let succeeded = walk.error == nil
             let state = !succeeded ? "failed" : walk.stop.isComplete ? "complete" : "incomplete"
@@ -114,23 +130,27 @@ public struct Runner: Sendable {
         } catch {
             walk.error = walk.error ?? "job '\(job.name)': \(store.path): \(error)"
         }
+        // A failed download never fails its job; the files of stored pages are fetched
+        // even when the walk failed.
+        if let downloader { files = await downloader.finish() }
         let elapsed = ContinuousClock.now - clock
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let report = JobReport(job: job.name, file: file.path, table: job.table, database: store.path,
                                account: job.account, succeeded: walk.error == nil, walk: walk, pruned: pruned,
-                               seconds: seconds)
+                               seconds: seconds, files: files)
         do {
             try store.record(run: RunRecord(
                 job: job.name, account: job.account, table: job.table, startedAt: startedAt,
                 finishedAt: Timestamp.string(Date()), result: report.succeeded ? "ok" : "failed",
                 stopReason: walk.stop.description, pages: walk.pages, pagesNotModified: walk.pagesNotModified,
                 pagesSkipped: walk.pagesSkipped, counts: walk.counts,
-                rejected: walk.rejected.count, pruned: pruned, error: walk.error))
+                rejected: walk.rejected.count, pruned: pruned, error: walk.error,
+                filesDownloaded: files?.downloaded ?? 0, filesFailed: files?.failed.count ?? 0))
         } catch {
             logger.error("cannot record the run", metadata: ["job": "\(job.name)", "error": "\(error)"])
         }
         progress?(JobProgress(job: job.name, state: report.succeeded ? .succeeded : .failed, page: walk.lastStored,
-                              lastPage: job.pages.to, walk: walk))
+                              lastPage: job.pages.to, walk: walk, files: files))
         if let error = walk.error {
             logger.error("job failed", metadata: ["job": "\(job.name)", "error": "\(error)"])
         } else {

@@ -24,12 +24,24 @@ public struct StatusReport: Sendable, Codable, Equatable {
         public var error: String?
     }
 
+    public struct Files: Sendable, Codable, Equatable {
+        /// On disk.
+        public var downloaded: Int
+        public var bytes: Int
+        /// Tried and not got (retried by the next run), or refused.
+        public var failed: Int
+        /// Not tried yet.
+        public var pending: Int
+    }
+
     public struct Job: Sendable, Codable, Equatable {
         public var job: String
         public var account: String
         public var table: String
         public var database: String
         public var lastRun: LastRun?
+        /// The job's downloads as they stand, for a job that has any.
+        public var files: Files?
         /// When the last successful run finished, if any.
         public var lastSuccess: String?
         public var stale: Bool
@@ -70,8 +82,23 @@ public enum StatusReader {
                     WHERE r.run_id = (SELECT max(run_id) FROM \(StoreSchema.runs) t WHERE t.job = r.job AND t.account = r.account)
                     ORDER BY r.job, r.account
                     """)
+                var files: [String: StatusReport.Files] = [:]
+                if try db.tableExists(StoreSchema.files) {
+                    for row in try Row.fetchAll(db, sql: """
+                        SELECT job, count(*) FILTER (WHERE status = 'ok') AS downloaded,
+                          coalesce(sum(size) FILTER (WHERE status = 'ok'), 0) AS bytes,
+                          count(*) FILTER (WHERE status IN ('failed', 'refused')) AS failed,
+                          count(*) FILTER (WHERE status = 'pending') AS pending
+                        FROM \(StoreSchema.files) GROUP BY job
+                        """) {
+                        files[row["job"]] = .init(downloaded: row["downloaded"], bytes: row["bytes"], failed: row["failed"],
+                                                  pending: row["pending"])
+                    }
+                }
                 for row in rows {
-                    report.jobs.append(try Self.job(from: row, database: name, threshold: threshold))
+                    var job = try Self.job(from: row, database: name, threshold: threshold)
+                    job.files = files[job.job]
+                    report.jobs.append(job)
                 }
             }
         }
@@ -79,7 +106,7 @@ public enum StatusReader {
         for file in jobFiles {
             for job in file.jobs where !report.jobs.contains(where: { $0.job == job.name && $0.account == job.account }) {
                 report.jobs.append(.init(job: job.name, account: job.account, table: job.table, database: job.database,
-                                         lastRun: nil, lastSuccess: nil, stale: true))
+                                         lastRun: nil, files: nil, lastSuccess: nil, stale: true))
             }
         }
         if !jobFiles.isEmpty {
@@ -103,7 +130,7 @@ public enum StatusReader {
         run.recordsPruned = row["records_pruned"]
         let stale = lastSuccess.map { $0 < threshold } ?? true
         return StatusReport.Job(job: row["job"], account: row["account"], table: row["table_name"], database: database,
-                                lastRun: run, lastSuccess: lastSuccess, stale: stale)
+                                lastRun: run, files: nil, lastSuccess: lastSuccess, stale: stale)
     }
 }
 
@@ -121,6 +148,10 @@ extension StatusReport {
             if let run = job.lastRun {
                 var line = "job \(job.job)\(account): last run \(run.finishedAt) \(run.result), \(run.pages) pages, "
                     + "\(run.recordsNew) new, \(run.recordsUpdated) updated, \(run.recordsUnchanged) unchanged, stopped: \(run.stopReason)\(stale)"
+                if let files = job.files {
+                    line += "\n  files: \(files.downloaded) downloaded (\(ByteSize.approximate(files.bytes))), "
+                        + "\(files.failed) failed, \(files.pending) pending"
+                }
                 if let error = run.error { line += "\n  error: \(error)" }
                 lines.append(line)
             } else {

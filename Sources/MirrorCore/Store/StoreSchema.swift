@@ -5,6 +5,7 @@ enum StoreSchema {
     static let pages = "_mirror_pages"
     static let walks = "_mirror_walks"
     static let runs = "_mirror_runs"
+    static let files = "_mirror_files"
 
     /// The bookkeeping tables every database file holds. Shipped migrations never change.
     static var migrator: DatabaseMigrator {
@@ -86,6 +87,30 @@ enum StoreSchema {
                 ALTER TABLE \(pages)_new RENAME TO \(pages);
                 ALTER TABLE \(runs) ADD COLUMN pages_not_modified INTEGER NOT NULL DEFAULT 0;
                 ALTER TABLE \(runs) ADD COLUMN pages_skipped INTEGER NOT NULL DEFAULT 0;
+                """)
+        }
+        // Files that records point to (`downloads`).
+        migrator.registerMigration("mirror-files-3") { db in
+            try db.execute(sql: """
+                CREATE TABLE \(files) (
+                  url           TEXT    NOT NULL PRIMARY KEY,
+                  job           TEXT    NOT NULL,
+                  status        TEXT    NOT NULL,
+                  path          TEXT,
+                  size          INTEGER,
+                  content_type  TEXT,
+                  sha256        TEXT,
+                  etag          TEXT,
+                  last_modified TEXT,
+                  http_status   INTEGER,
+                  error         TEXT,
+                  attempts      INTEGER NOT NULL DEFAULT 0,
+                  first_seen    TEXT    NOT NULL,
+                  fetched_at    TEXT
+                );
+                CREATE INDEX \(files)_by_job ON \(files) (job, status);
+                ALTER TABLE \(runs) ADD COLUMN files_downloaded INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE \(runs) ADD COLUMN files_failed INTEGER NOT NULL DEFAULT 0;
                 """)
         }
         return migrator

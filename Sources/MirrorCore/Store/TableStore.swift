@@ -28,6 +28,8 @@ public struct PageCommit: Sendable {
     public var elements: Int
     /// The response's `stop.last_page` value.
     public var lastPage: Int?
+    /// URLs of files the records point to (`downloads`), registered with the page.
+    public var files: [RedactedURL] = []
     public var onChange: JobSpec.OnChange
     /// Position of the first record: the walk's running count.
     public var firstPosition: Int
@@ -104,6 +106,8 @@ public struct CommitCounts: Sendable, Equatable {
     public var new = 0
     public var updated = 0
     public var unchanged = 0
+    /// Files of the page not downloaded yet (or whose download is gone from disk).
+    public var pendingFiles: [RedactedURL] = []
     public init() {}
 }
 
@@ -123,6 +127,8 @@ public struct RunRecord: Sendable {
     public var rejected: Int
     public var pruned: Int
     public var error: String?
+    public var filesDownloaded = 0
+    public var filesFailed = 0
 }
 
 /// Where a walk puts its pages: the SQLite file of a run, or nowhere (`verify`).
@@ -271,6 +277,9 @@ public final class TableStore: PageStore {
             try Self.checkpoint(db, job: page.job, account: page.account, time: page.time, nextPage: page.nextPage,
                                 nextURL: page.nextURL, nextCursor: page.nextCursor,
                                 position: page.firstPosition + page.records.count)
+            if !page.files.isEmpty {
+                counts.pendingFiles = try registerFiles(page.files, job: page.job, time: page.time, db: db)
+            }
             return counts
         }
     }
@@ -330,6 +339,53 @@ public final class TableStore: PageStore {
         }
     }
 
+    /// Registers the files a page points to; returns those still to download: never
+    /// tried, failed, refused, or downloaded but since removed from disk.
+    private func registerFiles(_ files: [RedactedURL], job: String, time: String, db: Database) throws -> [RedactedURL] {
+        let register = try db.cachedStatement(sql: """
+            INSERT INTO \(StoreSchema.files) (url, job, status, first_seen) VALUES (?, ?, 'pending', ?)
+            ON CONFLICT (url) DO NOTHING
+            """)
+        let state = try db.cachedStatement(sql: "SELECT status, path FROM \(StoreSchema.files) WHERE url = ?")
+        var pending: [RedactedURL] = []
+        for url in files {
+            try register.execute(arguments: [url.description, job, time])
+            let row = try Row.fetchOne(state, arguments: [url.description])
+            if let row, row["status"] == "ok", let path: String = row["path"],
+               FileManager.default.fileExists(atPath: (folder as NSString).appendingPathComponent(path)) {
+                continue
+            }
+            pending.append(url)
+        }
+        return pending
+    }
+
+    /// The folder the database file lives in: the output folder.
+    var folder: String { (path as NSString).deletingLastPathComponent }
+
+    /// Files of a job that an earlier run registered or tried and did not get, by their
+    /// stored (redacted) URL.
+    public func unfinishedFiles(job: String) throws -> [String] {
+        try pool.read { db in
+            try String.fetchAll(db, sql: """
+                SELECT url FROM \(StoreSchema.files) WHERE job = ? AND status IN ('pending', 'failed') ORDER BY first_seen, url
+                """, arguments: [job])
+        }
+    }
+
+    /// Records how a download ended.
+    public func record(file: FileOutcome) throws {
+        try pool.write { db in
+            try db.execute(sql: """
+                UPDATE \(StoreSchema.files) SET status = ?, path = coalesce(?, path), size = coalesce(?, size),
+                  content_type = coalesce(?, content_type), sha256 = coalesce(?, sha256), etag = ?, last_modified = ?,
+                  http_status = ?, error = ?, attempts = attempts + 1, fetched_at = ?
+                WHERE url = ?
+                """, arguments: [file.status.rawValue, file.path, file.size, file.contentType, file.sha256, file.etag,
+                                 file.lastModified, file.httpStatus, file.error, file.time, file.url.description])
+        }
+    }
+
     /// Deletes the records of `account` not seen since `time` (the walk's start).
     public func prune(table: String, account: String, notSeenSince time: String) throws -> Int {
         try pool.write { db in
@@ -343,11 +399,12 @@ public final class TableStore: PageStore {
             try db.execute(sql: """
                 INSERT INTO \(StoreSchema.runs) (job, account, table_name, started_at, finished_at, result, stop_reason,
                   pages, pages_not_modified, pages_skipped, records_new, records_updated, records_unchanged,
-                  records_rejected, records_pruned, error)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                  records_rejected, records_pruned, error, files_downloaded, files_failed)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, arguments: [run.job, run.account, run.table, run.startedAt, run.finishedAt, run.result,
                                  run.stopReason, run.pages, run.pagesNotModified, run.pagesSkipped, run.counts.new,
-                                 run.counts.updated, run.counts.unchanged, run.rejected, run.pruned, run.error])
+                                 run.counts.updated, run.counts.unchanged, run.rejected, run.pruned, run.error,
+                                 run.filesDownloaded, run.filesFailed])
         }
     }
 }

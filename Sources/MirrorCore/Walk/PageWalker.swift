@@ -119,10 +119,14 @@ public struct PageWalker: Sendable {
     public let limiter: RateLimiter
     public let logger: Logger
     public let progress: ProgressHandler?
+    /// Takes the files of each stored page.
+    public let downloader: Downloader?
 
     public init(job: JobSpec, store: any PageStore, client: HTTPClient, maxPages: Int?, refresh: Bool = false,
-                retry: RetryPolicy, limiter: RateLimiter, logger: Logger, progress: ProgressHandler? = nil) {
+                retry: RetryPolicy, limiter: RateLimiter, logger: Logger, progress: ProgressHandler? = nil,
+                downloader: Downloader? = nil) {
         self.progress = progress
+        self.downloader = downloader
         self.limiter = limiter
         self.job = job
         self.store = store
@@ -313,13 +317,15 @@ public struct PageWalker: Sendable {
                     throw PageFault(url: url, status: served.status, problem: "cannot store the page: \(error)")
                 }
                 result.count(served)
+                downloader?.enqueue(counts.pendingFiles)
                 position += served.recordCount
                 result.counts.new += counts.new
                 result.counts.updated += counts.updated
                 result.counts.unchanged += counts.unchanged
                 result.firstStored = result.firstStored ?? page
                 result.lastStored = page
-                progress?(JobProgress(job: job.name, state: .running, page: page, lastPage: job.pages.to, walk: result))
+                progress?(JobProgress(job: job.name, state: .running, page: page, lastPage: job.pages.to, walk: result,
+                                      files: downloader?.summary))
                 logger.debug("page stored", metadata: [
                     "page": "\(page)", "url": "\(url)", "origin": "\(served.origin)", "records": "\(served.recordCount)",
                     "new": "\(counts.new)",
@@ -364,8 +370,8 @@ public struct PageWalker: Sendable {
                 job: job.name, account: job.account, table: job.table, url: url, requestBody: served.requestBody,
                 page: page, status: served.status, etag: served.etag, lastModified: served.lastModified,
                 responseBytes: served.responseBytes, bytes: bytes, records: records, elements: served.elementCount,
-                lastPage: served.lastPage, onChange: job.onChange, firstPosition: position, nextPage: nextPage,
-                nextURL: nextURL, nextCursor: nextCursor, time: time))
+                lastPage: served.lastPage, files: served.files, onChange: job.onChange, firstPosition: position,
+                nextPage: nextPage, nextURL: nextURL, nextCursor: nextCursor, time: time))
         case let .stored(stored):
             let revalidated = served.origin == .notModified ? (served.etag, served.lastModified) : nil
             return try store.replay(PageReplay(
@@ -486,7 +492,7 @@ public struct PageWalker: Sendable {
                 requestBody: requestBody, status: response.status, etag: response.headers["etag"],
                 lastModified: response.headers["last-modified"], responseBytes: response.body.count,
                 elementCount: parsed.elementCount, recordCount: parsed.records.count, rejected: parsed.rejected,
-                repeated: parsed.repeated,
+                repeated: parsed.repeated, files: parsed.files,
                 next: next, lastPage: lastPage)))
         } catch let fault as PageFault {
             return .failure(fault)
@@ -501,6 +507,7 @@ public struct PageWalker: Sendable {
         let records: [PageCommit.Record]
         let rejected: [RejectedRecord]
         let repeated: [RepeatedID]
+        let files: [RedactedURL]
     }
 
     func parse(_ response: HTTPResponse, url: RedactedURL, page: Int) throws -> ParsedPage {
@@ -549,6 +556,7 @@ public struct PageWalker: Sendable {
         var records: [PageCommit.Record] = []
         records.reserveCapacity(lastIndex.count)
         var earlier: [String: [Int]] = [:]
+        var stored: [JSONValue] = []
         for (index, element) in elements.enumerated() {
             guard let id = ids[index] else { continue }
             guard lastIndex[id] == index else {
@@ -556,14 +564,32 @@ public struct PageWalker: Sendable {
                 continue
             }
             records.append(PageCommit.Record(id: id, range: element.byteRange))
+            if !job.downloads.isEmpty { stored.append(element) }
         }
         // Ids listed more than once: stored once, their last occurrence.
         let repeated = records.compactMap { record -> RepeatedID? in
             guard let before = earlier[record.id], let last = lastIndex[record.id] else { return nil }
             return RepeatedID(page: page, id: record.id, indexes: before + [last])
         }
+        // The files the stored records point to, each once, in record order.
+        var files: [RedactedURL] = []
+        if !job.downloads.isEmpty {
+            var seen: Set<String> = []
+            for element in stored {
+                for path in job.downloads {
+                    for value in element.values(at: path) {
+                        let candidates = value.kind == .array ? value.elements : [value]
+                        for candidate in candidates {
+                            if let url = candidate.stringValue, !url.isEmpty, seen.insert(url).inserted {
+                                files.append(RedactedURL(real: url, redactor: job.redactor))
+                            }
+                        }
+                    }
+                }
+            }
+        }
         return ParsedPage(document: document, elementCount: elements.count, records: records, rejected: rejected,
-                          repeated: repeated)
+                          repeated: repeated, files: files)
     }
 
     enum NextTarget: Equatable {
@@ -632,6 +658,8 @@ struct ServedPage: Sendable {
     let recordCount: Int
     let rejected: [RejectedRecord]
     let repeated: [RepeatedID]
+    /// URLs of the files the page's records point to.
+    let files: [RedactedURL]
     let next: PageWalker.NextTarget
     let lastPage: Int?
 }
@@ -650,7 +678,8 @@ extension ServedPage {
         }
         self.init(origin: origin, content: .stored(stored), requestBody: stored.requestBody, status: stored.status,
                   etag: etag, lastModified: lastModified, responseBytes: 0, elementCount: stored.elements,
-                  recordCount: stored.ids.count, rejected: [], repeated: [], next: next, lastPage: stored.lastPage)
+                  recordCount: stored.ids.count, rejected: [], repeated: [], files: [], next: next,
+                  lastPage: stored.lastPage)
     }
 }
 

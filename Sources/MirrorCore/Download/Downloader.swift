@@ -1,0 +1,220 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// A file the run could not get.
+public struct FileFailure: Sendable, Equatable {
+    /// Redacted.
+    public let url: String
+    public let error: String
+}
+
+/// What a job's downloads did in one run.
+public struct DownloadSummary: Sendable, Equatable {
+    public var downloaded = 0
+    public var bytes = 0
+    public var failed: [FileFailure] = []
+
+    public init(downloaded: Int = 0, bytes: Int = 0, failed: [FileFailure] = []) {
+        self.downloaded = downloaded
+        self.bytes = bytes
+        self.failed = failed
+    }
+}
+
+/// Fetches the files a job's records point to, up to `download_concurrency` at once,
+/// while the walk goes on. Each URL is fetched at most once per run.
+public final class Downloader: Sendable {
+    private final class State: Sendable {
+        /// URLs queued in this run.
+        let queued = Mutex(Set<String>())
+        let summary = Mutex(DownloadSummary())
+    }
+
+    private let state = State()
+    private let continuation: AsyncStream<RedactedURL>.Continuation
+    private let pump: Task<Void, Never>
+
+    /// `onChange` is called with the summary after every file.
+    public init(job: JobSpec, store: TableStore, output: String, client: HTTPClient, limiter: RateLimiter,
+                retry: RetryPolicy, logger: Logger, onChange: (@Sendable (DownloadSummary) -> Void)? = nil) {
+        let (stream, continuation) = AsyncStream.makeStream(of: RedactedURL.self)
+        self.continuation = continuation
+        let fetcher = FileFetcher(job: job, store: store, output: output, client: client, limiter: limiter, retry: retry,
+                                  logger: logger)
+        let state = state
+        let width = job.downloadConcurrency
+        // Starts each queued URL as soon as fewer than `width` are in flight.
+        pump = Task {
+            await withTaskGroup(of: FileOutcome.self) { group in
+                func settle(_ outcome: FileOutcome) {
+                    let summary = state.summary.withLock { summary in
+                        switch outcome.status {
+                        case .ok:
+                            summary.downloaded += 1
+                            summary.bytes += outcome.size ?? 0
+                        case .failed, .refused:
+                            summary.failed.append(FileFailure(url: outcome.url.description, error: outcome.error ?? "failed"))
+                        }
+                        return summary
+                    }
+                    onChange?(summary)
+                }
+                var running = 0
+                for await url in stream {
+                    if running >= width, let outcome = await group.next() {
+                        settle(outcome)
+                        running -= 1
+                    }
+                    group.addTask { await fetcher.fetch(url) }
+                    running += 1
+                }
+                while let outcome = await group.next() { settle(outcome) }
+            }
+        }
+    }
+
+    /// Queues files for download; a URL already queued in this run is ignored.
+    public func enqueue(_ urls: [RedactedURL]) {
+        let fresh = state.queued.withLock { queued in urls.filter { queued.insert($0.real).inserted } }
+        for url in fresh { continuation.yield(url) }
+    }
+
+    /// Downloads finished so far.
+    public var summary: DownloadSummary { state.summary.withLock { $0 } }
+
+    /// Waits for every queued download.
+    public func finish() async -> DownloadSummary {
+        continuation.finish()
+        await pump.value
+        return summary
+    }
+}
+
+/// One download, start to end: the file lands under its final name whole, or not at all.
+struct FileFetcher: Sendable {
+    let job: JobSpec
+    let store: TableStore
+    let output: String
+    let client: HTTPClient
+    let limiter: RateLimiter
+    let retry: RetryPolicy
+    let logger: Logger
+
+    /// Downloads `url` and records how it ended.
+    func fetch(_ url: RedactedURL) async -> FileOutcome {
+        let outcome = await attempt(url)
+        do {
+            try store.record(file: outcome)
+        } catch {
+            logger.error("cannot record a download", metadata: ["job": "\(job.name)", "url": "\(url)", "error": "\(error)"])
+        }
+        if outcome.status != .ok {
+            logger.warning("download failed", metadata: [
+                "job": "\(job.name)", "url": "\(url)", "error": "\(outcome.error ?? "")",
+            ])
+        }
+        return outcome
+    }
+
+    private func attempt(_ url: RedactedURL) async -> FileOutcome {
+        var outcome = FileOutcome(url: url, status: .failed, time: Timestamp.string(Date()))
+        guard FileNaming.isFetchable(url.real) else {
+            outcome.status = .refused
+            outcome.error = "not an absolute http(s) URL: refused"
+            return outcome
+        }
+        let relative = FileNaming.relativePath(for: url.real)
+        let final = (output as NSString).appendingPathComponent(relative)
+        let partialFolder = (output as NSString).appendingPathComponent(FileNaming.partialFolder)
+        do {
+            try FileManager.default.createDirectory(atPath: (final as NSString).deletingLastPathComponent,
+                                                    withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: partialFolder, withIntermediateDirectories: true)
+        } catch {
+            outcome.error = "cannot create the files folder: \(error.localizedDescription)"
+            return outcome
+        }
+        let partial = (partialFolder as NSString).appendingPathComponent(UUID().uuidString)
+        let request = HTTPRequest(method: "GET", url: url, headers: job.headers, body: nil, timeout: job.timeout,
+                                  maxBytes: job.maxFileSize)
+        var attempts = 0
+        while true {
+            let descriptor = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            guard descriptor >= 0 else {
+                outcome.error = "cannot create a temporary file: \(String(cString: strerror(errno)))"
+                return outcome
+            }
+            var closed = false
+            defer {
+                if !closed { close(descriptor) }
+                unlink(partial)
+            }
+            do {
+                if let limit = job.rateLimit {
+                    _ = try? await limiter.acquire(host: url.host, limit: limit)
+                }
+                let download = try await client.download(request) { bytes in
+                    try Self.write(bytes, to: descriptor)
+                }
+                outcome.httpStatus = download.status
+                outcome.time = Timestamp.string(Date())
+                if (200..<300).contains(download.status) {
+                    closed = true
+                    guard close(descriptor) == 0, rename(partial, final) == 0 else {
+                        outcome.error = "cannot move the file into place: \(String(cString: strerror(errno)))"
+                        return outcome
+                    }
+                    outcome.status = .ok
+                    outcome.path = relative
+                    outcome.size = download.size
+                    outcome.sha256 = download.sha256
+                    outcome.contentType = download.headers["content-type"]
+                    outcome.etag = download.headers["etag"]
+                    outcome.lastModified = download.headers["last-modified"]
+                    outcome.error = nil
+                    return outcome
+                }
+                if RetryPolicy.isRetryable(status: download.status), attempts < job.retries,
+                   await pause(&attempts, retryAfter: download.headers["retry-after"]) {
+                    continue
+                }
+                outcome.error = "HTTP \(download.status)" + PageWalker.afterRetries(attempts)
+                return outcome
+            } catch {
+                outcome.httpStatus = error.status
+                if error.kind == .transient, attempts < job.retries, await pause(&attempts, retryAfter: nil) { continue }
+                outcome.error = error.reason + PageWalker.afterRetries(attempts)
+                return outcome
+            }
+        }
+    }
+
+    struct WriteError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    private static func write(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) throws {
+        guard let base = bytes.baseAddress else { return }
+        var offset = 0
+        while offset < bytes.count {
+            let written = Foundation.write(descriptor, base + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw WriteError(description: String(cString: strerror(errno)))
+            }
+            offset += written
+        }
+    }
+
+    private func pause(_ attempts: inout Int, retryAfter: String?) async -> Bool {
+        if Task.isCancelled { return false }
+        attempts += 1
+        do {
+            try await Task.sleep(for: .seconds(retry.delay(attempt: attempts, retryAfter: retryAfter)))
+            return true
+        } catch {
+            return false
+        }
+    }
+}

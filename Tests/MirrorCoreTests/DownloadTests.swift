@@ -1,0 +1,269 @@
+import Crypto
+import Foundation
+import GRDB
+@testable import MirrorCore
+import MirrorTestSupport
+import Synchronization
+import Testing
+
+/// The bytes the fixture serves for `/f/<name>`.
+private func content(_ name: String) -> [UInt8] {
+    Array(String(repeating: "\(name);", count: 40).utf8)
+}
+
+private func hex(_ bytes: some Sequence<UInt8>) -> String {
+    bytes.map { String(format: "%02x", $0) }.joined()
+}
+
+/// Where a URL's file must land, computed independently of the code under test.
+private func expectedPath(_ url: String, ext: String?) -> String {
+    let hash = hex(Crypto.SHA256.hash(data: Array(url.utf8)))
+    return "files/\(hash.prefix(2))/\(hash)" + (ext.map { ".\($0)" } ?? "")
+}
+
+/// Pages of records whose `BASE` stands for the server's own address; files under `/f/`.
+/// `/f/missing*` answers 404 while `missing` is set; `/f/big*` serves 4 KB chunked,
+/// `/f/large*` 4 KB with its length announced.
+private final class FileAPI: Sendable {
+    let pages: [[String]]
+    let missing = Mutex(true)
+    /// The server's address, once it listens.
+    let base = Mutex("")
+    let gauge = InFlightGauge()
+    let delay: Duration
+
+    init(pages: [[String]], delay: Duration = .zero) {
+        self.pages = pages
+        self.delay = delay
+    }
+
+    func handle(_ request: FixtureRequest) async -> FixtureResponse {
+        let base = self.base.withLock { $0 }
+        if request.path.hasPrefix("/f/") {
+            gauge.enter()
+            defer { gauge.leave() }
+            if delay > .zero { try? await Task.sleep(for: delay) }
+            let name = String(request.path.dropFirst(3))
+            if name.hasPrefix("missing"), missing.withLock({ $0 }) {
+                return .text("gone", status: 404)
+            }
+            if name.hasPrefix("big") {
+                return FixtureResponse(body: [UInt8](repeating: 0x41, count: 4096), delivery: .chunked(512))
+            }
+            if name.hasPrefix("large") {
+                return FixtureResponse(body: [UInt8](repeating: 0x41, count: 4096))
+            }
+            return FixtureResponse(headers: [("Content-Type", "image/jpeg"), ("ETag", "\"\(name)\"")], body: content(name))
+        }
+        let page = Int(request.parameter("page") ?? "") ?? 0
+        return .json(PagedAPI(records: pages).body(page: page).replacingOccurrences(of: "BASE", with: base))
+    }
+}
+
+private func job(_ extra: String = "") -> String {
+    """
+    version: 1
+    jobs:
+      - name: items
+        url: "BASE/items?page={page}"
+        records: data.list
+        id: id
+        table: t_item
+        downloads: [cover.url, images.*.url, attachments]
+        retries: 0
+    \(extra.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
+    """
+}
+
+private struct FileRow: Equatable, CustomStringConvertible {
+    var url: String
+    var status: String
+    var path: String?
+    var size: Int?
+    var sha256: String?
+    var contentType: String?
+    var httpStatus: Int?
+    var error: String?
+    var description: String { "\(url) \(status) \(path ?? "-") \(size ?? -1) \(httpStatus ?? -1) \(error ?? "")" }
+}
+
+private func fileRows(_ harness: Harness) throws -> [FileRow] {
+    try harness.database("t_item.sqlite").read { db in
+        try Row.fetchAll(db, sql: "SELECT * FROM _mirror_files ORDER BY url").map { row in
+            FileRow(url: row["url"], status: row["status"], path: row["path"], size: row["size"], sha256: row["sha256"],
+                    contentType: row["content_type"], httpStatus: row["http_status"], error: row["error"])
+        }
+    }
+}
+
+/// Every file under `folder`, relative to it, sorted.
+private func tree(_ folder: String) -> [String] {
+    let enumerator = FileManager.default.enumerator(atPath: folder)
+    var files: [String] = []
+    while let path = enumerator?.nextObject() as? String {
+        var isFolder: ObjCBool = false
+        _ = FileManager.default.fileExists(atPath: folder + "/" + path, isDirectory: &isFolder)
+        if !isFolder.boolValue { files.append(path) }
+    }
+    return files.sorted()
+}
+
+@Suite("downloads")
+struct DownloadTests {
+    static let pages = [
+        [
+            #"{"id":1,"cover":{"url":"BASE/f/a.jpg"},"images":[{"url":"BASE/f/b.PNG?size=large"},{"url":"BASE/f/a.jpg"}]}"#,
+            #"{"id":2,"cover":{"url":"BASE/f/a.jpg"},"attachments":["BASE/f/c","BASE/f/d.pdf#page=2"]}"#,
+        ],
+        [
+            #"{"id":3,"cover":{"url":"BASE/f/e.txt?name=../../../escape.sh"},"images":[]}"#,
+            #"{"id":4,"cover":null,"title":"BASE/f/not-a-download.jpg"}"#,
+        ],
+    ]
+
+    @Test("files are fetched once each, named by the URL's hash and extension, with size, type and SHA-256 recorded")
+    func downloads() async throws {
+        let harness = try Harness()
+        let api = FileAPI(pages: Self.pages)
+        let (summary, base, requests) = try await FixtureServer.with(api.handle) { server in
+            api.base.withLock { $0 = server.base }
+            let summary = try await harness.run(job(), server: server)
+            return (summary, server.base, server.requests.map(\.target))
+        }
+        let report = summary.reports[0]
+        #expect(report.succeeded)
+        let names = ["a.jpg", "b.PNG?size=large", "c", "d.pdf#page=2", "e.txt?name=../../../escape.sh"]
+        // A URL that many records name is fetched once; a fragment is not sent.
+        #expect(requests.filter { $0.hasPrefix("/f/") }.sorted()
+            == ["/f/a.jpg", "/f/b.PNG?size=large", "/f/c", "/f/d.pdf", "/f/e.txt?name=../../../escape.sh"])
+        let served = ["a.jpg", "b.PNG", "c", "d.pdf", "e.txt"]
+        let extensions: [String?] = ["jpg", "png", nil, "pdf", "txt"]
+        var expected: [FileRow] = []
+        for (index, name) in names.enumerated() {
+            let url = "\(base)/f/\(name)"
+            let bytes = content(served[index])
+            expected.append(FileRow(url: url, status: "ok", path: expectedPath(url, ext: extensions[index]), size: bytes.count,
+                                    sha256: hex(Crypto.SHA256.hash(data: bytes)), contentType: "image/jpeg",
+                                    httpStatus: 200, error: nil))
+        }
+        let rows = try fileRows(harness)
+        #expect(rows == expected.sorted { $0.url < $1.url })
+        for row in expected {
+            #expect(FileManager.default.contents(atPath: harness.output + "/" + row.path!).map { Array($0) }
+                == content(served[names.firstIndex { row.url.hasSuffix("/f/" + $0) }!]))
+        }
+        // Nothing but the databases and the named files, all inside the output folder.
+        #expect(tree(harness.folder).filter { !$0.hasPrefix("cache/t_item.sqlite") }
+            == (["cache/.mirror.lock", "jobs.yaml"] + expected.map { "cache/" + $0.path! }).sorted())
+        #expect(report.files == DownloadSummary(downloaded: 5, bytes: expected.reduce(0) { $0 + $1.size! }, failed: []))
+        #expect(summary.text.contains(", 5 files (\(ByteSize.approximate(expected.reduce(0) { $0 + $1.size! }))), "))
+    }
+
+    @Test("a file that fails is reported without failing its job, retried by the next run; a complete one is not fetched again")
+    func failedThenRetried() async throws {
+        let harness = try Harness()
+        let api = FileAPI(pages: [[#"{"id":1,"cover":{"url":"BASE/f/a.jpg"},"images":[{"url":"BASE/f/missing.jpg"}]}"#]])
+        try await FixtureServer.with(api.handle) { server in
+            api.base.withLock { $0 = server.base }
+            let first = try await harness.run(job(), server: server)
+            let missing = "\(server.base)/f/missing.jpg"
+            #expect(first.reports[0].succeeded)
+            #expect(first.reports[0].files?.failed == [FileFailure(url: missing, error: "HTTP 404")])
+            #expect(first.text.contains("\n  file failed: \(missing): HTTP 404"))
+            #expect(try fileRows(harness).map { "\($0.status) \($0.httpStatus ?? 0) \($0.error ?? "")" } == ["ok 200 ", "failed 404 HTTP 404"])
+            #expect(!FileManager.default.fileExists(atPath: harness.output + "/" + expectedPath(missing, ext: "jpg")))
+            let status = try StatusReader.read(folder: harness.output)
+            #expect(status.jobs.map(\.files) == [StatusReport.Files(downloaded: 1, bytes: content("a.jpg").count, failed: 1, pending: 0)])
+
+            api.missing.withLock { $0 = false }
+            let before = server.requests.count
+            let second = try await harness.run(job(), server: server)
+            #expect(second.reports[0].files == DownloadSummary(downloaded: 1, bytes: content("missing.jpg").count, failed: []))
+            #expect(server.requests.dropFirst(before).map(\.target).filter { $0.hasPrefix("/f/") } == ["/f/missing.jpg"])
+            #expect(try fileRows(harness).map(\.status) == ["ok", "ok"])
+            #expect(FileManager.default.contents(atPath: harness.output + "/" + expectedPath(missing, ext: "jpg")).map { Array($0) }
+                == content("missing.jpg"))
+
+            // A downloaded file removed from disk is fetched again when a page names it.
+            try FileManager.default.removeItem(atPath: harness.output + "/" + expectedPath("\(server.base)/f/a.jpg", ext: "jpg"))
+            let third = try await harness.run(job(), server: server, refresh: true)
+            #expect(third.reports[0].files == DownloadSummary(downloaded: 1, bytes: content("a.jpg").count, failed: []))
+        }
+    }
+
+    @Test("a file over max_file_size is abandoned, announced or not, and leaves nothing behind")
+    func oversized() async throws {
+        let harness = try Harness()
+        let api = FileAPI(pages: [[#"{"id":1,"cover":{"url":"BASE/f/big.bin"},"images":[{"url":"BASE/f/large.jpg"}]}"#]])
+        let base = try await FixtureServer.with(api.handle) { server in
+            api.base.withLock { $0 = server.base }
+            _ = try await harness.run(job("max_file_size: 1KB"), server: server)
+            return server.base
+        }
+        let rows = try fileRows(harness)
+        #expect(rows.map(\.description) == [
+            "\(base)/f/big.bin failed - -1 200 file over the 1 KB cap",
+            "\(base)/f/large.jpg failed - -1 200 file over the 1 KB cap",
+        ])
+        #expect(tree(harness.output + "/files").isEmpty)
+    }
+
+    @Test("only absolute http and https URLs are fetched; any other is refused and reported")
+    func refused() async throws {
+        let harness = try Harness()
+        let api = FileAPI(pages: [[#"{"id":1,"attachments":["file:///etc/passwd","ftp://example.com/x.jpg","/relative/y.jpg"]}"#]])
+        let (summary, requests) = try await FixtureServer.with(api.handle) { server in
+            api.base.withLock { $0 = server.base }
+            let summary = try await harness.run(job(), server: server)
+            return (summary, server.requests.map(\.target))
+        }
+        let refusal = "not an absolute http(s) URL: refused"
+        #expect(summary.reports[0].files?.failed.sorted { $0.url < $1.url } == [
+            FileFailure(url: "/relative/y.jpg", error: refusal),
+            FileFailure(url: "file:///etc/passwd", error: refusal),
+            FileFailure(url: "ftp://example.com/x.jpg", error: refusal),
+        ])
+        #expect(try fileRows(harness).map(\.status) == ["refused", "refused", "refused"])
+        #expect(requests.allSatisfy { $0.hasPrefix("/items?page=") })
+        #expect(!FileManager.default.fileExists(atPath: harness.output + "/files"))
+    }
+
+    @Test("download_concurrency downloads are in flight at once")
+    func concurrency() async throws {
+        let harness = try Harness()
+        let record = #"{"id":1,"attachments":[\#((1...12).map { "\"BASE/f/\($0).jpg\"" }.joined(separator: ","))]}"#
+        let api = FileAPI(pages: [[record]], delay: .milliseconds(60))
+        let summary = try await FixtureServer.with(api.handle) { server in
+            api.base.withLock { $0 = server.base }
+            return try await harness.run(job("download_concurrency: 5"), server: server)
+        }
+        #expect(summary.reports[0].files?.downloaded == 12)
+        #expect(api.gauge.most == 5)
+    }
+
+    @Test("export --local-files rewrites every downloaded URL to its path; others stay")
+    func localFiles() async throws {
+        let harness = try Harness()
+        let api = FileAPI(pages: [[
+            #"{"id":1,"cover":{"url":"BASE/f/a.jpg"},"images":[{"url":"BASE/f/missing.jpg"}],"title":"BASE/f/a.jpg"}"#,
+        ]])
+        let base = try await FixtureServer.with(api.handle) { server in
+            api.base.withLock { $0 = server.base }
+            _ = try await harness.run(job(), server: server)
+            return server.base
+        }
+        let a = expectedPath("\(base)/f/a.jpg", ext: "jpg")
+        var options = Exporter.Options(table: "t_item")
+        options.localFiles = true
+        #expect(try harness.export(options) == #"""
+            {"id":1,"cover":{"url":"\#(a)"},"images":[{"url":"\#(base)/f/missing.jpg"}],"title":"\#(a)"}
+
+            """#)
+        options.format = .csv
+        #expect(try harness.export(options) == "account,id,id,cover,images,title\r\n"
+            + #",1,1,"{""url"":""\#(a)""}","[{""url"":""\#(base)/f/missing.jpg""}]",\#(a)"# + "\r\n")
+        options.localFiles = false
+        options.format = .ndjson
+        #expect(try harness.export(options).contains(#""cover":{"url":"\#(base)/f/a.jpg"}"#))
+    }
+}
