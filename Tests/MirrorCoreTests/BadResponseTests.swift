@@ -72,6 +72,12 @@ struct BadResponseTests {
                         problem: "HTTP 200: body cut short: connection closed early (after 1 retry)", extra: "    retries: 1")
     }
 
+    @Test("a body that stalls past the timeout is given up on and retried like a timeout")
+    func stalledBody() async throws {
+        try await check(FixtureResponse(body: bigPage, delivery: .stall(at: 100, for: .seconds(2))),
+                        problem: "HTTP 200: timed out (after 1 retry)", extra: "    timeout: 300ms\n    retries: 1")
+    }
+
     @Test("an HTML page served with 200 is named as such")
     func html() async throws {
         try await check(.text("<html><body>maintenance</body></html>", status: 200, contentType: "text/html"),
@@ -149,6 +155,30 @@ struct BadResponseTests {
         }
         #expect(!summary.reports[0].succeeded)
         #expect(try harness.ids() == ["1", "2", "3"])
+    }
+
+    @Test("a next URL that leads back to the first page is a loop, caught before it is fetched again")
+    func loopToStart() async throws {
+        let harness = try Harness()
+        let summary = try await FixtureServer.with({ request in
+            let base = request.base
+            return request.parameter("p") == "2"
+                ? .json(#"{"items":[{"id":"2"}],"next":"\#(base)/l?p=1"}"#)
+                : .json(#"{"items":[{"id":"1"}],"next":"\#(base)/l?p=2"}"#)
+        }) { server in
+            let yaml = """
+                version: 1
+                jobs:
+                  - { name: loop, url: "\(server.base)/l?p=1", next: next, records: items, id: id, table: t_item }
+                """
+            let summary = try await harness.run(yaml, server: server)
+            #expect(server.requests.map(\.target) == ["/l?p=1", "/l?p=2"])
+            #expect(summary.reports[0].walk.error
+                == "job 'loop': GET \(server.base)/l?p=2: loop: next URL \(server.base)/l?p=1 seen twice; pages 1-2 kept")
+            return summary
+        }
+        #expect(!summary.reports[0].succeeded)
+        #expect(try harness.ids() == ["1", "2"])
     }
 }
 

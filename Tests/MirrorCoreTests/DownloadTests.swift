@@ -23,12 +23,10 @@ private func expectedPath(_ url: String, ext: String?) -> String {
 
 /// Pages of records whose `BASE` stands for the server's own address; files under `/f/`.
 /// `/f/missing*` answers 404 while `missing` is set; `/f/big*` serves 4 KB chunked,
-/// `/f/large*` 4 KB with its length announced.
+/// `/f/large*` 4 KB with its length announced; `/f/slow*` stalls 2 s after 10 bytes.
 private final class FileAPI: Sendable {
     let pages: [[String]]
     let missing = Mutex(true)
-    /// The server's address, once it listens.
-    let base = Mutex("")
     let gauge = InFlightGauge()
     let delay: Duration
 
@@ -38,7 +36,7 @@ private final class FileAPI: Sendable {
     }
 
     func handle(_ request: FixtureRequest) async -> FixtureResponse {
-        let base = self.base.withLock { $0 }
+        let base = request.base
         if request.path.hasPrefix("/f/") {
             gauge.enter()
             defer { gauge.leave() }
@@ -49,6 +47,9 @@ private final class FileAPI: Sendable {
             }
             if name.hasPrefix("big") {
                 return FixtureResponse(body: [UInt8](repeating: 0x41, count: 4096), delivery: .chunked(512))
+            }
+            if name.hasPrefix("slow") {
+                return FixtureResponse(body: content(name), delivery: .stall(at: 10, for: .seconds(2)))
             }
             if name.hasPrefix("large") {
                 return FixtureResponse(body: [UInt8](repeating: 0x41, count: 4096))
@@ -126,7 +127,6 @@ struct DownloadTests {
         let harness = try Harness()
         let api = FileAPI(pages: Self.pages)
         let (summary, base, requests) = try await FixtureServer.with(api.handle) { server in
-            api.base.withLock { $0 = server.base }
             let summary = try await harness.run(job(), server: server)
             return (summary, server.base, server.requests.map(\.target))
         }
@@ -164,7 +164,6 @@ struct DownloadTests {
         let harness = try Harness()
         let api = FileAPI(pages: [[#"{"id":1,"cover":{"url":"BASE/f/a.jpg"},"images":[{"url":"BASE/f/missing.jpg"}]}"#]])
         try await FixtureServer.with(api.handle) { server in
-            api.base.withLock { $0 = server.base }
             let first = try await harness.run(job(), server: server)
             let missing = "\(server.base)/f/missing.jpg"
             #expect(first.reports[0].succeeded)
@@ -196,7 +195,6 @@ struct DownloadTests {
         let harness = try Harness()
         let api = FileAPI(pages: [[#"{"id":1,"cover":{"url":"BASE/f/big.bin"},"images":[{"url":"BASE/f/large.jpg"}]}"#]])
         let base = try await FixtureServer.with(api.handle) { server in
-            api.base.withLock { $0 = server.base }
             _ = try await harness.run(job("max_file_size: 1KB"), server: server)
             return server.base
         }
@@ -208,12 +206,23 @@ struct DownloadTests {
         #expect(tree(harness.output + "/files").isEmpty)
     }
 
+    @Test("a download from which nothing arrives for `timeout` is given up on, leaving nothing behind")
+    func stalled() async throws {
+        let harness = try Harness()
+        let api = FileAPI(pages: [[#"{"id":1,"cover":{"url":"BASE/f/slow.jpg"}}"#]])
+        let base = try await FixtureServer.with(api.handle) { server in
+            _ = try await harness.run(job("timeout: 300ms"), server: server)
+            return server.base
+        }
+        #expect(try fileRows(harness).map(\.description) == ["\(base)/f/slow.jpg failed - -1 200 timed out"])
+        #expect(tree(harness.output + "/files").isEmpty)
+    }
+
     @Test("only absolute http and https URLs are fetched; any other is refused and reported")
     func refused() async throws {
         let harness = try Harness()
         let api = FileAPI(pages: [[#"{"id":1,"attachments":["file:///etc/passwd","ftp://example.com/x.jpg","/relative/y.jpg"]}"#]])
         let (summary, requests) = try await FixtureServer.with(api.handle) { server in
-            api.base.withLock { $0 = server.base }
             let summary = try await harness.run(job(), server: server)
             return (summary, server.requests.map(\.target))
         }
@@ -234,7 +243,6 @@ struct DownloadTests {
         let record = #"{"id":1,"attachments":[\#((1...12).map { "\"BASE/f/\($0).jpg\"" }.joined(separator: ","))]}"#
         let api = FileAPI(pages: [[record]], delay: .milliseconds(60))
         let summary = try await FixtureServer.with(api.handle) { server in
-            api.base.withLock { $0 = server.base }
             return try await harness.run(job("download_concurrency: 5"), server: server)
         }
         #expect(summary.reports[0].files?.downloaded == 12)
@@ -248,7 +256,6 @@ struct DownloadTests {
             #"{"id":1,"cover":{"url":"BASE/f/a.jpg"},"images":[{"url":"BASE/f/missing.jpg"}],"title":"BASE/f/a.jpg"}"#,
         ]])
         let base = try await FixtureServer.with(api.handle) { server in
-            api.base.withLock { $0 = server.base }
             _ = try await harness.run(job(), server: server)
             return server.base
         }

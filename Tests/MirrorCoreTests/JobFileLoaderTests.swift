@@ -206,6 +206,16 @@ struct JobFileLoaderTests {
             jobs:
               - { name: a, url: "https://x.test/${HOST_KEY}", records: l, id: id, table: t, headers: { X-Key: "${SECRET}" } }
             """, environment: ["HOST_KEY": "abc"]) == ["jobs/x.yaml:3:99: environment variable SECRET is not set"])
+        // A bad value that came from the environment is shown masked; a header that would
+        // break the request names the header, never its value.
+        #expect(diagnostics("""
+            version: 1
+            jobs:
+              - { name: a, url: "https://x.test/", records: l, id: id, table: t, timeout: "${T}", headers: { X-Key: "${K}" } }
+            """, environment: ["T": "soon-s3cret", "K": "k3y\n"]) == [
+            "jobs/x.yaml:3:79: 'timeout' must be a duration such as 30s, 5m or 12h, not 'REDACTED'",
+            "jobs/x.yaml:3:105: header 'X-Key' must not hold control characters such as a line break (check the environment variable's value)",
+        ])
         #expect(throws: ConfigError.self) { try JobFileLoader().load(path: "/nonexistent/jobs.yaml") }
         do {
             _ = try JobFileLoader().load(path: "/nonexistent/jobs.yaml")

@@ -14,6 +14,11 @@ public struct FixtureRequest: Sendable {
     /// Header names lowercased.
     public let headers: [String: String]
     public let body: [UInt8]
+    /// `host:port` the client asked for.
+    public let authority: String
+
+    /// `http://host:port`: the server's own address, as the client named it.
+    public var base: String { "http://\(authority)" }
 
     /// The value of one query parameter.
     public func parameter(_ name: String) -> String? {
@@ -39,6 +44,8 @@ public struct FixtureResponse: Sendable {
         case chunked(Int)
         /// Announces the whole body's length, sends this many bytes, then drops the connection.
         case cutShort(at: Int)
+        /// Announces the whole body's length, sends this many bytes, waits, then sends the rest.
+        case stall(at: Int, for: Duration)
     }
 
     public var status: Int
@@ -91,7 +98,7 @@ public final class FixtureServer: Sendable {
             let buffer = try await request.collectBody(upTo: 64 << 20)
             let fixtureRequest = FixtureRequest(
                 method: request.method.rawValue, path: request.uri.path, query: request.uri.query ?? "",
-                headers: headers, body: Array(buffer.readableBytesView))
+                headers: headers, body: Array(buffer.readableBytesView), authority: request.head.authority ?? "")
             log.append(fixtureRequest)
             let answer = await handler(fixtureRequest)
             var fields = HTTPFields()
@@ -108,6 +115,13 @@ public final class FixtureServer: Sendable {
                     for start in stride(from: 0, to: bytes.count, by: max(1, size)) {
                         try await writer.write(ByteBuffer(bytes: bytes[start..<min(bytes.count, start + size)]))
                     }
+                    try await writer.finish(nil)
+                }
+            case let .stall(at, pause):
+                body = ResponseBody(contentLength: bytes.count) { writer in
+                    try await writer.write(ByteBuffer(bytes: bytes.prefix(at)))
+                    try await Task.sleep(for: pause)
+                    try await writer.write(ByteBuffer(bytes: bytes.dropFirst(at)))
                     try await writer.finish(nil)
                 }
             case let .cutShort(at):

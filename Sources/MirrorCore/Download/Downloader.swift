@@ -103,7 +103,8 @@ struct FileFetcher: Sendable {
 
     /// Downloads `url` and records how it ended.
     func fetch(_ url: RedactedURL) async -> FileOutcome {
-        let outcome = await attempt(url)
+        var outcome = await attempt(url)
+        outcome.error = outcome.error.map(job.redactor.redact)
         do {
             try store.record(file: outcome)
         } catch {
@@ -154,9 +155,7 @@ struct FileFetcher: Sendable {
                 if let limit = job.rateLimit {
                     _ = try? await limiter.acquire(host: url.host, limit: limit)
                 }
-                let download = try await client.download(request) { bytes in
-                    try Self.write(bytes, to: descriptor)
-                }
+                let download = try await client.download(request, to: descriptor)
                 outcome.httpStatus = download.status
                 outcome.time = Timestamp.string(Date())
                 if (200..<300).contains(download.status) {
@@ -187,23 +186,6 @@ struct FileFetcher: Sendable {
                 outcome.error = error.reason + PageWalker.afterRetries(attempts)
                 return outcome
             }
-        }
-    }
-
-    struct WriteError: Error, CustomStringConvertible {
-        let description: String
-    }
-
-    private static func write(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) throws {
-        guard let base = bytes.baseAddress else { return }
-        var offset = 0
-        while offset < bytes.count {
-            let written = Foundation.write(descriptor, base + offset, bytes.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw WriteError(description: String(cString: strerror(errno)))
-            }
-            offset += written
         }
     }
 

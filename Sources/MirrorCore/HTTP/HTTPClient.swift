@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import NIOCore
 import NIOHTTP1
+import Synchronization
 
 public struct HTTPRequest: Sendable {
     public var method: String
@@ -83,10 +84,12 @@ public final class HTTPClient: Sendable {
         }
         var status: Int?
         do {
-            let response = try await Self.shared.execute(outgoing, deadline: Self.deadline(request))
+            let deadline = Self.deadline(request)
+            let response = try await Self.shared.execute(outgoing, deadline: deadline)
             status = Int(response.status.code)
             try Self.checkLength(response, request)
-            let buffer = try await response.body.collect(upTo: request.maxBytes)
+            let maxBytes = request.maxBytes
+            let buffer = try await Self.before(deadline) { try await response.body.collect(upTo: maxBytes) }
             return HTTPResponse(status: Int(response.status.code), headers: Self.headers(response), body: Array(buffer: buffer))
         } catch {
             throw Self.failure(error, request, status: status, what: "body")
@@ -104,12 +107,11 @@ public final class HTTPClient: Sendable {
         public let sha256: String
     }
 
-    /// Hands a 2xx response body to `write` piece by piece as it streams in, hashing it
-    /// on the way; any other status writes nothing. A body over `request.maxBytes` is
-    /// abandoned. What was written before an error is the caller's to remove.
-    public func download(_ request: HTTPRequest, into write: (UnsafeRawBufferPointer) throws -> Void)
-        async throws(HTTPError) -> Download
-    {
+    /// Streams a 2xx response body into `descriptor` (a file open for writing), hashing
+    /// it on the way; any other status writes nothing. A body over `request.maxBytes` is
+    /// abandoned, and so is one from which nothing arrives for `request.timeout`. What was
+    /// written before an error is the caller's to remove.
+    public func download(_ request: HTTPRequest, to descriptor: Int32) async throws(HTTPError) -> Download {
         let outgoing = try Self.outgoing(request)
         var status: Int?
         do {
@@ -120,18 +122,22 @@ public final class HTTPClient: Sendable {
                 return Download(status: Int(response.status.code), headers: headers, size: 0, sha256: "")
             }
             try Self.checkLength(response, request)
-            var hash = Crypto.SHA256()
-            var size = 0
-            for try await chunk in response.body {
-                size += chunk.readableBytes
-                if size > request.maxBytes { throw NIOTooManyBytesError(maxBytes: request.maxBytes) }
-                try chunk.withUnsafeReadableBytes { bytes in
-                    hash.update(bufferPointer: bytes)
-                    do { try write(bytes) } catch { throw WriteFailure(error: error) }
+            let maxBytes = request.maxBytes
+            let (size, sha256) = try await Self.untilIdle(for: request.timeout) { heartbeat in
+                var hash = Crypto.SHA256()
+                var size = 0
+                for try await chunk in response.body {
+                    heartbeat.beat()
+                    size += chunk.readableBytes
+                    if size > maxBytes { throw NIOTooManyBytesError(maxBytes: maxBytes) }
+                    try chunk.withUnsafeReadableBytes { bytes in
+                        hash.update(bufferPointer: bytes)
+                        try Self.write(bytes, to: descriptor)
+                    }
                 }
+                return (size, FileNaming.hex(hash.finalize()))
             }
-            return Download(status: Int(response.status.code), headers: headers, size: size,
-                            sha256: FileNaming.hex(hash.finalize()))
+            return Download(status: Int(response.status.code), headers: headers, size: size, sha256: sha256)
         } catch {
             throw Self.failure(error, request, status: status, what: "file")
         }
@@ -139,7 +145,66 @@ public final class HTTPClient: Sendable {
 
     /// A local write that failed during a download: not the server's fault, not retried.
     private struct WriteFailure: Error {
-        let error: any Error
+        let reason: String
+    }
+
+    private static func write(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) throws {
+        guard let base = bytes.baseAddress else { return }
+        var offset = 0
+        while offset < bytes.count {
+            let written = Foundation.write(descriptor, base + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw WriteFailure(reason: String(cString: strerror(errno)))
+            }
+            offset += written
+        }
+    }
+
+    /// The body of a response took longer than the request's timeout.
+    private struct TimedOut: Error {}
+
+    /// Runs `work`, failing with `TimedOut` at `deadline`. The client library's own
+    /// deadline ends when the response's head arrives; this one covers its body.
+    private static func before<T: Sendable>(_ deadline: NIODeadline,
+                                            _ work: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await work() }
+            group.addTask {
+                try await Task.sleep(nanoseconds: UInt64(max(0, (deadline - .now()).nanoseconds)))
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let result = try await group.next() ?? nil else { throw TimedOut() }
+            return result
+        }
+    }
+
+    /// Counts pieces of a body as they arrive.
+    final class Heartbeat: Sendable {
+        private let beats = Atomic<Int>(0)
+        func beat() { beats.add(1, ordering: .relaxed) }
+        var count: Int { beats.load(ordering: .relaxed) }
+    }
+
+    /// Runs `work`, failing with `TimedOut` once `seconds` pass without a heartbeat.
+    private static func untilIdle<T: Sendable>(for seconds: Double,
+                                               _ work: @escaping @Sendable (Heartbeat) async throws -> T) async throws -> T {
+        let heartbeat = Heartbeat()
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await work(heartbeat) }
+            group.addTask {
+                var seen = 0
+                while true {
+                    try await Task.sleep(for: .seconds(seconds))
+                    if heartbeat.count == seen { return nil }
+                    seen = heartbeat.count
+                }
+            }
+            defer { group.cancelAll() }
+            guard let result = try await group.next() ?? nil else { throw TimedOut() }
+            return result
+        }
     }
 
     /// The request as the client library takes it; only http(s) URLs are sent.
@@ -193,10 +258,23 @@ public final class HTTPClient: Sendable {
                              status: status)
         }
         if let failure = error as? WriteFailure {
-            return HTTPError(url: request.url, kind: .invalid, reason: "cannot write the file: \(failure.error)", status: status)
+            return HTTPError(url: request.url, kind: .invalid, reason: "cannot write the file: \(failure.reason)", status: status)
+        }
+        if error is TimedOut {
+            return HTTPError(url: request.url, kind: .transient, reason: "timed out", status: status)
+        }
+        if let error = error as? HTTPClientError, invalidRequests.contains(error.shortDescription) {
+            // Never quote the request: a header value may hold a secret.
+            return HTTPError(url: request.url, kind: .invalid, reason: error.shortDescription.lowercased(), status: status)
         }
         return HTTPError(url: request.url, kind: .transient, reason: describe(error, gotHead: status != nil), status: status)
     }
+
+    /// Errors about the request itself: sending it again cannot help.
+    private static let invalidRequests: Set<String> = [
+        HTTPClientError.invalidURL, .emptyHost, .emptyScheme, .unsupportedScheme(""), .invalidHeaderFieldNames([]),
+        .invalidHeaderFieldValues([]),
+    ].reduce(into: []) { $0.insert($1.shortDescription) }
 
     /// A short reason that never quotes the URL (the caller prints the redacted one).
     static func describe(_ error: any Error, gotHead: Bool) -> String {
@@ -210,7 +288,7 @@ public final class HTTPClient: Sendable {
             }
             if error == .redirectLimitReached || error == .redirectCycleDetected { return "too many redirects" }
             if error == .cancelled { return "cancelled" }
-            return "network error (\(error))"
+            return "network error (\(error.shortDescription.lowercased()))"
         }
         if let error = error as? HTTPParserError {
             if error == .invalidEOFState { return gotHead ? "body cut short: connection closed early" : "connection closed without a response" }

@@ -189,7 +189,7 @@ struct JobFileReader {
             if let parsed = JobSpec.Method(rawValue: text.value.uppercased()) {
                 method = parsed
             } else {
-                error(methodNode, "'method' must be GET or POST, not '\(text.value)'")
+                error(methodNode, "'method' must be GET or POST, not '\(text.shown)'")
             }
         }
 
@@ -228,6 +228,12 @@ struct JobFileReader {
                 }
                 guard let text = string(value, key: "header '\(name)'") else { continue }
                 redactor = redactor.merged(with: Redactor(secrets: text.secrets))
+                // A line break would end the header early; the value itself is not shown.
+                if text.value.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7F }) {
+                    error(value, "header '\(name)' must not hold control characters such as a line break"
+                        + (text.secrets.isEmpty ? "" : " (check the environment variable's value)"))
+                    continue
+                }
                 headers.removeAll { $0.name.lowercased() == name.lowercased() }
                 headers.append((name, text.value))
             }
@@ -253,7 +259,7 @@ struct JobFileReader {
             } else if let path = JSONPath(text.value) {
                 next = .path(path)
             } else {
-                error(nextNode, "'next' must be a path in the response such as 'paging.next', or 'link', not '\(text.value)'")
+                error(nextNode, "'next' must be a path in the response such as 'paging.next', or 'link', not '\(text.shown)'")
             }
         }
         if let url, url.value.contains("{cursor}") {
@@ -270,14 +276,14 @@ struct JobFileReader {
             if Self.isValidTable(text.value) {
                 table = text.value
             } else {
-                error(tableNode, "table name '\(text.value)' must match [A-Za-z_][A-Za-z0-9_]* and not start with '_mirror_' or 'sqlite_'")
+                error(tableNode, "table name '\(text.shown)' must match [A-Za-z_][A-Za-z0-9_]* and not start with '_mirror_' or 'sqlite_'")
             }
         }
 
         var database = table.map { "\($0).sqlite" }
         if let dbNode = keys[.database]?.value, let text = string(dbNode, key: "database") {
             if text.value.isEmpty || text.value.contains("/") || text.value.hasPrefix(".") {
-                error(dbNode, "'database' must be a file name inside the output folder, not '\(text.value)'")
+                error(dbNode, "'database' must be a file name inside the output folder, not '\(text.shown)'")
             } else {
                 database = text.value
             }
@@ -310,7 +316,7 @@ struct JobFileReader {
         var onChange = JobSpec.OnChange.replace
         if let n = keys[.onChange]?.value, let text = string(n, key: "on_change") {
             if let value = JobSpec.OnChange(rawValue: text.value) { onChange = value } else {
-                error(n, "'on_change' must be replace or keep, not '\(text.value)'")
+                error(n, "'on_change' must be replace or keep, not '\(text.shown)'")
             }
         }
         var prune = false
@@ -318,7 +324,7 @@ struct JobFileReader {
         var timeout = 30.0
         if let n = keys[.timeout]?.value, let text = string(n, key: "timeout") {
             if let seconds = Self.duration(text.value), seconds > 0 { timeout = seconds } else {
-                error(n, "'timeout' must be a duration such as 30s, 5m or 12h, not '\(text.value)'")
+                error(n, "'timeout' must be a duration such as 30s, 5m or 12h, not '\(text.shown)'")
             }
         }
 
@@ -330,7 +336,7 @@ struct JobFileReader {
         var rateLimit: RateLimit?
         if let n = keys[.rateLimit]?.value, let text = string(n, key: "rate_limit") {
             rateLimit = RateLimit(text.value)
-            if rateLimit == nil { error(n, "'rate_limit' must be requests per time such as 5/s, 100/m or 1000/h, not '\(text.value)'") }
+            if rateLimit == nil { error(n, "'rate_limit' must be requests per time such as 5/s, 100/m or 1000/h, not '\(text.shown)'") }
         }
         var concurrency = 4
         if let n = keys[.concurrency]?.value, let value = integer(n, key: "concurrency") {
@@ -341,13 +347,13 @@ struct JobFileReader {
         var refreshAfter: Double?
         if let n = keys[.refreshAfter]?.value, let text = string(n, key: "refresh_after") {
             if let seconds = Self.duration(text.value), seconds > 0 { refreshAfter = seconds } else {
-                error(n, "'refresh_after' must be a duration such as 30s, 5m, 12h or 7d, not '\(text.value)'")
+                error(n, "'refresh_after' must be a duration such as 30s, 5m, 12h or 7d, not '\(text.shown)'")
             }
         }
         var maxPageSize = JobSpec.defaultMaxPageSize
         if let n = keys[.maxPageSize]?.value, let text = string(n, key: "max_page_size") {
             if let bytes = Self.byteSize(text.value), bytes > 0 { maxPageSize = bytes } else {
-                error(n, "'max_page_size' must be a size such as 500KB, 64MB or 1GB, not '\(text.value)'")
+                error(n, "'max_page_size' must be a size such as 500KB, 64MB or 1GB, not '\(text.shown)'")
             }
         }
         var downloads: [JSONPath] = []
@@ -367,7 +373,7 @@ struct JobFileReader {
         var maxFileSize = JobSpec.defaultMaxFileSize
         if let n = keys[.maxFileSize]?.value, let text = string(n, key: "max_file_size") {
             if let bytes = Self.byteSize(text.value), bytes > 0 { maxFileSize = bytes } else {
-                error(n, "'max_file_size' must be a size such as 500KB, 50MB or 1GB, not '\(text.value)'")
+                error(n, "'max_file_size' must be a size such as 500KB, 50MB or 1GB, not '\(text.shown)'")
             }
         }
         var validate: [(path: JSONPath, kind: JSONKind)] = []
@@ -510,7 +516,7 @@ struct JobFileReader {
     mutating func path(_ node: Node?, key: String) -> JSONPath? {
         guard let node, let text = string(node, key: key) else { return nil }
         if let path = JSONPath(text.value) { return path }
-        error(node, "'\(key)' must be a dot path such as 'data.list' (or '.' for the whole response), not '\(text.value)'")
+        error(node, "'\(key)' must be a dot path such as 'data.list' (or '.' for the whole response), not '\(text.shown)'")
         return nil
     }
 

@@ -182,6 +182,16 @@ public struct PageWalker: Sendable {
             logger.info("resuming the walk", metadata: ["page": "\(page)"])
         }
         var seenNext: Set<String> = []
+        // A next URL or cursor that leads back to where the walk started is a loop too.
+        if job.next != nil {
+            if let nextURL {
+                seenNext.insert("url " + nextURL.real)
+            } else if let cursor {
+                seenNext.insert("cursor " + cursor)
+            } else {
+                seenNext.insert("url " + job.url.url(page: page, cursor: nil, redactor: job.redactor).real)
+            }
+        }
         var position = start.position
         let singlePage = job.next == nil && !job.url.usesPage && !(job.body?.json.contains("{page}") ?? false)
         // `{page}` walks know every request in advance: a window of them is in flight.
@@ -333,7 +343,7 @@ public struct PageWalker: Sendable {
 
                 if let loop {
                     result.loop = loop
-                    result.error = "job '\(job.name)': \(job.method.rawValue) \(url): loop: \(loop); pages \(rangeText(result)) kept"
+                    result.error = "job '\(job.name)': \(job.method.rawValue) \(url): loop: \(loop); \(keptText(result))"
                     return result
                 }
                 if stop == nil, job.stop.known, served.recordCount > 0, counts.new == 0 {
@@ -347,14 +357,16 @@ public struct PageWalker: Sendable {
                 cursor = nextCursor
                 nextURL = followURL
             } catch let fault as PageFault {
+                // What went wrong may quote the server or the client library: mask any secret in it.
+                let problem = job.redactor.redact(fault.problem)
                 result.failure = PageFailure(page: page, method: job.method.rawValue, url: fault.url.description,
-                                             status: fault.status, problem: fault.problem)
+                                             status: fault.status, problem: problem)
                 let status = fault.status.map { "HTTP \($0)" } ?? "no response"
-                let kept = result.lastStored == nil ? "nothing stored" : "pages \(rangeText(result)) kept"
-                result.error = "job '\(job.name)': \(job.method.rawValue) \(fault.url): \(status): \(fault.problem); page \(page) not stored, \(kept)"
+                let kept = keptText(result)
+                result.error = "job '\(job.name)': \(job.method.rawValue) \(fault.url): \(status): \(problem); page \(page) not stored, \(kept)"
                 return result
             } catch {
-                result.error = "job '\(job.name)': \(error)"
+                result.error = job.redactor.redact("job '\(job.name)': \(error)")
                 return result
             }
         }
@@ -380,9 +392,10 @@ public struct PageWalker: Sendable {
         }
     }
 
-    private func rangeText(_ result: WalkResult) -> String {
-        guard let first = result.firstStored, let last = result.lastStored else { return "none" }
-        return first == last ? "\(first)" : "\(first)-\(last)"
+    /// `pages 1-6 kept`, `page 1 kept` or `nothing stored`.
+    private func keptText(_ result: WalkResult) -> String {
+        guard let first = result.firstStored, let last = result.lastStored else { return "nothing stored" }
+        return first == last ? "page \(first) kept" : "pages \(first)-\(last) kept"
     }
 
     // MARK: One response

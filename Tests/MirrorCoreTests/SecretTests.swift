@@ -1,0 +1,119 @@
+import Foundation
+import Logging
+@testable import MirrorCore
+import MirrorTestSupport
+import Synchronization
+import Testing
+
+/// Keeps every log line, message and metadata, at every level.
+private final class LogCapture: Sendable {
+    let lines = Mutex<[String]>([])
+
+    struct Handler: LogHandler {
+        let capture: LogCapture
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            let all = metadata.merging(event.metadata ?? [:]) { $1 }
+            capture.lines.withLock { $0.append("\(event.level) \(event.message) \(all)") }
+        }
+    }
+}
+
+private let secrets = ["KEY": "k3y-Q7Zp", "TOKEN": "t0ken-R2Wx", "HEADER": "h3ad-M9Lc"]
+
+/// Echoes every secret it was sent back to the client: in next URLs, cursors, bodies
+/// and error messages, as careless APIs do.
+private func echo(_ request: FixtureRequest) -> FixtureResponse {
+    let key = request.parameter("key") ?? ""
+    let token = String(decoding: request.body, as: UTF8.self)
+    let header = request.headers["x-api-key"] ?? ""
+    switch request.path {
+    case "/urls":
+        switch request.parameter("page") {
+        case "1": return .json(#"{"items":[{"id":"1"}],"next":"\#(request.base)/urls?page=2&key=\#(key)"}"#)
+        case "2": return .json(#"{"items":[{"id":"2"}],"next":"\#(request.base)/urls?page=3&key=\#(key)"}"#)
+        default: return .text("bad key \(key), token \(token), header \(header)", status: 500)
+        }
+    default:
+        switch request.parameter("c") {
+        case "": return .json(#"{"items":[{"id":"3"}],"next":"c-\#(key)"}"#)
+        default: return .json(#"{"items":"not a list: \#(key) \#(header)"}"#)
+        }
+    }
+}
+
+@Suite("secrets")
+struct SecretTests {
+    @Test("values from ${…} appear nowhere: not in the summary, report, logs, errors, or any file of the output folder")
+    func nowhere() async throws {
+        let harness = try Harness()
+        let yaml = """
+            version: 1
+            defaults:
+              headers: { X-Api-Key: "${HEADER}" }
+              retries: 1
+            jobs:
+              - name: urls
+                url: "BASE/urls?page=1&key=${KEY}"
+                method: POST
+                body: { token: "${TOKEN}" }
+                next: next
+                records: items
+                id: id
+                table: t_item
+              - name: cursors
+                url: "BASE/cursors?c={cursor}&key=${KEY}"
+                next: next
+                records: items
+                id: id
+                table: t_cursor
+            """
+        let capture = LogCapture()
+        let summary = try await FixtureServer.with(echo) { server in
+            let file = try harness.load(yaml, server: server, environment: secrets)
+            var options = Runner.Options()
+            options.output = harness.output
+            options.retry = RetryPolicy(baseDelay: 0.01)
+            let runner = Runner(client: HTTPClient(),
+                                logger: Logger(label: "t", factory: { _ in LogCapture.Handler(capture: capture) }))
+            let summary = try await runner.run([file], options: options)
+            // The secrets did reach the server.
+            #expect(server.requests.contains { $0.parameter("key") == secrets["KEY"] && $0.headers["x-api-key"] == secrets["HEADER"] })
+            #expect(server.requests.contains { String(decoding: $0.body, as: UTF8.self) == #"{"token":"t0ken-R2Wx"}"# })
+            #expect(summary.reports.map(\.walk.error) == [
+                "job 'urls': POST \(server.base)/urls?page=3&key=REDACTED: HTTP 500: unexpected status (internal server error) (after 1 retry); page 3 not stored, pages 1-2 kept",
+                "job 'cursors': GET \(server.base)/cursors?c=c-REDACTED&key=REDACTED: HTTP 200: 'items' is not an array (found string); page 2 not stored, page 1 kept",
+            ])
+            return summary
+        }
+        #expect(try harness.ids() == ["1", "2"])
+        #expect(try harness.ids("t_cursor") == ["3"])
+        let reportPath = harness.folder + "/report.json"
+        try RunReport(summary: summary, startedAt: "s", finishedAt: "f").write(to: reportPath)
+
+        var places: [(String, [UInt8])] = [("summary", Array(summary.text.utf8)),
+                                           ("logs", Array(capture.lines.withLock { $0 }.joined(separator: "\n").utf8))]
+        // Every byte under the test's folder but the job file: databases, WAL files, the report.
+        let enumerator = FileManager.default.enumerator(atPath: harness.folder)
+        while let path = enumerator?.nextObject() as? String {
+            guard path != "jobs.yaml", let data = FileManager.default.contents(atPath: harness.folder + "/" + path) else { continue }
+            places.append((path, Array(data)))
+        }
+        #expect(places.contains { $0.0 == "cache/t_item.sqlite" })
+        #expect(places.contains { $0.0 == "report.json" })
+        #expect(!capture.lines.withLock { $0 }.isEmpty)
+        for (place, bytes) in places {
+            for secret in secrets.values {
+                let hit = bytes.indices.contains { bytes[$0...].starts(with: Array(secret.utf8)) }
+                #expect(!hit, "\(place) holds '\(secret)'")
+            }
+        }
+    }
+}
