@@ -98,6 +98,13 @@ if [ -f cache/t_event.sqlite ]; then
   FROM t_event ORDER BY position LIMIT 5;"
     printf '%s\n\n' "$query"
     sqlite3 -header -column cache/t_event.sqlite "$query" || true
+    step "Cover images, resolved offline through _mirror_files"
+    query="SELECT e.id, f.path AS cover_file, f.size, substr(f.sha256, 1, 12) AS sha256
+  FROM t_event AS e
+  JOIN _mirror_files AS f ON f.url = json_extract(e.record, '\$.cover.url') AND f.status = 'ok'
+ ORDER BY e.position LIMIT 3;"
+    printf '%s\n\n' "$query"
+    sqlite3 -header -column cache/t_event.sqlite "$query" || true
     echo
     for t in t_event t_venue t_news; do
         if [ -f "cache/$t.sqlite" ]; then
