@@ -116,4 +116,44 @@ struct SecretTests {
             }
         }
     }
+
+    @Test("a redirect to another origin takes no header holding a secret, and never a body holding one")
+    func redirects() async throws {
+        let harness = try Harness()
+        try await FixtureServer.with({ _ in .json(#"{"items":[{"id":"b"}]}"#) }) { other in
+            try await FixtureServer.with({ request in
+                switch request.path {
+                case "/same": return FixtureResponse(status: 302, headers: [("Location", "/target")], body: [])
+                case "/away": return FixtureResponse(status: 302, headers: [("Location", "\(other.base)/target")], body: [])
+                case "/post-away": return FixtureResponse(status: 307, headers: [("Location", "\(other.base)/target")], body: [])
+                default: return .json(#"{"items":[{"id":"a"}]}"#)
+                }
+            }) { server in
+                let yaml = """
+                    version: 1
+                    defaults:
+                      headers: { X-Api-Key: "${K}", X-Trace: plain }
+                      records: items
+                      id: id
+                      retries: 0
+                    jobs:
+                      - { name: same, url: "BASE/same", table: t_same }
+                      - { name: away, url: "BASE/away", table: t_away }
+                      - { name: post, url: "BASE/post-away", method: POST, body: { token: "${K}" }, table: t_post }
+                    """
+                let summary = try await harness.run(yaml, server: server, environment: ["K": "k3y-Q7Zp"])
+                #expect(summary.reports.map(\.walk.error) == [
+                    nil, nil,
+                    "job 'post': POST \(server.base)/post-away: no response: HTTP 307 redirect to another host: a body holding a secret is not sent there; page 1 not stored, nothing stored",
+                ])
+                let same = server.requests.filter { $0.path == "/target" }
+                #expect(same.map { $0.headers["x-api-key"] } == ["k3y-Q7Zp"])
+                #expect(other.requests.map(\.target) == ["/target"])
+                #expect(other.requests.map { $0.headers["x-api-key"] } == [nil])
+                #expect(other.requests.map { $0.headers["x-trace"] } == ["plain"])
+            }
+        }
+        #expect(try harness.ids("t_same") == ["a"])
+        #expect(try harness.ids("t_away") == ["b"])
+    }
 }

@@ -120,7 +120,7 @@ struct FileFetcher: Sendable {
 
     private func attempt(_ url: RedactedURL) async -> FileOutcome {
         var outcome = FileOutcome(url: url, status: .failed, time: Timestamp.string(Date()))
-        guard FileNaming.isFetchable(url.real) else {
+        guard HTTPClient.isHTTP(url.real) else {
             outcome.status = .refused
             outcome.error = "not an absolute http(s) URL: refused"
             return outcome
@@ -138,7 +138,7 @@ struct FileFetcher: Sendable {
         }
         let partial = (partialFolder as NSString).appendingPathComponent(UUID().uuidString)
         let request = HTTPRequest(method: "GET", url: url, headers: job.headers, body: nil, timeout: job.timeout,
-                                  maxBytes: job.maxFileSize)
+                                  maxBytes: job.maxFileSize, redactor: job.redactor)
         var attempts = 0
         while true {
             let descriptor = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)

@@ -10,26 +10,9 @@ public enum FileNaming {
     public static let partialFolder = "files/.partial"
 
     public static func relativePath(for url: String) -> String {
-        let hash = hex(Crypto.SHA256.hash(data: Array(url.utf8)))
+        let hash = Hex.string(Crypto.SHA256.hash(data: Array(url.utf8)))
         let name = hash + (fileExtension(of: url).map { "." + $0 } ?? "")
         return "\(folder)/\(hash.prefix(2))/\(name)"
-    }
-
-    /// Lowercase hex, two digits a byte.
-    static func hex(_ bytes: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0xF)])
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
-
-    /// Only absolute http and https URLs are fetched.
-    static func isFetchable(_ url: String) -> Bool {
-        let lower = url.prefix(8).lowercased()
-        return (lower.hasPrefix("http://") || lower.hasPrefix("https://")) && URL(string: url)?.host != nil
     }
 
     /// The URL path's extension, 1 to 8 ASCII letters or digits, lowercased.

@@ -27,7 +27,7 @@ struct LocalFiles {
             guard node.kind == .string, node.end - node.start > 9,
                   document.bytes[Int(node.start) + 1] | 0x20 == UInt8(ascii: "h"),
                   let url = JSONValue(document: document, index: index).stringValue,
-                  FileNaming.isFetchable(url),
+                  HTTPClient.isHTTP(url),
                   let path = try String.fetchOne(lookup, arguments: [url]) else { continue }
             scratch.append(contentsOf: document.bytes[copied ..< Int(node.start)])
             JSONText.appendQuoted(path, to: &scratch)

@@ -14,9 +14,13 @@ public struct HTTPRequest: Sendable {
     public var timeout: Double
     /// A response body larger than this is abandoned.
     public var maxBytes: Int
+    /// Knows the secrets among the headers and the body: they do not follow a redirect
+    /// to another origin.
+    public var redactor: Redactor
 
     public init(method: String, url: RedactedURL, headers: [(name: String, value: String)], body: [UInt8]?,
-                timeout: Double, maxBytes: Int) {
+                timeout: Double, maxBytes: Int, redactor: Redactor = .none) {
+        self.redactor = redactor
         self.method = method
         self.url = url
         self.headers = headers
@@ -65,7 +69,8 @@ public final class HTTPClient: Sendable {
     /// it never needs shutting down.
     private static let shared: AsyncHTTPClient.HTTPClient = {
         var configuration = AsyncHTTPClient.HTTPClient.Configuration(
-            redirectConfiguration: .follow(max: 10, allowCycles: false),
+            // Redirects are followed by `execute`, which knows what must not cross origins.
+            redirectConfiguration: .disallow,
             timeout: .init(connect: .seconds(30)),
             decompression: .enabled(limit: .none))
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
@@ -78,14 +83,10 @@ public final class HTTPClient: Sendable {
     public init() {}
 
     public func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
-        var outgoing = try Self.outgoing(request)
-        if !outgoing.headers.contains(name: "accept-encoding") {
-            outgoing.headers.add(name: "accept-encoding", value: "gzip, deflate")
-        }
         var status: Int?
         do {
             let deadline = Self.deadline(request)
-            let response = try await Self.shared.execute(outgoing, deadline: deadline)
+            let response = try await Self.execute(request, deadline: deadline, compressed: true)
             status = Int(response.status.code)
             try Self.checkLength(response, request)
             let maxBytes = request.maxBytes
@@ -112,10 +113,9 @@ public final class HTTPClient: Sendable {
     /// abandoned, and so is one from which nothing arrives for `request.timeout`. What was
     /// written before an error is the caller's to remove.
     public func download(_ request: HTTPRequest, to descriptor: Int32) async throws(HTTPError) -> Download {
-        let outgoing = try Self.outgoing(request)
         var status: Int?
         do {
-            let response = try await Self.shared.execute(outgoing, deadline: Self.deadline(request))
+            let response = try await Self.execute(request, deadline: Self.deadline(request), compressed: false)
             status = Int(response.status.code)
             let headers = Self.headers(response)
             guard (200..<300).contains(Int(response.status.code)) else {
@@ -135,7 +135,7 @@ public final class HTTPClient: Sendable {
                         try Self.write(bytes, to: descriptor)
                     }
                 }
-                return (size, FileNaming.hex(hash.finalize()))
+                return (size, Hex.string(hash.finalize()))
             }
             return Download(status: Int(response.status.code), headers: headers, size: size, sha256: sha256)
         } catch {
@@ -207,21 +207,86 @@ public final class HTTPClient: Sendable {
         }
     }
 
-    /// The request as the client library takes it; only http(s) URLs are sent.
-    private static func outgoing(_ request: HTTPRequest) throws(HTTPError) -> HTTPClientRequest {
-        let lower = request.url.real.lowercased()
-        guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), URL(string: request.url.real) != nil else {
-            throw HTTPError(url: request.url, kind: .invalid, reason: "not a valid http(s) URL", status: nil)
+    /// A redirect that is not followed.
+    private struct RedirectFailure: Error {
+        let reason: String
+    }
+
+    static let maxRedirects = 10
+
+    /// Sends the request and follows up to 10 redirects. A hop to another origin (scheme,
+    /// host and port; http to https on the same host counts as the same) takes no header
+    /// that holds a secret, and a body that holds one is not sent there at all. 303, and
+    /// 301 or 302 after a POST, go on as a GET without a body, as browsers do.
+    private static func execute(_ request: HTTPRequest, deadline: NIODeadline, compressed: Bool) async throws -> HTTPClientResponse {
+        var url = request.url.real
+        var method = request.method
+        var headers = request.headers
+        var body = request.body
+        var visited: Set<String> = [url]
+        for _ in 0...maxRedirects {
+            var outgoing = try outgoing(url: url, method: method, headers: headers, body: body, shownURL: request.url)
+            if compressed, !outgoing.headers.contains(name: "accept-encoding") {
+                outgoing.headers.add(name: "accept-encoding", value: "gzip, deflate")
+            }
+            let response = try await shared.execute(outgoing, deadline: deadline)
+            let code = Int(response.status.code)
+            guard [301, 302, 303, 307, 308].contains(code), let location = response.headers.first(name: "location") else {
+                return response
+            }
+            // The redirect's own body is not wanted; reading it frees the connection.
+            _ = try? await response.body.collect(upTo: 1 << 20)
+            guard let next = URL(string: location, relativeTo: URL(string: url))?.absoluteURL.absoluteString,
+                  Self.isHTTP(next) else {
+                throw RedirectFailure(reason: "HTTP \(code) redirect to a location that is not an http(s) URL")
+            }
+            guard visited.insert(next).inserted else { throw RedirectFailure(reason: "redirect loop") }
+            if code == 303 || (code == 301 || code == 302) && method == "POST" {
+                method = "GET"
+                body = nil
+            }
+            if !sameOrigin(url, next) {
+                headers = headers.filter { request.redactor.redact($0.value) == $0.value }
+                if let sent = body, request.redactor.redact(String(decoding: sent, as: UTF8.self)) != String(decoding: sent, as: UTF8.self) {
+                    throw RedirectFailure(reason: "HTTP \(code) redirect to another host: a body holding a secret is not sent there")
+                }
+            }
+            url = next
         }
-        var outgoing = HTTPClientRequest(url: request.url.real)
-        outgoing.method = HTTPMethod(rawValue: request.method)
-        for header in request.headers {
+        throw RedirectFailure(reason: "more than \(maxRedirects) redirects")
+    }
+
+    /// Only absolute http and https URLs are sent.
+    public static func isHTTP(_ url: String) -> Bool {
+        let lower = url.prefix(8).lowercased()
+        return (lower.hasPrefix("http://") || lower.hasPrefix("https://")) && URL(string: url)?.host != nil
+    }
+
+    /// Same scheme, host and port, or an upgrade from http to https on the same host.
+    static func sameOrigin(_ from: String, _ to: String) -> Bool {
+        guard let a = URLComponents(string: from), let b = URLComponents(string: to),
+              let schemeA = a.scheme?.lowercased(), let schemeB = b.scheme?.lowercased() else { return false }
+        func port(_ c: URLComponents, _ scheme: String) -> Int? { c.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil) }
+        guard a.host?.lowercased() == b.host?.lowercased() else { return false }
+        if schemeA == schemeB { return port(a, schemeA) == port(b, schemeB) }
+        return schemeA == "http" && schemeB == "https" && (a.port == nil || a.port == 80) && (b.port == nil || b.port == 443)
+    }
+
+    /// The request as the client library takes it; only http(s) URLs are sent.
+    private static func outgoing(url: String, method: String, headers: [(name: String, value: String)], body: [UInt8]?,
+                                 shownURL: RedactedURL) throws(HTTPError) -> HTTPClientRequest {
+        guard Self.isHTTP(url) else {
+            throw HTTPError(url: shownURL, kind: .invalid, reason: "not a valid http(s) URL", status: nil)
+        }
+        var outgoing = HTTPClientRequest(url: url)
+        outgoing.method = HTTPMethod(rawValue: method)
+        for header in headers {
             outgoing.headers.add(name: header.name, value: header.value)
         }
         if !outgoing.headers.contains(name: "user-agent") {
             outgoing.headers.add(name: "user-agent", value: "mirror")
         }
-        if let body = request.body {
+        if let body {
             outgoing.body = .bytes(body)
             if !outgoing.headers.contains(name: "content-type") {
                 outgoing.headers.add(name: "content-type", value: "application/json")
@@ -259,6 +324,9 @@ public final class HTTPClient: Sendable {
         }
         if let failure = error as? WriteFailure {
             return HTTPError(url: request.url, kind: .invalid, reason: "cannot write the file: \(failure.reason)", status: status)
+        }
+        if let redirect = error as? RedirectFailure {
+            return HTTPError(url: request.url, kind: .invalid, reason: redirect.reason, status: status)
         }
         if error is TimedOut {
             return HTTPError(url: request.url, kind: .transient, reason: "timed out", status: status)

@@ -432,7 +432,7 @@ public struct PageWalker: Sendable {
         if let etag = stored?.etag { headers.append(("If-None-Match", etag)) }
         if let lastModified = stored?.lastModified { headers.append(("If-Modified-Since", lastModified)) }
         let request = HTTPRequest(method: job.method.rawValue, url: url, headers: headers, body: body,
-                                  timeout: job.timeout, maxBytes: job.maxPageSize)
+                                  timeout: job.timeout, maxBytes: job.maxPageSize, redactor: job.redactor)
         var attempt = 0
         while true {
             let response: HTTPResponse
