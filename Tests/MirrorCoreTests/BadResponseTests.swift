@@ -74,8 +74,8 @@ struct BadResponseTests {
 
     @Test("a body that stalls past the timeout is given up on and retried like a timeout")
     func stalledBody() async throws {
-        try await check(FixtureResponse(body: bigPage, delivery: .stall(at: 100, for: .seconds(2))),
-                        problem: "HTTP 200: timed out (after 1 retry)", extra: "    timeout: 300ms\n    retries: 1")
+        try await check(FixtureResponse(body: bigPage, delivery: .stall(at: 100, for: .seconds(5))),
+                        problem: "HTTP 200: timed out (after 1 retry)", extra: "    timeout: 1s\n    retries: 1")
     }
 
     @Test("an HTML page served with 200 is named as such")

@@ -23,7 +23,7 @@ private func expectedPath(_ url: String, ext: String?) -> String {
 
 /// Pages of records whose `BASE` stands for the server's own address; files under `/f/`.
 /// `/f/missing*` answers 404 while `missing` is set; `/f/big*` serves 4 KB chunked,
-/// `/f/large*` 4 KB with its length announced; `/f/slow*` stalls 2 s after 10 bytes.
+/// `/f/large*` 4 KB with its length announced; `/f/slow*` stalls 5 s after 10 bytes.
 private final class FileAPI: Sendable {
     let pages: [[String]]
     let missing = Mutex(true)
@@ -49,7 +49,7 @@ private final class FileAPI: Sendable {
                 return FixtureResponse(body: [UInt8](repeating: 0x41, count: 4096), delivery: .chunked(512))
             }
             if name.hasPrefix("slow") {
-                return FixtureResponse(body: content(name), delivery: .stall(at: 10, for: .seconds(2)))
+                return FixtureResponse(body: content(name), delivery: .stall(at: 10, for: .seconds(5)))
             }
             if name.hasPrefix("large") {
                 return FixtureResponse(body: [UInt8](repeating: 0x41, count: 4096))
@@ -211,7 +211,7 @@ struct DownloadTests {
         let harness = try Harness()
         let api = FileAPI(pages: [[#"{"id":1,"cover":{"url":"BASE/f/slow.jpg"}}"#]])
         let base = try await FixtureServer.with(api.handle) { server in
-            _ = try await harness.run(job("timeout: 300ms"), server: server)
+            _ = try await harness.run(job("timeout: 1s"), server: server)
             return server.base
         }
         #expect(try fileRows(harness).map(\.description) == ["\(base)/f/slow.jpg failed - -1 200 timed out"])

@@ -92,4 +92,44 @@ struct ResumeTests {
         }
         #expect(try harness.ids() == ["a", "b"])
     }
+
+    @Test("a next URL that echoes a secret is stored as ${NAME}: the walk resumes there, and a 304 replays it")
+    func secretInNextURL() async throws {
+        let harness = try Harness()
+        let fixed = SharedCounter()
+        try await FixtureServer.with({ request in
+            guard request.parameter("key") == "k3y" else { return .text("bad key", status: 401) }
+            switch request.parameter("p") {
+            case "1":
+                if request.headers["if-none-match"] == "\"one\"" { return FixtureResponse(status: 304, body: []) }
+                return .json(#"{"items":[{"id":"a"}],"next":"\#(request.base)/n?p=2&key=k3y"}"#, headers: [("ETag", "\"one\"")])
+            default:
+                return fixed.value == 0 ? .text("down", status: 503) : .json(#"{"items":[{"id":"b"}],"next":null}"#)
+            }
+        }) { server in
+            let yaml = """
+                version: 1
+                jobs:
+                  - { name: n, url: "BASE/n?p=1&key=${KEY}", next: next, records: items, id: id, table: t_item, retries: 0 }
+                """
+            let first = try await harness.run(yaml, server: server, environment: ["KEY": "k3y"])
+            #expect(!first.allSucceeded)
+            let stored = try await harness.database("t_item.sqlite").read { db in
+                try String.fetchAll(db, sql: "SELECT next_url FROM _mirror_walks UNION ALL SELECT next_url FROM _mirror_pages")
+            }
+            #expect(stored == ["\(server.base)/n?p=2&key=${KEY}", "\(server.base)/n?p=2&key=${KEY}"])
+            fixed.increment()
+            let second = try await harness.run(yaml, server: server, environment: ["KEY": "k3y"])
+            #expect(second.allSucceeded)
+            #expect(second.reports[0].walk.resumedAt == 2)
+            // A complete walk starts over: page 1 answers 304 and its stored next URL is followed.
+            let third = try await harness.run(yaml, server: server, environment: ["KEY": "k3y"])
+            #expect(third.allSucceeded)
+            #expect(third.reports[0].walk.pagesNotModified == 1)
+            #expect(server.requests.map(\.target) == [
+                "/n?p=1&key=k3y", "/n?p=2&key=k3y", "/n?p=2&key=k3y", "/n?p=1&key=k3y", "/n?p=2&key=k3y",
+            ])
+        }
+        #expect(try harness.ids() == ["a", "b"])
+    }
 }

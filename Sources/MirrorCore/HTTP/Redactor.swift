@@ -3,14 +3,27 @@ import Foundation
 /// Knows every value that came from `${…}` in a job file and blanks it out of any text
 /// meant for people or for files: logs, errors, reports, stored URLs.
 public struct Redactor: Sendable, Equatable {
+    /// A value that came from `${name}`.
+    public struct Secret: Sendable, Hashable {
+        public let name: String
+        public let value: String
+
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
     public static let mask = "REDACTED"
     public static let none = Redactor(secrets: [])
 
     /// Longest first, so a secret that contains another is masked whole.
-    private let secrets: [String]
+    private let secrets: [Secret]
 
-    public init(secrets: some Sequence<String>) {
-        self.secrets = Set(secrets.filter { !$0.isEmpty }).sorted { $0.count > $1.count }
+    public init(secrets: some Sequence<Secret>) {
+        self.secrets = Set(secrets.filter { !$0.value.isEmpty }).sorted {
+            $0.value.count != $1.value.count ? $0.value.count > $1.value.count : $0.name < $1.name
+        }
     }
 
     public var isEmpty: Bool { secrets.isEmpty }
@@ -18,16 +31,41 @@ public struct Redactor: Sendable, Equatable {
     public func redact(_ text: String) -> String {
         var text = text
         for secret in secrets {
-            text = text.replacingAll(secret, with: Self.mask)
-            // As a query value, and as the inside of a JSON string (a POST body).
-            var quoted: [UInt8] = []
-            JSONText.appendQuoted(secret, to: &quoted)
-            for encoded in [secret.addingPercentEncodingForQuery(), String(decoding: quoted.dropFirst().dropLast(), as: UTF8.self)]
-            where encoded != secret {
+            text = text.replacingAll(secret.value, with: Self.mask)
+            for encoded in Self.encodings(of: secret.value) {
                 text = text.replacingAll(encoded, with: Self.mask)
             }
         }
         return text
+    }
+
+    /// The text with each secret written as `${NAME}`: safe to store, and `expand` gives
+    /// the text back. Nil when a secret appears in a form that `${NAME}` cannot stand for
+    /// (percent-encoded, JSON-escaped).
+    public func placeholders(_ text: String) -> String? {
+        var text = text
+        for secret in secrets {
+            text = text.replacingAll(secret.value, with: "${\(secret.name)}")
+        }
+        return redact(text) == text ? text : nil
+    }
+
+    /// Puts back the secrets that `placeholders` wrote as `${NAME}`.
+    public func expand(_ text: String) -> String {
+        guard text.contains("${") else { return text }
+        var text = text
+        for secret in secrets {
+            text = text.replacingAll("${\(secret.name)}", with: secret.value)
+        }
+        return text
+    }
+
+    /// As a query value, and as the inside of a JSON string (a POST body).
+    private static func encodings(of secret: String) -> [String] {
+        var quoted: [UInt8] = []
+        JSONText.appendQuoted(secret, to: &quoted)
+        return [secret.addingPercentEncodingForQuery(), String(decoding: quoted.dropFirst().dropLast(), as: UTF8.self)]
+            .filter { $0 != secret }
     }
 
     public func merged(with other: Redactor) -> Redactor {

@@ -199,7 +199,7 @@ struct JobFileReader {
                 error(bodyNode, "'body' is sent only with method POST")
             }
             var json = ""
-            var secrets: [String] = []
+            var secrets: [Redactor.Secret] = []
             if case let .scalar(scalar) = bodyNode {
                 if let text = interpolate(scalar.string, at: bodyNode) {
                     json = text.value
@@ -462,14 +462,14 @@ struct JobFileReader {
     struct Interpolated {
         var value: String
         var shown: String
-        var secrets: [String]
+        var secrets: [Redactor.Secret]
     }
 
     mutating func interpolate(_ text: String, at node: Node) -> Interpolated? {
         guard text.contains("${") else { return Interpolated(value: text, shown: text, secrets: []) }
         var value = ""
         var shown = ""
-        var secrets: [String] = []
+        var secrets: [Redactor.Secret] = []
         var rest = text[...]
         var failed = false
         while let start = rest.range(of: "${") {
@@ -486,7 +486,7 @@ struct JobFileReader {
             } else if let secret = environment[name] {
                 value += secret
                 shown += Redactor.mask
-                secrets.append(secret)
+                secrets.append(Redactor.Secret(name: name, value: secret))
             } else {
                 error(node, "environment variable \(name) is not set")
                 failed = true
@@ -522,7 +522,7 @@ struct JobFileReader {
 
     /// Writes a YAML body node as JSON text; plain scalars that read as numbers,
     /// booleans or null stay unquoted.
-    mutating func appendJSON(_ node: Node, to out: inout String, secrets: inout [String]) {
+    mutating func appendJSON(_ node: Node, to out: inout String, secrets: inout [Redactor.Secret]) {
         switch node {
         case let .mapping(map):
             out += "{"

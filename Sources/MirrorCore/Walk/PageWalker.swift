@@ -175,8 +175,9 @@ public struct PageWalker: Sendable {
         var logger = logger
         logger[metadataKey: "job"] = "\(job.name)"
         var page = start.page ?? job.pages.from
-        var cursor = start.cursor
-        var nextURL = start.nextURL.map { RedactedURL(real: $0, redactor: job.redactor) }
+        // The checkpoint writes secrets as `${NAME}`.
+        var cursor = start.cursor.map(job.redactor.expand)
+        var nextURL = start.nextURL.map { RedactedURL(real: job.redactor.expand($0), redactor: job.redactor) }
         if start.isResumed {
             result.resumedAt = page
             logger.info("resuming the walk", metadata: ["page": "\(page)"])
@@ -315,7 +316,8 @@ public struct PageWalker: Sendable {
                 let counts: CommitCounts
                 do {
                     counts = try commit(served, url: url, page: page, position: position, nextPage: stop == nil ? page + step : nil,
-                                        nextURL: followURL?.description, nextCursor: nextCursor.map(job.redactor.redact))
+                                        nextURL: followURL.map { job.redactor.placeholders($0.real) ?? $0.description },
+                                        nextCursor: nextCursor.map { job.redactor.placeholders($0) ?? job.redactor.redact($0) })
                 } catch let missing as ReplayMissingRecords {
                     logger.info("stored copy lacks records: fetching the page whole", metadata: [
                         "page": "\(page)", "url": "\(url)", "missing": "\(missing.missing)",
@@ -425,7 +427,8 @@ public struct PageWalker: Sendable {
         }
         if let stored, let refreshAfter = job.refreshAfter,
            stored.fetchedAt > Timestamp.string(Date().addingTimeInterval(-refreshAfter)) {
-            return FetchOutcome(result: .success(.page(ServedPage(stored, origin: .skipped, etag: nil, lastModified: nil))),
+            return FetchOutcome(result: .success(.page(ServedPage(stored, origin: .skipped, etag: nil, lastModified: nil,
+                                                                         redactor: job.redactor))),
                                 retries: 0)
         }
         var headers = job.headers
@@ -455,7 +458,7 @@ public struct PageWalker: Sendable {
             var result: Result<Fetched, PageFault>
             if response.status == 304, let stored {
                 result = .success(.page(ServedPage(stored, origin: .notModified, etag: response.headers["etag"],
-                                                   lastModified: response.headers["last-modified"])))
+                                                   lastModified: response.headers["last-modified"], redactor: job.redactor)))
             } else {
                 result = check(response, url: url, page: page, requestBody: shownBody)
             }
@@ -678,14 +681,14 @@ struct ServedPage: Sendable {
 }
 
 extension ServedPage {
-    /// The stored copy served again. Its next target was stored unredacted (or it would
-    /// not be replayable).
-    init(_ stored: StoredPage, origin: Origin, etag: String?, lastModified: String?) {
+    /// The stored copy served again. Its next target was stored with its secrets as
+    /// `${NAME}` (or masked, and then it is not replayable).
+    init(_ stored: StoredPage, origin: Origin, etag: String?, lastModified: String?, redactor: Redactor) {
         let next: PageWalker.NextTarget
         if let url = stored.nextURL {
-            next = .url(url)
+            next = .url(redactor.expand(url))
         } else if let cursor = stored.nextCursor {
-            next = .cursor(cursor)
+            next = .cursor(redactor.expand(cursor))
         } else {
             next = .none
         }
