@@ -1,12 +1,15 @@
 import Foundation
+import FoundationXML
 import Logging
 @testable import MirrorCore
 import MirrorTestSupport
 import Testing
 
+/// One job; its output folder is the test's `cache` folder (`Harness.output`).
 private func job(_ keys: String = "", url: String = "BASE/items?page={page}") -> String {
     """
     version: 1
+    output: cache
     jobs:
       - name: items
         url: "\(url)"
@@ -28,20 +31,42 @@ private func serve(_ api: PagedAPI, extra: @escaping @Sendable (Int) -> String =
 @Suite("verify")
 struct VerifyTests {
     func verify(_ yaml: String, _ handler: @escaping @Sendable (FixtureRequest) async -> FixtureResponse,
-                maxPages: Int? = nil) async throws -> (summary: VerifySummary, base: String, harness: Harness) {
+                maxPages: Int? = nil, environment: [String: String] = [:]) async throws -> (summary: VerifySummary, base: String, harness: Harness) {
         let harness = try Harness()
-        let (summary, base) = try await FixtureServer.with(handler) { server in
-            let file = try harness.load(yaml, server: server)
-            var options = Verifier.Options()
-            options.maxPages = maxPages
-            options.retry = RetryPolicy(baseDelay: 0.01)
-            let summary = try await Verifier(client: HTTPClient(), logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
-                .verify([file], options: options)
-            return (summary, server.base)
+        let (summary, base, output) = try await FixtureServer.with(handler) { server in
+            let file = try harness.load(yaml, server: server, environment: environment)
+            return (try await verify(file, maxPages: maxPages), server.base, file.output)
         }
-        // Nothing is stored, and the output folder is not even created.
+        // The job file names an output folder inside the test's folder: nothing is stored
+        // there, and it is not even created.
+        #expect(output == harness.output)
         #expect(!FileManager.default.fileExists(atPath: harness.output))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: harness.folder) == ["jobs.yaml"])
         return (summary, base, harness)
+    }
+
+    func verify(_ file: JobFile, maxPages: Int? = nil) async throws -> VerifySummary {
+        var options = Verifier.Options()
+        options.maxPages = maxPages
+        options.retry = RetryPolicy(baseDelay: 0.01)
+        return try await Verifier(client: HTTPClient(), logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+            .verify([file], options: options)
+    }
+
+    struct FileState: Equatable {
+        var bytes: Data
+        var modified: Date
+    }
+
+    /// Every file in a folder by name: its bytes and modification time.
+    func snapshot(_ folder: String) throws -> [String: FileState] {
+        var files: [String: FileState] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder) {
+            let path = folder + "/" + name
+            let modified = try #require(try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date)
+            files[name] = FileState(bytes: try Data(contentsOf: URL(fileURLWithPath: path)), modified: modified)
+        }
+        return files
     }
 
     func faults(_ summary: VerifySummary) -> [String] {
@@ -75,6 +100,7 @@ struct VerifyTests {
     func validate() async throws {
         let (summary, base, _) = try await verify(job("validate: { data.page: string }"), serve(PagedAPI(ids: [["1"]])))
         #expect(faults(summary) == ["page 1: GET \(base)/items?page=1: HTTP 200: 'data.page' must be string, found number"])
+        #expect(!summary.passed)
     }
 
     @Test("a record without an id and an id repeated within a page are faults with page and index")
@@ -86,6 +112,7 @@ struct VerifyTests {
             "page 1: id '1' appears 3 times (records 0, 3, 4)",
         ])
         #expect(summary.jobs[0].faults.map(\.kind) == [.missingID, .repeatedID])
+        #expect(!summary.passed)
     }
 
     @Test("an id seen on two pages is drift, naming both pages")
@@ -93,12 +120,14 @@ struct VerifyTests {
         let (summary, _, _) = try await verify(job(), serve(PagedAPI(ids: [["1", "2"], ["3"], ["2", "4"]])))
         #expect(faults(summary) == ["page 3: id '2' was already on page 1 (drift)"])
         #expect(summary.jobs[0].walk.stop == .emptyPage(page: 4))
+        #expect(!summary.passed)
     }
 
     @Test("a cursor seen twice is a loop: the walk stops")
     func cursorLoop() async throws {
         let yaml = """
             version: 1
+            output: cache
             jobs:
               - name: feed
                 url: "BASE/feed?c={cursor}"
@@ -116,12 +145,14 @@ struct VerifyTests {
         })
         #expect(faults(summary) == ["page 3: loop: cursor 'A' seen twice; the walk stopped"])
         #expect(summary.jobs[0].walk.pages == 3)
+        #expect(!summary.passed)
     }
 
     @Test("a next link seen twice is a loop")
     func linkLoop() async throws {
         let yaml = """
             version: 1
+            output: cache
             jobs:
               - name: feed
                 url: "BASE/feed"
@@ -135,6 +166,7 @@ struct VerifyTests {
             return .json(#"{"items":[{"id":"\#(request.target)"}]}"#, headers: [("Link", "\(next); rel=\"next\"")])
         })
         #expect(faults(summary) == ["page 3: loop: next URL \(base)/feed?p=2 seen twice; the walk stopped"])
+        #expect(!summary.passed)
     }
 
     @Test("a last page that changes, or that the walk never reaches, is a fault")
@@ -147,6 +179,7 @@ struct VerifyTests {
             "page 3: announces last page 4, page 1 announced 3",
             "page 3: the walk ended here (empty page 3) before the last page 4 the responses announce",
         ])
+        #expect(!summary.passed)
     }
 
     @Test("a walk cut by --max-pages is a fault: the rest was not verified")
@@ -154,25 +187,112 @@ struct VerifyTests {
         let (summary, _, _) = try await verify(job(), serve(PagedAPI(ids: [["1"], ["2"], ["3"]])), maxPages: 2)
         #expect(faults(summary) == ["page 2: the walk was cut by --max-pages 2: the pages after it were not verified"])
         #expect(summary.jobs[0].faults[0].kind == .maxPages)
+        #expect(!summary.passed)
     }
 
-    @Test("JUnit XML has one test case per job; a failure lists every fault, escaped")
+    @Test("ids and errors the server echoes a secret into are redacted in every fault")
+    func redacted() async throws {
+        let (summary, base, _) = try await verify(job("retries: 0", url: "BASE/items?page={page}&key=${API_KEY}"), { request in
+            let key = request.parameter("key") ?? ""
+            switch request.parameter("page") {
+            case "1": return .json(PagedAPI(ids: [["k-\(key)", "k-\(key)"]]).body(page: 1))
+            case "2": return .json(PagedAPI(ids: [[], ["k-\(key)"]]).body(page: 2))
+            default: return .text("<html>\(key)</html>", status: 200, contentType: "text/html")
+            }
+        }, environment: ["API_KEY": "s3cr3t-XYZ"])
+        #expect(faults(summary) == [
+            "page 1: id 'k-REDACTED' appears 2 times (records 0, 1)",
+            "page 2: id 'k-REDACTED' was already on page 1 (drift)",
+            "page 3: GET \(base)/items?page=3&key=REDACTED: HTTP 200: response is HTML, not JSON",
+        ])
+        #expect(!summary.passed)
+        #expect(!summary.text.contains("s3cr3t") && !summary.junitXML.contains("s3cr3t"))
+    }
+
+    @Test("an output folder that already holds a database is left exactly as it was")
+    func existingOutput() async throws {
+        let harness = try Harness()
+        try await FixtureServer.with(serve(PagedAPI(ids: [["1", "2"], ["3"]]))) { server in
+            #expect(try await harness.run(job(), server: server).allSucceeded)
+            #expect(try harness.ids() == ["1", "2", "3"])
+            let before = try snapshot(harness.output)
+            #expect(before.keys.sorted() == [".mirror.lock", "t_item.sqlite"])
+            let summary = try await verify(try harness.load(job(), server: server))
+            #expect(summary.passed)
+            #expect(faults(summary) == [])
+            // The same names, and every file's bytes and modification time.
+            #expect(try snapshot(harness.output) == before)
+        }
+    }
+
+    @Test("JUnit XML has one test case per job; a failure lists every fault, escaped, and the XML parses")
     func junit() async throws {
-        let api = PagedAPI(records: [[#"{"id":"<a&b>"}"#, #"{"id":"<a&b>"}"#, #"{"x":1}"#]])
-        let (summary, _, harness) = try await verify(job(), serve(api))
+        let yaml = """
+            version: 1
+            output: cache
+            jobs:
+              - name: items
+                url: "BASE/items?page={page}"
+                records: data.list
+                id: id
+                table: t_item
+              - name: clean
+                url: "BASE/clean?page={page}"
+                records: data.list
+                id: id
+                table: t_clean
+            """
+        let faulty = PagedAPI(records: [[#"{"id":"q\"u\no\uffff"}"#, #"{"id":"q\"u\no\uffff"}"#],
+                                        [#"{"id":"<a&b>"}"#, #"{"id":"<a&b>"}"#, #"{"x":1}"#]])
+        let clean = PagedAPI(ids: [["1"]])
+        let (summary, _, harness) = try await verify(yaml, { request in
+            let page = Int(request.parameter("page") ?? "") ?? 0
+            return .json((request.path == "/clean" ? clean : faulty).body(page: page))
+        })
+        #expect(!summary.passed)
+        #expect(summary.jobs.map(\.passed) == [false, true])
         let xml = summary.junitXML.replacingOccurrences(of: harness.folder + "/", with: "")
-        let time = try #require(xml.firstMatch(of: #/testcase classname="jobs.yaml" name="items" time="([0-9.]+)"/#)?.output.1)
+            .replacing(#/time="[0-9]+\.[0-9]{3}"/#, with: #"time="T""#)
         #expect(xml == """
             <?xml version="1.0" encoding="UTF-8"?>
-            <testsuites name="mirror verify" tests="1" failures="1" errors="0" time="\(time)">
-              <testsuite name="jobs.yaml" tests="1" failures="1" errors="0" skipped="0" time="\(time)">
-                <testcase classname="jobs.yaml" name="items" time="\(time)">
-                  <failure type="page walk" message="2 page-walk faults: page 1: record 2 has no usable id at 'id' (found nothing)">page 1: record 2 has no usable id at 'id' (found nothing)
-            page 1: id '&lt;a&amp;b&gt;' appears 2 times (records 0, 1)</failure>
+            <testsuites name="mirror verify" tests="2" failures="1" errors="0" time="T">
+              <testsuite name="jobs.yaml" tests="2" failures="1" errors="0" skipped="0" time="T">
+                <testcase classname="jobs.yaml" name="items" time="T">
+                  <failure type="page walk" message="3 page-walk faults: page 1: id 'q&quot;u&#10;o\u{FFFD}' appears 2 times (records 0, 1)">page 1: id 'q"u
+            o\u{FFFD}' appears 2 times (records 0, 1)
+            page 2: record 2 has no usable id at 'id' (found nothing)
+            page 2: id '&lt;a&amp;b&gt;' appears 2 times (records 0, 1)</failure>
                 </testcase>
+                <testcase classname="jobs.yaml" name="clean" time="T"/>
               </testsuite>
             </testsuites>
 
             """)
+        // On Linux, XMLDocument recovers from errors (it drops what it cannot read), so the
+        // strict XMLParser checks well-formedness and the values read back check the rest.
+        let parser = XMLParser(data: Data(summary.junitXML.utf8))
+        #expect(parser.parse())
+        #expect(parser.parserError == nil)
+        let document = try XMLDocument(data: Data(summary.junitXML.utf8))
+        #expect(try document.nodes(forXPath: "//testcase").count == 2)
+        let failures = try document.nodes(forXPath: "//failure").compactMap { $0 as? XMLElement }
+        #expect(failures.count == 1)
+        #expect(failures.first?.attribute(forName: "message")?.stringValue
+            == "3 page-walk faults: page 1: id 'q\"u\no\u{FFFD}' appears 2 times (records 0, 1)")
+        #expect(failures.first?.stringValue == """
+            page 1: id 'q"u
+            o\u{FFFD}' appears 2 times (records 0, 1)
+            page 2: record 2 has no usable id at 'id' (found nothing)
+            page 2: id '<a&b>' appears 2 times (records 0, 1)
+            """)
+    }
+
+    @Test("XML escaping: markup, quotes, tab, LF and CR as references in attributes; characters XML 1.0 forbids become U+FFFD")
+    func escape() {
+        let raw = "<a&b> \"q\" 'x'\ttab\nline\rcr\u{0}\u{1B}\u{7F}\u{FFFE}\u{FFFF}\u{10000}"
+        #expect(VerifySummary.escape(raw, inAttribute: true)
+            == "&lt;a&amp;b&gt; &quot;q&quot; 'x'&#9;tab&#10;line&#13;cr\u{FFFD}\u{FFFD}\u{7F}\u{FFFD}\u{FFFD}\u{10000}")
+        #expect(VerifySummary.escape(raw, inAttribute: false)
+            == "&lt;a&amp;b&gt; \"q\" 'x'\ttab\nline&#13;cr\u{FFFD}\u{FFFD}\u{7F}\u{FFFD}\u{FFFD}\u{10000}")
     }
 }

@@ -133,9 +133,11 @@ struct BinaryTests {
     @Test("verify exits 0 on a clean walk and 1 on a fault, writes JUnit XML, and never touches the output folder")
     func verify() async throws {
         let folder = try temporaryFolder()
+        // A secret is masked wherever it occurs in a fault: one as short as "k" would mask words.
+        let key = "key-7Q2"
         try await FixtureServer.with(api) { server in
             try jobYAML.replacingOccurrences(of: "BASE", with: server.base).write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
-            let clean = try await mirror(["verify", "jobs.yaml", "--junit", "walk.xml"], in: folder, environment: ["API_KEY": "k"])
+            let clean = try await mirror(["verify", "jobs.yaml", "--junit", "walk.xml"], in: folder, environment: ["API_KEY": key])
             #expect(clean.status == 0)
             #expect(clean.stdout.hasPrefix("events: ok, 3 pages, 3 records, ended: empty page 3, "))
             let passed = try String(contentsOfFile: folder + "/walk.xml", encoding: .utf8)
@@ -143,7 +145,7 @@ struct BinaryTests {
             #expect(passed.contains(#"<testcase classname="jobs.yaml" name="events" time=""#) && !passed.contains("<failure"))
 
             let cut = try await mirror(["verify", "jobs.yaml", "--max-pages", "1", "--junit", "walk.xml"], in: folder,
-                                       environment: ["API_KEY": "k"])
+                                       environment: ["API_KEY": key])
             #expect(cut.status == 1)
             #expect(cut.stdout.hasPrefix("events: 1 fault, 1 page, 2 records, ended: --max-pages 1 reached, "))
             #expect(cut.stdout.hasSuffix("s\n  page 1: the walk was cut by --max-pages 1: the pages after it were not verified\n"))
@@ -152,6 +154,37 @@ struct BinaryTests {
         }
         #expect(!FileManager.default.fileExists(atPath: folder + "/out"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["jobs.yaml", "walk.xml"])
+    }
+
+    @Test("verify masks a secret the URL holds and the server echoes, in stdout, stderr and the JUnit file")
+    func verifyRedacts() async throws {
+        let folder = try temporaryFolder()
+        let secret = "s3cr3t-XYZ"
+        try await FixtureServer.with({ request in
+            let key = request.parameter("key") ?? ""
+            switch request.parameter("page") {
+            case "1": return .json(#"{"data":{"list":[{"id":"k-\#(key)"},{"id":"k-\#(key)"}]}}"#)
+            default: return .text("<html>\(key)</html>", status: 500, contentType: "text/html")
+            }
+        }) { server in
+            let yaml = jobYAML.replacingOccurrences(of: "BASE", with: server.base) + "\n    retries: 0\n"
+            try yaml.write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+            let verify = try await mirror(["verify", "jobs.yaml", "--junit", "walk.xml"], in: folder, environment: ["API_KEY": secret])
+            #expect(verify.status == 1)
+            #expect(verify.stdout.replacing(#/, [0-9]+\.[0-9]{2}s\n/#, with: ", Ts\n") == """
+                events: 2 faults, 1 page, 1 records, ended: failed, Ts
+                  page 1: id 'k-REDACTED' appears 2 times (records 0, 1)
+                  page 2: GET \(server.base)/events?page=2&key=REDACTED: HTTP 500: unexpected status (internal server error)
+
+                """)
+            #expect(server.requests.map(\.target) == ["/events?page=1&key=\(secret)", "/events?page=2&key=\(secret)"])
+            let junit = try String(contentsOfFile: folder + "/walk.xml", encoding: .utf8)
+            #expect(junit.contains("page 2: GET \(server.base)/events?page=2&amp;key=REDACTED: HTTP 500: unexpected status (internal server error)</failure>"))
+            #expect(!verify.stdout.contains(secret))
+            #expect(!verify.stderr.contains(secret))
+            #expect(!junit.contains(secret))
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder + "/out"))
     }
 
     @Test("a failed job exits 1 and names job, redacted URL, status and what was kept")

@@ -82,26 +82,8 @@ public struct VerifySummary: Sendable {
 
     /// JUnit XML: one test suite per job file, one test case per job, its faults in the failure.
     public var junitXML: String {
-        func attribute(_ text: String) -> String {
-            var out = ""
-            for scalar in text.unicodeScalars {
-                switch scalar {
-                case "&": out += "&amp;"
-                case "<": out += "&lt;"
-                case ">": out += "&gt;"
-                case "\"": out += "&quot;"
-                case "\n": out += "&#10;"
-                case "\t", "\r": out += "&#\(scalar.value);"
-                default:
-                    // XML 1.0 has no other control characters.
-                    out += scalar.value < 0x20 ? "?" : String(scalar)
-                }
-            }
-            return out
-        }
-        func text(_ text: String) -> String {
-            text.split(separator: "\n", omittingEmptySubsequences: false).map { attribute(String($0)) }.joined(separator: "\n")
-        }
+        func attribute(_ text: String) -> String { Self.escape(text, inAttribute: true) }
+        func text(_ text: String) -> String { Self.escape(text, inAttribute: false) }
         func time(_ seconds: Double) -> String { String(format: "%.3f", seconds) }
         var files: [String] = []
         for job in jobs where !files.contains(job.file) { files.append(job.file) }
@@ -127,6 +109,27 @@ public struct VerifySummary: Sendable {
         }
         xml += "</testsuites>\n"
         return xml
+    }
+
+    /// Escapes text for XML 1.0 element content or a double-quoted attribute. Characters
+    /// XML 1.0 does not allow at all (control characters other than tab, LF and CR, and
+    /// U+FFFE, U+FFFF) become U+FFFD. A parser turns a literal CR into LF, and in an
+    /// attribute tab and LF into spaces: those are written as character references.
+    static func escape(_ text: String, inAttribute: Bool) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"" where inAttribute: out += "&quot;"
+            case "\t", "\n", "\r":
+                if inAttribute || scalar == "\r" { out += "&#\(scalar.value);" } else { out.unicodeScalars.append(scalar) }
+            case "\u{0}"..."\u{1F}", "\u{FFFE}", "\u{FFFF}": out += "\u{FFFD}"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 }
 
@@ -180,12 +183,13 @@ public struct Verifier: Sendable {
             .walk(from: start)
         let elapsed = ContinuousClock.now - clock
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return JobVerification(job: job.name, file: file, walk: walk, faults: Self.faults(of: walk, drift: recorder.drift),
-                               seconds: seconds)
+        return JobVerification(job: job.name, file: file, walk: walk,
+                               faults: Self.faults(of: walk, drift: recorder.drift, redactor: job.redactor), seconds: seconds)
     }
 
-    /// Every fault of a walk, in page order.
-    static func faults(of walk: WalkResult, drift: [WalkFault]) -> [WalkFault] {
+    /// Every fault of a walk, in page order. Ids, cursors and error wording come from the
+    /// server and may echo a `${…}` value, so every message passes the job's redactor last.
+    static func faults(of walk: WalkResult, drift: [WalkFault], redactor: Redactor) -> [WalkFault] {
         var faults: [WalkFault] = []
         for record in walk.rejected {
             faults.append(WalkFault(kind: .missingID, page: record.page, message: record.reason))
@@ -225,6 +229,6 @@ public struct Verifier: Sendable {
             faults.append(WalkFault(kind: .maxPages, page: walk.lastStored, message:
                 "the walk was cut by --max-pages \(cap): the pages after it were not verified"))
         }
-        return faults
+        return faults.map { WalkFault(kind: $0.kind, page: $0.page, message: redactor.redact($0.message)) }
     }
 }
