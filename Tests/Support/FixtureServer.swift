@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Logging
 import Hummingbird
+import ServiceLifecycle
 import NIOCore
 import Synchronization
 
@@ -141,19 +142,25 @@ public final class FixtureServer: Sendable {
                 portContinuation.finish()
             },
             logger: Logger(label: "fixture-server", factory: { _ in SwiftLogNoOpLogHandler() }))
+        // Stopped by a graceful shutdown, never by cancelling: cancelling the server's task
+        // can leave an accepted connection unserved, which traps in SwiftNIO.
+        let services = ServiceGroup(configuration: .init(
+            services: [app], gracefulShutdownSignals: [],
+            logger: Logger(label: "fixture-server", factory: { _ in SwiftLogNoOpLogHandler() })))
         return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.run() }
+            group.addTask { try await services.run() }
             var port = 0
             for await value in portStream { port = value }
             let server = FixtureServer(port: port, log: log)
+            let outcome: Result<T, any Error>
             do {
-                let result = try await body(server)
-                group.cancelAll()
-                return result
+                outcome = .success(try await body(server))
             } catch {
-                group.cancelAll()
-                throw error
+                outcome = .failure(error)
             }
+            await services.triggerGracefulShutdown()
+            try await group.waitForAll()
+            return try outcome.get()
         }
     }
 }
