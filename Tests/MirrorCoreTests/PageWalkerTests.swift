@@ -159,6 +159,28 @@ struct PageWalkerTests {
         #expect(try harness.ids() == ["1", "2", "3", "4", "5"])
     }
 
+    @Test("stop.total ends the walk once the records walked reach the total a response announces; a 304 counts too")
+    func stopTotal() async throws {
+        let harness = try Harness()
+        try await FixtureServer.with({ request in
+            let page = Int(request.parameter("page") ?? "") ?? 0
+            if request.headers["if-none-match"] == "\"p\(page)\"" { return FixtureResponse(status: 304, body: []) }
+            return .json(threePages.body(page: page, extra: #","total":5"#), headers: [("ETag", "\"p\(page)\"")])
+        }) { server in
+            let yaml = job("stop: { total: data.total }\nconcurrency: 1\nprune: true")
+            let summary = try await harness.run(yaml, server: server)
+            #expect(server.requests.map(\.target) == ["/items?page=1", "/items?page=2"])
+            #expect(summary.reports[0].walk.stop == .total(5, page: 2))
+            #expect(summary.text.contains(", stopped: all 5 records walked at page 2, "))
+            // Pages answered 304: their stored totals and elements still count.
+            let again = try await harness.run(yaml, server: server)
+            #expect(again.reports[0].walk.pagesNotModified == 2)
+            #expect(again.reports[0].walk.stop == .total(5, page: 2))
+            #expect(again.reports[0].pruned == 0)
+        }
+        #expect(try harness.ids() == ["1", "2", "3", "4", "5"])
+    }
+
     @Test("stop.known ends an incremental walk at a page of known ids")
     func stopKnown() async throws {
         let harness = try Harness()

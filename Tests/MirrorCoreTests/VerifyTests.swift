@@ -182,6 +182,29 @@ struct VerifyTests {
         #expect(!summary.passed)
     }
 
+    @Test("a total that changes, that the walk does not match, or that is not a whole number, is a fault")
+    func total() async throws {
+        let api = PagedAPI(ids: [["1", "2"], ["3", "4"], ["5", "6"]])
+        let (summary, _, _) = try await verify(job("stop: { total: data.total, last_page: data.last }\nconcurrency: 1"),
+                                               serve(api) { page in
+                                                   switch page {
+                                                   case 1: return #","total":8,"last":4"#
+                                                   case 2: return #","total":"8","last":4.5"#
+                                                   default: return #","total":9"#
+                                                   }
+                                               })
+        #expect(faults(summary) == [
+            "page 2: 'data.last' is not a whole number (found number)",
+            "page 2: 'data.total' is not a whole number (found string)",
+            "page 3: 'data.last' is not a whole number (found nothing)",
+            "page 3: announces 9 records in all, page 1 announced 8",
+            "page 4: 'data.last' is not a whole number (found nothing)",
+            "page 4: announces 9 records in all, page 1 announced 8",
+            "page 4: the walk ended here (empty page 4) with 6 records, not the 9 the responses announce",
+        ])
+        #expect(!summary.passed)
+    }
+
     @Test("a walk cut by --max-pages is a fault: the rest was not verified")
     func maxPages() async throws {
         let (summary, _, _) = try await verify(job(), serve(PagedAPI(ids: [["1"], ["2"], ["3"]])), maxPages: 2)

@@ -311,6 +311,7 @@ struct JobFileReader {
                 }
             }
             if let n = map[.lastPage]?.value { stop.lastPage = path(n, key: "stop.last_page") }
+            if let n = map[.total]?.value { stop.total = path(n, key: "stop.total") }
         }
 
         var onChange = JobSpec.OnChange.replace

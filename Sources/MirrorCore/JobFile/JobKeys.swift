@@ -27,6 +27,7 @@ enum PagesKey: String, CaseIterable {
 enum StopKey: String, CaseIterable {
     case empty, known, status
     case lastPage = "last_page"
+    case total
 }
 
 /// Suggests the closest known key for a misspelt one, as compilers do.

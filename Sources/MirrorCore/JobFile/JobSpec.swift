@@ -34,7 +34,9 @@ public struct JobSpec: Sendable {
         public var known: Bool
         public var statuses: Set<Int>
         public var lastPage: JSONPath?
-        public static let `default` = Stop(empty: true, known: false, statuses: [], lastPage: nil)
+        /// The response's count of records in the whole walk.
+        public var total: JSONPath?
+        public static let `default` = Stop(empty: true, known: false, statuses: [], lastPage: nil, total: nil)
     }
 
     /// `max_page_size` when the job does not set it.

@@ -113,6 +113,10 @@ enum StoreSchema {
                 ALTER TABLE \(runs) ADD COLUMN files_failed INTEGER NOT NULL DEFAULT 0;
                 """)
         }
+        // `stop.total`, kept so that a replayed page still counts towards it.
+        migrator.registerMigration("mirror-pages-total-4") { db in
+            try db.execute(sql: "ALTER TABLE \(pages) ADD COLUMN total INTEGER")
+        }
         return migrator
     }
 

@@ -28,6 +28,8 @@ public struct PageCommit: Sendable {
     public var elements: Int
     /// The response's `stop.last_page` value.
     public var lastPage: Int?
+    /// The response's `stop.total` value.
+    public var total: Int?
     /// URLs of files the records point to (`downloads`), registered with the page.
     public var files: [RedactedURL] = []
     public var onChange: JobSpec.OnChange
@@ -72,6 +74,7 @@ public struct StoredPage: Sendable, Equatable {
     public var nextURL: String?
     public var nextCursor: String?
     public var lastPage: Int?
+    public var total: Int?
 
     /// Whether the walk can go on from this copy alone.
     public var isReplayable: Bool {
@@ -264,16 +267,17 @@ public final class TableStore: PageStore {
             ids.append(UInt8(ascii: "]"))
             try db.cachedStatement(sql: """
                 INSERT INTO \(StoreSchema.pages) (job, account, url, body, page, status, etag, last_modified, records, bytes,
-                  fetched_at, elements, ids, next_url, next_cursor, last_page)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                  fetched_at, elements, ids, next_url, next_cursor, last_page, total)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (job, account, url, body) DO UPDATE SET page = excluded.page, status = excluded.status,
                   etag = excluded.etag, last_modified = excluded.last_modified, records = excluded.records,
                   bytes = excluded.bytes, fetched_at = excluded.fetched_at, elements = excluded.elements, ids = excluded.ids,
-                  next_url = excluded.next_url, next_cursor = excluded.next_cursor, last_page = excluded.last_page
+                  next_url = excluded.next_url, next_cursor = excluded.next_cursor, last_page = excluded.last_page,
+                  total = excluded.total
                 """).execute(arguments: [page.job, page.account, page.url.description, page.requestBody, page.page, page.status,
                                  page.etag, page.lastModified, page.records.count, page.responseBytes, page.time,
                                  page.elements, String(decoding: ids, as: UTF8.self), page.nextURL, page.nextCursor,
-                                 page.lastPage])
+                                 page.lastPage, page.total])
             try Self.checkpoint(db, job: page.job, account: page.account, time: page.time, nextPage: page.nextPage,
                                 nextURL: page.nextURL, nextCursor: page.nextCursor,
                                 position: page.firstPosition + page.records.count)
@@ -296,7 +300,7 @@ public final class TableStore: PageStore {
     public func storedPage(job: String, account: String, url: String, requestBody: String) throws -> StoredPage? {
         try pool.read { db in
             guard let row = try Row.fetchOne(db, sql: """
-                SELECT page, status, etag, last_modified, fetched_at, elements, ids, next_url, next_cursor, last_page
+                SELECT page, status, etag, last_modified, fetched_at, elements, ids, next_url, next_cursor, last_page, total
                 FROM \(StoreSchema.pages) WHERE job = ? AND account = ? AND url = ? AND body = ? AND ids IS NOT NULL
                 """, arguments: [job, account, url, requestBody]) else { return nil }
             let idsText: String = row["ids"]
@@ -304,7 +308,8 @@ public final class TableStore: PageStore {
                 .map { document in document.root.elements.compactMap(\.stringValue) } ?? []
             return StoredPage(url: url, requestBody: requestBody, page: row["page"], status: row["status"], etag: row["etag"],
                               lastModified: row["last_modified"], fetchedAt: row["fetched_at"], elements: row["elements"],
-                              ids: ids, nextURL: row["next_url"], nextCursor: row["next_cursor"], lastPage: row["last_page"])
+                              ids: ids, nextURL: row["next_url"], nextCursor: row["next_cursor"], lastPage: row["last_page"],
+                              total: row["total"])
         }
     }
 

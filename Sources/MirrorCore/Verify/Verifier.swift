@@ -11,6 +11,7 @@ public struct WalkFault: Sendable, Equatable, CustomStringConvertible {
         case drift
         case loop
         case lastPage = "last page"
+        case total
         case maxPages = "max pages"
     }
 
@@ -199,6 +200,10 @@ public struct Verifier: Sendable {
                 "id '\(repeated.id)' appears \(repeated.indexes.count) times (records \(repeated.indexes.map(String.init).joined(separator: ", ")))"))
         }
         faults += drift
+        // A configured `stop.last_page` or `stop.total` path that does not lead to a whole number.
+        for value in walk.unreadable {
+            faults.append(WalkFault(kind: value.key == .total ? .total : .lastPage, page: value.page, message: value.message))
+        }
         // The last page the responses announce: it must not change, and the walk must reach it.
         if let first = walk.announcedLast.first {
             for announced in walk.announcedLast where announced.last != first.last {
@@ -214,6 +219,18 @@ public struct Verifier: Sendable {
             if walk.error == nil, let endedAt, endedAt < last {
                 faults.append(WalkFault(kind: .lastPage, page: endedAt, message:
                     "the walk ended here (\(walk.stop)) before the last page \(last) the responses announce"))
+            }
+        }
+        // The total the responses announce: it must not change, and the walk must see that many records.
+        if let first = walk.announcedTotals.first {
+            for announced in walk.announcedTotals where announced.total != first.total {
+                faults.append(WalkFault(kind: .total, page: announced.page, message:
+                    "announces \(announced.total) records in all, page \(first.page) announced \(first.total)"))
+            }
+            let total = walk.announcedTotals.last!.total
+            if walk.error == nil, walk.stop.isComplete, walk.elementsWalked != total, let page = walk.stop.page ?? walk.lastStored {
+                faults.append(WalkFault(kind: .total, page: page, message:
+                    "the walk ended here (\(walk.stop)) with \(walk.elementsWalked) records, not the \(total) the responses announce"))
             }
         }
         faults.sort { ($0.page ?? .max) < ($1.page ?? .max) }

@@ -8,6 +8,7 @@ public enum StopReason: Sendable, Equatable, CustomStringConvertible {
     case knownPage(page: Int)
     case status(Int, page: Int)
     case lastPage(page: Int)
+    case total(Int, page: Int)
     case endOfPages(page: Int)
     case noNextPage(page: Int)
     case singlePage
@@ -22,12 +23,24 @@ public enum StopReason: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The page the walk ended on, when one ended it.
+    public var page: Int? {
+        switch self {
+        case let .emptyPage(page), let .knownPage(page), let .status(_, page), let .lastPage(page), let .total(_, page),
+             let .endOfPages(page), let .noNextPage(page):
+            return page
+        case .singlePage, .maxPages, .failed:
+            return nil
+        }
+    }
+
     public var description: String {
         switch self {
         case let .emptyPage(page): return "empty page \(page)"
         case let .knownPage(page): return "page \(page) held only known ids"
         case let .status(status, page): return "HTTP \(status) on page \(page)"
         case let .lastPage(page): return "last page \(page) reached"
+        case let .total(total, page): return "all \(total) records walked at page \(page)"
         case let .endOfPages(page): return "pages.to reached at page \(page)"
         case let .noNextPage(page): return "no next page after page \(page)"
         case .singlePage: return "single page"
@@ -73,6 +86,21 @@ public struct AnnouncedLastPage: Sendable, Equatable {
     public let last: Int
 }
 
+/// The count of records in the whole walk that a response named (`stop.total`).
+public struct AnnouncedTotal: Sendable, Equatable {
+    public let page: Int
+    public let total: Int
+}
+
+/// A `stop.last_page` or `stop.total` value a response did not give as a whole number.
+public struct UnreadableValue: Sendable, Equatable {
+    public enum Key: Sendable, Equatable { case lastPage, total }
+
+    public let page: Int
+    public let key: Key
+    public let message: String
+}
+
 /// What a job's walk did.
 public struct WalkResult: Sendable {
     public var stop: StopReason = .failed
@@ -88,6 +116,13 @@ public struct WalkResult: Sendable {
     public var repeated: [RepeatedID] = []
     /// Every `stop.last_page` value the walk's responses gave.
     public var announcedLast: [AnnouncedLastPage] = []
+    /// Every `stop.total` value the walk's responses gave.
+    public var announcedTotals: [AnnouncedTotal] = []
+    /// Configured `stop` paths a response did not answer with a whole number.
+    public var unreadable: [UnreadableValue] = []
+    /// Entries of the records arrays walked, rejected ones included; a resumed walk
+    /// counts the records stored before it resumed.
+    public var elementsWalked = 0
     /// A cursor or next URL seen twice: what was seen.
     public var loop: String?
     /// The page whose response failed the walk, and why.
@@ -200,6 +235,9 @@ public struct PageWalker: Sendable {
         let step = job.pages.step
         // The last page a response announced (`stop.last_page`): nothing past it is requested.
         var announcedLast: Int?
+        // The records the whole walk holds, as a response announced it (`stop.total`).
+        var announcedTotal: Int?
+        result.elementsWalked = start.position
         // A replayed page whose records are gone is fetched again, whole.
         var fetchWhole: RedactedURL?
         let walker = self
@@ -258,6 +296,11 @@ public struct PageWalker: Sendable {
                     announcedLast = last
                     result.announcedLast.append(AnnouncedLastPage(page: page, last: last))
                 }
+                if job.stop.total != nil, let total = served.total {
+                    announcedTotal = total
+                    result.announcedTotals.append(AnnouncedTotal(page: page, total: total))
+                }
+                result.unreadable += served.unreadable.map { UnreadableValue(page: page, key: $0.key, message: $0.message) }
                 if served.elementCount == 0 && job.stop.empty {
                     result.count(served)
                     result.stop = .emptyPage(page: page)
@@ -290,6 +333,9 @@ public struct PageWalker: Sendable {
                 }
                 if job.stop.lastPage != nil, let last = served.lastPage, stop == nil, page >= last {
                     stop = .lastPage(page: page)
+                }
+                if stop == nil, let total = announcedTotal, result.elementsWalked + served.elementCount >= total {
+                    stop = .total(total, page: page)
                 }
                 if stop == nil, let to = job.pages.to, page + step > to {
                     stop = .endOfPages(page: page)
@@ -384,7 +430,7 @@ public struct PageWalker: Sendable {
                 job: job.name, account: job.account, table: job.table, url: url, requestBody: served.requestBody,
                 page: page, status: served.status, etag: served.etag, lastModified: served.lastModified,
                 responseBytes: served.responseBytes, bytes: bytes, records: records, elements: served.elementCount,
-                lastPage: served.lastPage, files: served.files, onChange: job.onChange, firstPosition: position,
+                lastPage: served.lastPage, total: served.total, files: served.files, onChange: job.onChange, firstPosition: position,
                 nextPage: nextPage, nextURL: nextURL, nextCursor: nextCursor, time: time))
         case let .stored(stored):
             let revalidated = served.origin == .notModified ? (served.etag, served.lastModified) : nil
@@ -502,14 +548,24 @@ public struct PageWalker: Sendable {
         do {
             let parsed = try parse(response, url: url, page: page)
             let next = job.next.map { Self.nextTarget($0, document: parsed.document, response: response, url: url) } ?? NextTarget.none
-            let lastPage = job.stop.lastPage.flatMap { parsed.document.root.value(at: $0)?.intValue }
+            // A configured path must lead to a whole number; what does not is reported by `verify`.
+            var unreadable: [(key: UnreadableValue.Key, message: String)] = []
+            func number(at path: JSONPath?, _ key: UnreadableValue.Key) -> Int? {
+                guard let path else { return nil }
+                let value = parsed.document.root.value(at: path)
+                if let number = value?.intValue { return number }
+                unreadable.append((key, "'\(path)' is not a whole number (found \(value.map { "\($0.kind)" } ?? "nothing"))"))
+                return nil
+            }
+            let lastPage = number(at: job.stop.lastPage, .lastPage)
+            let total = number(at: job.stop.total, .total)
             return .success(.page(ServedPage(
                 origin: .fetched, content: .fresh(bytes: parsed.document.bytes, records: parsed.records),
                 requestBody: requestBody, status: response.status, etag: response.headers["etag"],
                 lastModified: response.headers["last-modified"], responseBytes: response.body.count,
                 elementCount: parsed.elementCount, recordCount: parsed.records.count, rejected: parsed.rejected,
                 repeated: parsed.repeated, files: parsed.files,
-                next: next, lastPage: lastPage)))
+                next: next, lastPage: lastPage, total: total, unreadable: unreadable)))
         } catch let fault as PageFault {
             return .failure(fault)
         } catch {
@@ -678,6 +734,9 @@ struct ServedPage: Sendable {
     let files: [RedactedURL]
     let next: PageWalker.NextTarget
     let lastPage: Int?
+    let total: Int?
+    /// Configured `stop` paths this response did not answer with a whole number.
+    let unreadable: [(key: UnreadableValue.Key, message: String)]
 }
 
 extension ServedPage {
@@ -695,13 +754,14 @@ extension ServedPage {
         self.init(origin: origin, content: .stored(stored), requestBody: stored.requestBody, status: stored.status,
                   etag: etag, lastModified: lastModified, responseBytes: 0, elementCount: stored.elements,
                   recordCount: stored.ids.count, rejected: [], repeated: [], files: [], next: next,
-                  lastPage: stored.lastPage)
+                  lastPage: stored.lastPage, total: stored.total, unreadable: [])
     }
 }
 
 extension WalkResult {
     mutating func count(_ served: ServedPage) {
         pages += 1
+        elementsWalked += served.elementCount
         bytes += served.responseBytes
         rejected += served.rejected
         repeated += served.repeated
