@@ -96,7 +96,8 @@ public struct RedactedURL: Sendable, Hashable, CustomStringConvertible {
     /// `host:port` as the rate limit counts it (secrets do not live there).
     var host: String {
         guard let components = URLComponents(string: real) else { return "" }
-        return "\(components.host ?? ""):\(components.port.map(String.init) ?? components.scheme ?? "")"
+        let port = components.port ?? (components.scheme?.lowercased() == "https" ? 443 : 80)
+        return "\(components.host?.lowercased() ?? ""):\(port)"
     }
 
     public static func == (lhs: RedactedURL, rhs: RedactedURL) -> Bool { lhs.real == rhs.real }
