@@ -79,8 +79,9 @@ struct ConcurrencyTests {
         let gauge = InFlightGauge()
         let summary = try await FixtureServer.with(slowServer(gauge)) { server in
             let summary = try await harness.run(job("concurrency: 8\npages: { from: 11 }"), server: server)
-            // Pages 21-28 may have been asked for; page 21 is empty and ends the walk.
-            #expect(server.requests.count <= 10 + 8)
+            // Pages 21-35 may have been asked for (up to 2 x 8 - 1 past the end); page 21 is
+            // empty and ends the walk.
+            #expect(server.requests.count <= 10 + 16)
             return summary
         }
         #expect(summary.reports[0].walk.stop == .emptyPage(page: 21))
@@ -90,6 +91,26 @@ struct ConcurrencyTests {
             try Int.fetchAll(db, sql: "SELECT page FROM _mirror_pages ORDER BY page")
         }
         #expect(pages == Array(11...20))
+    }
+
+    @Test("a slow page does not hold up the slots of the pages after it")
+    func slowHead() async throws {
+        let harness = try Harness()
+        let gauge = InFlightGauge()
+        try await FixtureServer.with({ request in
+            gauge.enter()
+            defer { gauge.leave() }
+            let page = Int(request.parameter("page") ?? "") ?? 0
+            try? await Task.sleep(for: .milliseconds(page == 1 ? 400 : 10))
+            return .json(twenty.body(page: page))
+        }) { server in
+            _ = try await harness.run(job("concurrency: 4\npages: { from: 1, to: 20 }"), server: server)
+            // While page 1 is slow, each of pages 2-4 hands its slot on to the page 4 after it.
+            #expect(Set(server.requests.prefix(7).map(\.target)) == Set([1, 2, 3, 4, 6, 7, 8].map { "/items?page=\($0)" }))
+            #expect(server.requests.count == 20)
+        }
+        #expect(gauge.most == 4)
+        #expect(try harness.ids() == (1...20).flatMap { ["\($0)a", "\($0)b"] })
     }
 
     @Test("a failure inside the window fails at that page; pages before it are stored, none after")

@@ -181,20 +181,20 @@ public struct PageWalker: Sendable {
 
     /// Requests started ahead of the page being stored.
     struct InFlight {
-        /// `{page}` walks: by page value.
-        var window: [Int: Task<FetchOutcome, Never>] = [:]
+        /// `{page}` walks.
+        var window: PageWindow?
         /// Cursor and next-URL walks: the next page, fetched while this one is stored.
         var prefetched: (url: RedactedURL, task: Task<FetchOutcome, Never>)?
 
         /// Cancels what the walk will not use and waits for it, so that no request
         /// outlives the walk.
         mutating func drain() async {
-            var tasks = Array(window.values)
-            if let prefetched { tasks.append(prefetched.task) }
-            window = [:]
+            await window?.close()
+            if let prefetched {
+                prefetched.task.cancel()
+                _ = await prefetched.task.value
+            }
             prefetched = nil
-            for task in tasks { task.cancel() }
-            for task in tasks { _ = await task.value }
         }
     }
 
@@ -233,21 +233,27 @@ public struct PageWalker: Sendable {
         // `{page}` walks know every request in advance: a window of them is in flight.
         let windowed = job.next == nil && !singlePage
         let step = job.pages.step
-        // The last page a response announced (`stop.last_page`): nothing past it is requested.
-        var announcedLast: Int?
         // The records the whole walk holds, as a response announced it (`stop.total`).
         var announcedTotal: Int?
         result.elementsWalked = start.position
         // A replayed page whose records are gone is fetched again, whole.
         var fetchWhole: RedactedURL?
         let walker = self
-        /// Starts the request for `{page}` value `target`, the `ordinal`-th page of the walk,
-        /// unless it lies past `pages.to` or `--max-pages`.
-        func launch(_ target: Int, ordinal: Int) {
-            guard inFlight.window[target] == nil, ordinal <= (maxPages ?? .max), target <= (job.pages.to ?? .max),
-                  target <= (announcedLast ?? .max) else { return }
-            let url = job.url.url(page: target, cursor: nil, redactor: job.redactor)
-            inFlight.window[target] = Task { await walker.fetch(url, page: target, cursor: nil) }
+        if windowed {
+            // Nothing is requested past `pages.to` or `--max-pages`.
+            var limit = job.pages.to ?? .max
+            if let maxPages {
+                let (span, overflow) = max(0, maxPages - 1).multipliedReportingOverflow(by: step)
+                let (last, beyond) = page.addingReportingOverflow(span)
+                if !overflow, !beyond { limit = min(limit, last) }
+            }
+            // With one request at a time, the next starts only once the walk has seen
+            // this response: none is made past the end.
+            let job = job
+            inFlight.window = PageWindow(width: job.concurrency, step: step, head: page, limit: limit,
+                                         chained: job.concurrency > 1) { target in
+                await walker.fetch(job.url.url(page: target, cursor: nil, redactor: job.redactor), page: target, cursor: nil)
+            }
         }
 
         while true {
@@ -266,10 +272,11 @@ public struct PageWalker: Sendable {
                     fetchWhole = nil
                     outcome = await fetch(url, page: page, cursor: cursor, replay: false)
                 } else if windowed {
+                    inFlight.window?.advance(to: page)
                     for ahead in 0..<job.concurrency {
-                        launch(page + ahead * step, ordinal: result.pages + 1 + ahead)
+                        inFlight.window?.launch(page + ahead * step)
                     }
-                    if let task = inFlight.window.removeValue(forKey: page) {
+                    if let task = inFlight.window?.take(page) {
                         outcome = await task.value
                     } else {
                         outcome = await fetch(url, page: page, cursor: cursor)
@@ -293,7 +300,8 @@ public struct PageWalker: Sendable {
                 }
 
                 if job.stop.lastPage != nil, let last = served.lastPage {
-                    announcedLast = last
+                    // Nothing past the last page a response announced is requested.
+                    inFlight.window?.limit(to: last)
                     result.announcedLast.append(AnnouncedLastPage(page: page, last: last))
                 }
                 if job.stop.total != nil, let total = served.total {
@@ -346,7 +354,7 @@ public struct PageWalker: Sendable {
                 if stop == nil, loop == nil, result.pages + 1 < (maxPages ?? .max) {
                     if windowed {
                         if !job.stop.known || job.concurrency > 1 {
-                            launch(page + job.concurrency * step, ordinal: result.pages + 1 + job.concurrency)
+                            inFlight.window?.launch(page + job.concurrency * step)
                         }
                     } else if !job.stop.known {
                         let nextPageURL = followURL ?? job.url.url(page: page + step, cursor: nextCursor, redactor: job.redactor)
