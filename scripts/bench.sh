@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Benchmark `mirror run` and `mirror export` against a near-limit reference.
+# Benchmark `mirror run` and `mirror export` against a near-limit reference, `mirror run`
+# against a server that answers every request 20 ms late, and `mirror run` downloading
+# the files its records point to, against curl and against the 20 ms server.
 #
 #   scripts/bench.sh
+#   BENCH_PAGES=100 BENCH_LATENCY_PAGES=100 BENCH_FILES=200 BENCH_RUNS=1 scripts/bench.sh   # a quick try
 #
 # Generates a fixed workload (1,000 pages x 100 records, ~85 KB a page, 95,005 unique
 # ids; scripts/bench/gen_workload.py), serves it with nginx on a free loopback port,
 # and measures with /usr/bin/time, in the same run:
-#   - mirror run   (release build, fresh --output folder each run)
+#   - mirror run   (release build, fresh --output folder each run, job `concurrency: 8`)
 #   - reference:   one `curl --parallel --parallel-max 8` fetching all pages to disk,
 #                  then one `sqlite3` bulk load of all of them in ONE transaction
 #                  (json_each) into the table of SPEC section 4
@@ -15,11 +18,52 @@
 # every mirror run stored exactly 95,005 records and that the export matches the
 # workload record for record, and fails loudly otherwise.
 #
+# Latency: the same pages served by scripts/bench/delay_server.py (Python asyncio,
+# HTTP/1.1 keep-alive), which delays every response by 20 ms. `mirror run` of all pages
+# with `concurrency: 8` (1 warm-up + BENCH_RUNS measured, median) must take at most
+# 1.3 x pages x 20 ms / 8 (3.25 s for 1,000 pages); with `concurrency: 1` (one run) it
+# is sequential and must take at least pages x 20 ms (20 s). Each run must store every
+# unique id, and the server must have seen exactly one request per page with no more
+# than the job's concurrency in flight at once. A missed check or target fails the run.
+# For scale, `curl --parallel-max 8` fetching the same pages from it (to /dev/null) is
+# measured alongside: the floor this fixture and machine allow at 8 in flight.
+#
+# Downloads: 2,000 files (scripts/bench/gen_files.py: deterministic noise, 90-110 KB
+# each, ~200 MB) served by the same nginx, and 20 pages x 100 records (written once the
+# port is known), each record naming one file: {"id": N, "file": {"url":
+# "http://127.0.0.1:PORT/files/N.jpg"}}. Measured the same way (1 warm-up + BENCH_RUNS,
+# median, fresh --output / target folder each run, interleaved):
+#   - mirror run   job `downloads: [file.url]`, `download_concurrency: 16`,
+#                  `concurrency: 4` (pages), `max_file_size: 1MB`
+#   - reference:   one `curl --parallel --parallel-max 16` fetching the 2,000 URLs, each
+#                  to its own file (a -K config)
+# files/s = files / wall. Targets: mirror's files/s >= 0.5 x curl's, and mirror's peak
+# RSS <= 64 MB in every measured run. Checks: every mirror run has exactly 2,000 rows,
+# all status 'ok' (HTTP 200, image/jpeg), in `_mirror_files`, the files under files/ are
+# exactly those, and sha256sum of each equals its `sha256` column and the SHA-256 of the
+# served file (gen_files.py's list; scripts/bench/check_downloads.py); every curl run's
+# files match that list too. Download latency (unless BENCH_LATENCY=0): the same files
+# and a copy of the pages pointing at a second delay_server.py (20 ms on every response,
+# pages too), the same job: median wall <= 1.3 x files x 20 ms / 16 (3.25 s for 2,000).
+# The server counts requests per folder; each run must make exactly one request per file
+# with at most 16 file requests in flight (download_concurrency), one per page with at
+# most 4 page requests in flight (the job's concurrency) -- so never more than 20 in all,
+# which is reported, since pages and files of one job are fetched side by side -- and
+# pass the same file checks. For scale, `curl --parallel-max 16` fetching the files from
+# it (to /dev/null, no pages) is measured alongside.
+#
 # Environment: BENCH_RUNS (default 3), BENCH_PAGES (default 1000; the checks scale),
 # BENCH_SKIP_BUILD=1 (use the existing .build/release/mirror), MIRROR=path (binary to
 # measure; implies no build), BENCH_KEEP=1 (keep the temp folder), BENCH_CONCURRENCY=N
-# (adds `concurrency: N` to the generated job, once mirror supports that key).
-# Needs: swift (to build), python3, nginx, curl, sqlite3, GNU time; the Debian
+# (the generated job's `concurrency:` in the nginx benchmark, default 8),
+# BENCH_LATENCY=0 (skip both latency benchmarks, pages and downloads),
+# BENCH_LATENCY_PAGES (the page latency benchmark's page count, default 1000; the
+# target and the checks scale), BENCH_DOWNLOADS=0 (skip both downloads benchmarks),
+# BENCH_FILES (the number of files, default 2000, 100 a page; the targets and the
+# checks scale).
+# Every missed check or target prints `bench: FAILED: ...` and the script exits 1; a
+# missed target (not a failed check) is reported after the report is printed.
+# Needs: swift (to build), python3, nginx, curl, sqlite3, GNU time, sha256sum; the Debian
 # packages that are missing are installed with apt-get.
 set -euo pipefail
 
@@ -28,11 +72,34 @@ cd "$ROOT"
 RUNS=${BENCH_RUNS:-3}
 PAGES=${BENCH_PAGES:-1000}
 PARALLEL=8
+CONCURRENCY=${BENCH_CONCURRENCY:-8}
 WALKED=$((PAGES * 100))
-UNIQUE=$(( PAGES > 0 ? 100 + (PAGES - 1) * 95 : 0 ))
+unique_ids() { echo $(( $1 > 0 ? 100 + ($1 - 1) * 95 : 0 )); }
+UNIQUE=$(unique_ids "$PAGES")
+LATENCY=${BENCH_LATENCY:-1}
+LAT_PAGES=${BENCH_LATENCY_PAGES:-1000}
+LAT_DELAY_MS=20
+LAT_CONCURRENCY=8
+DOWNLOADS=${BENCH_DOWNLOADS:-1}
+FILES=${BENCH_FILES:-2000}
+DL_CONCURRENCY=16      # the job's download_concurrency and curl's --parallel-max
+DL_PAGE_CONCURRENCY=4  # the downloads job's concurrency (page requests)
+DL_MAX_RSS_MB=64       # target: mirror's peak RSS downloading, every measured run
+DL_MIN_RATIO=0.5       # target: mirror's files/s >= this x curl's
 
 say() { printf '%s\n' "$*" >&2; }
 die() { printf 'bench: FAILED: %s\n' "$*" >&2; exit 1; }
+
+positive() { [[ "$2" =~ ^[1-9][0-9]*$ ]] || die "$1 must be a positive integer, not '$2'"; }
+positive BENCH_RUNS "$RUNS"
+positive BENCH_PAGES "$PAGES"
+positive BENCH_CONCURRENCY "$CONCURRENCY"
+[[ "$LATENCY" =~ ^[01]$ ]] || die "BENCH_LATENCY must be 0 or 1, not '$LATENCY'"
+[ "$LATENCY" = 0 ] || positive BENCH_LATENCY_PAGES "$LAT_PAGES"
+LAT_UNIQUE=$(unique_ids "$LAT_PAGES")
+[[ "$DOWNLOADS" =~ ^[01]$ ]] || die "BENCH_DOWNLOADS must be 0 or 1, not '$DOWNLOADS'"
+[ "$DOWNLOADS" = 0 ] || positive BENCH_FILES "$FILES"
+DL_PAGES=$(( (FILES + 99) / 100 ))
 
 # ---- tools -------------------------------------------------------------------------
 apt_install() {
@@ -50,6 +117,7 @@ command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 [ -x /usr/bin/time ] || missing+=(time)
+command -v sha256sum >/dev/null 2>&1 || missing+=(coreutils)
 if [ -z "${MIRROR:-}" ] && [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
     # GRDB links the system SQLite
     [ -e /usr/include/sqlite3.h ] || missing+=(libsqlite3-dev)
@@ -79,11 +147,18 @@ fi
 # ---- temp folder, cleanup -------------------------------------------------------------
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/mirror-bench.XXXXXX")
 NGINX_PID=""
-cleanup() {
-    if [ -n "$NGINX_PID" ] && kill -0 "$NGINX_PID" 2>/dev/null; then
-        kill -TERM "$NGINX_PID" 2>/dev/null || true
-        wait "$NGINX_PID" 2>/dev/null || true
+LAT_PID=""
+DL_LAT_PID=""
+stop_pid() { # PID: SIGTERM a server this script started and wait for it
+    if [ -n "$1" ] && kill -0 "$1" 2>/dev/null; then
+        kill -TERM "$1" 2>/dev/null || true
+        wait "$1" 2>/dev/null || true
     fi
+}
+cleanup() {
+    stop_pid "$NGINX_PID"
+    stop_pid "$LAT_PID"
+    stop_pid "$DL_LAT_PID"
     if [ "${BENCH_KEEP:-0}" = 1 ]; then
         say "bench: kept $WORK"
     else
@@ -99,6 +174,14 @@ say "bench: generating workload in $WORK/www ..."
 python3 "$ROOT/scripts/bench/gen_workload.py" --pages "$PAGES" "$WORK/www" >"$WORK/gen.txt" \
     || die "workload generation failed"
 BYTES=$(sed -n 's/.* bytes=\([0-9]*\).*/\1/p' "$WORK/gen.txt")
+if [ "$DOWNLOADS" = 1 ]; then
+    # $WORK/www/files/<n>.jpg and their SHA-256 list $WORK/www/files.sha256
+    say "bench: generating $FILES files in $WORK/www/files ..."
+    python3 "$ROOT/scripts/bench/gen_files.py" files "$WORK/www" --count "$FILES" >"$WORK/gen-files.txt" \
+        || die "file generation failed"
+    FILE_BYTES=$(sed -n 's/.* bytes=\([0-9]*\).*/\1/p' "$WORK/gen-files.txt")
+    SUMS="$WORK/www/files.sha256"
+fi
 
 # ---- nginx -----------------------------------------------------------------------------
 free_port() {
@@ -124,7 +207,7 @@ http {
     tcp_nodelay on;
     keepalive_timeout 65s;
     keepalive_requests 100000;
-    types { application/json json; }
+    types { application/json json; image/jpeg jpg; }
     default_type application/octet-stream;
     client_body_temp_path $WORK/nginx/tmp/body;
     proxy_temp_path $WORK/nginx/tmp/proxy;
@@ -165,18 +248,27 @@ curl -fsS "$BASE/$PAGES.json" | cmp -s - "$WORK/www/pages/$PAGES.json" || die "n
 
 # ---- inputs for the measured commands -------------------------------------------------
 mkdir -p "$WORK/job"
-{
-    echo "version: 1"
-    echo "output: ./cache"
-    echo "jobs:"
-    echo "  - name: bench"
-    echo "    url: \"$BASE/{page}.json\""
-    echo "    pages: { from: 1, to: $PAGES }"
-    echo "    records: data.list"
-    echo "    id: id"
-    echo "    table: t_item"
-    [ -z "${BENCH_CONCURRENCY:-}" ] || echo "    concurrency: $BENCH_CONCURRENCY"
-} >"$WORK/job/bench.yaml"
+write_job() { # FILE BASE_URL PAGES CONCURRENCY [TABLE [EXTRA_LINE...]]
+    local file=$1 base=$2 pages=$3 conc=$4 table=${5:-t_item}
+    shift 4
+    [ $# -eq 0 ] || shift
+    {
+        echo "version: 1"
+        echo "output: ./cache"
+        echo "jobs:"
+        echo "  - name: bench"
+        echo "    url: \"$base/{page}.json\""
+        echo "    pages: { from: 1, to: $pages }"
+        echo "    records: data.list"
+        echo "    id: id"
+        echo "    table: $table"
+        echo "    concurrency: $conc"
+        local extra
+        for extra in "$@"; do echo "    $extra"; done
+    } >"$file"
+}
+DL_JOB_KEYS=("downloads: [file.url]" "download_concurrency: $DL_CONCURRENCY" "max_file_size: 1MB")
+write_job "$WORK/job/bench.yaml" "$BASE" "$PAGES" "$CONCURRENCY"
 
 # curl config: every page to $WORK/fetch/<p>.json
 for p in $(seq 1 "$PAGES"); do
@@ -281,19 +373,305 @@ export_ok=1
 check=$(python3 "$ROOT/scripts/bench/check_export.py" "$WORK/www/expected.ndjson" "$WORK/export.ndjson") \
     || export_ok=0
 
+# ---- downloads: files the records point to, from nginx -----------------------------------
+# check_files NAME OUTPUT_DIR BASE_URL: the file checks of check_downloads.py on one mirror
+# run's output folder (the downloads job's table is t_file, in t_file.sqlite)
+check_files() {
+    local name=$1 out=$2 base=$3 line
+    [ -f "$out/t_file.sqlite" ] || die "$name: mirror wrote no $out/t_file.sqlite"
+    line=$(python3 "$ROOT/scripts/bench/check_downloads.py" "$out" "$out/t_file.sqlite" "$SUMS" \
+        --count "$FILES" --base "$base" --table t_file --content-type image/jpeg) \
+        || die "$name: the downloaded files are wrong (see above)"
+    say "bench:     $line"
+    DL_CHECK=$line
+}
+if [ "$DOWNLOADS" = 1 ]; then
+    DL_BASE="http://127.0.0.1:$PORT/files"
+    python3 "$ROOT/scripts/bench/gen_files.py" pages "$WORK/www/dl" --count "$FILES" --base "$DL_BASE" \
+        --curl-config "$WORK/curl-files.cfg" --curl-out "$WORK/curl-files" >/dev/null \
+        || die "download pages generation failed"
+    write_job "$WORK/job/downloads.yaml" "http://127.0.0.1:$PORT/dl" "$DL_PAGES" "$DL_PAGE_CONCURRENCY" \
+        t_file "${DL_JOB_KEYS[@]}"
+    curl -fsS "$DL_BASE/$FILES.jpg" | cmp -s - "$WORK/www/files/$FILES.jpg" || die "nginx serves another file"
+
+    run_curl_files() { # RUN
+        rm -rf "$WORK/curl-files"
+        mkdir -p "$WORK/curl-files"
+        measure dl-curl "$1" /dev/null \
+            curl --parallel --parallel-max "$DL_CONCURRENCY" --fail --silent --show-error -K "$WORK/curl-files.cfg"
+        (cd "$WORK/curl-files" && sha256sum --check --quiet --strict "$SUMS" >&2) \
+            || die "curl's files differ from the served ones"
+        rm -rf "$WORK/curl-files"
+    }
+    run_mirror_files() { # RUN
+        local out="$WORK/dl-out"
+        rm -rf "$out"
+        measure dl-mirror "$1" "$WORK/dl-mirror.stdout" \
+            "$MIRROR" run "$WORK/job/downloads.yaml" --output "$out" --quiet
+        check_files dl-mirror "$out" "$DL_BASE"
+        rm -rf "$out"
+    }
+    say "bench: downloads: $FILES files ($(python3 -c "print('%.1f MB' % ($FILE_BYTES / 1e6))")) named by $DL_PAGES pages, from nginx; download_concurrency $DL_CONCURRENCY"
+    say "bench: 1 warm-up + $RUNS measured runs each, interleaved"
+    for run in warm-up $(seq 1 "$RUNS"); do
+        run_curl_files "$run"
+        run_mirror_files "$run"
+    done
+fi
+
+# ---- latency: every response 20 ms late --------------------------------------------------
+LAT_STATS="$WORK/latency-stats.tsv"
+: >"$LAT_STATS"
+lat_stats() { # QUERY: the delay server's counters as "requests max_in_flight connections"
+    curl -fsS "$LAT_BASE/_stats$1" \
+        | python3 -c 'import json, sys; s = json.load(sys.stdin); print(s["requests"], s["max_in_flight"], s["connections"])'
+}
+# lat_measure NAME RUN CONCURRENCY STDOUT_FILE CMD... : measure CMD against the delay
+# server; fails loudly unless the server saw one request per page, at most CONCURRENCY
+# in flight at once
+lat_measure() {
+    local name=$1 run=$2 conc=$3 out=$4
+    shift 4
+    lat_stats '?reset=1' >/dev/null || die "the delay server does not answer"
+    measure "$name" "$run" "$out" "$@"
+    local requests in_flight connections
+    read -r requests in_flight connections < <(lat_stats '') || die "the delay server does not answer"
+    say "bench:     server: $requests requests, at most $in_flight in flight, $connections connections"
+    [ "$requests" = "$LAT_PAGES" ] || die "$name: the server saw $requests requests, expected one per page ($LAT_PAGES)"
+    [ "$in_flight" -le "$conc" ] || die "$name: $in_flight requests in flight at once, more than $conc"
+    [ "$run" = warm-up ] || printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$run" "$requests" "$in_flight" "$connections" >>"$LAT_STATS"
+}
+run_latency() { # RUN CONCURRENCY
+    local run=$1 conc=$2 out="$WORK/latency-out"
+    rm -rf "$out"
+    lat_measure "latency-c$conc" "$run" "$conc" "$WORK/latency-c$conc.stdout" \
+        "$MIRROR" run "$WORK/job/latency-c$conc.yaml" --output "$out" --quiet
+    [ -f "$out/t_item.sqlite" ] || die "mirror wrote no $out/t_item.sqlite"
+    local n
+    n=$(count_rows "$out/t_item.sqlite")
+    say "bench:     select count(*) from t_item -> $n"
+    [ "$n" = "$LAT_UNIQUE" ] || die "latency-c$conc: mirror stored $n records, expected $LAT_UNIQUE"
+    rm -rf "$out"
+}
+
+if [ "$LATENCY" = 1 ]; then
+    if [ "$LAT_PAGES" = "$PAGES" ]; then
+        LAT_WWW="$WORK/www"
+    else
+        LAT_WWW="$WORK/www-latency"
+        say "bench: generating the latency workload ($LAT_PAGES pages) in $LAT_WWW ..."
+        python3 "$ROOT/scripts/bench/gen_workload.py" --pages "$LAT_PAGES" "$LAT_WWW" >"$WORK/gen-latency.txt" \
+            || die "latency workload generation failed"
+    fi
+    rm -f "$WORK/latency.port"
+    python3 "$ROOT/scripts/bench/delay_server.py" "$LAT_WWW" --delay "$(awk -v ms="$LAT_DELAY_MS" 'BEGIN { print ms / 1000 }')" \
+        --port-file "$WORK/latency.port" >"$WORK/latency-server.log" 2>&1 &
+    LAT_PID=$!
+    for _ in $(seq 1 100); do
+        [ ! -s "$WORK/latency.port" ] || break
+        kill -0 "$LAT_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    [ -s "$WORK/latency.port" ] || { cat "$WORK/latency-server.log" >&2 || true; die "the delay server did not start"; }
+    LAT_PORT=$(cat "$WORK/latency.port")
+    LAT_BASE="http://127.0.0.1:$LAT_PORT"
+    curl -fsS "$LAT_BASE/pages/$LAT_PAGES.json" | cmp -s - "$LAT_WWW/pages/$LAT_PAGES.json" \
+        || die "the delay server serves something else"
+    write_job "$WORK/job/latency-c$LAT_CONCURRENCY.yaml" "$LAT_BASE/pages" "$LAT_PAGES" "$LAT_CONCURRENCY"
+    write_job "$WORK/job/latency-c1.yaml" "$LAT_BASE/pages" "$LAT_PAGES" 1
+    # reference: what the fixture allows with the same number of requests in flight
+    for p in $(seq 1 "$LAT_PAGES"); do
+        printf 'url = "%s/pages/%d.json"\noutput = "/dev/null"\n' "$LAT_BASE" "$p"
+    done >"$WORK/curl-latency.cfg"
+
+    LAT_TARGET=$(python3 -c "print('%.3f' % (1.3 * $LAT_PAGES * $LAT_DELAY_MS / 1000 / $LAT_CONCURRENCY))")
+    LAT_FLOOR=$(python3 -c "print('%.3f' % ($LAT_PAGES * $LAT_DELAY_MS / 1000))")
+    say "bench: latency: delay server on $LAT_BASE (pid $LAT_PID), ${LAT_DELAY_MS} ms per response, $LAT_PAGES pages"
+    say "bench: concurrency $LAT_CONCURRENCY: 1 warm-up + $RUNS measured runs (target <= ${LAT_TARGET}s); concurrency 1: one run (>= ${LAT_FLOOR}s)"
+    for run in warm-up $(seq 1 "$RUNS"); do
+        lat_measure latency-ref "$run" "$LAT_CONCURRENCY" /dev/null \
+            curl --parallel --parallel-max "$LAT_CONCURRENCY" --fail --silent --show-error -K "$WORK/curl-latency.cfg"
+        run_latency "$run" "$LAT_CONCURRENCY"
+    done
+    run_latency 1 1
+    wall1=$(awk -F'\t' '$1 == "latency-c1" { print $3 }' "$RESULTS")
+    python3 -c "import sys; sys.exit(0 if $wall1 >= $LAT_FLOOR else 1)" \
+        || die "mirror run with concurrency: 1 took ${wall1}s against a ${LAT_DELAY_MS} ms server, less than $LAT_PAGES x ${LAT_DELAY_MS} ms = ${LAT_FLOOR}s: its requests overlapped or the server did not delay"
+    stop_pid "$LAT_PID"
+    LAT_PID=""
+fi
+
+# ---- downloads, latency: the same files from a server that answers 20 ms late -----------
+DL_LAT_STATS="$WORK/download-latency-stats.tsv"
+: >"$DL_LAT_STATS"
+if [ "$DOWNLOADS" = 1 ] && [ "$LATENCY" = 1 ]; then
+    rm -f "$WORK/dl-latency.port"
+    python3 "$ROOT/scripts/bench/delay_server.py" "$WORK/www" --delay "$(awk -v ms="$LAT_DELAY_MS" 'BEGIN { print ms / 1000 }')" \
+        --port-file "$WORK/dl-latency.port" >"$WORK/dl-latency-server.log" 2>&1 &
+    DL_LAT_PID=$!
+    for _ in $(seq 1 100); do
+        [ ! -s "$WORK/dl-latency.port" ] || break
+        kill -0 "$DL_LAT_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    [ -s "$WORK/dl-latency.port" ] || { cat "$WORK/dl-latency-server.log" >&2 || true; die "the delay server (downloads) did not start"; }
+    DL_LAT_SERVER="http://127.0.0.1:$(cat "$WORK/dl-latency.port")"
+    DL_LAT_BASE="$DL_LAT_SERVER/files"
+    # its own copy of the pages, naming the files on this server: folder /dl-lat
+    python3 "$ROOT/scripts/bench/gen_files.py" pages "$WORK/www/dl-lat" --count "$FILES" --base "$DL_LAT_BASE" >/dev/null \
+        || die "download pages generation failed"
+    write_job "$WORK/job/downloads-latency.yaml" "$DL_LAT_SERVER/dl-lat" "$DL_PAGES" "$DL_PAGE_CONCURRENCY" \
+        t_file "${DL_JOB_KEYS[@]}"
+    for n in $(seq 1 "$FILES"); do
+        printf 'url = "%s/%d.jpg"\noutput = "/dev/null"\n' "$DL_LAT_BASE" "$n"
+    done >"$WORK/curl-files-latency.cfg"
+    # the fixture: binary bodies intact, a content type, keep-alive (the second transfer
+    # of one curl reuses the first one's connection)
+    fixture=$(curl -fsS -o "$WORK/probe-1.jpg" -w '%{content_type} %{num_connects}\n' "$DL_LAT_BASE/1.jpg" \
+                   -o "$WORK/probe-2.jpg" -w '%{content_type} %{num_connects}\n' "$DL_LAT_BASE/$FILES.jpg") \
+        || die "the delay server (downloads) does not answer"
+    cmp -s "$WORK/probe-1.jpg" "$WORK/www/files/1.jpg" && cmp -s "$WORK/probe-2.jpg" "$WORK/www/files/$FILES.jpg" \
+        || die "the delay server serves other bytes than the files"
+    [ "$fixture" = $'image/jpeg 1\nimage/jpeg 0' ] \
+        || die "the delay server answered '$(echo $fixture)' (content type, new connections), expected image/jpeg and a reused connection"
+    rm -f "$WORK/probe-1.jpg" "$WORK/probe-2.jpg"
+
+    # dl_stats QUERY: "requests max_in_flight connections file_requests file_max_in_flight
+    # page_requests page_max_in_flight" since the last reset
+    dl_stats() {
+        curl -fsS "$DL_LAT_SERVER/_stats$1" | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+f = s["folders"].get("/files", {"requests": 0, "max_in_flight": 0})
+p = s["folders"].get("/dl-lat", {"requests": 0, "max_in_flight": 0})
+print(s["requests"], s["max_in_flight"], s["connections"], f["requests"], f["max_in_flight"],
+      p["requests"], p["max_in_flight"])'
+    }
+    # dl_lat_measure NAME RUN PAGE_REQUESTS STDOUT_FILE CMD...: measure CMD against the
+    # delay server; fails loudly unless it asked for every file once with at most
+    # DL_CONCURRENCY file requests in flight, and for every page once (PAGE_REQUESTS: 0
+    # for curl, which fetches files only) with at most DL_PAGE_CONCURRENCY in flight.
+    # Pages and files of one job are fetched side by side, so up to DL_CONCURRENCY +
+    # DL_PAGE_CONCURRENCY requests may be in flight in all: that is implied, and reported.
+    dl_lat_measure() {
+        local name=$1 run=$2 pages=$3 out=$4
+        shift 4
+        dl_stats '?reset=1' >/dev/null || die "the delay server (downloads) does not answer"
+        measure "$name" "$run" "$out" "$@"
+        local req maxf conns freq fmax preq pmax
+        read -r req maxf conns freq fmax preq pmax < <(dl_stats '') || die "the delay server (downloads) does not answer"
+        say "bench:     server: $freq file requests (at most $fmax in flight), $preq page requests (at most $pmax), $req in all (at most $maxf), $conns connections"
+        [ "$freq" = "$FILES" ] || die "$name: the server saw $freq file requests, expected one per file ($FILES)"
+        [ "$fmax" -le "$DL_CONCURRENCY" ] || die "$name: $fmax file requests in flight at once, more than $DL_CONCURRENCY"
+        [ "$preq" = "$pages" ] || die "$name: the server saw $preq page requests, expected $pages"
+        [ "$pmax" -le "$DL_PAGE_CONCURRENCY" ] || die "$name: $pmax page requests in flight at once, more than $DL_PAGE_CONCURRENCY"
+        [ "$req" = $((freq + preq)) ] || die "$name: the server saw $req requests, $((req - freq - preq)) neither a page nor a file"
+        [ "$run" = warm-up ] || printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+            "$name" "$run" "$req" "$maxf" "$conns" "$freq" "$fmax" "$preq" "$pmax" >>"$DL_LAT_STATS"
+    }
+    run_dl_latency() { # RUN
+        local out="$WORK/dl-latency-out"
+        rm -rf "$out"
+        dl_lat_measure dl-latency "$1" "$DL_PAGES" "$WORK/dl-latency.stdout" \
+            "$MIRROR" run "$WORK/job/downloads-latency.yaml" --output "$out" --quiet
+        check_files dl-latency "$out" "$DL_LAT_BASE"
+        rm -rf "$out"
+    }
+
+    DL_LAT_TARGET=$(python3 -c "print('%.3f' % (1.3 * $FILES * $LAT_DELAY_MS / 1000 / $DL_CONCURRENCY))")
+    say "bench: download latency: delay server on $DL_LAT_SERVER (pid $DL_LAT_PID), ${LAT_DELAY_MS} ms per response, $FILES files, $DL_PAGES pages"
+    say "bench: 1 warm-up + $RUNS measured runs each (target <= ${DL_LAT_TARGET}s)"
+    for run in warm-up $(seq 1 "$RUNS"); do
+        dl_lat_measure dl-latency-ref "$run" 0 /dev/null \
+            curl --parallel --parallel-max "$DL_CONCURRENCY" --fail --silent --show-error -K "$WORK/curl-files-latency.cfg"
+        run_dl_latency "$run"
+    done
+    stop_pid "$DL_LAT_PID"
+    DL_LAT_PID=""
+fi
+
 # ---- report ------------------------------------------------------------------------------
 echo
 echo "mirror bench — $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
 echo "mirror: $MIRROR ($(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$ROOT" diff --quiet HEAD 2>/dev/null || echo ', modified'))"
 echo "workload: $PAGES pages x 100 records, $(python3 -c "print('%.1f MB, %.1f KB/page' % ($BYTES/1e6, $BYTES/1e3/$PAGES))"), $WALKED records walked, $UNIQUE unique ids"
-echo "server: nginx $("$NGINX" -v 2>&1 | sed 's|.*/||'), 127.0.0.1:$PORT, 2 workers, keepalive; mirror job concurrency: ${BENCH_CONCURRENCY:-default}"
+echo "server: nginx $("$NGINX" -v 2>&1 | sed 's|.*/||'), 127.0.0.1:$PORT, 2 workers, keepalive; mirror job concurrency: $CONCURRENCY"
 echo "runs: 1 warm-up + $RUNS measured each"
 echo
-python3 "$ROOT/scripts/bench/report.py" "$RESULTS" "$WALKED" "$UNIQUE" "$BYTES"
+latency_args=()
+if [ "$LATENCY" = 1 ]; then
+    latency_args=(--latency "$LAT_STATS" --latency-pages "$LAT_PAGES" --delay-ms "$LAT_DELAY_MS"
+                  --concurrency "$LAT_CONCURRENCY")
+fi
+downloads_args=()
+if [ "$DOWNLOADS" = 1 ]; then
+    downloads_args=(--downloads "$FILES" --download-bytes "$FILE_BYTES" --download-pages "$DL_PAGES"
+                    --download-concurrency "$DL_CONCURRENCY" --download-page-concurrency "$DL_PAGE_CONCURRENCY"
+                    --download-min-ratio "$DL_MIN_RATIO" --download-max-rss-mb "$DL_MAX_RSS_MB"
+                    --delay-ms "$LAT_DELAY_MS")
+    [ "$LATENCY" = 0 ] || downloads_args+=(--download-latency "$DL_LAT_STATS")
+fi
+python3 "$ROOT/scripts/bench/report.py" "$RESULTS" "$WALKED" "$UNIQUE" "$BYTES" \
+    "${latency_args[@]+"${latency_args[@]}"}" "${downloads_args[@]+"${downloads_args[@]}"}"
 echo
 echo "checks: every mirror run stored select count(*) from t_item = $(count_rows "$DB") (expected $UNIQUE)"
 echo "        $check"
+latency_ok=1
+if [ "$LATENCY" = 1 ]; then
+    echo "        latency: every run stored $LAT_UNIQUE records; the server saw one request per page ($LAT_PAGES),"
+    echo "        never more in flight than the job's concurrency; concurrency 1 took >= ${LAT_FLOOR}s"
+    # the median run as report.py picks it (the lower one of an even count)
+    wall8=$(awk -F'\t' -v name="latency-c$LAT_CONCURRENCY" '$1 == name { print $3 }' "$RESULTS" \
+        | sort -g | sed -n "$(( (RUNS - 1) / 2 + 1 ))p")
+    python3 -c "import sys; sys.exit(0 if $wall8 <= $LAT_TARGET else 1)" || latency_ok=0
+fi
+# median_wall NAME: the median measured run's wall time, as report.py picks it
+median_wall() {
+    awk -F'\t' -v name="$1" '$1 == name { print $3 }' "$RESULTS" | sort -g | sed -n "$(( (RUNS - 1) / 2 + 1 ))p"
+}
+failures=()
+if [ "$DOWNLOADS" = 1 ]; then
+    echo "        downloads: $DL_CHECK"
+    echo "        (every mirror run, from nginx$([ "$LATENCY" = 0 ] || echo ' and from the delay server')); every curl run's files match the served ones"
+    if [ "$LATENCY" = 1 ]; then
+        echo "        download latency: the server saw one request per file ($FILES), at most $DL_CONCURRENCY of them in flight,"
+        echo "        and one per page ($DL_PAGES), at most $DL_PAGE_CONCURRENCY of them in flight, in every run"
+    fi
+    dl_mirror=$(median_wall dl-mirror)
+    dl_curl=$(median_wall dl-curl)
+    python3 -c "import sys; sys.exit(0 if $FILES / $dl_mirror >= $DL_MIN_RATIO * $FILES / $dl_curl else 1)" \
+        || failures+=("$(python3 -c "print('mirror run downloaded %.0f files/s (median), below %s x curl\'s %.0f files/s = %.0f files/s (%.2fx curl)' % ($FILES / $dl_mirror, '$DL_MIN_RATIO', $FILES / $dl_curl, $DL_MIN_RATIO * $FILES / $dl_curl, $dl_curl / $dl_mirror))")")
+    dl_rss=$(awk -F'\t' '$1 == "dl-mirror" && $5 > m { m = $5 } END { print m + 0 }' "$RESULTS")
+    [ "$dl_rss" -le $((DL_MAX_RSS_MB * 1024)) ] \
+        || failures+=("mirror run downloading $FILES files peaked at $(python3 -c "print('%.1f' % ($dl_rss / 1024))") MB resident (largest of the measured runs), above the $DL_MAX_RSS_MB MB target")
+    if [ "$LATENCY" = 1 ]; then
+        dl_lat=$(median_wall dl-latency)
+        python3 -c "import sys; sys.exit(0 if $dl_lat <= $DL_LAT_TARGET else 1)" \
+            || failures+=("mirror run downloading $FILES files with download_concurrency: $DL_CONCURRENCY took ${dl_lat}s (median) against a ${LAT_DELAY_MS} ms server, above the ${DL_LAT_TARGET}s target ($(python3 -c "print('%.2f' % ($dl_lat / $DL_LAT_TARGET))") of it)")
+    fi
+fi
 echo "mirror's summary (last run):"
 sed 's/^/  | /' "$WORK/mirror-run.stdout"
 [ -z "$(tail -c1 "$WORK/mirror-run.stdout")" ] || echo
-[ "$export_ok" = 1 ] || die "mirror export does not match the workload (see above)"
+if [ "$LATENCY" = 1 ]; then
+    for c in "$LAT_CONCURRENCY" 1; do
+        echo "mirror's summary (latency, concurrency $c, last run):"
+        sed 's/^/  | /' "$WORK/latency-c$c.stdout"
+        [ -z "$(tail -c1 "$WORK/latency-c$c.stdout")" ] || echo
+    done
+fi
+if [ "$DOWNLOADS" = 1 ]; then
+    for f in dl-mirror dl-latency; do
+        [ -f "$WORK/$f.stdout" ] || continue
+        echo "mirror's summary (downloads$([ "$f" = dl-mirror ] && echo ', nginx' || echo ', latency'), last run):"
+        sed 's/^/  | /' "$WORK/$f.stdout"
+        [ -z "$(tail -c1 "$WORK/$f.stdout")" ] || echo
+    done
+fi
+[ "$export_ok" = 1 ] || failures+=("mirror export does not match the workload (see above)")
+[ "$latency_ok" = 1 ] \
+    || failures+=("mirror run with concurrency: $LAT_CONCURRENCY took ${wall8}s (median) against a ${LAT_DELAY_MS} ms server, above the ${LAT_TARGET}s target")
+if [ ${#failures[@]} -gt 0 ]; then
+    for f in "${failures[@]}"; do printf 'bench: FAILED: %s\n' "$f" >&2; done
+    exit 1
+fi
