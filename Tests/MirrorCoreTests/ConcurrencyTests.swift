@@ -109,7 +109,7 @@ struct ConcurrencyTests {
             #expect(Set(server.requests.prefix(7).map(\.target)) == Set([1, 2, 3, 4, 6, 7, 8].map { "/items?page=\($0)" }))
             #expect(server.requests.count == 20)
         }
-        #expect(gauge.most == 4)
+        #expect(gauge.most <= 4)
         #expect(try harness.ids() == (1...20).flatMap { ["\($0)a", "\($0)b"] })
     }
 

@@ -286,4 +286,20 @@ struct DownloadTests {
                             files: DownloadSummary(downloaded: 1, bytes: 10)).text
             == "items: page 3, 3 records (3 new), 2.0 KB, 1 file (10 B), done")
     }
+
+    @Test("a file URL holding a ${…} value is kept as its record holds it, for joins and retries; the summary masks it")
+    func secretInFileURL() async throws {
+        let harness = try Harness()
+        let api = FileAPI(pages: [[#"{"id":1,"cover":{"url":"BASE/f/missing.jpg?port-7Q"}}"#]])
+        try await FixtureServer.with(api.handle) { server in
+            let yaml = job().replacingOccurrences(of: "url: \"BASE/items?page={page}\"", with: "url: \"BASE/items?page={page}&p=${P}\"")
+            let first = try await harness.run(yaml, server: server, environment: ["P": "port-7Q"])
+            #expect(first.text.contains("\n  file failed: \(server.base)/f/missing.jpg?REDACTED: HTTP 404"))
+            #expect(try fileRows(harness).map(\.url) == ["\(server.base)/f/missing.jpg?port-7Q"])
+            api.missing.withLock { $0 = false }
+            let second = try await harness.run(yaml, server: server, environment: ["P": "port-7Q"])
+            #expect(second.reports[0].files?.downloaded == 1)
+            #expect(try fileRows(harness).map(\.status) == ["ok"])
+        }
+    }
 }

@@ -106,11 +106,9 @@ public struct Runner: Sendable {
             if !job.downloads.isEmpty {
                 downloader = Downloader(job: job, store: store, output: output, client: client, limiter: limiter,
                                         retry: options.retry, logger: logger, onChange: relay?.downloaded)
-                // What earlier runs did not get is tried again first; a URL stored with a
-                // secret masked cannot be: it is fetched again when a page names it.
+                // What earlier runs did not get is tried again first.
                 let unfinished = try store.unfinishedFiles(job: job.name)
-                    .filter { job.redactor.isEmpty || !$0.contains(Redactor.mask) }
-                downloader?.enqueue(unfinished.map { RedactedURL(real: $0, shown: $0) })
+                downloader?.enqueue(unfinished.map { RedactedURL(real: $0, redactor: job.redactor) })
             }
             let start = try store.startWalk(job: job.name, account: job.account, table: job.table, at: startedAt,
                                             fresh: options.refresh)

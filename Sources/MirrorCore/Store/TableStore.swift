@@ -354,8 +354,10 @@ public final class TableStore: PageStore {
         let state = try db.cachedStatement(sql: "SELECT status, path FROM \(StoreSchema.files) WHERE url = ?")
         var pending: [RedactedURL] = []
         for url in files {
-            try register.execute(arguments: [url.description, job, time])
-            let row = try Row.fetchOne(state, arguments: [url.description])
+            // A file's URL is record data, stored verbatim in the record itself: kept as the
+            // record holds it, so that a device can join on it.
+            try register.execute(arguments: [url.real, job, time])
+            let row = try Row.fetchOne(state, arguments: [url.real])
             if let row, row["status"] == "ok", let path: String = row["path"],
                FileManager.default.fileExists(atPath: (folder as NSString).appendingPathComponent(path)) {
                 continue
@@ -368,8 +370,7 @@ public final class TableStore: PageStore {
     /// The folder the database file lives in: the output folder.
     var folder: String { (path as NSString).deletingLastPathComponent }
 
-    /// Files of a job that an earlier run registered or tried and did not get, by their
-    /// stored (redacted) URL.
+    /// Files of a job that an earlier run registered or tried and did not get.
     public func unfinishedFiles(job: String) throws -> [String] {
         try pool.read { db in
             try String.fetchAll(db, sql: """
@@ -387,7 +388,7 @@ public final class TableStore: PageStore {
                   http_status = ?, error = ?, attempts = attempts + 1, fetched_at = ?
                 WHERE url = ?
                 """, arguments: [file.status.rawValue, file.path, file.size, file.contentType, file.sha256, file.etag,
-                                 file.lastModified, file.httpStatus, file.error, file.time, file.url.description])
+                                 file.lastModified, file.httpStatus, file.error, file.time, file.url.real])
         }
     }
 
