@@ -175,28 +175,22 @@ struct FileFetcher: Sendable {
                     return outcome
                 }
                 if RetryPolicy.isRetryable(status: download.status), attempts < job.retries,
-                   await pause(&attempts, retryAfter: download.headers["retry-after"]) {
+                   await retry.pause(attempt: &attempts, job: job.name, url: url, status: download.status,
+                                     retryAfter: download.headers["retry-after"], logger: logger) {
                     continue
                 }
                 outcome.error = "HTTP \(download.status)" + PageWalker.afterRetries(attempts)
                 return outcome
             } catch {
                 outcome.httpStatus = error.status
-                if error.kind == .transient, attempts < job.retries, await pause(&attempts, retryAfter: nil) { continue }
+                if error.kind == .transient, attempts < job.retries,
+                   await retry.pause(attempt: &attempts, job: job.name, url: url, status: error.status, retryAfter: nil,
+                                     logger: logger) {
+                    continue
+                }
                 outcome.error = error.reason + PageWalker.afterRetries(attempts)
                 return outcome
             }
-        }
-    }
-
-    private func pause(_ attempts: inout Int, retryAfter: String?) async -> Bool {
-        if Task.isCancelled { return false }
-        attempts += 1
-        do {
-            try await Task.sleep(for: .seconds(retry.delay(attempt: attempts, retryAfter: retryAfter)))
-            return true
-        } catch {
-            return false
         }
     }
 }

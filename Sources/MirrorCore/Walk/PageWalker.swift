@@ -527,22 +527,8 @@ public struct PageWalker: Sendable {
         count == 0 ? "" : " (after \(count) \(count == 1 ? "retry" : "retries"))"
     }
 
-    /// Sleeps before the next attempt; false if the walk was cancelled meanwhile.
     private func pause(attempt: inout Int, url: RedactedURL, status: Int?, retryAfter: String?) async -> Bool {
-        // A request the walk no longer wants (past its stop) is not tried again.
-        if Task.isCancelled { return false }
-        attempt += 1
-        let delay = retry.delay(attempt: attempt, retryAfter: retryAfter)
-        logger.warning("retrying", metadata: [
-            "job": "\(job.name)", "url": "\(url)", "http.status": "\(status.map(String.init) ?? "none")",
-            "attempt": "\(attempt)", "delay": "\(String(format: "%.2f", delay))s",
-        ])
-        do {
-            try await Task.sleep(for: .seconds(delay))
-            return true
-        } catch {
-            return false
-        }
+        await retry.pause(attempt: &attempt, job: job.name, url: url, status: status, retryAfter: retryAfter, logger: logger)
     }
 
     /// Turns a final response into a parsed page, a clean stop or a fault.
