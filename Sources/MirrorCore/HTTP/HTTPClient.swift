@@ -119,6 +119,7 @@ public final class HTTPClient: Sendable {
             status = Int(response.status.code)
             let headers = Self.headers(response)
             guard (200..<300).contains(Int(response.status.code)) else {
+                await Self.discard(response, before: Self.deadline(request))
                 return Download(status: Int(response.status.code), headers: headers, size: 0, sha256: "")
             }
             try Self.checkLength(response, request)
@@ -180,6 +181,12 @@ public final class HTTPClient: Sendable {
         }
     }
 
+    /// Reads an unwanted body (a redirect's, an error page's), so that its connection can
+    /// serve the next request; gives up on one that is large or slow.
+    private static func discard(_ response: HTTPClientResponse, before deadline: NIODeadline) async {
+        _ = try? await before(deadline) { try await response.body.collect(upTo: 1 << 20) }
+    }
+
     /// Counts pieces of a body as they arrive.
     final class Heartbeat: Sendable {
         private let beats = Atomic<Int>(0)
@@ -234,8 +241,7 @@ public final class HTTPClient: Sendable {
             guard [301, 302, 303, 307, 308].contains(code), let location = response.headers.first(name: "location") else {
                 return response
             }
-            // The redirect's own body is not wanted; reading it frees the connection.
-            _ = try? await response.body.collect(upTo: 1 << 20)
+            await discard(response, before: deadline)
             guard let next = URL(string: location, relativeTo: URL(string: url))?.absoluteURL.absoluteString,
                   Self.isHTTP(next) else {
                 throw RedirectFailure(reason: "HTTP \(code) redirect to a location that is not an http(s) URL")
