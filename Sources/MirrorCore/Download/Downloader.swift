@@ -44,32 +44,33 @@ public final class Downloader: Sendable {
                                   logger: logger)
         let state = state
         let width = job.downloadConcurrency
+        // Counts each file as it ends, from its own task, so that progress moves between pages.
+        let settle: @Sendable (FileOutcome) -> Void = { outcome in
+            let summary = state.summary.withLock { summary in
+                switch outcome.status {
+                case .ok:
+                    summary.downloaded += 1
+                    summary.bytes += outcome.size ?? 0
+                case .failed, .refused:
+                    summary.failed.append(FileFailure(url: outcome.url.description, error: outcome.error ?? "failed"))
+                }
+                return summary
+            }
+            onChange?(summary)
+        }
         // Starts each queued URL as soon as fewer than `width` are in flight.
         pump = Task {
-            await withTaskGroup(of: FileOutcome.self) { group in
-                func settle(_ outcome: FileOutcome) {
-                    let summary = state.summary.withLock { summary in
-                        switch outcome.status {
-                        case .ok:
-                            summary.downloaded += 1
-                            summary.bytes += outcome.size ?? 0
-                        case .failed, .refused:
-                            summary.failed.append(FileFailure(url: outcome.url.description, error: outcome.error ?? "failed"))
-                        }
-                        return summary
-                    }
-                    onChange?(summary)
-                }
+            await withTaskGroup(of: Void.self) { group in
                 var running = 0
                 for await url in stream {
-                    if running >= width, let outcome = await group.next() {
-                        settle(outcome)
+                    if running >= width {
+                        await group.next()
                         running -= 1
                     }
-                    group.addTask { await fetcher.fetch(url) }
+                    group.addTask { settle(await fetcher.fetch(url)) }
                     running += 1
                 }
-                while let outcome = await group.next() { settle(outcome) }
+                await group.waitForAll()
             }
         }
     }
