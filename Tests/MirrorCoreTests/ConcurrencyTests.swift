@@ -161,4 +161,27 @@ struct ConcurrencyTests {
         ])
         #expect(texts.last == "items: page 4/4, 8 records (8 new), \(ByteSize.approximate(4 * size)), done")
     }
+
+    @Test("an announced last page holds before a slot moves on; a page without the value keeps the last one announced")
+    func announcedLastPage() async throws {
+        let harness = try Harness()
+        try await FixtureServer.with({ request in
+            let page = Int(request.parameter("page") ?? "") ?? 0
+            return .json(twenty.body(page: page, extra: #","last":2"#))
+        }) { server in
+            let summary = try await harness.run(job("concurrency: 4\nstop: { last_page: data.last }"), server: server)
+            // Pages 1-4 start together; no response lets its slot go past page 2.
+            #expect(Set(server.requests.map(\.target)) == Set((1...4).map { "/items?page=\($0)" }))
+            #expect(summary.reports[0].walk.stop == .lastPage(page: 2))
+        }
+        let sparse = try Harness()
+        try await FixtureServer.with({ request in
+            let page = Int(request.parameter("page") ?? "") ?? 0
+            return .json(twenty.body(page: page, extra: page == 1 ? #","last":2"# : ""))
+        }) { server in
+            let summary = try await sparse.run(job("concurrency: 1\nstop: { last_page: data.last }"), server: server)
+            #expect(server.requests.map(\.target) == ["/items?page=1", "/items?page=2"])
+            #expect(summary.reports[0].walk.stop == .lastPage(page: 2))
+        }
+    }
 }

@@ -302,4 +302,35 @@ struct DownloadTests {
             #expect(try fileRows(harness).map(\.status) == ["ok"])
         }
     }
+
+    @Test("a file on another origin gets no header holding a secret; one on the API's origin gets every header")
+    func headersAcrossOrigins() async throws {
+        let harness = try Harness()
+        try await FixtureServer.with({ _ in FixtureResponse(body: content("cdn")) }) { cdn in
+            let api = FileAPI(pages: [[#"{"id":1,"cover":{"url":"BASE/f/own.jpg"},"attachments":["\#(cdn.base)/cdn.jpg"]}"#]])
+            try await FixtureServer.with(api.handle) { server in
+                let yaml = job("headers: { X-Key: \"${K}\", X-Plain: plain }")
+                let summary = try await harness.run(yaml, server: server, environment: ["K": "k3y-Q7Zp"])
+                #expect(summary.reports[0].files?.downloaded == 2)
+                let own = server.requests.filter { $0.path == "/f/own.jpg" }
+                #expect(own.map { $0.headers["x-key"] } == ["k3y-Q7Zp"])
+                #expect(cdn.requests.map { $0.headers["x-key"] } == [nil])
+                #expect(cdn.requests.map { $0.headers["x-plain"] } == ["plain"])
+            }
+        }
+    }
+
+    @Test("a downloaded file cut short on disk is fetched again when a page names it")
+    func cutShortOnDisk() async throws {
+        let harness = try Harness()
+        let api = FileAPI(pages: [[#"{"id":1,"cover":{"url":"BASE/f/a.jpg"}}"#]])
+        try await FixtureServer.with(api.handle) { server in
+            _ = try await harness.run(job(), server: server)
+            let path = harness.output + "/" + expectedPath("\(server.base)/f/a.jpg", ext: "jpg")
+            #expect(truncate(path, 10) == 0)
+            let again = try await harness.run(job(), server: server, refresh: true)
+            #expect(again.reports[0].files == DownloadSummary(downloaded: 1, bytes: content("a.jpg").count, failed: []))
+            #expect(FileManager.default.contents(atPath: path).map { Array($0) } == content("a.jpg"))
+        }
+    }
 }

@@ -187,25 +187,33 @@ public final class HTTPClient: Sendable {
         _ = try? await before(deadline) { try await response.body.collect(upTo: 1 << 20) }
     }
 
-    /// Counts pieces of a body as they arrive.
+    /// When the last piece of a body arrived.
     final class Heartbeat: Sendable {
-        private let beats = Atomic<Int>(0)
-        func beat() { beats.add(1, ordering: .relaxed) }
-        var count: Int { beats.load(ordering: .relaxed) }
+        private let start = ContinuousClock.now
+        /// Nanoseconds from `start` to the last beat.
+        private let last = Atomic<Int>(0)
+
+        func beat() { last.store(Self.nanoseconds(ContinuousClock.now - start), ordering: .relaxed) }
+        var lastBeat: ContinuousClock.Instant { start + .nanoseconds(last.load(ordering: .relaxed)) }
+
+        private static func nanoseconds(_ duration: Duration) -> Int {
+            let (seconds, attoseconds) = duration.components
+            return Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+        }
     }
 
     /// Runs `work`, failing with `TimedOut` once `seconds` pass without a heartbeat.
     private static func untilIdle<T: Sendable>(for seconds: Double,
                                                _ work: @escaping @Sendable (Heartbeat) async throws -> T) async throws -> T {
         let heartbeat = Heartbeat()
+        let idle = Duration.seconds(seconds)
         return try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { try await work(heartbeat) }
             group.addTask {
-                var seen = 0
                 while true {
-                    try await Task.sleep(for: .seconds(seconds))
-                    if heartbeat.count == seen { return nil }
-                    seen = heartbeat.count
+                    let due = heartbeat.lastBeat + idle
+                    if ContinuousClock.now >= due { return nil }
+                    try await Task.sleep(until: due, clock: .continuous)
                 }
             }
             defer { group.cancelAll() }

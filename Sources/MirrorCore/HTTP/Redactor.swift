@@ -41,13 +41,17 @@ public struct Redactor: Sendable, Equatable {
 
     /// The text with each secret written as `${NAME}`: safe to store, and `expand` gives
     /// the text back. Nil when a secret appears in a form that `${NAME}` cannot stand for
-    /// (percent-encoded, JSON-escaped).
+    /// (encoded, escaped), and when the text holds a `${` of its own, which `expand` would
+    /// fill with a secret.
     public func placeholders(_ text: String) -> String? {
+        guard !text.contains("${") else { return nil }
         var text = text
         for secret in secrets {
             text = text.replacingAll(secret.value, with: "${\(secret.name)}")
         }
-        return redact(text) == text ? text : nil
+        let decoded = (text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? text)
+        guard redact(text) == text, !secrets.contains(where: { decoded.contains($0.value) }) else { return nil }
+        return text
     }
 
     /// Puts back the secrets that `placeholders` wrote as `${NAME}`.
@@ -60,12 +64,35 @@ public struct Redactor: Sendable, Equatable {
         return text
     }
 
-    /// As a query value, and as the inside of a JSON string (a POST body).
+    /// As a query value (every reserved character encoded, in upper or lower case hex, or
+    /// only those a query or a path cannot hold; `+` for a space), and as the inside of a
+    /// JSON string (a POST body).
     private static func encodings(of secret: String) -> [String] {
         var quoted: [UInt8] = []
         JSONText.appendQuoted(secret, to: &quoted)
-        return [secret.addingPercentEncodingForQuery(), String(decoding: quoted.dropFirst().dropLast(), as: UTF8.self)]
-            .filter { $0 != secret }
+        let full = secret.addingPercentEncodingForQuery()
+        var forms = [full, lowercasedHex(full), String(decoding: quoted.dropFirst().dropLast(), as: UTF8.self)]
+        for allowed in [CharacterSet.urlQueryAllowed, .urlPathAllowed] {
+            if let encoded = secret.addingPercentEncoding(withAllowedCharacters: allowed) {
+                forms += [encoded, encoded.replacingOccurrences(of: "%20", with: "+")]
+            }
+        }
+        forms.append(full.replacingOccurrences(of: "%20", with: "+"))
+        var seen: Set<String> = [secret]
+        return forms.filter { seen.insert($0).inserted }
+    }
+
+    /// `%2F` as `%2f`.
+    private static func lowercasedHex(_ encoded: String) -> String {
+        var out = ""
+        var rest = Substring(encoded)
+        while let percent = rest.firstIndex(of: "%") {
+            out += rest[..<percent]
+            let hex = rest[percent...].prefix(3)
+            out += hex.lowercased()
+            rest = rest[hex.endIndex...]
+        }
+        return out + rest
     }
 
     public func merged(with other: Redactor) -> Redactor {

@@ -345,21 +345,23 @@ public final class TableStore: PageStore {
     }
 
     /// Registers the files a page points to; returns those still to download: never
-    /// tried, failed, refused, or downloaded but since removed from disk.
+    /// tried, failed, refused, or downloaded but since removed from disk or cut short.
     private func registerFiles(_ files: [RedactedURL], job: String, time: String, db: Database) throws -> [RedactedURL] {
         let register = try db.cachedStatement(sql: """
             INSERT INTO \(StoreSchema.files) (url, job, status, first_seen) VALUES (?, ?, 'pending', ?)
             ON CONFLICT (url) DO NOTHING
             """)
-        let state = try db.cachedStatement(sql: "SELECT status, path FROM \(StoreSchema.files) WHERE url = ?")
+        let state = try db.cachedStatement(sql: "SELECT status, path, size FROM \(StoreSchema.files) WHERE url = ?")
         var pending: [RedactedURL] = []
         for url in files {
             // A file's URL is record data, stored verbatim in the record itself: kept as the
             // record holds it, so that a device can join on it.
             try register.execute(arguments: [url.real, job, time])
             let row = try Row.fetchOne(state, arguments: [url.real])
-            if let row, row["status"] == "ok", let path: String = row["path"],
-               FileManager.default.fileExists(atPath: (folder as NSString).appendingPathComponent(path)) {
+            // On disk whole: a file cut short (a power cut before the disk caught up) is fetched again.
+            var info = stat()
+            if let row, row["status"] == "ok", let path: String = row["path"], let size: Int = row["size"],
+               stat((folder as NSString).appendingPathComponent(path), &info) == 0, Int(info.st_size) == size {
                 continue
             }
             pending.append(url)

@@ -233,7 +233,9 @@ public struct PageWalker: Sendable {
         // `{page}` walks know every request in advance: a window of them is in flight.
         let windowed = job.next == nil && !singlePage
         let step = job.pages.step
-        // The records the whole walk holds, as a response announced it (`stop.total`).
+        // The last page (`stop.last_page`) and the records the whole walk holds
+        // (`stop.total`), as the latest response that gave them announced them.
+        var lastAnnounced: Int?
         var announcedTotal: Int?
         result.elementsWalked = start.position
         // A replayed page whose records are gone is fetched again, whole.
@@ -301,7 +303,8 @@ public struct PageWalker: Sendable {
 
                 if job.stop.lastPage != nil, let last = served.lastPage {
                     // Nothing past the last page a response announced is requested.
-                    inFlight.window?.limit(to: last)
+                    lastAnnounced = last
+                    inFlight.window?.announce(last)
                     result.announcedLast.append(AnnouncedLastPage(page: page, last: last))
                 }
                 if job.stop.total != nil, let total = served.total {
@@ -339,7 +342,7 @@ public struct PageWalker: Sendable {
                 } else if singlePage {
                     stop = .singlePage
                 }
-                if job.stop.lastPage != nil, let last = served.lastPage, stop == nil, page >= last {
+                if job.stop.lastPage != nil, let last = lastAnnounced, stop == nil, page >= last {
                     stop = .lastPage(page: page)
                 }
                 if stop == nil, let total = announcedTotal, result.elementsWalked + served.elementCount >= total {

@@ -11,8 +11,10 @@ final class PageWindow: Sendable {
 
     private struct State {
         var tasks: [Int: Task<PageWalker.FetchOutcome, Never>] = [:]
-        /// No request for a page value above this: `pages.to`, `--max-pages`, `stop.last_page`.
+        /// No request for a page value above this: `pages.to`, `--max-pages`.
         var limit: Int
+        /// Nor above the last page the latest response announced (`stop.last_page`).
+        var announced: Int?
         /// The page the walk stores next.
         var head: Int
         var closed = false
@@ -37,9 +39,13 @@ final class PageWindow: Sendable {
     /// the limit, or the window is closed.
     func launch(_ target: Int) {
         state.withLock { state in
-            guard !state.closed, state.tasks[target] == nil, target <= state.limit else { return }
+            guard !state.closed, state.tasks[target] == nil, target <= state.limit, target <= (state.announced ?? .max) else {
+                return
+            }
             state.tasks[target] = Task {
                 let outcome = await fetch(target)
+                // The last page this response announces holds before its slot moves on.
+                if case let .success(.page(served)) = outcome.result, let last = served.lastPage { announce(last) }
                 if chained { launch(target + width * step, chained: true) }
                 return outcome
             }
@@ -65,9 +71,9 @@ final class PageWindow: Sendable {
         state.withLock { $0.tasks.removeValue(forKey: page) }
     }
 
-    /// Lowers the limit (a response announced the last page).
-    func limit(to page: Int) {
-        state.withLock { $0.limit = min($0.limit, page) }
+    /// A response announced the last page.
+    func announce(_ last: Int) {
+        state.withLock { $0.announced = last }
     }
 
     /// Cancels every request not taken and waits for them, so that none outlives the walk.
