@@ -184,7 +184,8 @@ public struct PageWalker: Sendable {
         /// `{page}` walks.
         var window: PageWindow?
         /// Cursor and next-URL walks: the next page, fetched while this one is stored.
-        var prefetched: (url: RedactedURL, task: Task<FetchOutcome, Never>)?
+        /// Known by URL and cursor: a cursor may travel in a POST body, not in the URL.
+        var prefetched: (url: RedactedURL, cursor: String?, task: Task<FetchOutcome, Never>)?
 
         /// Cancels what the walk will not use and waits for it, so that no request
         /// outlives the walk.
@@ -283,12 +284,16 @@ public struct PageWalker: Sendable {
                     } else {
                         outcome = await fetch(url, page: page, cursor: cursor)
                     }
-                } else if let prefetched = inFlight.prefetched, prefetched.url == url {
+                } else if let prefetched = inFlight.prefetched, prefetched.url == url, prefetched.cursor == cursor {
                     inFlight.prefetched = nil
                     outcome = await prefetched.task.value
                 } else {
-                    inFlight.prefetched?.task.cancel()
-                    inFlight.prefetched = nil
+                    // A prefetch for another target is not wanted: no request outlives its use.
+                    if let stale = inFlight.prefetched {
+                        stale.task.cancel()
+                        _ = await stale.task.value
+                        inFlight.prefetched = nil
+                    }
                     outcome = await fetch(url, page: page, cursor: cursor)
                 }
                 result.retries += outcome.retries
@@ -361,10 +366,10 @@ public struct PageWalker: Sendable {
                         }
                     } else if !job.stop.known {
                         let nextPageURL = followURL ?? job.url.url(page: page + step, cursor: nextCursor, redactor: job.redactor)
-                        if inFlight.prefetched?.url != nextPageURL {
+                        if inFlight.prefetched?.url != nextPageURL || inFlight.prefetched?.cursor != nextCursor {
                             let nextPage = page + step
                             let prefetchCursor = nextCursor
-                            inFlight.prefetched = (nextPageURL, Task {
+                            inFlight.prefetched = (nextPageURL, prefetchCursor, Task {
                                 await walker.fetch(nextPageURL, page: nextPage, cursor: prefetchCursor)
                             })
                         }
