@@ -46,17 +46,21 @@ final class PageWindow: Sendable {
                 let outcome = await fetch(target)
                 // The last page this response announces holds before its slot moves on.
                 if case let .success(.page(served)) = outcome.result, let last = served.lastPage { announce(last) }
-                if chained { launch(target + width * step, chained: true) }
+                if chained { launch(after: target) }
                 return outcome
             }
         }
     }
 
-    /// A chained start, only while within `2·width` pages of the page being stored.
-    private func launch(_ target: Int, chained: Bool) {
+    /// Starts the request `width` pages after `page`, while that is within `2·width` pages
+    /// of the page being stored (and a page value at all).
+    private func launch(after page: Int) {
+        let (span, spanOverflow) = width.multipliedReportingOverflow(by: step)
+        let (target, targetOverflow) = page.addingReportingOverflow(span)
+        guard !spanOverflow, !targetOverflow else { return }
         let near = state.withLock { state in
             let (distance, overflow) = target.subtractingReportingOverflow(state.head)
-            return !overflow && distance < 2 * width * step
+            return !overflow && distance / 2 < span
         }
         if near { launch(target) }
     }
