@@ -155,6 +155,21 @@ stop_pid() { # PID: SIGTERM a server this script started and wait for it
         wait "$1" 2>/dev/null || true
     fi
 }
+# start_delay_server ROOT NAME: delay_server.py serving ROOT, LAT_DELAY_MS late, its port
+# in $WORK/NAME.port and its log in $WORK/NAME-server.log; sets STARTED_PID
+start_delay_server() {
+    local root=$1 name=$2
+    rm -f "$WORK/$name.port"
+    python3 "$ROOT/scripts/bench/delay_server.py" "$root" --delay "$(awk -v ms="$LAT_DELAY_MS" 'BEGIN { print ms / 1000 }')" \
+        --port-file "$WORK/$name.port" >"$WORK/$name-server.log" 2>&1 &
+    STARTED_PID=$!
+    for _ in $(seq 1 100); do
+        [ ! -s "$WORK/$name.port" ] || break
+        kill -0 "$STARTED_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    [ -s "$WORK/$name.port" ] || { cat "$WORK/$name-server.log" >&2 || true; die "the delay server ($name) did not start"; }
+}
 cleanup() {
     stop_pid "$NGINX_PID"
     stop_pid "$LAT_PID"
@@ -463,16 +478,8 @@ if [ "$LATENCY" = 1 ]; then
         python3 "$ROOT/scripts/bench/gen_workload.py" --pages "$LAT_PAGES" "$LAT_WWW" >"$WORK/gen-latency.txt" \
             || die "latency workload generation failed"
     fi
-    rm -f "$WORK/latency.port"
-    python3 "$ROOT/scripts/bench/delay_server.py" "$LAT_WWW" --delay "$(awk -v ms="$LAT_DELAY_MS" 'BEGIN { print ms / 1000 }')" \
-        --port-file "$WORK/latency.port" >"$WORK/latency-server.log" 2>&1 &
-    LAT_PID=$!
-    for _ in $(seq 1 100); do
-        [ ! -s "$WORK/latency.port" ] || break
-        kill -0 "$LAT_PID" 2>/dev/null || break
-        sleep 0.1
-    done
-    [ -s "$WORK/latency.port" ] || { cat "$WORK/latency-server.log" >&2 || true; die "the delay server did not start"; }
+    start_delay_server "$LAT_WWW" latency
+    LAT_PID=$STARTED_PID
     LAT_PORT=$(cat "$WORK/latency.port")
     LAT_BASE="http://127.0.0.1:$LAT_PORT"
     curl -fsS "$LAT_BASE/pages/$LAT_PAGES.json" | cmp -s - "$LAT_WWW/pages/$LAT_PAGES.json" \
@@ -505,16 +512,8 @@ fi
 DL_LAT_STATS="$WORK/download-latency-stats.tsv"
 : >"$DL_LAT_STATS"
 if [ "$DOWNLOADS" = 1 ] && [ "$LATENCY" = 1 ]; then
-    rm -f "$WORK/dl-latency.port"
-    python3 "$ROOT/scripts/bench/delay_server.py" "$WORK/www" --delay "$(awk -v ms="$LAT_DELAY_MS" 'BEGIN { print ms / 1000 }')" \
-        --port-file "$WORK/dl-latency.port" >"$WORK/dl-latency-server.log" 2>&1 &
-    DL_LAT_PID=$!
-    for _ in $(seq 1 100); do
-        [ ! -s "$WORK/dl-latency.port" ] || break
-        kill -0 "$DL_LAT_PID" 2>/dev/null || break
-        sleep 0.1
-    done
-    [ -s "$WORK/dl-latency.port" ] || { cat "$WORK/dl-latency-server.log" >&2 || true; die "the delay server (downloads) did not start"; }
+    start_delay_server "$WORK/www" dl-latency
+    DL_LAT_PID=$STARTED_PID
     DL_LAT_SERVER="http://127.0.0.1:$(cat "$WORK/dl-latency.port")"
     DL_LAT_BASE="$DL_LAT_SERVER/files"
     # its own copy of the pages, naming the files on this server: folder /dl-lat

@@ -40,8 +40,11 @@ public final class Downloader: Sendable {
                 retry: RetryPolicy, logger: Logger, onChange: (@Sendable (DownloadSummary) -> Void)? = nil) {
         let (stream, continuation) = AsyncStream.makeStream(of: RedactedURL.self)
         self.continuation = continuation
+        // A file on another origin than the API's (a CDN) gets no header holding a secret.
+        let apiURL = job.url.url(page: job.pages.from, cursor: nil, redactor: job.redactor).real
         let fetcher = FileFetcher(job: job, store: store, output: output, client: client, limiter: limiter, retry: retry,
-                                  logger: logger)
+                                  logger: logger, apiURL: apiURL,
+                                  plainHeaders: job.headers.filter { job.redactor.redact($0.value) == $0.value })
         let state = state
         let width = job.downloadConcurrency
         // Counts each file as it ends, from its own task, so that progress moves between pages.
@@ -101,6 +104,10 @@ struct FileFetcher: Sendable {
     let limiter: RateLimiter
     let retry: RetryPolicy
     let logger: Logger
+    /// A request of the job's own: files on its origin get every header.
+    let apiURL: String
+    /// The job's headers without those holding a secret, for files on other origins.
+    let plainHeaders: [(name: String, value: String)]
 
     /// Downloads `url` and records how it ended.
     func fetch(_ url: RedactedURL) async -> FileOutcome {
@@ -138,10 +145,7 @@ struct FileFetcher: Sendable {
             return outcome
         }
         let partial = (partialFolder as NSString).appendingPathComponent(UUID().uuidString)
-        // A file on another origin than the API's (a CDN) gets no header holding a secret.
-        let apiURL = job.url.url(page: job.pages.from, cursor: nil, redactor: job.redactor).real
-        let headers = HTTPClient.sameOrigin(apiURL, url.real)
-            ? job.headers : job.headers.filter { job.redactor.redact($0.value) == $0.value }
+        let headers = HTTPClient.sameOrigin(apiURL, url.real) ? job.headers : plainHeaders
         let request = HTTPRequest(method: "GET", url: url, headers: headers, body: nil, timeout: job.timeout,
                                   maxBytes: job.maxFileSize, redactor: job.redactor)
         var attempts = 0

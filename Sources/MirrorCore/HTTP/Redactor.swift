@@ -19,20 +19,24 @@ public struct Redactor: Sendable, Equatable {
 
     /// Longest first, so a secret that contains another is masked whole.
     private let secrets: [Secret]
+    /// The encoded forms of each secret, in the same order: worked out once, since every
+    /// URL a walk makes is redacted.
+    private let encodings: [[String]]
 
     public init(secrets: some Sequence<Secret>) {
         self.secrets = Set(secrets.filter { !$0.value.isEmpty }).sorted {
             $0.value.count != $1.value.count ? $0.value.count > $1.value.count : $0.name < $1.name
         }
+        encodings = self.secrets.map { Self.encodings(of: $0.value) }
     }
 
     public var isEmpty: Bool { secrets.isEmpty }
 
     public func redact(_ text: String) -> String {
         var text = text
-        for secret in secrets {
+        for (secret, encodings) in zip(secrets, encodings) {
             text = text.replacingAll(secret.value, with: Self.mask)
-            for encoded in Self.encodings(of: secret.value) {
+            for encoded in encodings {
                 text = text.replacingAll(encoded, with: Self.mask)
             }
         }
