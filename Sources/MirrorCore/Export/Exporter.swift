@@ -75,9 +75,10 @@ public struct Exporter: Sendable {
             guard try db.tableExists(options.table) else {
                 throw Failure(description: "no table '\(options.table)' in '\(database)'")
             }
+            // Ids reach the function as blobs: text would be cut at a NUL.
             db.add(function: DatabaseFunction("mirror_id_cmp", argumentCount: 2, pure: true) { values in
-                guard let a = String.fromDatabaseValue(values[0]), let b = String.fromDatabaseValue(values[1]) else { return nil }
-                return IDOrder.compare(a, b)
+                guard let a = Data.fromDatabaseValue(values[0]), let b = Data.fromDatabaseValue(values[1]) else { return nil }
+                return IDOrder.compare(String(decoding: a, as: UTF8.self), String(decoding: b, as: UTF8.self))
             })
             db.add(collation: DatabaseCollation("mirror_id") { a, b in
                 let order = IDOrder.collate(a, b)
@@ -118,11 +119,11 @@ public struct Exporter: Sendable {
             _ = arguments.append(contentsOf: [account])
         }
         if let since = options.sinceID {
-            conditions.append("mirror_id_cmp(id, ?) > 0")
+            conditions.append("mirror_id_cmp(CAST(id AS BLOB), CAST(? AS BLOB)) > 0")
             _ = arguments.append(contentsOf: [since])
         }
         if let max = options.maxID {
-            conditions.append("mirror_id_cmp(id, ?) <= 0")
+            conditions.append("mirror_id_cmp(CAST(id AS BLOB), CAST(? AS BLOB)) <= 0")
             _ = arguments.append(contentsOf: [max])
         }
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }

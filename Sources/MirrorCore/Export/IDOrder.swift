@@ -4,7 +4,7 @@ enum IDOrder {
     /// -1, 0 or 1.
     static func compare(_ a: String, _ b: String) -> Int {
         if let x = IntegerText(a), let y = IntegerText(b) { return x.compare(y) }
-        return a == b ? 0 : (a.utf8.lexicographicallyPrecedes(b.utf8) ? -1 : 1)
+        return Self.compareBytes(a, b)
     }
 
     /// A total order for `ORDER BY`: integers (numerically) before other ids (as text).
@@ -13,8 +13,14 @@ enum IDOrder {
         case let (x?, y?): return x.compare(y)
         case (.some, nil): return -1
         case (nil, .some): return 1
-        case (nil, nil): return a == b ? 0 : (a.utf8.lexicographicallyPrecedes(b.utf8) ? -1 : 1)
+        case (nil, nil): return Self.compareBytes(a, b)
         }
+    }
+
+    /// Text order: byte for byte, as SQLite's BINARY collation (`String ==` would hold
+    /// canonically equivalent ids equal).
+    static func compareBytes(_ a: String, _ b: String) -> Int {
+        a.utf8.elementsEqual(b.utf8) ? 0 : (a.utf8.lexicographicallyPrecedes(b.utf8) ? -1 : 1)
     }
 
     /// A decimal integer of any length, kept as text.

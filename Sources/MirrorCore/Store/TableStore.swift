@@ -319,15 +319,23 @@ public final class TableStore: PageStore {
     public func replay(_ replay: PageReplay) throws -> CommitCounts {
         try pool.write { db in
             let touch = try db.cachedStatement(sql: """
-                UPDATE "\(replay.table)" SET position = ?, last_seen = ? WHERE account = ? AND id = ?
+                UPDATE "\(replay.table)" SET position = ?1, last_seen = ?2 WHERE account = ?3 AND id = ?4
                 """)
+            let raw = touch.sqliteStatement
             var position = replay.firstPosition
             var missing = 0
             for id in replay.stored.ids {
-                try touch.execute(arguments: [position, replay.time, replay.account, id])
+                sqlite3_reset(raw)
+                sqlite3_bind_int64(raw, 1, Int64(position))
+                Raw.bind(raw, 2, replay.time)
+                Raw.bind(raw, 3, replay.account)
+                Raw.bind(raw, 4, id)
+                try Raw.step(raw, db: db.sqliteConnection)
                 if db.changesCount != 1 { missing += 1 }
                 position += 1
             }
+            sqlite3_reset(raw)
+            sqlite3_clear_bindings(raw)
             if missing > 0 { throw ReplayMissingRecords(missing: missing) }
             if let validators = replay.revalidated {
                 try db.execute(sql: """
@@ -421,8 +429,17 @@ public final class TableStore: PageStore {
 enum Raw {
     static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
+    /// Binds the whole text, by its byte length: a NUL inside it is kept, not an end.
     static func bind(_ statement: OpaquePointer, _ index: Int32, _ text: String) {
-        _ = sqlite3_bind_text(statement, index, text, -1, transient)
+        var text = text
+        text.withUTF8 { bytes in
+            guard let start = bytes.baseAddress else {
+                _ = sqlite3_bind_text(statement, index, "", 0, transient)
+                return
+            }
+            _ = sqlite3_bind_text(statement, index, UnsafeRawPointer(start).assumingMemoryBound(to: CChar.self),
+                                  Int32(bytes.count), transient)
+        }
     }
 
     static func step(_ statement: OpaquePointer, db: OpaquePointer?) throws {

@@ -26,18 +26,19 @@ public struct WalkFault: Sendable, Equatable, CustomStringConvertible {
 /// Where `verify` puts pages: nowhere. It remembers which page each id was first seen on,
 /// to find ids that drift from one page to another.
 final class WalkRecorder: PageStore {
-    private let state = Mutex<(firstPage: [String: Int], drift: [WalkFault])>(([:], []))
+    private let state = Mutex<(firstPage: [ExactText: Int], drift: [WalkFault])>(([:], []))
 
     var drift: [WalkFault] { state.withLock { $0.drift } }
 
     func commit(_ page: PageCommit) throws -> CommitCounts {
         state.withLock { state in
             for record in page.records {
-                if let first = state.firstPage[record.id] {
+                let id = ExactText(record.id)
+                if let first = state.firstPage[id] {
                     state.drift.append(WalkFault(kind: .drift, page: page.page,
                                                  message: "id '\(record.id)' was already on page \(first) (drift)"))
                 } else {
-                    state.firstPage[record.id] = page.page
+                    state.firstPage[id] = page.page
                 }
             }
         }

@@ -218,15 +218,15 @@ public struct PageWalker: Sendable {
             result.resumedAt = page
             logger.info("resuming the walk", metadata: ["page": "\(page)"])
         }
-        var seenNext: Set<String> = []
+        var seenNext: Set<ExactText> = []
         // A next URL or cursor that leads back to where the walk started is a loop too.
         if job.next != nil {
             if let nextURL {
-                seenNext.insert("url " + nextURL.real)
+                seenNext.insert(ExactText("url " + nextURL.real))
             } else if let cursor {
-                seenNext.insert("cursor " + cursor)
+                seenNext.insert(ExactText("cursor " + cursor))
             } else {
-                seenNext.insert("url " + job.url.url(page: page, cursor: nil, redactor: job.redactor).real)
+                seenNext.insert(ExactText("url " + job.url.url(page: page, cursor: nil, redactor: job.redactor).real))
             }
         }
         var position = start.position
@@ -334,12 +334,12 @@ public struct PageWalker: Sendable {
                         stop = .noNextPage(page: page)
                     case let .url(text):
                         let candidate = RedactedURL(real: text, redactor: job.redactor)
-                        if !seenNext.insert("url " + text).inserted {
+                        if !seenNext.insert(ExactText("url " + text)).inserted {
                             loop = "next URL \(candidate) seen twice"
                         }
                         followURL = candidate
                     case let .cursor(text):
-                        if !seenNext.insert("cursor " + text).inserted {
+                        if !seenNext.insert(ExactText("cursor " + text)).inserted {
                             loop = "cursor '\(job.redactor.redact(text))' seen twice"
                         }
                         nextCursor = text
@@ -385,7 +385,7 @@ public struct PageWalker: Sendable {
                         "page": "\(page)", "url": "\(url)", "missing": "\(missing.missing)",
                     ])
                     fetchWhole = url
-                    seenNext.remove(followURL.map { "url " + $0.real } ?? nextCursor.map { "cursor " + $0 } ?? "")
+                    seenNext.remove(ExactText(followURL.map { "url " + $0.real } ?? nextCursor.map { "cursor " + $0 } ?? ""))
                     continue
                 } catch {
                     throw PageFault(url: url, status: served.status, problem: "cannot store the page: \(error)")
@@ -610,7 +610,8 @@ public struct PageWalker: Sendable {
         var ids: [String?] = []
         ids.reserveCapacity(elements.count)
         var rejected: [RejectedRecord] = []
-        var lastIndex: [String: Int] = [:]
+        // Ids are compared byte for byte, as SQLite compares them.
+        var lastIndex: [ExactText: Int] = [:]
         lastIndex.reserveCapacity(elements.count)
         for (index, element) in elements.enumerated() {
             let value = element.value(at: job.id)
@@ -619,7 +620,7 @@ public struct PageWalker: Sendable {
                 id = text
             }
             if let id {
-                lastIndex[id] = index
+                lastIndex[ExactText(id)] = index
             } else {
                 let found = value.map { "\($0.kind)" } ?? "nothing"
                 rejected.append(RejectedRecord(page: page, index: index,
@@ -629,12 +630,13 @@ public struct PageWalker: Sendable {
         }
         var records: [PageCommit.Record] = []
         records.reserveCapacity(lastIndex.count)
-        var earlier: [String: [Int]] = [:]
+        var earlier: [ExactText: [Int]] = [:]
         var stored: [JSONValue] = []
         for (index, element) in elements.enumerated() {
             guard let id = ids[index] else { continue }
-            guard lastIndex[id] == index else {
-                earlier[id, default: []].append(index)
+            let key = ExactText(id)
+            guard lastIndex[key] == index else {
+                earlier[key, default: []].append(index)
                 continue
             }
             records.append(PageCommit.Record(id: id, range: element.byteRange))
@@ -642,19 +644,20 @@ public struct PageWalker: Sendable {
         }
         // Ids listed more than once: stored once, their last occurrence.
         let repeated = records.compactMap { record -> RepeatedID? in
-            guard let before = earlier[record.id], let last = lastIndex[record.id] else { return nil }
+            let key = ExactText(record.id)
+            guard let before = earlier[key], let last = lastIndex[key] else { return nil }
             return RepeatedID(page: page, id: record.id, indexes: before + [last])
         }
         // The files the stored records point to, each once, in record order.
         var files: [RedactedURL] = []
         if !job.downloads.isEmpty {
-            var seen: Set<String> = []
+            var seen: Set<ExactText> = []
             for element in stored {
                 for path in job.downloads {
                     for value in element.values(at: path) {
                         let candidates = value.kind == .array ? value.elements : [value]
                         for candidate in candidates {
-                            if let url = candidate.stringValue, !url.isEmpty, seen.insert(url).inserted {
+                            if let url = candidate.stringValue, !url.isEmpty, seen.insert(ExactText(url)).inserted {
                                 files.append(RedactedURL(real: url, redactor: job.redactor))
                             }
                         }

@@ -1,0 +1,19 @@
+/// Text that compares and hashes by its UTF-8 bytes. Swift's `String ==` holds canonically
+/// equivalent strings equal (NFC and NFD `café`, `Å` and the Ångström sign); an API and
+/// SQLite tell them apart, so ids, cursors and URLs are compared as this.
+public struct ExactText: Hashable, Sendable, CustomStringConvertible {
+    public let text: String
+
+    public init(_ text: String) { self.text = text }
+
+    public var description: String { text }
+
+    public static func == (lhs: ExactText, rhs: ExactText) -> Bool {
+        lhs.text.utf8.count == rhs.text.utf8.count && lhs.text.utf8.elementsEqual(rhs.text.utf8)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        var text = text
+        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    }
+}

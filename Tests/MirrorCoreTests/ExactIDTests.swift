@@ -1,0 +1,164 @@
+import Foundation
+import GRDB
+import Logging
+@testable import MirrorCore
+import MirrorTestSupport
+import Testing
+
+/// A one-page job (or a cursor walk) whose records hold ids that differ only in bytes
+/// Swift's `String ==` ignores (canonical equivalence) or that a C string would cut (NUL).
+private func job(_ keys: String = "pages: { from: 1, to: 1 }", url: String = "BASE/items?page={page}") -> String {
+    """
+    version: 1
+    jobs:
+      - name: items
+        url: "\(url)"
+        records: data.list
+        id: id
+        table: t_item
+    \(keys.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
+    """
+}
+
+/// NFC `café`, NFD `café`, `Å` (U+00C5) and the Ångström sign (U+212B), as JSON escapes.
+private let equivalentIDs = [#"caf\u00e9"#, #"cafe\u0301"#, #"\u00c5"#, #"\u212b"#]
+/// The same ids as the bytes SQLite stores, hex.
+private let equivalentHex = ["636166C3A9", "63616665CC81", "C385", "E284AB"]
+
+private func page(_ escapedIDs: [String], extra: String = "") -> String {
+    #"{"data":{"list":[\#(escapedIDs.map { #"{"id":"\#($0)"}"# }.joined(separator: ","))]\#(extra)}}"#
+}
+
+@Suite("ids byte for byte")
+struct ExactIDTests {
+    /// The stored ids in walk order, as hex of their bytes (GRDB reads text up to a NUL).
+    func storedHex(_ harness: Harness) throws -> [String] {
+        try harness.database("t_item.sqlite").read { db in
+            try String.fetchAll(db, sql: "SELECT hex(id) FROM t_item ORDER BY position")
+        }
+    }
+
+    @Test("ids that differ after a NUL are three records, not one")
+    func nul() async throws {
+        let harness = try Harness()
+        let body = page([#"a\u0000b"#, #"a\u0000c"#, "a"])
+        let summary = try await FixtureServer.with({ _ in .json(body) }) { server in
+            try await harness.run(job(), server: server)
+        }
+        #expect(summary.reports[0].walk.counts.new == 3)
+        #expect(summary.reports[0].walk.repeated.isEmpty)
+        #expect(try storedHex(harness) == ["610062", "610063", "61"])
+        // Each record is stored against its own id.
+        let pairs = try await harness.database("t_item.sqlite").read { db in
+            try Row.fetchAll(db, sql: "SELECT hex(id) AS id, record FROM t_item ORDER BY position").map {
+                "\($0["id"] as String) \($0["record"] as String)"
+            }
+        }
+        #expect(pairs == [#"610062 {"id":"a\u0000b"}"#, #"610063 {"id":"a\u0000c"}"#, #"61 {"id":"a"}"#])
+        // The page's ids, kept for replay, keep the NUL too.
+        let ids = try await harness.database("t_item.sqlite").read { db in try String.fetchOne(db, sql: "SELECT ids FROM _mirror_pages") }
+        #expect(ids == #"["a\u0000b","a\u0000c","a"]"#)
+    }
+
+    @Test("a 304 replays ids holding a NUL: every record is seen again, none is missing")
+    func nulReplay() async throws {
+        let harness = try Harness()
+        let body = page([#"a\u0000b"#, #"a\u0000c"#, "a"])
+        let second = try await FixtureServer.with({ request in
+            if request.headers["if-none-match"] == "\"v1\"" { return FixtureResponse(status: 304, headers: [("ETag", "\"v1\"")], body: []) }
+            return .json(body, headers: [("ETag", "\"v1\"")])
+        }) { server in
+            _ = try await harness.run(job(), server: server)
+            let second = try await harness.run(job(), server: server)
+            #expect(server.requests.count == 2)
+            return second
+        }
+        let report = second.reports[0]
+        #expect(report.succeeded)
+        #expect(report.walk.pagesNotModified == 1)
+        #expect(report.walk.counts.unchanged == 3)
+        #expect(report.walk.counts.new == 0)
+        #expect(try storedHex(harness) == ["610062", "610063", "61"])
+    }
+
+    @Test("canonically equivalent ids in one page are four records")
+    func equivalentInPage() async throws {
+        let harness = try Harness()
+        let summary = try await FixtureServer.with({ _ in .json(page(equivalentIDs)) }) { server in
+            try await harness.run(job(), server: server)
+        }
+        #expect(summary.reports[0].walk.counts.new == 4)
+        #expect(summary.reports[0].walk.repeated.isEmpty)
+        #expect(try storedHex(harness) == equivalentHex)
+        let exported = try harness.export(Exporter.Options(table: "t_item"))
+        #expect(exported == equivalentIDs.map { #"{"id":"\#($0)"}"# + "\n" }.joined())
+    }
+
+    @Test("an id repeated byte for byte is still stored once, its last occurrence")
+    func repeatedExactly() async throws {
+        let harness = try Harness()
+        let body = #"{"data":{"list":[{"id":"caf\u00e9","v":1},{"id":"cafe\u0301","v":2},{"id":"caf\u00e9","v":3}]}}"#
+        let summary = try await FixtureServer.with({ _ in .json(body) }) { server in
+            try await harness.run(job(), server: server)
+        }
+        #expect(try storedHex(harness) == ["63616665CC81", "636166C3A9"])
+        #expect(summary.reports[0].walk.repeated == [RepeatedID(page: 1, id: "caf\u{e9}", indexes: [0, 2])])
+        #expect(try harness.record("cafe\u{301}") == #"{"id":"cafe\u0301","v":2}"#)
+    }
+
+    @Test("cursors that differ only in normalization are no loop")
+    func equivalentCursors() async throws {
+        let harness = try Harness()
+        let summary = try await FixtureServer.with({ request in
+            // Matched by bytes: a Swift `switch` on strings would match either form.
+            switch Array((request.parameter("cursor") ?? "-").utf8) {
+            case []: return .json(page(["1"], extra: #","next":"caf\u00e9""#))
+            case Array("caf\u{e9}".utf8): return .json(page(["2"], extra: #","next":"cafe\u0301""#))
+            case Array("cafe\u{301}".utf8): return .json(page(["3"], extra: #","next":null"#))
+            default: return .json(page([]), status: 400)
+            }
+        }) { server in
+            try await harness.run(job("next: data.next\nconcurrency: 1", url: "BASE/items?cursor={cursor}"), server: server)
+        }
+        let report = summary.reports[0]
+        #expect(report.succeeded)
+        #expect(report.walk.loop == nil)
+        #expect(report.walk.stop == .noNextPage(page: 3))
+        #expect(try harness.ids() == ["1", "2", "3"])
+    }
+
+    @Test("verify: canonically equivalent ids on two pages are no drift")
+    func noDrift() async throws {
+        let harness = try Harness()
+        let summary = try await FixtureServer.with({ request in
+            switch request.parameter("page") {
+            case "1": return .json(page([#"caf\u00e9"#, #"\u00c5"#]))
+            case "2": return .json(page([#"cafe\u0301"#, #"\u212b"#, #"caf\u00e9"#]))
+            default: return .json(page([]))
+            }
+        }) { server in
+            let file = try harness.load(job("pages: { from: 1 }"), server: server)
+            var options = Verifier.Options()
+            options.retry = RetryPolicy(baseDelay: 0.01)
+            return try await Verifier(client: HTTPClient(), logger: .init(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+                .verify([file], options: options)
+        }
+        #expect(summary.jobs[0].faults.map { $0.description } == ["page 2: id 'caf\u{e9}' was already on page 1 (drift)"])
+    }
+
+    @Test("export --since-id compares ids as bytes")
+    func sinceID() async throws {
+        let harness = try Harness()
+        try await FixtureServer.with({ _ in .json(page(equivalentIDs)) }) { server in
+            _ = try await harness.run(job(), server: server)
+        }
+        // NFD 'café' is 63 61 66 65 CC 81: NFC 'café' (…66 C3 A9), 'Å' (C3 85) and the
+        // Ångström sign (E2 84 AB) are greater byte for byte; only itself is not.
+        var since = Exporter.Options(table: "t_item")
+        since.sinceID = "cafe\u{301}"
+        #expect(try harness.export(since) == [#"caf\u00e9"#, #"\u00c5"#, #"\u212b"#].map { #"{"id":"\#($0)"}"# + "\n" }.joined())
+        var upTo = Exporter.Options(table: "t_item")
+        upTo.maxID = "cafe\u{301}"
+        #expect(try harness.export(upTo) == #"{"id":"cafe\u0301"}"# + "\n")
+    }
+}
