@@ -1,0 +1,154 @@
+/// The kind of a JSON value.
+public enum JSONKind: UInt8, Sendable, Equatable, CustomStringConvertible {
+    case object, array, string, number, bool, null
+
+    public var description: String {
+        switch self {
+        case .object: return "object"
+        case .array: return "array"
+        case .string: return "string"
+        case .number: return "number"
+        case .bool: return "bool"
+        case .null: return "null"
+        }
+    }
+}
+
+/// Why a response is not JSON: a lowercase message and the byte offset in the original
+/// input (not in the compacted copy).
+public struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let offset: Int
+    public let message: String
+    public var description: String { message }
+}
+
+/// A strictly validated (RFC 8259) JSON document, kept as its compacted text plus a flat
+/// tape of nodes pointing into that text.
+///
+/// Compacted means whitespace outside strings is dropped and every other byte is kept as
+/// served: numbers digit for digit (a 22-digit id survives), strings with their escapes.
+/// A value's `rawBytes` is therefore one NDJSON-ready line.
+///
+/// The tape lists values in document order, a container before its children, an object's
+/// members as key, value, key, value. Each node knows the index just past its subtree, so
+/// walking siblings skips whole subtrees in one step. Parsing is one pass over the input
+/// and costs two allocations: the compacted bytes and the tape.
+public struct JSONDocument: Sendable {
+    /// One value on the tape. 20 bytes; offsets are 32-bit, so a document is limited to
+    /// 4 GiB (checked).
+    struct Node: Sendable {
+        /// Offset in `bytes` of the value's first byte (for strings: the opening quote).
+        var start: UInt32
+        /// Offset in `bytes` just past the value's last byte.
+        var end: UInt32
+        /// Index of the node just past this value's subtree: its next sibling, if any.
+        var next: UInt32
+        /// Elements of an array, members of an object, 0 for scalars.
+        var count: UInt32
+        var kind: JSONKind
+        /// A string holds a backslash escape, so its text is not its raw bytes.
+        var escaped: Bool
+    }
+
+    /// Containers nested deeper than this are rejected.
+    public static let maximumDepth = 512
+
+    /// The compacted document.
+    public let bytes: [UInt8]
+    let nodes: [Node]
+
+    public init(parsing input: [UInt8]) throws(JSONSyntaxError) {
+        // `withUnsafeBytes` rethrows untyped errors: carry the typed one across in a Result.
+        let parsed = input.withUnsafeBytes { raw in
+            Result { () throws(JSONSyntaxError) in try JSONDocument(parsing: raw) }
+        }
+        self = try parsed.get()
+    }
+
+    public init(parsing input: UnsafeRawBufferPointer) throws(JSONSyntaxError) {
+        guard let base = input.baseAddress, !input.isEmpty else {
+            throw JSONSyntaxError(offset: 0, message: "unexpected end of input")
+        }
+        guard input.count < Int(UInt32.max) else {
+            throw JSONSyntaxError(offset: 0, message: "document larger than 4 GiB")
+        }
+        // The compacted text is never longer than the input, so it is written straight
+        // into an array of the input's capacity: no copy at the end.
+        var nodes: [Node] = []
+        var failure: JSONSyntaxError?
+        let bytes = [UInt8](unsafeUninitializedCapacity: input.count) { buffer, initialized in
+            var parser = JSONParser(input: base, count: input.count, output: buffer.baseAddress!)
+            do throws(JSONSyntaxError) {
+                try parser.parseDocument()
+                initialized = parser.written
+                nodes = parser.nodes
+            } catch {
+                failure = error
+                initialized = 0
+            }
+        }
+        if let failure { throw failure }
+        self.bytes = bytes
+        self.nodes = nodes
+    }
+
+    /// The top-level value.
+    public var root: JSONValue { JSONValue(document: self, index: 0) }
+
+    /// The node index of the last member of object `object` named `key`, or nil.
+    func member(of object: Int, named key: String) -> Int? {
+        key.utf8.withContiguousStorageIfAvailable { member(of: object, named: $0) }
+            ?? Array(key.utf8).withUnsafeBufferPointer { member(of: object, named: $0) }
+    }
+
+    func member(of object: Int, named key: UnsafeBufferPointer<UInt8>) -> Int? {
+        bytes.withUnsafeBufferPointer { all in
+            nodes.withUnsafeBufferPointer { tape in
+                let container = tape[object]
+                guard container.kind == .object else { return nil }
+                var found: Int?
+                var child = object + 1
+                for _ in 0 ..< container.count {
+                    let name = tape[child]
+                    let matches: Bool
+                    if name.escaped {
+                        matches = JSONText.unescape(UnsafeBufferPointer(
+                            rebasing: all[Int(name.start) + 1 ..< Int(name.end) - 1])).utf8.elementsEqual(key)
+                    } else {
+                        let start = Int(name.start) + 1
+                        matches = Int(name.end) - 1 - start == key.count
+                            && JSONText.equal(all.baseAddress! + start, key.baseAddress, key.count)
+                    }
+                    if matches { found = child + 1 }
+                    child = Int(tape[child + 1].next)
+                }
+                return found
+            }
+        }
+    }
+
+    /// The node index of element `position` of array `array`, or nil.
+    func element(of array: Int, at position: Int) -> Int? {
+        nodes.withUnsafeBufferPointer { tape in
+            guard tape[array].kind == .array, position >= 0, position < Int(tape[array].count) else { return nil }
+            var child = array + 1
+            for _ in 0 ..< position { child = Int(tape[child].next) }
+            return child
+        }
+    }
+
+    /// Calls `body` with the node index of every element of an array or every member
+    /// value of an object, in order, while it returns true. Returns false if stopped.
+    func forEachChild(of container: Int, _ body: (Int) -> Bool) -> Bool {
+        let node = nodes[container]
+        let isObject = node.kind == .object
+        guard isObject || node.kind == .array else { return true }
+        var child = container + 1
+        for _ in 0 ..< node.count {
+            if isObject { child += 1 }
+            guard body(child) else { return false }
+            child = Int(nodes[child].next)
+        }
+        return true
+    }
+}

@@ -1,0 +1,129 @@
+/// Writing and reading the text of JSON strings and numbers.
+public enum JSONText {
+    /// Appends `s` as a quoted JSON string: `"`, `\` and control characters escaped (as
+    /// `\n`, `\t`, `\r`, `\b`, `\f` or `\u00XX`), everything else, non-ASCII included,
+    /// as its UTF-8.
+    public static func appendQuoted(_ s: String, to out: inout [UInt8]) {
+        out.reserveCapacity(out.count + s.utf8.count + 2)
+        out.append(UInt8(ascii: "\""))
+        for byte in s.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(UInt8(ascii: "\\")); out.append(byte)
+            case 0x0A: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "n"))
+            case 0x0D: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "r"))
+            case 0x09: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "t"))
+            case 0x08: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "b"))
+            case 0x0C: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "f"))
+            case 0 ..< 0x20:
+                out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                                        hexDigit(byte >> 4), hexDigit(byte & 0xF)])
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// Decodes the content (between the quotes) of a string the parser has checked. A
+    /// `\u` escape of an unpaired surrogate becomes U+FFFD.
+    static func unescape(_ raw: UnsafeBufferPointer<UInt8>) -> String {
+        // Decoding never lengthens: `\n` is 2 bytes for 1, `\uXXXX` 6 for at most 3, a
+        // surrogate pair 12 for 4.
+        String(unsafeUninitializedCapacity: raw.count) { out in
+            var read = 0, written = 0
+            func put(_ byte: UInt8) {
+                out[written] = byte
+                written += 1
+            }
+            while read < raw.count {
+                let byte = raw[read]
+                guard byte == UInt8(ascii: "\\") else {
+                    put(byte)
+                    read += 1
+                    continue
+                }
+                let code = raw[read + 1]
+                read += 2
+                switch code {
+                case UInt8(ascii: "b"): put(0x08)
+                case UInt8(ascii: "f"): put(0x0C)
+                case UInt8(ascii: "n"): put(0x0A)
+                case UInt8(ascii: "r"): put(0x0D)
+                case UInt8(ascii: "t"): put(0x09)
+                case UInt8(ascii: "u"):
+                    var scalar = hex4(raw, at: read)
+                    read += 4
+                    if scalar & 0xF800 == 0xD800 {
+                        // A high surrogate followed by an escaped low one is one scalar.
+                        let low = scalar < 0xDC00 && read + 6 <= raw.count && raw[read] == UInt8(ascii: "\\")
+                            && raw[read + 1] == UInt8(ascii: "u") ? hex4(raw, at: read + 2) : 0
+                        if low & 0xFC00 == 0xDC00 {
+                            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                            read += 6
+                        } else {
+                            scalar = 0xFFFD
+                        }
+                    }
+                    for unit in UTF8.encode(Unicode.Scalar(scalar) ?? "\u{FFFD}")! { put(unit) }
+                default: put(code)  // `"`, `\`, `/`
+                }
+            }
+            return written
+        }
+    }
+
+    /// Four hex digits the parser has checked.
+    private static func hex4(_ raw: UnsafeBufferPointer<UInt8>, at index: Int) -> UInt32 {
+        var value: UInt32 = 0
+        for offset in 0 ..< 4 { value = value << 4 | UInt32(hexValue(raw[index + offset]) ?? 0) }
+        return value
+    }
+
+    /// A number's literal as an `Int` if it is written as an integer and fits.
+    static func integer(_ literal: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard let first = literal.first else { return nil }
+        let negative = first == UInt8(ascii: "-")
+        var value = 0
+        for byte in literal.dropFirst(negative ? 1 : 0) {
+            let digit = byte &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            // Accumulate negatively so that Int.min fits.
+            let (times10, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (next, overflow2) = times10.subtractingReportingOverflow(Int(digit))
+            guard !overflow1, !overflow2 else { return nil }
+            value = next
+        }
+        if negative { return value }
+        return value == Int.min ? nil : -value
+    }
+
+    static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0") ... UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a") ... UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A") ... UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+
+    /// `0xAB` for messages.
+    static func hexByte(_ byte: UInt8) -> String {
+        String(decoding: [UInt8(ascii: "0"), UInt8(ascii: "x"), upperHexDigit(byte >> 4), upperHexDigit(byte & 0xF)],
+               as: UTF8.self)
+    }
+
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+    }
+
+    private static func upperHexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "A") + nibble - 10
+    }
+
+    /// Whether `count` bytes at `a` and `b` are equal.
+    @inline(__always)
+    static func equal(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>?, _ count: Int) -> Bool {
+        guard count > 0, let b else { return true }
+        for offset in 0 ..< count where a[offset] != b[offset] { return false }
+        return true
+    }
+}

@@ -1,0 +1,91 @@
+/// A handle on one value of a document: the document (two copy-on-write arrays, not
+/// copied) and a node index.
+public struct JSONValue: Sendable {
+    let document: JSONDocument
+    let index: Int
+
+    private var node: JSONDocument.Node { document.nodes[index] }
+
+    public var kind: JSONKind { node.kind }
+
+    /// Where this value's compacted text lies in `document.bytes` (strings: with quotes).
+    public var byteRange: Range<Int> {
+        let node = node
+        return Int(node.start) ..< Int(node.end)
+    }
+
+    public var rawBytes: ArraySlice<UInt8> { document.bytes[byteRange] }
+
+    public var rawText: String { String(decoding: rawBytes, as: UTF8.self) }
+
+    /// Elements of an array, members of an object; 0 for scalars.
+    public var count: Int { Int(node.count) }
+
+    /// An array's elements in order; empty for anything else.
+    public var elements: [JSONValue] {
+        guard node.kind == .array else { return [] }
+        var result: [JSONValue] = []
+        result.reserveCapacity(count)
+        _ = document.forEachChild(of: index) { child in
+            result.append(JSONValue(document: document, index: child))
+            return true
+        }
+        return result
+    }
+
+    /// An object's members in order, duplicates included.
+    public var members: [(key: String, value: JSONValue)] {
+        guard node.kind == .object else { return [] }
+        var result: [(key: String, value: JSONValue)] = []
+        result.reserveCapacity(count)
+        _ = document.forEachChild(of: index) { child in
+            let key = JSONValue(document: document, index: child - 1).stringValue ?? ""
+            result.append((key, JSONValue(document: document, index: child)))
+            return true
+        }
+        return result
+    }
+
+    /// Object member lookup by unescaped key; the last of duplicate keys wins. Nil for
+    /// a missing key and for anything but an object.
+    public subscript(key: String) -> JSONValue? {
+        guard node.kind == .object else { return nil }
+        return document.member(of: index, named: key).map { JSONValue(document: document, index: $0) }
+    }
+
+    /// A string's unescaped text; nil for other kinds.
+    public var stringValue: String? {
+        let node = node
+        guard node.kind == .string else { return nil }
+        return document.bytes.withUnsafeBufferPointer { all in
+            let inner = UnsafeBufferPointer(rebasing: all[Int(node.start) + 1 ..< Int(node.end) - 1])
+            return node.escaped ? JSONText.unescape(inner) : String(decoding: inner, as: UTF8.self)
+        }
+    }
+
+    /// A string's text, a number exactly as written, `true`/`false`; nil for null and
+    /// containers.
+    public var scalarText: String? {
+        switch node.kind {
+        case .string: return stringValue
+        case .number: return rawText
+        case .bool: return boolValue == true ? "true" : "false"
+        case .null, .object, .array: return nil
+        }
+    }
+
+    public var boolValue: Bool? {
+        let node = node
+        guard node.kind == .bool else { return nil }
+        return document.bytes[Int(node.start)] == UInt8(ascii: "t")
+    }
+
+    /// A number written as an integer (no fraction, no exponent) that fits `Int`.
+    public var intValue: Int? {
+        let node = node
+        guard node.kind == .number else { return nil }
+        return document.bytes.withUnsafeBufferPointer { all in
+            JSONText.integer(UnsafeBufferPointer(rebasing: all[Int(node.start) ..< Int(node.end)]))
+        }
+    }
+}
