@@ -1,30 +1,10 @@
 import Foundation
+import InMemoryLogging
 import Logging
 @testable import MirrorCore
 import MirrorTestSupport
 import Synchronization
 import Testing
-
-/// Keeps every log line, message and metadata, at every level.
-private final class LogCapture: Sendable {
-    let lines = Mutex<[String]>([])
-
-    struct Handler: LogHandler {
-        let capture: LogCapture
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            let all = metadata.merging(event.metadata ?? [:]) { $1 }
-            capture.lines.withLock { $0.append("\(event.level) \(event.message) \(all)") }
-        }
-    }
-}
 
 private let secrets = ["KEY": "k3y-Q7Zp", "TOKEN": "t0ken-R2Wx", "HEADER": "h3ad-M9Lc"]
 
@@ -75,14 +55,15 @@ struct SecretTests {
                 id: id
                 table: t_cursor
             """
-        let capture = LogCapture()
+        var capture = InMemoryLogHandler()
+        capture.logLevel = .trace
         let summary = try await FixtureServer.with(echo) { server in
             let file = try harness.load(yaml, server: server, environment: secrets)
             var options = Runner.Options()
             options.output = harness.output
             options.retry = RetryPolicy(baseDelay: 0.01)
             let runner = Runner(client: HTTPClient(),
-                                logger: Logger(label: "t", factory: { _ in LogCapture.Handler(capture: capture) }))
+                                logger: Logger(label: "t", factory: { [capture] _ in capture }))
             let summary = try await runner.run([file], options: options)
             // The secrets did reach the server.
             #expect(server.requests.contains { $0.parameter("key") == secrets["KEY"] && $0.headers["x-api-key"] == secrets["HEADER"] })
@@ -99,7 +80,7 @@ struct SecretTests {
         try RunReport(summary: summary, startedAt: "s", finishedAt: "f").write(to: reportPath)
 
         var places: [(String, [UInt8])] = [("summary", Array(summary.text.utf8)),
-                                           ("logs", Array(capture.lines.withLock { $0 }.joined(separator: "\n").utf8))]
+                                           ("logs", Array(capture.entries.map { "\($0.level) \($0.message) \($0.metadata)" }.joined(separator: "\n").utf8))]
         // Every byte under the test's folder but the job file: databases, WAL files, the report.
         let enumerator = FileManager.default.enumerator(atPath: harness.folder)
         while let path = enumerator?.nextObject() as? String {
@@ -108,7 +89,7 @@ struct SecretTests {
         }
         #expect(places.contains { $0.0 == "cache/t_item.sqlite" })
         #expect(places.contains { $0.0 == "report.json" })
-        #expect(!capture.lines.withLock { $0 }.isEmpty)
+        #expect(!capture.entries.isEmpty)
         for (place, bytes) in places {
             for secret in secrets.values {
                 let hit = bytes.indices.contains { bytes[$0...].starts(with: Array(secret.utf8)) }

@@ -42,7 +42,8 @@ public final class Downloader: Sendable {
         self.continuation = continuation
         // A file on another origin than the API's (a CDN) gets no header holding a secret.
         let apiURL = job.url.url(page: job.pages.from, cursor: nil, redactor: job.redactor).real
-        let fetcher = FileFetcher(job: job, store: store, output: output, client: client, limiter: limiter, retry: retry,
+        let fetcher = FileFetcher(job: job, store: store, output: output, client: client,
+                                  sender: RetryingSender(job: job, limiter: limiter, policy: retry, logger: logger),
                                   logger: logger, apiURL: apiURL,
                                   plainHeaders: job.headers.filter { job.redactor.redact($0.value) == $0.value })
         let state = state
@@ -101,8 +102,7 @@ struct FileFetcher: Sendable {
     let store: TableStore
     let output: String
     let client: HTTPClient
-    let limiter: RateLimiter
-    let retry: RetryPolicy
+    let sender: RetryingSender
     let logger: Logger
     /// A request of the job's own: files on its origin get every header.
     let apiURL: String
@@ -148,58 +148,53 @@ struct FileFetcher: Sendable {
         let headers = HTTPClient.sameOrigin(apiURL, url.real) ? job.headers : plainHeaders
         let request = HTTPRequest(method: "GET", url: url, headers: headers, body: nil, timeout: job.timeout,
                                   maxBytes: job.maxFileSize, redactor: job.redactor)
-        var attempts = 0
-        while true {
-            let descriptor = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            guard descriptor >= 0 else {
-                outcome.error = "cannot create a temporary file: \(String(cString: strerror(errno)))"
+        let descriptor = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            outcome.error = "cannot create a temporary file: \(String(cString: strerror(errno)))"
+            return outcome
+        }
+        var open = true
+        defer {
+            if open { close(descriptor) }
+            unlink(partial)
+        }
+        let client = client
+        let sent = await sender.send(url, retryable: { (download: HTTPClient.Download) in
+            RetryPolicy.isRetryable(status: download.status)
+                ? RetryingSender.Retryable(status: download.status, retryAfter: download.headers["retry-after"]) : nil
+        }, exchange: { () throws(HTTPError) in
+            // Each attempt writes the file from its start.
+            guard ftruncate(descriptor, 0) == 0, lseek(descriptor, 0, SEEK_SET) == 0 else {
+                throw .writeFailed(url, String(cString: strerror(errno)), status: nil)
+            }
+            return try await client.download(request, to: descriptor)
+        })
+        outcome.time = Timestamp.string(Date())
+        switch sent.result {
+        case let .failure(error):
+            outcome.httpStatus = error.status
+            outcome.error = error.reason + sent.afterRetries
+            return outcome
+        case let .success(download):
+            outcome.httpStatus = download.status
+            guard (200..<300).contains(download.status) else {
+                outcome.error = "HTTP \(download.status)" + sent.afterRetries
                 return outcome
             }
-            var closed = false
-            defer {
-                if !closed { close(descriptor) }
-                unlink(partial)
-            }
-            do {
-                if let limit = job.rateLimit {
-                    _ = try? await limiter.acquire(host: url.host, limit: limit)
-                }
-                let download = try await client.download(request, to: descriptor)
-                outcome.httpStatus = download.status
-                outcome.time = Timestamp.string(Date())
-                if (200..<300).contains(download.status) {
-                    closed = true
-                    guard close(descriptor) == 0, rename(partial, final) == 0 else {
-                        outcome.error = "cannot move the file into place: \(String(cString: strerror(errno)))"
-                        return outcome
-                    }
-                    outcome.status = .ok
-                    outcome.path = relative
-                    outcome.size = download.size
-                    outcome.sha256 = download.sha256
-                    outcome.contentType = download.headers["content-type"]
-                    outcome.etag = download.headers["etag"]
-                    outcome.lastModified = download.headers["last-modified"]
-                    outcome.error = nil
-                    return outcome
-                }
-                if RetryPolicy.isRetryable(status: download.status), attempts < job.retries,
-                   await retry.pause(attempt: &attempts, job: job.name, url: url, status: download.status,
-                                     retryAfter: download.headers["retry-after"], logger: logger) {
-                    continue
-                }
-                outcome.error = "HTTP \(download.status)" + PageWalker.afterRetries(attempts)
-                return outcome
-            } catch {
-                outcome.httpStatus = error.status
-                if error.kind == .transient, attempts < job.retries,
-                   await retry.pause(attempt: &attempts, job: job.name, url: url, status: error.status, retryAfter: nil,
-                                     logger: logger) {
-                    continue
-                }
-                outcome.error = error.reason + PageWalker.afterRetries(attempts)
+            open = false
+            guard close(descriptor) == 0, rename(partial, final) == 0 else {
+                outcome.error = "cannot move the file into place: \(String(cString: strerror(errno)))"
                 return outcome
             }
+            outcome.status = .ok
+            outcome.path = relative
+            outcome.size = download.size
+            outcome.sha256 = download.sha256
+            outcome.contentType = download.headers["content-type"]
+            outcome.etag = download.headers["etag"]
+            outcome.lastModified = download.headers["last-modified"]
+            outcome.error = nil
+            return outcome
         }
     }
 }

@@ -43,25 +43,6 @@ public struct HTTPResponse: Sendable {
     }
 }
 
-/// A request that got no complete HTTP response.
-public struct HTTPError: Error, Sendable, CustomStringConvertible {
-    public enum Kind: Sendable {
-        /// Worth another attempt: refused, reset, timed out, cut short.
-        case transient
-        /// The body passed the size cap; asking again would not help.
-        case tooLarge
-        /// The request cannot be made at all (bad URL, unsupported scheme).
-        case invalid
-    }
-
-    public let url: RedactedURL
-    public let kind: Kind
-    public let reason: String
-    /// The status line, when one arrived before the failure.
-    public let status: Int?
-    public var description: String { reason }
-}
-
 /// Every HTTP exchange of the program goes through this type, so the client library
 /// can be swapped without touching the walk.
 public final class HTTPClient: Sendable {
@@ -290,7 +271,7 @@ public final class HTTPClient: Sendable {
     private static func outgoing(url: String, method: String, headers: [(name: String, value: String)], body: [UInt8]?,
                                  shownURL: RedactedURL) throws(HTTPError) -> HTTPClientRequest {
         guard Self.isHTTP(url) else {
-            throw HTTPError(url: shownURL, kind: .invalid, reason: "not a valid http(s) URL", status: nil)
+            throw HTTPError.invalidURL(shownURL)
         }
         var outgoing = HTTPClientRequest(url: url)
         outgoing.method = HTTPMethod(rawValue: method)
@@ -331,60 +312,13 @@ public final class HTTPClient: Sendable {
     }
 
     private static func failure(_ error: any Error, _ request: HTTPRequest, status: Int?, what: String) -> HTTPError {
-        if let error = error as? HTTPError { return error }
-        if error is NIOTooManyBytesError {
-            return HTTPError(url: request.url, kind: .tooLarge, reason: "\(what) over the \(ByteSize.text(request.maxBytes)) cap",
-                             status: status)
+        switch error {
+        case is NIOTooManyBytesError: return .tooLarge(request.url, cap: request.maxBytes, what: what, status: status)
+        case let failure as WriteFailure: return .writeFailed(request.url, failure.reason, status: status)
+        case let redirect as RedirectFailure: return .redirect(request.url, redirect.reason, status: status)
+        case is TimedOut: return .timedOut(request.url, status: status)
+        default: return .classify(error, url: request.url, status: status)
         }
-        if let failure = error as? WriteFailure {
-            return HTTPError(url: request.url, kind: .invalid, reason: "cannot write the file: \(failure.reason)", status: status)
-        }
-        if let redirect = error as? RedirectFailure {
-            return HTTPError(url: request.url, kind: .invalid, reason: redirect.reason, status: status)
-        }
-        if error is TimedOut {
-            return HTTPError(url: request.url, kind: .transient, reason: "timed out", status: status)
-        }
-        if let error = error as? HTTPClientError, invalidRequests.contains(error.shortDescription) {
-            // Never quote the request: a header value may hold a secret.
-            return HTTPError(url: request.url, kind: .invalid, reason: error.shortDescription.lowercased(), status: status)
-        }
-        return HTTPError(url: request.url, kind: .transient, reason: describe(error, gotHead: status != nil), status: status)
-    }
-
-    /// Errors about the request itself: sending it again cannot help.
-    private static let invalidRequests: Set<String> = [
-        HTTPClientError.invalidURL, .emptyHost, .emptyScheme, .unsupportedScheme(""), .invalidHeaderFieldNames([]),
-        .invalidHeaderFieldValues([]),
-    ].reduce(into: []) { $0.insert($1.shortDescription) }
-
-    /// A short reason that never quotes the URL (the caller prints the redacted one).
-    static func describe(_ error: any Error, gotHead: Bool) -> String {
-        if let error = error as? HTTPClientError {
-            if [.deadlineExceeded, .readTimeout, .writeTimeout].contains(error) { return "timed out" }
-            if [.connectTimeout, .tlsHandshakeTimeout, .getConnectionFromPoolTimeout].contains(error) {
-                return "connect timed out"
-            }
-            if error == .remoteConnectionClosed || error == .bodyLengthMismatch {
-                return gotHead ? "body cut short: connection closed early" : "connection closed without a response"
-            }
-            if error == .redirectLimitReached || error == .redirectCycleDetected { return "too many redirects" }
-            if error == .cancelled { return "cancelled" }
-            return "network error (\(error.shortDescription.lowercased()))"
-        }
-        if let error = error as? HTTPParserError {
-            if error == .invalidEOFState { return gotHead ? "body cut short: connection closed early" : "connection closed without a response" }
-            return gotHead ? "malformed HTTP body (\(error))" : "malformed HTTP response (\(error))"
-        }
-        let text = String(describing: error)
-        if text.contains("connectionRefused") || text.contains("Connection refused") { return "connection refused" }
-        if text.contains("connectionReset") || text.contains("Connection reset") { return "connection reset" }
-        if text.contains("NIOConnectionError") || text.contains("NXDOMAIN") || text.contains("resolution") {
-            return "cannot connect (host not found or unreachable)"
-        }
-        if text.contains("SSL") || text.contains("TLS") || text.contains("certificate") { return "TLS handshake failed" }
-        if text.contains("CancellationError") || error is CancellationError { return "cancelled" }
-        return gotHead ? "body cut short (\(text))" : "network error (\(text))"
     }
 }
 

@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 
 /// When and how long to wait before asking again: after a network error, a timeout,
 /// a 5xx, 408 or 429; exponential backoff with jitter, or the server's `Retry-After`
@@ -43,26 +42,5 @@ public struct RetryPolicy: Sendable, Equatable {
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
         guard let date = formatter.date(from: text) else { return nil }
         return date.timeIntervalSince(now)
-    }
-}
-
-extension RetryPolicy {
-    /// Counts retry number `attempt` and sleeps before it, logging why; false if the task
-    /// was cancelled, before or during the sleep: a request no longer wanted is not tried again.
-    func pause(attempt: inout Int, job: String, url: RedactedURL, status: Int?, retryAfter: String?,
-               logger: Logger) async -> Bool {
-        if Task.isCancelled { return false }
-        attempt += 1
-        let delay = delay(attempt: attempt, retryAfter: retryAfter)
-        logger.warning("retrying", metadata: [
-            "job": "\(job)", "url": "\(url)", "http.status": "\(status.map(String.init) ?? "none")",
-            "attempt": "\(attempt)", "delay": "\(String(format: "%.2f", delay))s",
-        ])
-        do {
-            try await Task.sleep(for: .seconds(delay))
-            return true
-        } catch {
-            return false
-        }
     }
 }

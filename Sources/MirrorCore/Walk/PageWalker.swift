@@ -156,6 +156,7 @@ public struct PageWalker: Sendable {
     public let progress: ProgressHandler?
     /// Takes the files of each stored page.
     public let downloader: Downloader?
+    let sender: RetryingSender
 
     public init(job: JobSpec, store: any PageStore, client: HTTPClient, maxPages: Int?, refresh: Bool = false,
                 retry: RetryPolicy, limiter: RateLimiter, logger: Logger, progress: ProgressHandler? = nil,
@@ -170,6 +171,7 @@ public struct PageWalker: Sendable {
         self.refresh = refresh
         self.retry = retry
         self.logger = logger
+        sender = RetryingSender(job: job, limiter: limiter, policy: retry, logger: logger)
     }
 
     /// A problem with one response: the page is not stored.
@@ -498,45 +500,28 @@ public struct PageWalker: Sendable {
         if let lastModified = stored?.lastModified { headers.append(("If-Modified-Since", lastModified)) }
         let request = HTTPRequest(method: job.method.rawValue, url: url, headers: headers, body: body,
                                   timeout: job.timeout, maxBytes: job.maxPageSize, redactor: job.redactor)
-        var attempt = 0
-        while true {
-            let response: HTTPResponse
-            do {
-                if let limit = job.rateLimit {
-                    _ = try? await limiter.acquire(host: url.host, limit: limit)
-                }
-                response = try await client.send(request)
-            } catch {
-                if error.kind == .transient, attempt < job.retries,
-                   await pause(attempt: &attempt, url: url, status: nil, retryAfter: nil) { continue }
-                let problem = error.reason + Self.afterRetries(attempt)
-                return FetchOutcome(result: .failure(PageFault(url: url, status: error.status, problem: problem)), retries: attempt)
-            }
-            if !job.stop.statuses.contains(response.status), RetryPolicy.isRetryable(status: response.status),
-               attempt < job.retries,
-               await pause(attempt: &attempt, url: url, status: response.status, retryAfter: response.headers["retry-after"]) {
-                continue
-            }
-            var result: Result<Fetched, PageFault>
+        let stopStatuses = job.stop.statuses
+        let sent = await sender.send(url, retryable: { (response: HTTPResponse) in
+            stopStatuses.contains(response.status) || !RetryPolicy.isRetryable(status: response.status)
+                ? nil : RetryingSender.Retryable(status: response.status, retryAfter: response.headers["retry-after"])
+        }, exchange: { () throws(HTTPError) in try await client.send(request) })
+        var result: Result<Fetched, PageFault>
+        switch sent.result {
+        case let .failure(error):
+            return FetchOutcome(result: .failure(PageFault(url: url, status: error.status, problem: error.reason + sent.afterRetries)),
+                                retries: sent.retries)
+        case let .success(response):
             if response.status == 304, let stored {
                 result = .success(.page(ServedPage(stored, origin: .notModified, etag: response.headers["etag"],
                                                    lastModified: response.headers["last-modified"], redactor: job.redactor)))
             } else {
                 result = check(response, url: url, page: page, requestBody: shownBody)
             }
-            if attempt > 0, case let .failure(fault) = result {
-                result = .failure(PageFault(url: fault.url, status: fault.status, problem: fault.problem + Self.afterRetries(attempt)))
-            }
-            return FetchOutcome(result: result, retries: attempt)
         }
-    }
-
-    static func afterRetries(_ count: Int) -> String {
-        count == 0 ? "" : " (after \(count) \(count == 1 ? "retry" : "retries"))"
-    }
-
-    private func pause(attempt: inout Int, url: RedactedURL, status: Int?, retryAfter: String?) async -> Bool {
-        await retry.pause(attempt: &attempt, job: job.name, url: url, status: status, retryAfter: retryAfter, logger: logger)
+        if case let .failure(fault) = result {
+            result = .failure(PageFault(url: fault.url, status: fault.status, problem: fault.problem + sent.afterRetries))
+        }
+        return FetchOutcome(result: result, retries: sent.retries)
     }
 
     /// Turns a final response into a parsed page, a clean stop or a fault.

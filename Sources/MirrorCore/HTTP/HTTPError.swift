@@ -1,0 +1,173 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+
+/// A request that got no complete HTTP response. What went wrong is a private code,
+/// worked out from the error types of the client library and SwiftNIO (never from their
+/// text), so its description is a fixed phrase that never quotes a URL, a header or a body.
+public struct HTTPError: Error, Sendable, CustomStringConvertible {
+    public enum Kind: Sendable {
+        /// Worth another attempt: refused, reset, timed out, cut short.
+        case transient
+        /// The body passed the size cap; asking again would not help.
+        case tooLarge
+        /// The request cannot be made at all (bad URL, unsupported scheme), or its result
+        /// cannot be kept (a local write failed).
+        case invalid
+        /// The request is no longer wanted: nothing more is sent.
+        case cancelled
+    }
+
+    private enum Code: Sendable, Equatable {
+        case connectionRefused
+        case connectionReset
+        case hostNotFound
+        case unreachable
+        case connectTimeout
+        case timedOut
+        case closedEarly
+        case closedWithoutResponse
+        case malformed(String)
+        case tls
+        case tooLarge(cap: Int, what: String)
+        case invalidRequest(String)
+        case redirect(String)
+        case writeFailed(String)
+        case cancelled
+        case network(String)
+    }
+
+    private let code: Code
+    /// The request's URL, redacted.
+    public let url: RedactedURL
+    /// The status line, when one arrived before the failure.
+    public let status: Int?
+
+    private init(_ code: Code, url: RedactedURL, status: Int?) {
+        self.code = code
+        self.url = url
+        self.status = status
+    }
+
+    public var kind: Kind {
+        switch code {
+        case .tooLarge: return .tooLarge
+        case .invalidRequest, .redirect, .writeFailed: return .invalid
+        case .cancelled: return .cancelled
+        default: return .transient
+        }
+    }
+
+    /// A short reason, without the URL (messages print the redacted one beside it).
+    public var reason: String {
+        switch code {
+        case .connectionRefused: return "connection refused"
+        case .connectionReset: return "connection reset"
+        case .hostNotFound: return "cannot connect (host not found)"
+        case .unreachable: return "cannot connect (host unreachable)"
+        case .connectTimeout: return "connect timed out"
+        case .timedOut: return "timed out"
+        case .closedEarly: return "body cut short: connection closed early"
+        case .closedWithoutResponse: return "connection closed without a response"
+        case let .malformed(what): return what
+        case .tls: return "TLS handshake failed"
+        case let .tooLarge(cap, what): return "\(what) over the \(ByteSize.text(cap)) cap"
+        case let .invalidRequest(what): return what
+        case let .redirect(what): return what
+        case let .writeFailed(why): return "cannot write the file: \(why)"
+        case .cancelled: return "cancelled"
+        case let .network(what): return "network error (\(what))"
+        }
+    }
+
+    public var description: String { reason }
+
+    // MARK: Made by the client
+
+    static func tooLarge(_ url: RedactedURL, cap: Int, what: String, status: Int?) -> HTTPError {
+        HTTPError(.tooLarge(cap: cap, what: what), url: url, status: status)
+    }
+
+    static func timedOut(_ url: RedactedURL, status: Int?) -> HTTPError { HTTPError(.timedOut, url: url, status: status) }
+
+    static func cancelled(_ url: RedactedURL) -> HTTPError { HTTPError(.cancelled, url: url, status: nil) }
+
+    static func invalidURL(_ url: RedactedURL) -> HTTPError {
+        HTTPError(.invalidRequest("not a valid http(s) URL"), url: url, status: nil)
+    }
+
+    static func redirect(_ url: RedactedURL, _ why: String, status: Int?) -> HTTPError {
+        HTTPError(.redirect(why), url: url, status: status)
+    }
+
+    static func writeFailed(_ url: RedactedURL, _ why: String, status: Int?) -> HTTPError {
+        HTTPError(.writeFailed(why), url: url, status: status)
+    }
+
+    /// Classifies what the client library or SwiftNIO threw. `gotHead`: the response's
+    /// status line had arrived, so a closed connection cut the body short.
+    static func classify(_ error: any Error, url: RedactedURL, status: Int?) -> HTTPError {
+        if let error = error as? HTTPError { return error }
+        return HTTPError(code(of: error, gotHead: status != nil), url: url, status: status)
+    }
+
+    private static func code(of error: any Error, gotHead: Bool) -> Code {
+        let closed: Code = gotHead ? .closedEarly : .closedWithoutResponse
+        switch error {
+        case is CancellationError:
+            return .cancelled
+        case let error as HTTPClientError:
+            switch error {
+            case .deadlineExceeded, .readTimeout, .writeTimeout: return .timedOut
+            case .connectTimeout, .tlsHandshakeTimeout, .getConnectionFromPoolTimeout: return .connectTimeout
+            case .remoteConnectionClosed, .bodyLengthMismatch: return closed
+            case .cancelled: return .cancelled
+            case .invalidURL, .emptyHost, .emptyScheme: return .invalidRequest("not a valid http(s) URL")
+            default:
+                if error.shortDescription == HTTPClientError.unsupportedScheme("").shortDescription {
+                    return .invalidRequest("unsupported URL scheme")
+                }
+                if error.shortDescription == HTTPClientError.invalidHeaderFieldNames([]).shortDescription {
+                    return .invalidRequest("invalid header name")
+                }
+                if error.shortDescription == HTTPClientError.invalidHeaderFieldValues([]).shortDescription {
+                    return .invalidRequest("invalid header value")
+                }
+                // A short description is a fixed phrase of the library: it quotes nothing.
+                return .network(error.shortDescription.lowercased())
+            }
+        case let error as NIOConnectionError:
+            // Every address refused, or none resolved.
+            if let first = error.connectionErrors.first { return code(of: first.error, gotHead: gotHead) }
+            return .hostNotFound
+        case is SocketAddressError.UnknownHost, is SocketAddressError:
+            return .hostNotFound
+        case let error as IOError:
+            switch error.errnoCode {
+            case ECONNREFUSED: return .connectionRefused
+            case ECONNRESET, EPIPE: return gotHead ? .closedEarly : .connectionReset
+            case ENETUNREACH, EHOSTUNREACH, ENETDOWN, EHOSTDOWN: return .unreachable
+            case ETIMEDOUT: return .timedOut
+            default: return .network(String(cString: strerror(error.errnoCode)).lowercased())
+            }
+        case let error as ChannelError:
+            switch error {
+            case .connectTimeout: return .connectTimeout
+            case .eof, .ioOnClosedChannel, .alreadyClosed, .inputClosed, .outputClosed: return closed
+            case .writeHostUnreachable: return .unreachable
+            default: return .network("channel error")
+            }
+        case let error as HTTPParserError:
+            if error == .invalidEOFState { return closed }
+            return .malformed(gotHead ? "malformed HTTP body" : "malformed HTTP response")
+        case is NIOSSLError, is BoringSSLError, is NIOSSLExtraError:
+            return .tls
+        default:
+            // The type's name, never the error's text (which may quote the request).
+            return .network(String(describing: type(of: error)))
+        }
+    }
+}
