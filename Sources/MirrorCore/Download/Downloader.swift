@@ -114,7 +114,7 @@ struct FileFetcher: Sendable {
         var outcome = await attempt(url)
         outcome.error = outcome.error.map(job.redactor.redact)
         do {
-            try store.record(file: outcome)
+            try await store.record(file: outcome)
         } catch {
             logger.error("cannot record a download", metadata: ["job": "\(job.name)", "url": "\(url)", "error": "\(error)"])
         }

@@ -102,15 +102,15 @@ public struct Runner: Sendable {
         var files: DownloadSummary?
         let relay = progress.map(ProgressRelay.init)
         do {
-            try store.prepare(table: job.table)
+            try await store.prepare(table: job.table)
             if !job.downloads.isEmpty {
                 downloader = Downloader(job: job, store: store, output: output, client: client, limiter: limiter,
                                         retry: options.retry, logger: logger, onChange: relay?.downloaded)
                 // What earlier runs did not get is tried again first.
-                let unfinished = try store.unfinishedFiles(job: job.name)
+                let unfinished = try await store.unfinishedFiles(job: job.name)
                 downloader?.enqueue(unfinished.map { RedactedURL(real: $0, redactor: job.redactor) })
             }
-            let start = try store.startWalk(job: job.name, account: job.account, table: job.table, at: startedAt,
+            let start = try await store.startWalk(job: job.name, account: job.account, table: job.table, at: startedAt,
                                             fresh: options.refresh)
             walkStartedAt = start.startedAt
             relay?.walked(JobProgress(job: job.name, state: .running, page: nil, lastPage: job.pages.to, walk: walk,
@@ -121,9 +121,9 @@ public struct Runner: Sendable {
                 .walk(from: start)
             let succeeded = walk.error == nil
             let state = !succeeded ? "failed" : walk.stop.isComplete ? "complete" : "incomplete"
-            try store.finishWalk(job: job.name, account: job.account, state: state, at: Timestamp.string(Date()))
+            try await store.finishWalk(job: job.name, account: job.account, state: state, at: Timestamp.string(Date()))
             if succeeded, walk.stop.isComplete, job.prune {
-                pruned = try store.prune(table: job.table, account: job.account, notSeenSince: walkStartedAt)
+                pruned = try await store.prune(table: job.table, account: job.account, notSeenSince: walkStartedAt)
             }
         } catch {
             walk.error = walk.error ?? "job '\(job.name)': \(store.path): \(error)"
@@ -137,7 +137,7 @@ public struct Runner: Sendable {
                                account: job.account, succeeded: walk.error == nil, walk: walk, pruned: pruned,
                                seconds: seconds, files: files)
         do {
-            try store.record(run: RunRecord(
+            try await store.record(run: RunRecord(
                 job: job.name, account: job.account, table: job.table, startedAt: startedAt,
                 finishedAt: Timestamp.string(Date()), result: report.succeeded ? "ok" : "failed",
                 stopReason: walk.stop.description, pages: walk.pages, pagesNotModified: walk.pagesNotModified,

@@ -137,15 +137,17 @@ public struct RunRecord: Sendable {
 /// Where a walk puts its pages: the SQLite file of a run, or nowhere (`verify`).
 public protocol PageStore: Sendable {
     /// Stores a page's records with the walk's checkpoint, atomically.
-    func commit(_ page: PageCommit) throws -> CommitCounts
+    func commit(_ page: PageCommit) async throws -> CommitCounts
     /// Sees a stored page's records again; throws `ReplayMissingRecords` if some are gone.
-    func replay(_ replay: PageReplay) throws -> CommitCounts
+    func replay(_ replay: PageReplay) async throws -> CommitCounts
     /// The stored copy of a request's page, if there is one to replay.
-    func storedPage(job: String, account: String, url: String, requestBody: String) throws -> StoredPage?
+    func storedPage(job: String, account: String, url: String, requestBody: String) async throws -> StoredPage?
 }
 
 /// One SQLite file of the output folder: its record tables and bookkeeping.
-/// GRDB's pool serializes writes; each page is one `write` transaction.
+/// GRDB's pool serializes writes; each page is one `write` transaction. Every access from
+/// a task is GRDB's async one: it suspends instead of blocking the cooperative pool, and
+/// a cancelled task's transaction is rolled back, never half stored.
 public final class TableStore: PageStore {
     public let path: String
     private let pool: DatabasePool
@@ -162,15 +164,15 @@ public final class TableStore: PageStore {
         try StoreSchema.migrator.migrate(pool)
     }
 
-    public func prepare(table: String) throws {
-        try pool.write { db in try db.execute(sql: StoreSchema.createTable(table)) }
+    public func prepare(table: String) async throws {
+        try await pool.write { db in try db.execute(sql: StoreSchema.createTable(table)) }
     }
 
     /// Resumes the job's walk where it stopped if its last walk failed or was killed
     /// after storing pages (unless `fresh`); otherwise starts a new walk whose position
     /// count restarts at 0.
-    public func startWalk(job: String, account: String, table: String, at time: String, fresh: Bool) throws -> WalkStart {
-        try pool.write { db in
+    public func startWalk(job: String, account: String, table: String, at time: String, fresh: Bool) async throws -> WalkStart {
+        try await pool.write { db in
             if !fresh, let row = try Row.fetchOne(db, sql: """
                 SELECT started_at, next_page, next_url, next_cursor, position FROM \(StoreSchema.walks)
                 WHERE job = ? AND account = ? AND table_name = ? AND state IN ('failed', 'running') AND next_page IS NOT NULL
@@ -194,8 +196,8 @@ public final class TableStore: PageStore {
         }
     }
 
-    public func finishWalk(job: String, account: String, state: String, at time: String) throws {
-        try pool.write { db in
+    public func finishWalk(job: String, account: String, state: String, at time: String) async throws {
+        try await pool.write { db in
             try db.execute(sql: "UPDATE \(StoreSchema.walks) SET state = ?, updated_at = ? WHERE job = ? AND account = ?",
                            arguments: [state, time, job, account])
         }
@@ -203,8 +205,8 @@ public final class TableStore: PageStore {
 
     /// Stores a page's records, its `_mirror_pages` row and the walk checkpoint in one
     /// transaction.
-    public func commit(_ page: PageCommit) throws -> CommitCounts {
-        try pool.write { db in
+    public func commit(_ page: PageCommit) async throws -> CommitCounts {
+        try await pool.write { db in
             var counts = CommitCounts()
             let table = page.table
             let insert = try db.cachedStatement(sql: """
@@ -297,8 +299,8 @@ public final class TableStore: PageStore {
     }
 
     /// The stored copy of a request's page, if it was stored whole with its ids.
-    public func storedPage(job: String, account: String, url: String, requestBody: String) throws -> StoredPage? {
-        try pool.read { db in
+    public func storedPage(job: String, account: String, url: String, requestBody: String) async throws -> StoredPage? {
+        try await pool.read { db in
             guard let row = try Row.fetchOne(db, sql: """
                 SELECT page, status, etag, last_modified, fetched_at, elements, ids, next_url, next_cursor, last_page, total
                 FROM \(StoreSchema.pages) WHERE job = ? AND account = ? AND url = ? AND body = ? AND ids IS NOT NULL
@@ -316,8 +318,8 @@ public final class TableStore: PageStore {
     /// Sees a stored page's records again (position and `last_seen` move on) and moves
     /// the checkpoint past it, in one transaction. Throws `ReplayMissingRecords`, storing
     /// nothing, if some of its records are gone.
-    public func replay(_ replay: PageReplay) throws -> CommitCounts {
-        try pool.write { db in
+    public func replay(_ replay: PageReplay) async throws -> CommitCounts {
+        try await pool.write { db in
             let touch = try db.cachedStatement(sql: """
                 UPDATE "\(replay.table)" SET position = ?1, last_seen = ?2 WHERE account = ?3 AND id = ?4
                 """)
@@ -381,8 +383,8 @@ public final class TableStore: PageStore {
     var folder: String { (path as NSString).deletingLastPathComponent }
 
     /// Files of a job that an earlier run registered or tried and did not get.
-    public func unfinishedFiles(job: String) throws -> [String] {
-        try pool.read { db in
+    public func unfinishedFiles(job: String) async throws -> [String] {
+        try await pool.read { db in
             try String.fetchAll(db, sql: """
                 SELECT url FROM \(StoreSchema.files) WHERE job = ? AND status IN ('pending', 'failed') ORDER BY first_seen, url
                 """, arguments: [job])
@@ -390,8 +392,8 @@ public final class TableStore: PageStore {
     }
 
     /// Records how a download ended.
-    public func record(file: FileOutcome) throws {
-        try pool.write { db in
+    public func record(file: FileOutcome) async throws {
+        try await pool.write { db in
             try db.execute(sql: """
                 UPDATE \(StoreSchema.files) SET status = ?, path = coalesce(?, path), size = coalesce(?, size),
                   content_type = coalesce(?, content_type), sha256 = coalesce(?, sha256), etag = ?, last_modified = ?,
@@ -403,15 +405,15 @@ public final class TableStore: PageStore {
     }
 
     /// Deletes the records of `account` not seen since `time` (the walk's start).
-    public func prune(table: String, account: String, notSeenSince time: String) throws -> Int {
-        try pool.write { db in
+    public func prune(table: String, account: String, notSeenSince time: String) async throws -> Int {
+        try await pool.write { db in
             try db.execute(sql: "DELETE FROM \"\(table)\" WHERE account = ? AND last_seen < ?", arguments: [account, time])
             return db.changesCount
         }
     }
 
-    public func record(run: RunRecord) throws {
-        try pool.write { db in
+    public func record(run: RunRecord) async throws {
+        try await pool.write { db in
             try db.execute(sql: """
                 INSERT INTO \(StoreSchema.runs) (job, account, table_name, started_at, finished_at, result, stop_reason,
                   pages, pages_not_modified, pages_skipped, records_new, records_updated, records_unchanged,

@@ -30,7 +30,7 @@ final class WalkRecorder: PageStore {
 
     var drift: [WalkFault] { state.withLock { $0.drift } }
 
-    func commit(_ page: PageCommit) throws -> CommitCounts {
+    func commit(_ page: PageCommit) async throws -> CommitCounts {
         state.withLock { state in
             for record in page.records {
                 let id = ExactText(record.id)
@@ -48,9 +48,9 @@ final class WalkRecorder: PageStore {
         return counts
     }
 
-    func replay(_ replay: PageReplay) throws -> CommitCounts { CommitCounts() }
+    func replay(_ replay: PageReplay) async throws -> CommitCounts { CommitCounts() }
 
-    func storedPage(job: String, account: String, url: String, requestBody: String) throws -> StoredPage? { nil }
+    func storedPage(job: String, account: String, url: String, requestBody: String) async throws -> StoredPage? { nil }
 }
 
 /// One job's verification.

@@ -379,7 +379,7 @@ public struct PageWalker: Sendable {
                 }
                 let counts: CommitCounts
                 do {
-                    counts = try commit(served, url: url, page: page, position: position, nextPage: stop == nil ? page + step : nil,
+                    counts = try await commit(served, url: url, page: page, position: position, nextPage: stop == nil ? page + step : nil,
                                         nextURL: followURL.map { job.redactor.placeholders($0.real) ?? $0.description },
                                         nextCursor: nextCursor.map { job.redactor.placeholders($0) ?? job.redactor.redact($0) })
                 } catch let missing as ReplayMissingRecords {
@@ -440,11 +440,11 @@ public struct PageWalker: Sendable {
 
     /// Stores a fetched page, or sees a replayed one again; the checkpoint moves past it.
     private func commit(_ served: ServedPage, url: RedactedURL, page: Int, position: Int, nextPage: Int?,
-                        nextURL: String?, nextCursor: String?) throws -> CommitCounts {
+                        nextURL: String?, nextCursor: String?) async throws -> CommitCounts {
         let time = Timestamp.string(Date())
         switch served.content {
         case let .fresh(bytes, records):
-            return try store.commit(PageCommit(
+            return try await store.commit(PageCommit(
                 job: job.name, account: job.account, table: job.table, url: url, requestBody: served.requestBody,
                 page: page, status: served.status, etag: served.etag, lastModified: served.lastModified,
                 responseBytes: served.responseBytes, bytes: bytes, records: records, elements: served.elementCount,
@@ -452,7 +452,7 @@ public struct PageWalker: Sendable {
                 nextPage: nextPage, nextURL: nextURL, nextCursor: nextCursor, time: time))
         case let .stored(stored):
             let revalidated = served.origin == .notModified ? (served.etag, served.lastModified) : nil
-            return try store.replay(PageReplay(
+            return try await store.replay(PageReplay(
                 job: job.name, account: job.account, table: job.table, stored: stored, firstPosition: position,
                 revalidated: revalidated, nextPage: nextPage, nextURL: nextURL, nextCursor: nextCursor, time: time))
         }
@@ -484,7 +484,7 @@ public struct PageWalker: Sendable {
         let body = job.body?.render(page: page, cursor: cursor)
         let shownBody = body.map { job.redactor.redact(String(decoding: $0, as: UTF8.self)) } ?? ""
         var stored: StoredPage?
-        if replay, !refresh, let copy = try? store.storedPage(job: job.name, account: job.account, url: url.description,
+        if replay, !refresh, let copy = try? await store.storedPage(job: job.name, account: job.account, url: url.description,
                                                               requestBody: shownBody),
            copy.isReplayable, (200..<300).contains(copy.status) {
             stored = copy
