@@ -7,21 +7,34 @@ import Testing
 
 /// Requests the server is answering at once, and the most it ever saw.
 final class InFlightGauge: Sendable {
-    private let state = Mutex((now: 0, most: 0))
+    private let state = Mutex((now: 0, most: 0, entered: 0))
     var most: Int { state.withLock { $0.most } }
 
-    func enter() { state.withLock { $0.now += 1; $0.most = max($0.most, $0.now) } }
+    /// Counts a request in; returns how many entered so far, this one included.
+    @discardableResult
+    func enter() -> Int { state.withLock { $0.now += 1; $0.entered += 1; $0.most = max($0.most, $0.now); return $0.entered } }
     func leave() { state.withLock { $0.now -= 1 } }
+
+    /// A gate: waits until `count` requests have entered (at most 10 s, so that a walk
+    /// that never sends them fails its test instead of hanging it).
+    func waitForEntered(_ count: Int) async {
+        for _ in 0..<10_000 where state.withLock({ $0.entered }) < count {
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+    }
 }
 
 /// Twenty pages of two records; page `n` answers after a delay that shrinks with `n`,
 /// so responses arrive in the reverse of walk order.
 private let twenty = PagedAPI(ids: (1...20).map { ["\($0)a", "\($0)b"] })
 
-private func slowServer(_ gauge: InFlightGauge) -> @Sendable (FixtureRequest) async -> FixtureResponse {
+/// With `gate`, the first `gate` requests are held until all of them have arrived: they
+/// are in flight together whatever the load on the machine.
+private func slowServer(_ gauge: InFlightGauge, gate: Int = 0) -> @Sendable (FixtureRequest) async -> FixtureResponse {
     { request in
-        gauge.enter()
+        let entered = gauge.enter()
         defer { gauge.leave() }
+        if entered <= gate { await gauge.waitForEntered(gate) }
         let page = Int(request.parameter("page") ?? "") ?? 0
         try? await Task.sleep(for: .milliseconds(30 + max(0, 21 - page) * 3))
         return .json(twenty.body(page: page))
@@ -47,7 +60,7 @@ struct ConcurrencyTests {
     func window() async throws {
         let harness = try Harness()
         let gauge = InFlightGauge()
-        let summary = try await FixtureServer.with(slowServer(gauge)) { server in
+        let summary = try await FixtureServer.with(slowServer(gauge, gate: 4)) { server in
             let summary = try await harness.run(job("concurrency: 4\npages: { from: 1, to: 20 }"), server: server)
             #expect(server.requests.count == 20)
             return summary

@@ -122,8 +122,10 @@ struct IncrementalTests {
                 try db.execute(sql: "DELETE FROM t_item WHERE id = '3'")
             }
             let again = try await harness.run(cursorJob, server: server)
-            let requests = server.requests.suffix(4)
-            #expect(requests.map(\.target) == ["/feed?cursor=", "/feed?cursor=B", "/feed?cursor=B", "/feed?cursor=C"])
+            let requests = Array(server.requests.suffix(4))
+            // B again, whole; C was requested while B's copy was being replayed.
+            #expect(requests.prefix(2).map(\.target) == ["/feed?cursor=", "/feed?cursor=B"])
+            #expect(requests.suffix(2).map(\.target).sorted() == ["/feed?cursor=B", "/feed?cursor=C"])
             #expect(requests.map { $0.headers["if-none-match"] } == ["\"-v1\"", "\"B-v1\"", nil, nil])
             let walk = again.reports[0].walk
             #expect(walk.pages == 3 && walk.pagesNotModified == 2)

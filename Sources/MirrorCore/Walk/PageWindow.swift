@@ -1,93 +1,80 @@
-import Synchronization
+/// Which requests of a `{page}` walk to make ahead of the page being stored. When a
+/// response arrives, the request `width` pages further on starts at once, so that a slot
+/// does not wait for the walk to store the pages before it. A request for page `p` starts
+/// only once the one for `p - width·step` has ended, so no more than `width` are ever in
+/// flight; and none starts `2·width` pages or more past the page being stored, so that the
+/// responses waiting to be stored stay few. Only bookkeeping: the walker makes the requests.
+struct PageWindow {
+    let width: Int
+    let step: Int
+    /// Whether an arriving response starts the request `width` pages on. With one request
+    /// at a time, the next starts only once the walk has seen this response: none is made
+    /// past the end.
+    let chained: Bool
+    /// No request for a page value above this: `pages.to`, `--max-pages`.
+    private let limit: Int
+    /// Nor above the last page the latest response announced (`stop.last_page`).
+    private var announced: Int?
+    /// The page the walk stores next.
+    private var head: Int
+    /// Page values requested and not yet handed to the walk.
+    private var open: Set<Int> = []
 
-/// The requests of a `{page}` walk made ahead of the page being stored. When a request's
-/// response arrives, the request `width` pages further on starts at once, from that
-/// request's own task, so that a slot does not wait for the walk to store the pages before
-/// it. A request for page `p` starts only once the one for `p - width·step` has ended, so
-/// no more than `width` are ever in flight; and none starts `2·width` pages or more past
-/// the page being stored, so that the responses waiting to be stored stay few.
-final class PageWindow: Sendable {
-    typealias Fetch = @Sendable (Int) async -> PageWalker.FetchOutcome
-
-    private struct State {
-        var tasks: [Int: Task<PageWalker.FetchOutcome, Never>] = [:]
-        /// No request for a page value above this: `pages.to`, `--max-pages`.
-        var limit: Int
-        /// Nor above the last page the latest response announced (`stop.last_page`).
-        var announced: Int?
-        /// The page the walk stores next.
-        var head: Int
-        var closed = false
-    }
-
-    private let state: Mutex<State>
-    private let width: Int
-    private let step: Int
-    /// Whether an arriving response starts the request `width` pages on.
-    private let chained: Bool
-    private let fetch: Fetch
-
-    init(width: Int, step: Int, head: Int, limit: Int, chained: Bool, fetch: @escaping Fetch) {
-        state = Mutex(State(limit: limit, head: head))
+    init(width: Int, step: Int, head: Int, limit: Int) {
         self.width = width
         self.step = step
-        self.chained = chained
-        self.fetch = fetch
+        self.head = head
+        self.limit = limit
+        chained = width > 1
     }
 
-    /// Starts the request for page value `target` unless it started already, lies past
-    /// the limit, or the window is closed.
-    func launch(_ target: Int) {
-        state.withLock { state in
-            guard !state.closed, state.tasks[target] == nil, target <= state.limit, target <= (state.announced ?? .max) else {
-                return
-            }
-            state.tasks[target] = Task {
-                let outcome = await fetch(target)
-                // The last page this response announces holds before its slot moves on.
-                if case let .success(.page(served)) = outcome.result, let last = served.lastPage { announce(last) }
-                if chained { launch(after: target) }
-                return outcome
-            }
+    /// The walk is about to store `page`: the pages to request now, up to `width` from it.
+    mutating func advance(to page: Int) -> [Int] {
+        head = page
+        return (0..<width).compactMap { ahead in
+            let (offset, overflow) = ahead.multipliedReportingOverflow(by: step)
+            let (target, beyond) = page.addingReportingOverflow(offset)
+            return overflow || beyond ? nil : claim(target)
         }
     }
 
-    /// Starts the request `width` pages after `page`, while that is within `2·width` pages
-    /// of the page being stored (and a page value at all).
-    private func launch(after page: Int) {
+    /// Whether `target` is to be requested: not requested already, not past the limit or
+    /// the announced last page. A page to request is marked open.
+    mutating func claim(_ target: Int) -> Int? {
+        guard !open.contains(target), target <= limit, target <= (announced ?? .max) else { return nil }
+        open.insert(target)
+        return target
+    }
+
+    /// The response for `page` arrived: the request `width` pages further on, if it is
+    /// to be made now (within `2·width` pages of the page being stored).
+    mutating func arrived(_ page: Int, announcing last: Int?) -> Int? {
+        if let last { announced = last }
+        guard chained else { return nil }
+        return successor(of: page).flatMap { claim($0) }
+    }
+
+    /// The walk is storing `page`: the request `width` pages on.
+    mutating func successor(afterStoring page: Int) -> Int? {
         let (span, spanOverflow) = width.multipliedReportingOverflow(by: step)
         let (target, targetOverflow) = page.addingReportingOverflow(span)
-        guard !spanOverflow, !targetOverflow else { return }
-        let near = state.withLock { state in
-            let (distance, overflow) = target.subtractingReportingOverflow(state.head)
-            return !overflow && distance / 2 < span
-        }
-        if near { launch(target) }
+        return spanOverflow || targetOverflow ? nil : claim(target)
     }
 
-    /// The walk is about to store `page`.
-    func advance(to page: Int) {
-        state.withLock { $0.head = page }
+    /// The walk took the response for `page`.
+    mutating func take(_ page: Int) -> Bool {
+        open.remove(page) != nil
     }
 
-    /// The request for `page`, if one was started; the window forgets it.
-    func take(_ page: Int) -> Task<PageWalker.FetchOutcome, Never>? {
-        state.withLock { $0.tasks.removeValue(forKey: page) }
+    mutating func announce(_ last: Int) {
+        announced = last
     }
 
-    /// A response announced the last page.
-    func announce(_ last: Int) {
-        state.withLock { $0.announced = last }
-    }
-
-    /// Cancels every request not taken and waits for them, so that none outlives the walk.
-    func close() async {
-        let tasks = state.withLock { state in
-            state.closed = true
-            defer { state.tasks = [:] }
-            return Array(state.tasks.values)
-        }
-        for task in tasks { task.cancel() }
-        for task in tasks { _ = await task.value }
+    private func successor(of page: Int) -> Int? {
+        let (span, spanOverflow) = width.multipliedReportingOverflow(by: step)
+        let (target, targetOverflow) = page.addingReportingOverflow(span)
+        guard !spanOverflow, !targetOverflow else { return nil }
+        let (distance, overflow) = target.subtractingReportingOverflow(head)
+        return !overflow && distance / 2 < span ? target : nil
     }
 }

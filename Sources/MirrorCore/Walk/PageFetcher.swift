@@ -1,0 +1,62 @@
+import Foundation
+
+/// Gets one page: from the stored copy when `refresh_after` says it is fresh enough, else
+/// from the API (with the stored copy's validators, so that a 304 replays it), read into
+/// records. Nothing is stored here.
+struct PageFetcher: Sendable {
+    let job: JobSpec
+    let store: any PageStore
+    let client: HTTPClient
+    let sender: RetryingSender
+    /// Ignore `refresh_after` and send no validators: every page is fetched whole.
+    let refresh: Bool
+
+    /// Requests one page of `target` (retrying as the job says) and reads it. Unless the
+    /// target asks for the page whole, a page fetched within `refresh_after` is not
+    /// requested, and the stored validators are sent so that a 304 replays the stored copy.
+    func fetch(_ target: PageTarget) async -> FetchOutcome {
+        let url = target.url, page = target.page, cursor = target.cursor?.text, replay = !target.whole
+        let body = job.body?.render(page: page, cursor: cursor)
+        let shownBody = body.map { job.redactor.redact(String(decoding: $0, as: UTF8.self)) } ?? ""
+        var stored: StoredPage?
+        if replay, !refresh, let copy = try? await store.storedPage(job: job.name, account: job.account, url: url.description,
+                                                              requestBody: shownBody),
+           copy.isReplayable, (200..<300).contains(copy.status) {
+            stored = copy
+        }
+        if let stored, let refreshAfter = job.refreshAfter,
+           stored.fetchedAt > Timestamp.string(Date().addingTimeInterval(-refreshAfter)) {
+            return FetchOutcome(result: .success(.page(ServedPage(stored, origin: .skipped, etag: nil, lastModified: nil,
+                                                                         redactor: job.redactor))),
+                                retries: 0)
+        }
+        var headers = job.headers
+        if let etag = stored?.etag { headers.append(("If-None-Match", etag)) }
+        if let lastModified = stored?.lastModified { headers.append(("If-Modified-Since", lastModified)) }
+        let request = HTTPRequest(method: job.method.rawValue, url: url, headers: headers, body: body,
+                                  timeout: job.timeout, maxBytes: job.maxPageSize, redactor: job.redactor)
+        let stopStatuses = job.stop.statuses
+        let sent = await sender.send(url, retryable: { (response: HTTPResponse) in
+            stopStatuses.contains(response.status) || !RetryPolicy.isRetryable(status: response.status)
+                ? nil : RetryingSender.Retryable(status: response.status, retryAfter: response.headers["retry-after"])
+        }, exchange: { () throws(HTTPError) in try await client.send(request) })
+        var result: Result<Fetched, PageFault>
+        switch sent.result {
+        case let .failure(error):
+            return FetchOutcome(result: .failure(PageFault(url: url, status: error.status, problem: error.reason + sent.afterRetries)),
+                                retries: sent.retries)
+        case let .success(response):
+            if response.status == 304, let stored {
+                result = .success(.page(ServedPage(stored, origin: .notModified, etag: response.headers["etag"],
+                                                   lastModified: response.headers["last-modified"], redactor: job.redactor)))
+            } else {
+                result = PageReader(job: job).read(response, url: url, page: page, requestBody: shownBody)
+            }
+        }
+        if case let .failure(fault) = result {
+            result = .failure(PageFault(url: fault.url, status: fault.status, problem: fault.problem + sent.afterRetries))
+        }
+        return FetchOutcome(result: result, retries: sent.retries)
+    }
+
+}

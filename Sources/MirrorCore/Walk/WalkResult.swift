@@ -1,0 +1,154 @@
+import Foundation
+
+/// Why a walk ended.
+public enum StopReason: Sendable, Equatable, CustomStringConvertible {
+    case emptyPage(page: Int)
+    case knownPage(page: Int)
+    case status(Int, page: Int)
+    case lastPage(page: Int)
+    case total(Int, page: Int)
+    case endOfPages(page: Int)
+    case noNextPage(page: Int)
+    case singlePage
+    case maxPages(Int)
+    case failed
+
+    /// A walk that ended on a stop condition or at `pages.to` saw everything (SPEC §5).
+    public var isComplete: Bool {
+        switch self {
+        case .maxPages, .failed: return false
+        default: return true
+        }
+    }
+
+    /// The page the walk ended on, when one ended it.
+    public var page: Int? {
+        switch self {
+        case let .emptyPage(page), let .knownPage(page), let .status(_, page), let .lastPage(page), let .total(_, page),
+             let .endOfPages(page), let .noNextPage(page):
+            return page
+        case .singlePage, .maxPages, .failed:
+            return nil
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case let .emptyPage(page): return "empty page \(page)"
+        case let .knownPage(page): return "page \(page) held only known ids"
+        case let .status(status, page): return "HTTP \(status) on page \(page)"
+        case let .lastPage(page): return "last page \(page) reached"
+        case let .total(total, page): return "all \(total) records walked at page \(page)"
+        case let .endOfPages(page): return "pages.to reached at page \(page)"
+        case let .noNextPage(page): return "no next page after page \(page)"
+        case .singlePage: return "single page"
+        case let .maxPages(count): return "--max-pages \(count) reached"
+        case .failed: return "failed"
+        }
+    }
+}
+
+/// A record the walk could not store.
+public struct RejectedRecord: Sendable, Equatable {
+    public let page: Int
+    public let index: Int
+    public let reason: String
+}
+
+/// An id listed more than once in one page.
+public struct RepeatedID: Sendable, Equatable {
+    public let page: Int
+    public let id: String
+    /// Where it appears in the page's records array.
+    public let indexes: [Int]
+}
+
+/// A response that failed a walk: nothing of it was stored.
+public struct PageFailure: Sendable, Equatable {
+    public let page: Int
+    public let method: String
+    /// Redacted.
+    public let url: String
+    public let status: Int?
+    public let problem: String
+
+    /// `GET https://…?key=REDACTED: HTTP 200: response is not JSON: …`
+    public var description: String {
+        "\(method) \(url): \(status.map { "HTTP \($0)" } ?? "no response"): \(problem)"
+    }
+}
+
+/// The last page a response named (`stop.last_page`).
+public struct AnnouncedLastPage: Sendable, Equatable {
+    public let page: Int
+    public let last: Int
+}
+
+/// The count of records in the whole walk that a response named (`stop.total`).
+public struct AnnouncedTotal: Sendable, Equatable {
+    public let page: Int
+    public let total: Int
+}
+
+/// A `stop.last_page` or `stop.total` value a response did not give as a whole number.
+public struct UnreadableValue: Sendable, Equatable {
+    public enum Key: Sendable, Equatable { case lastPage, total }
+
+    public let page: Int
+    public let key: Key
+    public let message: String
+}
+
+/// What a job's walk did.
+public struct WalkResult: Sendable {
+    public var stop: StopReason = .failed
+    /// Pages walked: fetched, answered 304, or skipped by `refresh_after`.
+    public var pages = 0
+    /// Pages the server answered 304 Not Modified: replayed from the stored copy.
+    public var pagesNotModified = 0
+    /// Pages not requested because they were fetched within `refresh_after`.
+    public var pagesSkipped = 0
+    public var counts = CommitCounts()
+    public var rejected: [RejectedRecord] = []
+    /// Ids repeated within a page (each stored once).
+    public var repeated: [RepeatedID] = []
+    /// Every `stop.last_page` value the walk's responses gave.
+    public var announcedLast: [AnnouncedLastPage] = []
+    /// Every `stop.total` value the walk's responses gave.
+    public var announcedTotals: [AnnouncedTotal] = []
+    /// Configured `stop` paths a response did not answer with a whole number.
+    public var unreadable: [UnreadableValue] = []
+    /// Entries of the records arrays walked, rejected ones included; a resumed walk
+    /// counts the records stored before it resumed.
+    public var elementsWalked = 0
+    /// A cursor or next URL seen twice: what was seen.
+    public var loop: String?
+    /// The page whose response failed the walk, and why.
+    public var failure: PageFailure?
+    public var retries = 0
+    /// Response bytes received for the pages of this walk.
+    public var bytes = 0
+    /// The page a resumed walk started at.
+    public var resumedAt: Int?
+    /// Page values stored, first and last.
+    public var firstStored: Int?
+    public var lastStored: Int?
+    public var error: String?
+
+    public var pagesFetched: Int { pages - pagesNotModified - pagesSkipped }
+}
+
+extension WalkResult {
+    mutating func count(_ served: ServedPage) {
+        pages += 1
+        elementsWalked += served.elementCount
+        bytes += served.responseBytes
+        rejected += served.rejected
+        repeated += served.repeated
+        switch served.origin {
+        case .fetched: break
+        case .notModified: pagesNotModified += 1
+        case .skipped: pagesSkipped += 1
+        }
+    }
+}

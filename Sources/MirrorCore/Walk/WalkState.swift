@@ -1,0 +1,257 @@
+import Foundation
+
+/// One page's request: its `{page}` value, its URL and its cursor (which may travel in a
+/// POST body rather than the URL). `whole` asks for the page without its stored copy.
+struct PageTarget: Hashable, Sendable {
+    let page: Int
+    let url: RedactedURL
+    let cursor: ExactText?
+    var whole = false
+}
+
+/// A served page the walk stores, and where the walk goes after it: decided before the
+/// commit, so that the checkpoint written with the page says it.
+struct PageStep: Sendable {
+    let target: PageTarget
+    let served: ServedPage
+    /// The stop condition this page meets, if any.
+    let stop: StopReason?
+    /// A cursor or next URL seen before: the walk fails once this page is stored.
+    let loop: String?
+    /// The next request, when the walk goes on.
+    let next: PageTarget?
+    /// The next URL or the next cursor the response gave (`next`).
+    let followURL: RedactedURL?
+    let followCursor: String?
+    /// The checkpoint: the `{page}` value, next URL and cursor fetched next, secrets
+    /// written `${NAME}` (or masked, and then the walk cannot resume from them).
+    let nextPage: Int?
+    let nextURL: String?
+    let nextCursor: String?
+}
+
+/// Where a job's walk is, and what it does with each page served to it: the walk's
+/// decisions, without I/O, clocks or tasks. `PageWalker` fetches and stores; this says
+/// which page comes next, what a response announces, when the walk stops and why.
+struct WalkState {
+    let job: JobSpec
+    let maxPages: Int?
+    private(set) var result = WalkResult()
+    /// The `{page}` value of the page stored next.
+    private(set) var page: Int
+    private var cursor: String?
+    private var nextURL: RedactedURL?
+    /// The position of the next record stored.
+    private(set) var position: Int
+    /// Cursors and next URLs met so far, byte for byte: one met twice is a loop.
+    private var seen: Set<ExactText> = []
+    /// The last page (`stop.last_page`) and the records of the whole walk (`stop.total`),
+    /// as the latest response that gave them announced them.
+    private(set) var lastAnnounced: Int?
+    private var announcedTotal: Int?
+    /// A replayed page whose records are gone is fetched again, whole.
+    private var fetchWhole: RedactedURL?
+    /// Neither `{page}` nor `next`: one request.
+    let singlePage: Bool
+
+    init(job: JobSpec, start: WalkStart, maxPages: Int?) {
+        self.job = job
+        self.maxPages = maxPages
+        page = start.page ?? job.pages.from
+        // The checkpoint writes secrets as `${NAME}`.
+        cursor = start.cursor.map(job.redactor.expand)
+        nextURL = start.nextURL.map { RedactedURL(real: job.redactor.expand($0), redactor: job.redactor) }
+        position = start.position
+        result.elementsWalked = start.position
+        if start.isResumed { result.resumedAt = page }
+        singlePage = job.next == nil && !job.url.usesPage && !(job.body?.json.contains("{page}") ?? false)
+        // A next URL or cursor that leads back to where the walk started is a loop too.
+        if job.next != nil {
+            if let nextURL {
+                seen.insert(Self.key(url: nextURL.real))
+            } else if let cursor {
+                seen.insert(Self.key(cursor: cursor))
+            } else {
+                seen.insert(Self.key(url: job.url.url(page: page, cursor: nil, redactor: job.redactor).real))
+            }
+        }
+    }
+
+    /// A `{page}` walk knows every request in advance: a window of them is in flight.
+    var isWindowed: Bool { job.next == nil && !singlePage }
+
+    /// The highest `{page}` value the walk may request: `pages.to` and `--max-pages`.
+    var pageLimit: Int {
+        var limit = job.pages.to ?? .max
+        if let maxPages {
+            let (span, overflow) = max(0, maxPages - 1).multipliedReportingOverflow(by: job.pages.step)
+            let (last, beyond) = page.addingReportingOverflow(span)
+            if !overflow, !beyond { limit = min(limit, last) }
+        }
+        return limit
+    }
+
+    /// The request for the page stored next, or nil once `--max-pages` pages were walked.
+    mutating func nextTarget() -> PageTarget? {
+        if let maxPages, result.pages >= maxPages {
+            result.stop = .maxPages(maxPages)
+            return nil
+        }
+        let url = nextURL ?? job.url.url(page: page, cursor: cursor, redactor: job.redactor)
+        let whole = fetchWhole == url
+        if whole { fetchWhole = nil }
+        return PageTarget(page: page, url: url, cursor: cursor.map(ExactText.init), whole: whole)
+    }
+
+    /// The `{page}` target of page value `page`, as a window requests it.
+    func windowTarget(_ page: Int) -> PageTarget {
+        PageTarget(page: page, url: job.url.url(page: page, cursor: nil, redactor: job.redactor), cursor: nil)
+    }
+
+    mutating func fetched(retries: Int) {
+        result.retries += retries
+    }
+
+    /// Reads what the page stored next came to: the walk ends here without storing it (a
+    /// `stop.status`, an empty page), or it stores it and goes on as the step says.
+    mutating func decide(_ fetched: Fetched, for target: PageTarget) -> PageStep? {
+        let served: ServedPage
+        switch fetched {
+        case let .stopStatus(status):
+            result.stop = .status(status, page: page)
+            return nil
+        case let .page(page):
+            served = page
+        }
+        if job.stop.lastPage != nil, let last = served.lastPage {
+            lastAnnounced = last
+            result.announcedLast.append(AnnouncedLastPage(page: page, last: last))
+        }
+        if job.stop.total != nil, let total = served.total {
+            announcedTotal = total
+            result.announcedTotals.append(AnnouncedTotal(page: page, total: total))
+        }
+        result.unreadable += served.unreadable.map { UnreadableValue(page: page, key: $0.key, message: $0.message) }
+        if served.elementCount == 0 && job.stop.empty {
+            result.count(served)
+            result.stop = .emptyPage(page: page)
+            return nil
+        }
+
+        var stop: StopReason?
+        var loop: String?
+        var nextCursor: String?
+        var followURL: RedactedURL?
+        if job.next != nil {
+            switch served.next {
+            case .none:
+                stop = .noNextPage(page: page)
+            case let .url(text):
+                let candidate = RedactedURL(real: text, redactor: job.redactor)
+                if !seen.insert(Self.key(url: text)).inserted {
+                    loop = "next URL \(candidate) seen twice"
+                }
+                followURL = candidate
+            case let .cursor(text):
+                if !seen.insert(Self.key(cursor: text)).inserted {
+                    loop = "cursor '\(job.redactor.redact(text))' seen twice"
+                }
+                nextCursor = text
+            }
+        } else if singlePage {
+            stop = .singlePage
+        }
+        let step = job.pages.step
+        if job.stop.lastPage != nil, let last = lastAnnounced, stop == nil, page >= last {
+            stop = .lastPage(page: page)
+        }
+        if stop == nil, let total = announcedTotal, result.elementsWalked + served.elementCount >= total {
+            stop = .total(total, page: page)
+        }
+        if stop == nil, let to = job.pages.to, page + step > to {
+            stop = .endOfPages(page: page)
+        }
+        var next: PageTarget?
+        if stop == nil, loop == nil {
+            let url = followURL ?? job.url.url(page: page + step, cursor: nextCursor, redactor: job.redactor)
+            next = PageTarget(page: page + step, url: url, cursor: nextCursor.map(ExactText.init))
+        }
+        return PageStep(
+            target: target, served: served, stop: stop, loop: loop, next: next, followURL: followURL, followCursor: nextCursor,
+            nextPage: stop == nil ? page + step : nil,
+            nextURL: followURL.map { job.redactor.placeholders($0.real) ?? $0.description },
+            nextCursor: nextCursor.map { job.redactor.placeholders($0) ?? job.redactor.redact($0) })
+    }
+
+    /// Whether the page after `step` may be requested while `step`'s page is stored. With
+    /// `stop.known` the next request hangs on this commit: only a window wider than one guesses.
+    func mayFetchAhead(_ step: PageStep) -> Bool {
+        guard step.next != nil, result.pages + 1 < (maxPages ?? .max) else { return false }
+        return !job.stop.known || (isWindowed && job.concurrency > 1)
+    }
+
+    /// The step's page was stored: counts it; true when the walk ends with it.
+    mutating func stored(_ step: PageStep, counts: CommitCounts) -> Bool {
+        let served = step.served
+        result.count(served)
+        position += served.recordCount
+        result.counts.new += counts.new
+        result.counts.updated += counts.updated
+        result.counts.unchanged += counts.unchanged
+        result.firstStored = result.firstStored ?? page
+        result.lastStored = page
+        if let loop = step.loop {
+            result.loop = loop
+            result.error = "job '\(job.name)': \(job.method.rawValue) \(step.target.url): loop: \(loop); \(keptText)"
+            return true
+        }
+        var stop = step.stop
+        if stop == nil, job.stop.known, served.recordCount > 0, counts.new == 0 {
+            stop = .knownPage(page: page)
+        }
+        if let stop {
+            result.stop = stop
+            return true
+        }
+        page += job.pages.step
+        cursor = step.followCursor
+        nextURL = step.followURL
+        return false
+    }
+
+    /// The step's page was a replay whose records are no longer all stored: the walk
+    /// fetches it again, whole, and where it leads is not seen yet.
+    mutating func refetchWhole(_ step: PageStep) {
+        fetchWhole = step.target.url
+        if let url = step.followURL { seen.remove(Self.key(url: url.real)) }
+        if let cursor = step.followCursor { seen.remove(Self.key(cursor: cursor)) }
+    }
+
+    /// A response failed the walk: nothing of it is stored.
+    mutating func fail(_ fault: PageFault) {
+        // What went wrong may quote the server or the client library: mask any secret in it.
+        let problem = job.redactor.redact(fault.problem)
+        result.failure = PageFailure(page: page, method: job.method.rawValue, url: fault.url.description,
+                                     status: fault.status, problem: problem)
+        let status = fault.status.map { "HTTP \($0)" } ?? "no response"
+        result.error = "job '\(job.name)': \(job.method.rawValue) \(fault.url): \(status): \(problem); page \(page) not stored, \(keptText)"
+    }
+
+    /// The store could not take the page.
+    mutating func failStoring(_ step: PageStep, reason: String) {
+        fail(PageFault(url: step.target.url, status: step.served.status, problem: "cannot store the page: \(reason)"))
+    }
+
+    mutating func cancel() {
+        result.error = "cancelled"
+    }
+
+    /// `pages 1-6 kept`, `page 1 kept` or `nothing stored`.
+    private var keptText: String {
+        guard let first = result.firstStored, let last = result.lastStored else { return "nothing stored" }
+        return first == last ? "page \(first) kept" : "pages \(first)-\(last) kept"
+    }
+
+    private static func key(url: String) -> ExactText { ExactText("url " + url) }
+    private static func key(cursor: String) -> ExactText { ExactText("cursor " + cursor) }
+}
