@@ -203,7 +203,7 @@ struct BinaryTests {
             let report = try decoder.decode(RunReport.self, from: Data(text.utf8))
             #expect(report.exitStatus == 1)
             let job = try #require(report.jobs.first)
-            #expect(job.job == "events" && job.status == "failed" && job.table == "t_event" && job.file == "jobs.yaml")
+            #expect(job.job == "events" && job.status == .failed && job.table == "t_event" && job.file == "jobs.yaml")
             #expect(job.stopReason == "failed" && !job.complete)
             #expect(job.pages.total == 2 && job.pages.fetched == 2 && job.pages.notModified == 0 && job.pages.skipped == 0)
             #expect(job.retries == 1)

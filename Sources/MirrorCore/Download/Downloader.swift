@@ -33,21 +33,29 @@ public final class Downloader: Sendable {
 
     private let state = State()
     private let continuation: AsyncStream<RedactedURL>.Continuation
-    private let pump: Task<Void, Never>
 
-    /// `onChange` is called with the summary after every file.
-    public init(job: JobSpec, store: TableStore, output: String, client: HTTPClient, limiter: RateLimiter,
-                retry: RetryPolicy, logger: Logger, onChange: (@Sendable (DownloadSummary) -> Void)? = nil) {
-        let (stream, continuation) = AsyncStream.makeStream(of: RedactedURL.self)
+    private init(continuation: AsyncStream<RedactedURL>.Continuation) {
         self.continuation = continuation
+    }
+
+    /// Runs `body` with a downloader for `job`. The files of the pages `body` stores are
+    /// fetched by a child task while it runs; when this returns, every one has ended, or,
+    /// if the task was cancelled, been abandoned with nothing left in place.
+    /// `onChange` is called with the summary after every file.
+    public static func with<T: Sendable>(
+        job: JobSpec, store: TableStore, output: String, client: HTTPClient, limiter: RateLimiter, retry: RetryPolicy,
+        logger: Logger, onChange: (@Sendable (DownloadSummary) -> Void)? = nil,
+        _ body: (Downloader) async -> T
+    ) async -> (T, DownloadSummary) {
+        let (stream, continuation) = AsyncStream.makeStream(of: RedactedURL.self)
+        let downloader = Downloader(continuation: continuation)
         // A file on another origin than the API's (a CDN) gets no header holding a secret.
         let apiURL = job.url.url(page: job.pages.from, cursor: nil, redactor: job.redactor).real
         let fetcher = FileFetcher(job: job, store: store, output: output, client: client,
                                   sender: RetryingSender(job: job, limiter: limiter, policy: retry, logger: logger),
                                   logger: logger, apiURL: apiURL,
                                   plainHeaders: job.headers.filter { job.redactor.redact($0.value) == $0.value })
-        let state = state
-        let width = job.downloadConcurrency
+        let state = downloader.state
         // Counts each file as it ends, from its own task, so that progress moves between pages.
         let settle: @Sendable (FileOutcome) -> Void = { outcome in
             let summary = state.summary.withLock { summary in
@@ -62,20 +70,28 @@ public final class Downloader: Sendable {
             }
             onChange?(summary)
         }
-        // Starts each queued URL as soon as fewer than `width` are in flight.
-        pump = Task {
-            await withTaskGroup(of: Void.self) { group in
-                var running = 0
-                for await url in stream {
-                    if running >= width {
-                        await group.next()
-                        running -= 1
+        let width = job.downloadConcurrency
+        return await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                // Starts each queued URL as soon as fewer than `width` are in flight.
+                await withTaskGroup(of: Void.self) { files in
+                    var running = 0
+                    for await url in stream {
+                        if running >= width {
+                            await files.next()
+                            running -= 1
+                        }
+                        files.addTask {
+                            if let outcome = await fetcher.fetch(url) { settle(outcome) }
+                        }
+                        running += 1
                     }
-                    group.addTask { settle(await fetcher.fetch(url)) }
-                    running += 1
                 }
-                await group.waitForAll()
             }
+            let value = await body(downloader)
+            continuation.finish()
+            await group.waitForAll()
+            return (value, downloader.summary)
         }
     }
 
@@ -87,13 +103,6 @@ public final class Downloader: Sendable {
 
     /// Downloads finished so far.
     public var summary: DownloadSummary { state.summary.withLock { $0 } }
-
-    /// Waits for every queued download.
-    public func finish() async -> DownloadSummary {
-        continuation.finish()
-        await pump.value
-        return summary
-    }
 }
 
 /// One download, start to end: the file lands under its final name whole, or not at all.
@@ -109,9 +118,10 @@ struct FileFetcher: Sendable {
     /// The job's headers without those holding a secret, for files on other origins.
     let plainHeaders: [(name: String, value: String)]
 
-    /// Downloads `url` and records how it ended.
-    func fetch(_ url: RedactedURL) async -> FileOutcome {
-        var outcome = await attempt(url)
+    /// Downloads `url` and records how it ended; nil when the task was cancelled: the
+    /// download is abandoned, nothing of it kept or recorded (it is tried again next run).
+    func fetch(_ url: RedactedURL) async -> FileOutcome? {
+        guard var outcome = await attempt(url), !Task.isCancelled else { return nil }
         outcome.error = outcome.error.map(job.redactor.redact)
         do {
             try await store.record(file: outcome)
@@ -126,7 +136,7 @@ struct FileFetcher: Sendable {
         return outcome
     }
 
-    private func attempt(_ url: RedactedURL) async -> FileOutcome {
+    private func attempt(_ url: RedactedURL) async -> FileOutcome? {
         var outcome = FileOutcome(url: url, status: .failed, time: Timestamp.string(Date()))
         guard HTTPClient.isHTTP(url.real) else {
             outcome.status = .refused
@@ -172,6 +182,7 @@ struct FileFetcher: Sendable {
         outcome.time = Timestamp.string(Date())
         switch sent.result {
         case let .failure(error):
+            if error.kind == .cancelled { return nil }
             outcome.httpStatus = error.status
             outcome.error = error.reason + sent.afterRetries
             return outcome

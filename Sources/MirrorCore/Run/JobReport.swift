@@ -1,5 +1,12 @@
 import Foundation
 
+/// How a job's run ended, as the summary, `--report`, `_mirror_runs` and `status` say it.
+public enum JobResult: String, Sendable, Codable, Equatable {
+    case ok, failed
+    /// Stopped by a signal: what was stored stays, and the next run resumes there.
+    case interrupted
+}
+
 /// One job's outcome in a run: what the summary prints and `_mirror_runs` keeps.
 public struct JobReport: Sendable {
     public var job: String
@@ -7,17 +14,21 @@ public struct JobReport: Sendable {
     public var table: String
     public var database: String
     public var account: String
-    public var succeeded: Bool
+    public var result: JobResult
     public var walk: WalkResult
     public var pruned: Int
     public var seconds: Double
     /// Downloads, for a job with `downloads`.
     public var files: DownloadSummary?
 
+    public var succeeded: Bool { result == .ok }
+
     /// One line for the summary on stdout, plus one line per rejected record.
     public var summaryLines: [String] {
         var lines: [String]
-        if succeeded {
+        if result == .interrupted {
+            lines = ["\(job): INTERRUPTED: \(walk.error ?? "interrupted")"]
+        } else if succeeded {
             let counts = walk.counts
             let stored = counts.new + counts.updated + counts.unchanged
             var line = "\(job): ok, \(walk.pages) \(walk.pages == 1 ? "page" : "pages")"
@@ -54,6 +65,13 @@ public struct RunSummary: Sendable {
     public var reports: [JobReport]
 
     public var allSucceeded: Bool { reports.allSatisfy(\.succeeded) }
+    /// A signal stopped the run.
+    public var interrupted = false
+
+    public init(reports: [JobReport], interrupted: Bool = false) {
+        self.reports = reports
+        self.interrupted = interrupted
+    }
 
     public var text: String {
         reports.flatMap(\.summaryLines).joined(separator: "\n")

@@ -2,7 +2,7 @@ import Synchronization
 
 /// Where one job's walk stands, reported after every page and when the job ends.
 public struct JobProgress: Sendable {
-    public enum State: Sendable { case running, succeeded, failed }
+    public enum State: Sendable { case running, succeeded, failed, interrupted }
 
     public var job: String
     public var state: State
@@ -46,6 +46,7 @@ public struct JobProgress: Sendable {
         case .running: break
         case .succeeded: parts.append("done")
         case .failed: parts.append("FAILED")
+        case .interrupted: parts.append("INTERRUPTED")
         }
         return "\(job): " + parts.joined(separator: ", ")
     }

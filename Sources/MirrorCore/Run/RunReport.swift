@@ -42,8 +42,7 @@ public struct RunReport: Sendable, Codable, Equatable {
         public var table: String
         public var database: String
         public var account: String
-        /// `ok` or `failed`.
-        public var status: String
+        public var status: JobResult
         public var stopReason: String
         /// The walk saw everything (a stop condition or `pages.to`), as `prune` requires.
         public var complete: Bool
@@ -72,7 +71,7 @@ public struct RunReport: Sendable, Codable, Equatable {
             let walk = report.walk
             return Job(
                 job: report.job, file: report.file, table: report.table, database: report.database,
-                account: report.account, status: report.succeeded ? "ok" : "failed", stopReason: walk.stop.description,
+                account: report.account, status: report.result, stopReason: walk.stop.description,
                 complete: report.succeeded && walk.stop.isComplete,
                 pages: Pages(total: walk.pages, fetched: walk.pagesFetched, notModified: walk.pagesNotModified,
                              skipped: walk.pagesSkipped),

@@ -70,15 +70,16 @@ public struct Runner: Sendable {
                 var walk = WalkResult()
                 walk.error = "job '\(entry.job.name)': cannot open \(path): \(error)"
                 reports[index] = JobReport(job: entry.job.name, file: entry.file.path, table: entry.job.table,
-                                           database: path, account: entry.job.account, succeeded: false,
+                                           database: path, account: entry.job.account, result: .failed,
                                            walk: walk, pruned: 0, seconds: 0)
             }
         }
-        // Up to `parallel` jobs at once; one job's failure never stops another.
+        // Up to `parallel` jobs at once; one job's failure never stops another. Once the run
+        // is cancelled (a signal), no job starts.
         await withTaskGroup(of: (Int, JobReport).self) { group in
             var pending = runnable[...]
             func startNext() {
-                guard let next = pending.popFirst() else { return }
+                guard !Task.isCancelled, let next = pending.popFirst() else { return }
                 group.addTask {
                     (next.index, await self.run(next.job, file: next.file, output: next.output, store: next.store, options: options))
                 }
@@ -89,7 +90,7 @@ public struct Runner: Sendable {
                 startNext()
             }
         }
-        return RunSummary(reports: reports.compactMap { $0 })
+        return RunSummary(reports: reports.compactMap { $0 }, interrupted: Task.isCancelled)
     }
 
     func run(_ job: JobSpec, file: JobFile, output: String, store: TableStore, options: Options) async -> JobReport {
@@ -97,63 +98,93 @@ public struct Runner: Sendable {
         let startedAt = Timestamp.string(Date())
         var walkStartedAt = startedAt
         var walk = WalkResult()
-        var pruned = 0
-        var downloader: Downloader?
         var files: DownloadSummary?
         let relay = progress.map(ProgressRelay.init)
         do {
             try await store.prepare(table: job.table)
-            if !job.downloads.isEmpty {
-                downloader = Downloader(job: job, store: store, output: output, client: client, limiter: limiter,
-                                        retry: options.retry, logger: logger, onChange: relay?.downloaded)
-                // What earlier runs did not get is tried again first.
-                let unfinished = try await store.unfinishedFiles(job: job.name)
-                downloader?.enqueue(unfinished.map { RedactedURL(real: $0, redactor: job.redactor) })
-            }
             let start = try await store.startWalk(job: job.name, account: job.account, table: job.table, at: startedAt,
-                                            fresh: options.refresh)
+                                                  fresh: options.refresh)
             walkStartedAt = start.startedAt
             relay?.walked(JobProgress(job: job.name, state: .running, page: nil, lastPage: job.pages.to, walk: walk,
-                                      files: downloader?.summary))
-            walk = await PageWalker(job: job, store: store, client: client, maxPages: options.maxPages,
-                                   refresh: options.refresh, retry: options.retry,
-                                   limiter: limiter, logger: logger, progress: relay?.walked, downloader: downloader)
-                .walk(from: start)
-            let succeeded = walk.error == nil
-            let state = !succeeded ? "failed" : walk.stop.isComplete ? "complete" : "incomplete"
-            try await store.finishWalk(job: job.name, account: job.account, state: state, at: Timestamp.string(Date()))
-            if succeeded, walk.stop.isComplete, job.prune {
-                pruned = try await store.prune(table: job.table, account: job.account, notSeenSince: walkStartedAt)
+                                      files: job.downloads.isEmpty ? nil : DownloadSummary()))
+            func walker(_ downloader: Downloader?) -> PageWalker {
+                PageWalker(job: job, store: store, client: client, maxPages: options.maxPages, refresh: options.refresh,
+                           retry: options.retry, limiter: limiter, logger: logger, progress: relay?.walked,
+                           downloader: downloader)
+            }
+            if job.downloads.isEmpty {
+                walk = await walker(nil).walk(from: start)
+            } else {
+                // A failed download never fails its job; the files of stored pages are fetched
+                // even when the walk failed. What earlier runs did not get is tried first.
+                let unfinished = try await store.unfinishedFiles(job: job.name)
+                (walk, files) = await Downloader.with(job: job, store: store, output: output, client: client,
+                                                      limiter: limiter, retry: options.retry, logger: logger,
+                                                      onChange: relay?.downloaded) { downloader in
+                    downloader.enqueue(unfinished.map { RedactedURL(real: $0, redactor: job.redactor) })
+                    return await walker(downloader).walk(from: start)
+                }
             }
         } catch {
             walk.error = walk.error ?? "job '\(job.name)': \(store.path): \(error)"
         }
-        // A failed download never fails its job; the files of stored pages are fetched
-        // even when the walk failed.
-        if let downloader { files = await downloader.finish() }
+        var result: JobResult = walk.stop == .interrupted ? .interrupted : walk.error == nil ? .ok : .failed
+        var pruned = 0
+        do {
+            let end: TableStore.WalkEnd = switch result {
+            case .ok: walk.stop.isComplete ? .complete : .incomplete
+            case .failed: .failed
+            case .interrupted: .interrupted
+            }
+            try await Self.bookkeeping {
+                try await store.finishWalk(job: job.name, account: job.account, state: end, at: Timestamp.string(Date()))
+            }
+            if result == .ok, walk.stop.isComplete, job.prune {
+                let since = walkStartedAt
+                pruned = try await Self.bookkeeping {
+                    try await store.prune(table: job.table, account: job.account, notSeenSince: since)
+                }
+            }
+        } catch {
+            walk.error = walk.error ?? "job '\(job.name)': \(store.path): \(error)"
+            if result == .ok { result = .failed }
+        }
         let elapsed = ContinuousClock.now - clock
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let report = JobReport(job: job.name, file: file.path, table: job.table, database: store.path,
-                               account: job.account, succeeded: walk.error == nil, walk: walk, pruned: pruned,
+                               account: job.account, result: result, walk: walk, pruned: pruned,
                                seconds: seconds, files: files)
+        let run = RunRecord(
+            job: job.name, account: job.account, table: job.table, startedAt: startedAt,
+            finishedAt: Timestamp.string(Date()), result: result,
+            stopReason: walk.stop.description, pages: walk.pages, pagesNotModified: walk.pagesNotModified,
+            pagesSkipped: walk.pagesSkipped, counts: walk.counts,
+            rejected: walk.rejected.count, pruned: pruned, error: walk.error,
+            filesDownloaded: files?.downloaded ?? 0, filesFailed: files?.failed.count ?? 0)
         do {
-            try await store.record(run: RunRecord(
-                job: job.name, account: job.account, table: job.table, startedAt: startedAt,
-                finishedAt: Timestamp.string(Date()), result: report.succeeded ? "ok" : "failed",
-                stopReason: walk.stop.description, pages: walk.pages, pagesNotModified: walk.pagesNotModified,
-                pagesSkipped: walk.pagesSkipped, counts: walk.counts,
-                rejected: walk.rejected.count, pruned: pruned, error: walk.error,
-                filesDownloaded: files?.downloaded ?? 0, filesFailed: files?.failed.count ?? 0))
+            try await Self.bookkeeping { try await store.record(run: run) }
         } catch {
             logger.error("cannot record the run", metadata: ["job": "\(job.name)", "error": "\(error)"])
         }
-        progress?(JobProgress(job: job.name, state: report.succeeded ? .succeeded : .failed, page: walk.lastStored,
-                              lastPage: job.pages.to, walk: walk, files: files))
-        if let error = walk.error {
-            logger.error("job failed", metadata: ["job": "\(job.name)", "error": "\(error)"])
-        } else {
-            logger.info("job done", metadata: ["job": "\(job.name)", "pages": "\(walk.pages)", "stop": "\(walk.stop)"])
+        let state: JobProgress.State = switch result {
+        case .ok: .succeeded
+        case .failed: .failed
+        case .interrupted: .interrupted
+        }
+        progress?(JobProgress(job: job.name, state: state, page: walk.lastStored, lastPage: job.pages.to, walk: walk,
+                              files: files))
+        switch result {
+        case .ok: logger.info("job done", metadata: ["job": "\(job.name)", "pages": "\(walk.pages)", "stop": "\(walk.stop)"])
+        case .failed: logger.error("job failed", metadata: ["job": "\(job.name)", "error": "\(walk.error ?? "")"])
+        case .interrupted: logger.warning("job interrupted", metadata: ["job": "\(job.name)", "pages": "\(walk.pages)"])
         }
         return report
+    }
+
+    /// Writes a job's bookkeeping in a task of its own, which does not inherit the job's
+    /// cancellation: an interrupted run is still recorded as such, and its walk left
+    /// where the next run resumes.
+    private static func bookkeeping<T: Sendable>(_ write: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await Task { try await write() }.value
     }
 }

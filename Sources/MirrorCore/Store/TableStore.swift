@@ -121,7 +121,7 @@ public struct RunRecord: Sendable {
     public var table: String
     public var startedAt: String
     public var finishedAt: String
-    public var result: String
+    public var result: JobResult
     public var stopReason: String
     public var pages: Int
     public var pagesNotModified: Int
@@ -175,7 +175,8 @@ public final class TableStore: PageStore {
         try await pool.write { db in
             if !fresh, let row = try Row.fetchOne(db, sql: """
                 SELECT started_at, next_page, next_url, next_cursor, position FROM \(StoreSchema.walks)
-                WHERE job = ? AND account = ? AND table_name = ? AND state IN ('failed', 'running') AND next_page IS NOT NULL
+                WHERE job = ? AND account = ? AND table_name = ? AND state IN ('failed', 'interrupted', 'running')
+                  AND next_page IS NOT NULL
                 """, arguments: [job, account, table]) {
                 let start = WalkStart(startedAt: row["started_at"], page: row["next_page"], nextURL: row["next_url"],
                                       cursor: row["next_cursor"], position: row["position"])
@@ -196,10 +197,21 @@ public final class TableStore: PageStore {
         }
     }
 
-    public func finishWalk(job: String, account: String, state: String, at time: String) async throws {
+    /// How a walk ended, as `_mirror_walks.state` keeps it (`running` while it goes on).
+    public enum WalkEnd: String, Sendable {
+        /// It saw everything: a stop condition or `pages.to`.
+        case complete
+        /// Cut by `--max-pages`.
+        case incomplete
+        case failed
+        /// Stopped by a signal.
+        case interrupted
+    }
+
+    public func finishWalk(job: String, account: String, state: WalkEnd, at time: String) async throws {
         try await pool.write { db in
             try db.execute(sql: "UPDATE \(StoreSchema.walks) SET state = ?, updated_at = ? WHERE job = ? AND account = ?",
-                           arguments: [state, time, job, account])
+                           arguments: [state.rawValue, time, job, account])
         }
     }
 
@@ -419,7 +431,7 @@ public final class TableStore: PageStore {
                   pages, pages_not_modified, pages_skipped, records_new, records_updated, records_unchanged,
                   records_rejected, records_pruned, error, files_downloaded, files_failed)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [run.job, run.account, run.table, run.startedAt, run.finishedAt, run.result,
+                """, arguments: [run.job, run.account, run.table, run.startedAt, run.finishedAt, run.result.rawValue,
                                  run.stopReason, run.pages, run.pagesNotModified, run.pagesSkipped, run.counts.new,
                                  run.counts.updated, run.counts.unchanged, run.rejected, run.pruned, run.error,
                                  run.filesDownloaded, run.filesFailed])

@@ -12,11 +12,13 @@ public enum StopReason: Sendable, Equatable, CustomStringConvertible {
     case singlePage
     case maxPages(Int)
     case failed
+    /// A signal stopped the walk.
+    case interrupted
 
     /// A walk that ended on a stop condition or at `pages.to` saw everything (SPEC §5).
     public var isComplete: Bool {
         switch self {
-        case .maxPages, .failed: return false
+        case .maxPages, .failed, .interrupted: return false
         default: return true
         }
     }
@@ -27,7 +29,7 @@ public enum StopReason: Sendable, Equatable, CustomStringConvertible {
         case let .emptyPage(page), let .knownPage(page), let .status(_, page), let .lastPage(page), let .total(_, page),
              let .endOfPages(page), let .noNextPage(page):
             return page
-        case .singlePage, .maxPages, .failed:
+        case .singlePage, .maxPages, .failed, .interrupted:
             return nil
         }
     }
@@ -44,6 +46,7 @@ public enum StopReason: Sendable, Equatable, CustomStringConvertible {
         case .singlePage: return "single page"
         case let .maxPages(count): return "--max-pages \(count) reached"
         case .failed: return "failed"
+        case .interrupted: return "interrupted"
         }
     }
 }

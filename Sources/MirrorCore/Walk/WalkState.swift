@@ -242,8 +242,11 @@ struct WalkState {
         fail(PageFault(url: step.target.url, status: step.served.status, problem: "cannot store the page: \(reason)"))
     }
 
+    /// The walk was cancelled: a signal stopped the run. The page being stored, if any,
+    /// was stored whole or not at all; the next run resumes after the last one stored.
     mutating func cancel() {
-        result.error = "cancelled"
+        result.stop = .interrupted
+        result.error = "job '\(job.name)': interrupted at page \(page); \(keptText)"
     }
 
     /// `pages 1-6 kept`, `page 1 kept` or `nothing stored`.
