@@ -12,7 +12,7 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Run at most this many jobs at once.") var parallel = 4
     @Option(help: "Write the run as JSON to this file.") var report: String?
     @Option(help: "Output folder (default: the job file's 'output:', else ./cache).") var output: String?
-    @Flag(help: "Log errors only; no progress lines.") var quiet = false
+    @Flag(help: "Print only what failed: no summary line for a job that succeeded, errors only in the log, no progress lines.") var quiet = false
     @Flag(help: "Log every page.") var verbose = false
 
     func validate() throws {
@@ -37,7 +37,10 @@ struct RunCommand: AsyncParsableCommand {
         }
         let summary = try await Runner(client: HTTPClient(), logger: logger, progress: progress).run(loaded, options: options)
         display?.finish()
-        if !summary.text.isEmpty { printOut(summary.text) }
+        // Quiet (cron) prints only the jobs that failed, so a run that worked prints nothing.
+        let shown = quiet ? summary.reports.filter { !$0.succeeded } : summary.reports
+        let text = shown.flatMap(\.summaryLines).joined(separator: "\n")
+        if !text.isEmpty { printOut(text) }
         if let report {
             do {
                 try RunReport(summary: summary, startedAt: startedAt, finishedAt: Timestamp.string(Date())).write(to: report)
