@@ -13,8 +13,9 @@ struct ExportCommand: ParsableCommand {
     @Option(help: "Database file to read instead of searching the output folder.") var db: String?
     @Option(help: "ndjson, json or csv.") var format: Exporter.Format = .ndjson
     @Option(help: "Only this account's records.") var account: String?
-    @Option(name: .customLong("since-id"), help: "Only ids greater than this.") var sinceID: String?
-    @Option(name: .customLong("max-id"), help: "Only ids up to and including this.") var maxID: String?
+    // Unconditional: an id may start with a dash (`--max-id -1`).
+    @Option(name: .customLong("since-id"), parsing: .unconditional, help: "Only ids greater than this.") var sinceID: String?
+    @Option(name: .customLong("max-id"), parsing: .unconditional, help: "Only ids up to and including this.") var maxID: String?
     @Option(help: "At most this many records.") var limit: Int?
     @Option(help: "Skip this many records first.") var offset: Int?
     @Option(help: "walk (the API's order) or id (descending).") var order: Exporter.Order = .walk

@@ -132,6 +132,24 @@ struct BinaryTests {
         #expect(status.stdout.contains(#""result" : "ok""#))
     }
 
+    @Test("--since-id and --max-id take a negative id after a space")
+    func negativeIDs() async throws {
+        let folder = try temporaryFolder()
+        try await FixtureServer.with({ request in
+            .json(request.parameter("page") == "1" ? #"{"data":{"list":[{"id":-5},{"id":-1},{"id":3}]}}"# : #"{"data":{"list":[]}}"#)
+        }) { server in
+            try jobYAML.replacingOccurrences(of: "BASE", with: server.base).write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+            #expect(try await mirror(["run", "jobs.yaml", "--quiet"], in: folder, environment: ["API_KEY": "k"]).status == 0)
+        }
+        let upTo = try await mirror(["export", "--table", "t_event", "--output", "out", "--max-id", "-1"], in: folder)
+        #expect(upTo.status == 0)
+        #expect(upTo.stderr == "")
+        #expect(upTo.stdout == "{\"id\":-5}\n{\"id\":-1}\n")
+        let after = try await mirror(["export", "--table", "t_event", "--output", "out", "--since-id", "-5", "--max-id=3"], in: folder)
+        #expect(after.status == 0)
+        #expect(after.stdout == "{\"id\":-1}\n{\"id\":3}\n")
+    }
+
     @Test("verify exits 0 on a clean walk and 1 on a fault, writes JUnit XML, and never touches the output folder")
     func verify() async throws {
         let folder = try temporaryFolder()
