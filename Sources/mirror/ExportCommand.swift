@@ -6,7 +6,15 @@ extension Exporter.Format: ExpressibleByArgument {}
 extension Exporter.Order: ExpressibleByArgument {}
 
 struct ExportCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "export", abstract: "Print stored records (NDJSON by default).")
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Print stored records (NDJSON by default).",
+        discussion: """
+            Exit status: 0 exported; 1 the table or database could not be found or read, or \
+            the file could not be written; 2 usage error.
+
+            README.md, section "Use", describes each format and option.
+            """)
 
     @Option(help: "Table to export.") var table: String
     @Option(help: "Output folder holding the databases (default ./cache).") var output: String?

@@ -3,7 +3,19 @@ import Foundation
 import MirrorCore
 
 struct RunCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "run", abstract: "Run the jobs of job files.")
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run the jobs of job files.",
+        discussion: """
+            Prints one summary line per job on stdout (with --quiet, only for the jobs that \
+            failed); logs and progress go to stderr.
+
+            Exit status: 0 every job succeeded; 1 at least one job failed (the others still \
+            ran); 2 usage or config error (nothing fetched); 3 another mirror run holds the \
+            output folder's lock.
+
+            \(jobFileReference)
+            """)
 
     @Argument(help: "Job files.") var files: [String]
     @Option(name: .customLong("job"), help: "Run only this job (repeatable).") var jobs: [String] = []
@@ -21,7 +33,7 @@ struct RunCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let loaded = try JobFileLoader().load(paths: files)
+        let loaded = try loadJobFiles(files)
         let display = !quiet && TerminalProgress.stderrIsTerminal ? TerminalProgress() : nil
         let logger = LogSetup.bootstrap(quiet: quiet, verbose: verbose, display: display)
         var options = Runner.Options()

@@ -3,14 +3,23 @@ import Foundation
 import MirrorCore
 
 struct StatusCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "status", abstract: "Show tables, record counts and each job's last run.")
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show tables, record counts and each job's last run.",
+        discussion: """
+            A job is stale when it has had no successful run in the last 24 hours, or never ran.
+
+            Exit status: 0 shown; 1 an output folder could not be read; 2 usage or config error.
+
+            \(jobFileReference)
+            """)
 
     @Argument(help: "Job files (optional): show these jobs, in their output folders.") var files: [String] = []
     @Option(help: "Output folder (default: the job files' 'output:', else ./cache).") var output: String?
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
-        let loaded = try JobFileLoader().load(paths: files)
+        let loaded = try loadJobFiles(files)
         var folders: [String: [JobFile]] = [:]
         var order: [String] = []
         if loaded.isEmpty {

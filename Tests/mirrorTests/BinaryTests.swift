@@ -102,9 +102,9 @@ struct BinaryTests {
             #expect(run.stdout.hasPrefix("events: ok, 3 pages, 3 records (3 new, 0 updated, 0 unchanged), stopped: empty page 3, "))
             // stderr is a pipe, not a terminal: plain log lines, one per job, no progress line.
             #expect(!run.stderr.contains("\u{1B}"))
-            let lines = run.stderr.split(separator: "\n")
-            #expect(lines.count == 1)
-            #expect(lines.first?.contains(" info mirror: job=events pages=3 stop=empty page 3 ") == true)
+            // One plain line: time, level, label, metadata, message; no Swift module name.
+            #expect(run.stderr.replacing(#/^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}[+-][0-9]{4} /#, with: "")
+                == "info mirror: job=events pages=3 stop=empty page 3 job done\n")
             // As cron runs it: a run where every job succeeded prints nothing at all.
             let quiet = try await mirror(["run", "jobs.yaml", "--quiet"], in: folder, environment: ["API_KEY": "k"])
             #expect(quiet.status == 0)
@@ -273,10 +273,43 @@ struct BinaryTests {
         let unknownJob = try await mirror(["run", "jobs.yaml", "--job", "nope"], in: folder, environment: ["API_KEY": "k"])
         #expect(unknownJob.status == 2)
         #expect(unknownJob.stderr == "error: no job named 'nope' in jobs.yaml\n")
+        let misspelt = try await mirror(["run", "jobs.yaml", "--job", "evnets"], in: folder, environment: ["API_KEY": "k"])
+        #expect(misspelt.status == 2)
+        #expect(misspelt.stdout == "")
+        #expect(misspelt.stderr == "error: no job named 'evnets' in jobs.yaml (did you mean 'events'?)\n")
+        for command in ["check", "run", "verify", "status"] {
+            let folderGiven = try await mirror([command, "."], in: folder, environment: ["API_KEY": "k"])
+            #expect(folderGiven.status == 2)
+            #expect(folderGiven.stdout == "")
+            #expect(folderGiven.stderr == "error: '.' is a directory, not a job file\n")
+        }
         let missingTable = try await mirror(["export", "--table", "t_x", "--output", "nowhere"], in: folder)
         #expect(missingTable.status == 1)
         #expect(missingTable.stderr == "error: cannot read the output folder 'nowhere': no such folder\n")
-        #expect(try await mirror(["--help"], in: folder).status == 0)
+    }
+
+    @Test("every help text says the exit statuses and where the job-file reference is")
+    func helpTexts() async throws {
+        let folder = try temporaryFolder()
+        let expected: [[String]: String] = [
+            ["--help"]: "Exit status: 0 success; 1 a job failed (run), a page-walk fault was found (verify),",
+            ["help", "run"]: "Exit status: 0 every job succeeded; 1 at least one job failed (the others still ran);",
+            ["verify", "--help"]: "Exit status: 0 no fault; 1 at least one fault; 2 usage or config error.",
+            ["status", "--help"]: "Exit status: 0 shown; 1 an output folder could not be read; 2 usage or config error.",
+            ["check", "--help"]: "Exit status: 0 every file is valid; 2 a config or usage error.",
+            ["export", "--help"]: "Exit status: 0 exported; 1 the table or database could not be found or read,",
+        ]
+        for (arguments, exitStatus) in expected {
+            let help = try await mirror(arguments, in: folder)
+            #expect(help.status == 0)
+            #expect(help.stderr == "")
+            // The text is wrapped to the terminal's width: compare it unwrapped.
+            let text = help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+            #expect(text.contains(exitStatus), "\(arguments)")
+            if arguments != ["export", "--help"] {
+                #expect(text.contains(#"Job files: README.md, section "Job files", describes every key"#), "\(arguments)")
+            }
+        }
     }
 }
 
