@@ -11,8 +11,9 @@ struct Mirror: AsyncParsableCommand {
         abstract: "Mirror paged JSON APIs into per-table SQLite files for offline use.",
         discussion: """
             Exit status: 0 success; 1 a job failed (run), a page-walk fault was found \
-            (verify), or a file could not be read or written; 2 usage or config error \
-            (nothing fetched); 3 another mirror run holds the output folder's lock.
+            (verify), a job is failed or stale (status --check), or a file could not be \
+            read or written; 2 usage or config error (nothing fetched); 3 another mirror \
+            run holds the output folder's lock.
 
             \(jobFileReference)
             """,

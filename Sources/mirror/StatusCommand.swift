@@ -9,7 +9,12 @@ struct StatusCommand: ParsableCommand {
         discussion: """
             A job is stale when it has had no successful run in the last 24 hours, or never ran.
 
-            Exit status: 0 shown; 1 an output folder could not be read; 2 usage or config error.
+            With --check (for monitoring: Nagios, cron, a health check) the exit status also \
+            says whether anything needs attention.
+
+            Exit status: 0 shown (with --check: and no job listed is failed or stale); 1 an \
+            output folder could not be read, or with --check a job listed is failed or stale; \
+            2 usage or config error.
 
             \(jobFileReference)
             """)
@@ -17,6 +22,7 @@ struct StatusCommand: ParsableCommand {
     @Argument(help: "Job files (optional): show these jobs, in their output folders.") var files: [String] = []
     @Option(help: "Output folder (default: the job files' 'output:', else ./cache).") var output: String?
     @Flag(help: "Print JSON.") var json = false
+    @Flag(help: "Exit 1 when any job listed is failed (its last run failed) or stale.") var check = false
 
     func run() throws {
         let loaded = try loadJobFiles(files)
@@ -50,6 +56,9 @@ struct StatusCommand: ParsableCommand {
             printOut(String(decoding: data, as: UTF8.self))
         } else {
             printOut(reports.map(\.text).joined(separator: "\n\n"))
+        }
+        if check, reports.contains(where: { $0.jobs.contains { $0.stale || $0.lastRun?.result == "failed" } }) {
+            throw ExitCode(1)
         }
     }
 }

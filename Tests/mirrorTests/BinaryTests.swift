@@ -130,6 +130,9 @@ struct BinaryTests {
         #expect(status.status == 0)
         #expect(status.stdout.contains(#""records" : 3"#))
         #expect(status.stdout.contains(#""result" : "ok""#))
+        let healthy = try await mirror(["status", "jobs.yaml", "--check"], in: folder, environment: ["API_KEY": "k"])
+        #expect(healthy.status == 0)
+        #expect(healthy.stdout.contains("job events: last run ") && !healthy.stdout.contains("STALE"))
     }
 
     @Test("--since-id and --max-id take a negative id after a space")
@@ -236,6 +239,13 @@ struct BinaryTests {
             #expect(run.stdout == "events: FAILED: job 'events': GET \(server.base)/broken?page=3&key=REDACTED: HTTP 503: unexpected status (service unavailable) (after 1 retry); page 3 not stored, pages 1-2 kept\n")
             #expect(server.requests.map(\.target).suffix(2) == ["/broken?page=3&key=hunter2", "/broken?page=3&key=hunter2"])
             #expect(!run.stderr.contains("hunter2"))
+            let status = try await mirror(["status", "jobs.yaml", "--check"], in: folder, environment: ["API_KEY": "k"])
+            #expect(status.status == 1)
+            #expect(status.stderr == "")
+            #expect(status.stdout.contains(" failed, 2 pages, 3 new, 0 updated, 0 unchanged, stopped: failed, STALE\n"))
+            let plain = try await mirror(["status", "jobs.yaml"], in: folder, environment: ["API_KEY": "k"])
+            #expect(plain.status == 0)
+            #expect(plain.stdout == status.stdout)
         }
     }
 
@@ -268,6 +278,9 @@ struct BinaryTests {
         let check = try await mirror(["check", "jobs.yaml"], in: folder, environment: ["API_KEY": "k"])
         #expect(check.status == 0)
         #expect(check.stdout == "jobs.yaml: ok, 1 job\n")
+        let neverRun = try await mirror(["status", "jobs.yaml", "--check"], in: folder, environment: ["API_KEY": "k"])
+        #expect(neverRun.status == 1)
+        #expect(neverRun.stdout == "output: out\nno tables yet\njob events: never run, STALE\n")
         #expect(try await mirror(["run", "jobs.yaml", "--bogus"], in: folder).status == 2)
         #expect(try await mirror(["frobnicate"], in: folder).status == 2)
         let unknownJob = try await mirror(["run", "jobs.yaml", "--job", "nope"], in: folder, environment: ["API_KEY": "k"])
@@ -295,7 +308,7 @@ struct BinaryTests {
             ["--help"]: "Exit status: 0 success; 1 a job failed (run), a page-walk fault was found (verify),",
             ["help", "run"]: "Exit status: 0 every job succeeded; 1 at least one job failed (the others still ran);",
             ["verify", "--help"]: "Exit status: 0 no fault; 1 at least one fault; 2 usage or config error.",
-            ["status", "--help"]: "Exit status: 0 shown; 1 an output folder could not be read; 2 usage or config error.",
+            ["status", "--help"]: "Exit status: 0 shown (with --check: and no job listed is failed or stale); 1 an output",
             ["check", "--help"]: "Exit status: 0 every file is valid; 2 a config or usage error.",
             ["export", "--help"]: "Exit status: 0 exported; 1 the table or database could not be found or read,",
         ]
