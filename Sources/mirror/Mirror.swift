@@ -18,7 +18,8 @@ struct Mirror: AsyncParsableCommand {
             \(jobFileReference)
             """,
         version: "0.1.0",
-        subcommands: [RunCommand.self, ExportCommand.self, VerifyCommand.self, StatusCommand.self, CheckCommand.self])
+        subcommands: [RunCommand.self, ExportCommand.self, VerifyCommand.self, StatusCommand.self, CheckCommand.self,
+                      SchemaCommand.self])
 
     static func main() async {
         do {
@@ -61,7 +62,7 @@ func printOut(_ text: String) {
 /// Where every help text sends a reader for the job-file format.
 let jobFileReference = """
     Job files: README.md, section "Job files", describes every key, its type and default \
-    (also `man mirror` once installed).
+    (also `man mirror` once installed); `mirror schema` prints them as a JSON Schema.
     """
 
 /// Loads job files; a folder named where a job file belongs is a usage error, said plainly.
