@@ -12,3 +12,17 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 swift build --build-tests
 swift test --skip-build
+
+# The job-file schema: every job file of the repository and README's job-file examples
+# follow what `mirror schema` prints (checked with Python's jsonschema).
+if ! python3 -c 'import jsonschema, yaml' 2>/dev/null; then
+  echo "installing python3-jsonschema python3-yaml" >&2
+  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-jsonschema python3-yaml >/dev/null || true
+  python3 -c 'import jsonschema, yaml' 2>/dev/null \
+    || python3 -m pip install -q jsonschema pyyaml \
+    || python3 -m pip install -q --break-system-packages jsonschema pyyaml
+fi
+schema=$(mktemp "${TMPDIR:-/tmp}/mirror.schema.XXXXXX.json")
+trap 'rm -f "$schema"' EXIT
+"$(swift build --show-bin-path)/mirror" schema >"$schema"
+python3 scripts/check-job-schema.py "$schema" jobs/*.yaml README.md

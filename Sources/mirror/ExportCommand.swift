@@ -6,15 +6,24 @@ extension Exporter.Format: ExpressibleByArgument {}
 extension Exporter.Order: ExpressibleByArgument {}
 
 struct ExportCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "export", abstract: "Print stored records (NDJSON by default).")
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Print stored records (NDJSON by default).",
+        discussion: """
+            Exit status: 0 exported; 1 the table or database could not be found or read, or \
+            the file could not be written; 2 usage error.
+
+            README.md, section "Use", describes each format and option.
+            """)
 
     @Option(help: "Table to export.") var table: String
     @Option(help: "Output folder holding the databases (default ./cache).") var output: String?
     @Option(help: "Database file to read instead of searching the output folder.") var db: String?
     @Option(help: "ndjson, json or csv.") var format: Exporter.Format = .ndjson
     @Option(help: "Only this account's records.") var account: String?
-    @Option(name: .customLong("since-id"), help: "Only ids greater than this.") var sinceID: String?
-    @Option(name: .customLong("max-id"), help: "Only ids up to and including this.") var maxID: String?
+    // Unconditional: an id may start with a dash (`--max-id -1`).
+    @Option(name: .customLong("since-id"), parsing: .unconditional, help: "Only ids greater than this.") var sinceID: String?
+    @Option(name: .customLong("max-id"), parsing: .unconditional, help: "Only ids up to and including this.") var maxID: String?
     @Option(help: "At most this many records.") var limit: Int?
     @Option(help: "Skip this many records first.") var offset: Int?
     @Option(help: "walk (the API's order) or id (descending).") var order: Exporter.Order = .walk

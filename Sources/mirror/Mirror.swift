@@ -9,8 +9,17 @@ struct Mirror: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mirror",
         abstract: "Mirror paged JSON APIs into per-table SQLite files for offline use.",
+        discussion: """
+            Exit status: 0 success; 1 a job failed (run), a page-walk fault was found \
+            (verify), a job is failed or stale (status --check), or a file could not be \
+            read or written; 2 usage or config error (nothing fetched); 3 another mirror \
+            run holds the output folder's lock.
+
+            \(jobFileReference)
+            """,
         version: "0.1.0",
-        subcommands: [RunCommand.self, ExportCommand.self, VerifyCommand.self, StatusCommand.self, CheckCommand.self])
+        subcommands: [RunCommand.self, ExportCommand.self, VerifyCommand.self, StatusCommand.self, CheckCommand.self,
+                      SchemaCommand.self])
 
     static func main() async {
         do {
@@ -48,4 +57,21 @@ func printError(_ text: String) {
 
 func printOut(_ text: String) {
     FileHandle.standardOutput.write(Data((text + "\n").utf8))
+}
+
+/// Where every help text sends a reader for the job-file format.
+let jobFileReference = """
+    Job files: README.md, section "Job files", describes every key, its type and default \
+    (also `man mirror` once installed); `mirror schema` prints them as a JSON Schema.
+    """
+
+/// Loads job files; a folder named where a job file belongs is a usage error, said plainly.
+func loadJobFiles(_ paths: [String]) throws -> [JobFile] {
+    for path in paths {
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
+            throw UsageError("'\(path)' is a directory, not a job file")
+        }
+    }
+    return try JobFileLoader().load(paths: paths)
 }

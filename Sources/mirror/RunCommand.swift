@@ -3,7 +3,19 @@ import Foundation
 import MirrorCore
 
 struct RunCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "run", abstract: "Run the jobs of job files.")
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run the jobs of job files.",
+        discussion: """
+            Prints one summary line per job on stdout (with --quiet, only for the jobs that \
+            failed); logs and progress go to stderr.
+
+            Exit status: 0 every job succeeded; 1 at least one job failed (the others still \
+            ran); 2 usage or config error (nothing fetched); 3 another mirror run holds the \
+            output folder's lock.
+
+            \(jobFileReference)
+            """)
 
     @Argument(help: "Job files.") var files: [String]
     @Option(name: .customLong("job"), help: "Run only this job (repeatable).") var jobs: [String] = []
@@ -12,7 +24,7 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Run at most this many jobs at once.") var parallel = 4
     @Option(help: "Write the run as JSON to this file.") var report: String?
     @Option(help: "Output folder (default: the job file's 'output:', else ./cache).") var output: String?
-    @Flag(help: "Log errors only; no progress lines.") var quiet = false
+    @Flag(help: "Print only what failed: no summary line for a job that succeeded, errors only in the log, no progress lines.") var quiet = false
     @Flag(help: "Log every page.") var verbose = false
 
     func validate() throws {
@@ -21,7 +33,7 @@ struct RunCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let loaded = try JobFileLoader().load(paths: files)
+        let loaded = try loadJobFiles(files)
         let display = !quiet && TerminalProgress.stderrIsTerminal ? TerminalProgress() : nil
         let logger = LogSetup.bootstrap(quiet: quiet, verbose: verbose, display: display)
         var options = Runner.Options()
@@ -37,7 +49,10 @@ struct RunCommand: AsyncParsableCommand {
         }
         let summary = try await Runner(client: HTTPClient(), logger: logger, progress: progress).run(loaded, options: options)
         display?.finish()
-        if !summary.text.isEmpty { printOut(summary.text) }
+        // Quiet (cron) prints only the jobs that failed, so a run that worked prints nothing.
+        let shown = quiet ? summary.reports.filter { !$0.succeeded } : summary.reports
+        let text = shown.flatMap(\.summaryLines).joined(separator: "\n")
+        if !text.isEmpty { printOut(text) }
         if let report {
             do {
                 try RunReport(summary: summary, startedAt: startedAt, finishedAt: Timestamp.string(Date())).write(to: report)

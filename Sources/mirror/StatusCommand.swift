@@ -3,14 +3,29 @@ import Foundation
 import MirrorCore
 
 struct StatusCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "status", abstract: "Show tables, record counts and each job's last run.")
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show tables, record counts and each job's last run.",
+        discussion: """
+            A job is stale when it has had no successful run in the last 24 hours, or never ran.
+
+            With --check (for monitoring: Nagios, cron, a health check) the exit status also \
+            says whether anything needs attention.
+
+            Exit status: 0 shown (with --check: and no job listed is failed or stale); 1 an \
+            output folder could not be read, or with --check a job listed is failed or stale; \
+            2 usage or config error.
+
+            \(jobFileReference)
+            """)
 
     @Argument(help: "Job files (optional): show these jobs, in their output folders.") var files: [String] = []
     @Option(help: "Output folder (default: the job files' 'output:', else ./cache).") var output: String?
     @Flag(help: "Print JSON.") var json = false
+    @Flag(help: "Exit 1 when any job listed is failed (its last run failed) or stale.") var check = false
 
     func run() throws {
-        let loaded = try JobFileLoader().load(paths: files)
+        let loaded = try loadJobFiles(files)
         var folders: [String: [JobFile]] = [:]
         var order: [String] = []
         if loaded.isEmpty {
@@ -41,6 +56,9 @@ struct StatusCommand: ParsableCommand {
             printOut(String(decoding: data, as: UTF8.self))
         } else {
             printOut(reports.map(\.text).joined(separator: "\n\n"))
+        }
+        if check, reports.contains(where: { $0.jobs.contains { $0.stale || $0.lastRun?.result == "failed" } }) {
+            throw ExitCode(1)
         }
     }
 }

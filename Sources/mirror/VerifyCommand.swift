@@ -5,7 +5,12 @@ import MirrorCore
 struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
-        abstract: "Walk the pages of job files without storing anything and report page-walk faults.")
+        abstract: "Walk the pages of job files without storing anything and report page-walk faults.",
+        discussion: """
+            Exit status: 0 no fault; 1 at least one fault; 2 usage or config error.
+
+            \(jobFileReference)
+            """)
 
     @Argument(help: "Job files.") var files: [String]
     @Option(name: .customLong("job"), help: "Verify only this job (repeatable).") var jobs: [String] = []
@@ -19,7 +24,7 @@ struct VerifyCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let loaded = try JobFileLoader().load(paths: files)
+        let loaded = try loadJobFiles(files)
         let logger = LogSetup.bootstrap(quiet: quiet, verbose: verbose)
         var options = Verifier.Options()
         options.jobs = jobs

@@ -97,17 +97,19 @@ struct BinaryTests {
         let folder = try temporaryFolder()
         try await FixtureServer.with(api) { server in
             try jobYAML.replacingOccurrences(of: "BASE", with: server.base).write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
-            let run = try await mirror(["run", "jobs.yaml", "--quiet"], in: folder, environment: ["API_KEY": "k"])
+            let run = try await mirror(["run", "jobs.yaml"], in: folder, environment: ["API_KEY": "k"])
             #expect(run.status == 0)
-            #expect(run.stderr == "")
             #expect(run.stdout.hasPrefix("events: ok, 3 pages, 3 records (3 new, 0 updated, 0 unchanged), stopped: empty page 3, "))
             // stderr is a pipe, not a terminal: plain log lines, one per job, no progress line.
-            let again = try await mirror(["run", "jobs.yaml"], in: folder, environment: ["API_KEY": "k"])
-            #expect(again.status == 0)
-            #expect(!again.stderr.contains("\u{1B}"))
-            let lines = again.stderr.split(separator: "\n")
-            #expect(lines.count == 1)
-            #expect(lines.first?.contains(" info mirror: job=events pages=3 stop=empty page 3 ") == true)
+            #expect(!run.stderr.contains("\u{1B}"))
+            // One plain line: time, level, label, metadata, message; no Swift module name.
+            #expect(run.stderr.replacing(#/^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}[+-][0-9]{4} /#, with: "")
+                == "info mirror: job=events pages=3 stop=empty page 3 job done\n")
+            // As cron runs it: a run where every job succeeded prints nothing at all.
+            let quiet = try await mirror(["run", "jobs.yaml", "--quiet"], in: folder, environment: ["API_KEY": "k"])
+            #expect(quiet.status == 0)
+            #expect(quiet.stdout == "")
+            #expect(quiet.stderr == "")
         }
         let export = try await mirror(["export", "--table", "t_event", "--output", "out"], in: folder)
         #expect(export.status == 0)
@@ -128,6 +130,27 @@ struct BinaryTests {
         #expect(status.status == 0)
         #expect(status.stdout.contains(#""records" : 3"#))
         #expect(status.stdout.contains(#""result" : "ok""#))
+        let healthy = try await mirror(["status", "jobs.yaml", "--check"], in: folder, environment: ["API_KEY": "k"])
+        #expect(healthy.status == 0)
+        #expect(healthy.stdout.contains("job events: last run ") && !healthy.stdout.contains("STALE"))
+    }
+
+    @Test("--since-id and --max-id take a negative id after a space")
+    func negativeIDs() async throws {
+        let folder = try temporaryFolder()
+        try await FixtureServer.with({ request in
+            .json(request.parameter("page") == "1" ? #"{"data":{"list":[{"id":-5},{"id":-1},{"id":3}]}}"# : #"{"data":{"list":[]}}"#)
+        }) { server in
+            try jobYAML.replacingOccurrences(of: "BASE", with: server.base).write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+            #expect(try await mirror(["run", "jobs.yaml", "--quiet"], in: folder, environment: ["API_KEY": "k"]).status == 0)
+        }
+        let upTo = try await mirror(["export", "--table", "t_event", "--output", "out", "--max-id", "-1"], in: folder)
+        #expect(upTo.status == 0)
+        #expect(upTo.stderr == "")
+        #expect(upTo.stdout == "{\"id\":-5}\n{\"id\":-1}\n")
+        let after = try await mirror(["export", "--table", "t_event", "--output", "out", "--since-id", "-5", "--max-id=3"], in: folder)
+        #expect(after.status == 0)
+        #expect(after.stdout == "{\"id\":-1}\n{\"id\":3}\n")
     }
 
     @Test("verify exits 0 on a clean walk and 1 on a fault, writes JUnit XML, and never touches the output folder")
@@ -216,6 +239,13 @@ struct BinaryTests {
             #expect(run.stdout == "events: FAILED: job 'events': GET \(server.base)/broken?page=3&key=REDACTED: HTTP 503: unexpected status (service unavailable) (after 1 retry); page 3 not stored, pages 1-2 kept\n")
             #expect(server.requests.map(\.target).suffix(2) == ["/broken?page=3&key=hunter2", "/broken?page=3&key=hunter2"])
             #expect(!run.stderr.contains("hunter2"))
+            let status = try await mirror(["status", "jobs.yaml", "--check"], in: folder, environment: ["API_KEY": "k"])
+            #expect(status.status == 1)
+            #expect(status.stderr == "")
+            #expect(status.stdout.contains(" failed, 2 pages, 3 new, 0 updated, 0 unchanged, stopped: failed, STALE\n"))
+            let plain = try await mirror(["status", "jobs.yaml"], in: folder, environment: ["API_KEY": "k"])
+            #expect(plain.status == 0)
+            #expect(plain.stdout == status.stdout)
         }
     }
 
@@ -248,15 +278,51 @@ struct BinaryTests {
         let check = try await mirror(["check", "jobs.yaml"], in: folder, environment: ["API_KEY": "k"])
         #expect(check.status == 0)
         #expect(check.stdout == "jobs.yaml: ok, 1 job\n")
+        let neverRun = try await mirror(["status", "jobs.yaml", "--check"], in: folder, environment: ["API_KEY": "k"])
+        #expect(neverRun.status == 1)
+        #expect(neverRun.stdout == "output: out\nno tables yet\njob events: never run, STALE\n")
         #expect(try await mirror(["run", "jobs.yaml", "--bogus"], in: folder).status == 2)
         #expect(try await mirror(["frobnicate"], in: folder).status == 2)
         let unknownJob = try await mirror(["run", "jobs.yaml", "--job", "nope"], in: folder, environment: ["API_KEY": "k"])
         #expect(unknownJob.status == 2)
         #expect(unknownJob.stderr == "error: no job named 'nope' in jobs.yaml\n")
+        let misspelt = try await mirror(["run", "jobs.yaml", "--job", "evnets"], in: folder, environment: ["API_KEY": "k"])
+        #expect(misspelt.status == 2)
+        #expect(misspelt.stdout == "")
+        #expect(misspelt.stderr == "error: no job named 'evnets' in jobs.yaml (did you mean 'events'?)\n")
+        for command in ["check", "run", "verify", "status"] {
+            let folderGiven = try await mirror([command, "."], in: folder, environment: ["API_KEY": "k"])
+            #expect(folderGiven.status == 2)
+            #expect(folderGiven.stdout == "")
+            #expect(folderGiven.stderr == "error: '.' is a directory, not a job file\n")
+        }
         let missingTable = try await mirror(["export", "--table", "t_x", "--output", "nowhere"], in: folder)
         #expect(missingTable.status == 1)
         #expect(missingTable.stderr == "error: cannot read the output folder 'nowhere': no such folder\n")
-        #expect(try await mirror(["--help"], in: folder).status == 0)
+    }
+
+    @Test("every help text says the exit statuses and where the job-file reference is")
+    func helpTexts() async throws {
+        let folder = try temporaryFolder()
+        let expected: [[String]: String] = [
+            ["--help"]: "Exit status: 0 success; 1 a job failed (run), a page-walk fault was found (verify),",
+            ["help", "run"]: "Exit status: 0 every job succeeded; 1 at least one job failed (the others still ran);",
+            ["verify", "--help"]: "Exit status: 0 no fault; 1 at least one fault; 2 usage or config error.",
+            ["status", "--help"]: "Exit status: 0 shown (with --check: and no job listed is failed or stale); 1 an output",
+            ["check", "--help"]: "Exit status: 0 every file is valid; 2 a config or usage error.",
+            ["export", "--help"]: "Exit status: 0 exported; 1 the table or database could not be found or read,",
+        ]
+        for (arguments, exitStatus) in expected {
+            let help = try await mirror(arguments, in: folder)
+            #expect(help.status == 0)
+            #expect(help.stderr == "")
+            // The text is wrapped to the terminal's width: compare it unwrapped.
+            let text = help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+            #expect(text.contains(exitStatus), "\(arguments)")
+            if arguments != ["export", "--help"] {
+                #expect(text.contains(#"Job files: README.md, section "Job files", describes every key"#), "\(arguments)")
+            }
+        }
     }
 }
 
@@ -284,7 +350,7 @@ struct LockTests {
             kill(holder.processIdentifier, SIGKILL)
             holder.waitUntilExit()
             slow.open()
-            let third = try await mirror(["run", "jobs.yaml", "--quiet"], in: folder, environment: ["API_KEY": "k"])
+            let third = try await mirror(["run", "jobs.yaml"], in: folder, environment: ["API_KEY": "k"])
             #expect(third.status == 0)
             #expect(third.stdout.hasPrefix("events: ok, 1 page, 0 records"))
         }
@@ -332,7 +398,7 @@ struct KillTests {
             #expect(integrity == "ok\n")
 
             gate.open()
-            let rerun = try await mirror(["run", "jobs.yaml", "--quiet"], in: folder, environment: ["API_KEY": "k"])
+            let rerun = try await mirror(["run", "jobs.yaml"], in: folder, environment: ["API_KEY": "k"])
             #expect(rerun.status == 0)
             #expect(rerun.stdout.contains(", resumed at page \(stored.count / 50 + 1), "))
         }

@@ -38,7 +38,8 @@ public struct Runner: Sendable {
     public static func select(_ files: [JobFile], options: Options) throws(UsageError) -> [(job: JobSpec, file: JobFile, output: String)] {
         let all = files.flatMap { file in file.jobs.map { (job: $0, file: file, output: outputFolder(for: file, options: options)) } }
         for name in options.jobs where !all.contains(where: { $0.job.name == name }) {
-            throw UsageError("no job named '\(name)' in \(files.map(\.path).joined(separator: ", "))")
+            let hint = closestKey(to: name, in: all.map(\.job.name)).map { " (did you mean '\($0)'?)" } ?? ""
+            throw UsageError("no job named '\(name)' in \(files.map(\.path).joined(separator: ", "))\(hint)")
         }
         return options.jobs.isEmpty ? all : all.filter { options.jobs.contains($0.job.name) }
     }

@@ -1,0 +1,363 @@
+/// The job-file format as a JSON Schema (draft 2020-12), for editors that complete and
+/// check job files. It is built from the key enums the loader validates with: every
+/// `switch` below is exhaustive, so a key added to an enum does not compile until it is
+/// described here too, and the schema lists exactly the keys the loader accepts.
+public enum JobFileSchema {
+    /// The schema, as pretty-printed JSON ending with a line break.
+    public static var text: String {
+        var out = ""
+        document.write(to: &out, indent: "")
+        return out + "\n"
+    }
+
+    static var document: SchemaValue {
+        .object([
+            ("$schema", "https://json-schema.org/draft/2020-12/schema"),
+            ("title", "mirror job file"),
+            ("description", "A job file of mirror, version 1: where to write and which paged JSON APIs to mirror."),
+            ("type", "object"),
+            ("required", .array([.string(FileKey.version.rawValue), .string(FileKey.jobs.rawValue)])),
+            ("properties", .object(FileKey.allCases.map { ($0.rawValue, $0.schema) })),
+            ("additionalProperties", false),
+            // `records` and `id` may be set once in `defaults` instead of in every job.
+            ("allOf", .array(JobKey.allCases.filter { $0.isRequired && !$0.isJobOnly }.map { key in
+                .object([
+                    ("if", .object([
+                        ("required", .array([.string(FileKey.defaults.rawValue)])),
+                        ("properties", .object([(FileKey.defaults.rawValue, .object([("required", .array([.string(key.rawValue)]))]))])),
+                    ])),
+                    ("else", .object([
+                        ("properties", .object([(FileKey.jobs.rawValue, .object([("items", .object([("required", .array([.string(key.rawValue)]))]))]))])),
+                    ])),
+                ])
+            })),
+            ("$defs", .object([
+                ("job", jobObject(keys: JobKey.allCases, required: JobKey.allCases.filter(\.isJobOnly),
+                                  description: "A job: one API walk stored in one table.")),
+                ("defaults", jobObject(keys: JobKey.allCases.filter { !$0.isJobOnly }, required: [],
+                                       description: "Keys every job of the file takes unless it sets them itself.")),
+                ("pages", .object([
+                    ("type", "object"),
+                    ("properties", .object(PagesKey.allCases.map { ($0.rawValue, $0.schema) })),
+                    ("additionalProperties", false),
+                ])),
+                ("stop", .object([
+                    ("type", "object"),
+                    ("properties", .object(StopKey.allCases.map { ($0.rawValue, $0.schema) })),
+                    ("additionalProperties", false),
+                ])),
+            ])),
+        ])
+    }
+
+    static func jobObject(keys: [JobKey], required: [JobKey], description: String) -> SchemaValue {
+        var members: [(String, SchemaValue)] = [("description", .string(description)), ("type", "object")]
+        if !required.isEmpty { members.append(("required", .array(required.map { .string($0.rawValue) }))) }
+        members.append(("properties", .object(keys.map { ($0.rawValue, $0.schema) })))
+        members.append(("additionalProperties", false))
+        return .object(members)
+    }
+}
+
+// MARK: Values
+
+/// A string that may hold `${NAME}`: its value is known only when the file is loaded, so
+/// a pattern accepts any string with `${` in it. `expected` says what the pattern wants,
+/// in an editor's message (`patternErrorMessage`, which yaml-language-server shows).
+private func stringValue(_ description: String, pattern: String? = nil, expected: String? = nil,
+                         default value: SchemaValue? = nil, examples: [String] = []) -> SchemaValue {
+    // A plain YAML scalar that reads as a number (`account: 42`) is taken as its text.
+    var members: [(String, SchemaValue)] = [("description", .string(description)), ("type", .array(["string", "number"]))]
+    if let pattern { members.append(("pattern", .string("^(?:\(pattern))$|\\$\\{"))) }
+    if let expected { members.append(("patternErrorMessage", .string("must be \(expected)"))) }
+    if let value { members.append(("default", value)) }
+    if !examples.isEmpty { members.append(("examples", .array(examples.map { .string($0) }))) }
+    return .object(members)
+}
+
+private func integerValue(_ description: String, minimum: Int? = nil, maximum: Int? = nil, default value: Int? = nil) -> SchemaValue {
+    var members: [(String, SchemaValue)] = [("description", .string(description)), ("type", "integer")]
+    if let minimum { members.append(("minimum", .int(minimum))) }
+    if let maximum { members.append(("maximum", .int(maximum))) }
+    if let value { members.append(("default", .int(value))) }
+    return .object(members)
+}
+
+private func booleanValue(_ description: String, default value: Bool) -> SchemaValue {
+    .object([("description", .string(description)), ("type", "boolean"), ("default", .bool(value))])
+}
+
+private func choiceValue(_ description: String, _ values: [String], default value: String) -> SchemaValue {
+    .object([("description", .string(description)), ("type", "string"),
+             ("enum", .array(values.map { .string($0) })), ("default", .string(value))])
+}
+
+private let pathPattern = #"\.|[^.]+(?:\.[^.]+)*"#
+private let durationPattern = #"[0-9.]+(?:ms|s|m|h|d)"#
+private let sizePattern = "[0-9]+(?:[KkMmGg]?[Bb])?"
+
+private func pathValue(_ description: String, examples: [String]) -> SchemaValue {
+    stringValue(description, pattern: pathPattern, expected: "a dot path such as data.list, or . for the whole response",
+                examples: examples)
+}
+
+private func durationValue(_ description: String, default value: String? = nil) -> SchemaValue {
+    stringValue(description, pattern: durationPattern, expected: "a duration such as 30s, 5m or 12h",
+                default: value.map { .string($0) }, examples: ["500ms", "30s", "5m", "12h", "7d"])
+}
+
+private func sizeValue(_ description: String, default bytes: Int) -> SchemaValue {
+    stringValue(description, pattern: sizePattern, expected: "a size such as 500KB, 64MB or 1GB",
+                default: .string(sizeText(bytes)), examples: ["500KB", "64MB", "1GB"])
+}
+
+/// `64 << 20` → `64MB`, as a job file would write it.
+func sizeText(_ bytes: Int) -> String {
+    for (unit, scale) in [("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)] where bytes % scale == 0 {
+        return "\(bytes / scale)\(unit)"
+    }
+    return "\(bytes)B"
+}
+
+// MARK: Keys
+
+extension FileKey {
+    var schema: SchemaValue {
+        switch self {
+        case .version:
+            .object([("description", "The job-file format's version; this mirror reads 1."), ("const", 1)])
+        case .output:
+            stringValue("Output folder, relative to this file's folder. Without it (and without --output), ./cache, relative to the current folder.",
+                        examples: ["../cache"])
+        case .defaults:
+            .object([("$ref", "#/$defs/defaults")])
+        case .jobs:
+            .object([("description", "The jobs, each with a name unique in the file."), ("type", "array"), ("minItems", 1),
+                     ("items", .object([("$ref", "#/$defs/job")]))])
+        }
+    }
+}
+
+extension JobKey {
+    /// Every job needs it, set by the job or by `defaults`.
+    var isRequired: Bool {
+        switch self {
+        case .name, .url, .records, .id, .table: true
+        case .method, .body, .headers, .pages, .next, .database, .account, .stop, .onChange, .prune, .timeout, .retries,
+             .rateLimit, .concurrency, .refreshAfter, .validate, .downloads, .downloadConcurrency, .maxFileSize, .maxPageSize:
+            false
+        }
+    }
+
+    var schema: SchemaValue {
+        switch self {
+        case .name:
+            stringValue("Job name, used in logs, the summary and --job; unique in the file.", pattern: "[A-Za-z0-9_-]+",
+                        expected: "letters, digits, _ and - only")
+        case .url:
+            .object([
+                ("description", "URL template: {page} takes the page value, {cursor} the cursor (percent-encoded)."),
+                ("type", "string"), ("pattern", #"^https?://|^\$\{"#),
+                ("examples", ["https://api.example.com/v3/events?page={page}"]),
+            ])
+        case .method:
+            .object([
+                ("description", "HTTP method (any case)."), ("type", "string"),
+                ("anyOf", .array([.object([("enum", ["GET", "POST"])]), .object([("pattern", "^(?:[Gg][Ee][Tt]|[Pp][Oo][Ss][Tt])$")])])),
+                ("default", "GET"),
+            ])
+        case .body:
+            .object([
+                ("description", #"POST body: a mapping or list (sent as JSON) or a JSON string. A string that is exactly "{page}" becomes the page number; {page} and {cursor} inside other strings are replaced in place."#),
+                ("type", .array(["object", "array", "string"])),
+            ])
+        case .headers:
+            .object([
+                ("description", "Request headers; a job's map is merged over the one in defaults."),
+                ("type", "object"),
+                ("propertyNames", .object([("pattern", "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")])),
+                ("additionalProperties", .object([("type", .array(["string", "number"]))])),
+            ])
+        case .pages:
+            .object([
+                ("description", "The values {page} walks through: from, from+step, … up to to."),
+                ("$ref", "#/$defs/pages"),
+                ("default", .object([("from", .int(JobSpec.Pages.default.from)), ("step", .int(JobSpec.Pages.default.step))])),
+            ])
+        case .next:
+            stringValue("Cursor or next-link paging: a path in the response to the next cursor or next URL, or 'link' for the Link: rel=\"next\" header.",
+                        pattern: pathPattern, examples: ["link", "paging.next"])
+        case .records:
+            pathValue("Dot path to the array of records in a response; '.' for a top-level array.", examples: ["data.list", "."])
+        case .id:
+            pathValue("Dot path to the id inside a record.", examples: ["id", "user.id"])
+        case .table:
+            stringValue("SQLite table name, not starting with _mirror_ or sqlite_.",
+                        pattern: "(?![Ss][Qq][Ll][Ii][Tt][Ee]_|_[Mm][Ii][Rr][Rr][Oo][Rr]_)[A-Za-z_][A-Za-z0-9_]*",
+                        expected: "[A-Za-z_][A-Za-z0-9_]*, not starting with _mirror_ or sqlite_")
+        case .database:
+            stringValue("SQLite file name inside the output folder; jobs may share one. Default: <table>.sqlite.",
+                        pattern: #"[^./][^/]*"#, expected: "a file name inside the output folder", examples: ["items.sqlite"])
+        case .account:
+            stringValue("Partition key: records are unique per (account, id).", default: "")
+        case .stop:
+            .object([
+                ("description", "Stop conditions that end the walk."),
+                ("$ref", "#/$defs/stop"),
+                ("default", .object([("empty", .bool(JobSpec.Stop.default.empty))])),
+            ])
+        case .onChange:
+            choiceValue("A stored record whose content changed: replace updates it, keep leaves the first version.",
+                   ["replace", "keep"], default: "replace")
+        case .prune:
+            booleanValue("After a complete walk, delete this table's records of this account that the walk did not see.", default: false)
+        case .timeout:
+            durationValue("Per request: a page's whole exchange must end within it.", default: "30s")
+        case .retries:
+            integerValue("Retries after a network error, a timeout, a 5xx, 408 or 429, with exponential backoff.", minimum: 0, default: 4)
+        case .rateLimit:
+            stringValue("Requests per second, minute or hour to this job's host, shared by every job of the run.",
+                        pattern: "[0-9]+/[smh]", expected: "requests per time such as 5/s, 100/m or 1000/h",
+                        examples: ["5/s", "100/m", "1000/h"])
+        case .concurrency:
+            integerValue("Requests in flight for this job; pages are still stored in walk order.", minimum: 1, maximum: 64, default: 4)
+        case .refreshAfter:
+            durationValue("A page fetched less than this long ago is not requested again; --refresh ignores it.")
+        case .validate:
+            .object([
+                ("description", "Map of path to type: a response that does not match is rejected whole."),
+                ("type", "object"),
+                ("additionalProperties", .object([("enum", ["object", "array", "string", "number", "bool", "null"])])),
+            ])
+        case .downloads:
+            .object([
+                ("description", "Paths inside each stored record whose values are URLs of files to fetch; * walks every element."),
+                ("anyOf", .array([pathValue("A path.", examples: ["cover.url"]),
+                                  .object([("type", "array"), ("items", pathValue("A path.", examples: ["images.*.url"]))])])),
+            ])
+        case .downloadConcurrency:
+            integerValue("Downloads in flight for this job.", minimum: 1, maximum: 64, default: 8)
+        case .maxFileSize:
+            sizeValue("A larger download is abandoned and reported (units of 1024).", default: JobSpec.defaultMaxFileSize)
+        case .maxPageSize:
+            sizeValue("A larger response body is abandoned and rejected (units of 1024).", default: JobSpec.defaultMaxPageSize)
+        }
+    }
+}
+
+extension PagesKey {
+    var schema: SchemaValue {
+        switch self {
+        case .from: integerValue("The first page value.", default: JobSpec.Pages.default.from)
+        case .to: integerValue("The last page value; without it the walk goes on until a stop condition.")
+        case .step: integerValue("Added to the page value for each page (100 for offset paging with limit=100).", minimum: 1,
+                            default: JobSpec.Pages.default.step)
+        }
+    }
+}
+
+extension StopKey {
+    var schema: SchemaValue {
+        switch self {
+        case .empty:
+            booleanValue("A page with no records ends the walk.", default: JobSpec.Stop.default.empty)
+        case .known:
+            booleanValue("A page whose ids were all stored before ends the walk (newest-first APIs).", default: JobSpec.Stop.default.known)
+        case .status:
+            .object([
+                ("description", "HTTP statuses that end the walk cleanly."),
+                ("anyOf", .array([
+                    .object([("type", "integer"), ("minimum", 100), ("maximum", 599)]),
+                    .object([("type", "array"), ("items", .object([("type", "integer"), ("minimum", 100), ("maximum", 599)]))]),
+                ])),
+                ("examples", .array([.array([404])])),
+            ])
+        case .lastPage:
+            pathValue("Path in the response to the number of the last page.", examples: ["meta.last_page"])
+        case .total:
+            pathValue("Path in the response to the count of records in the whole walk.", examples: ["meta.total"])
+        }
+    }
+}
+
+// MARK: JSON
+
+/// A JSON value whose objects keep their members in the order given.
+indirect enum SchemaValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
+    ExpressibleByArrayLiteral {
+    case string(String)
+    case int(Int)
+    case bool(Bool)
+    case array([SchemaValue])
+    case object([(String, SchemaValue)])
+
+    init(stringLiteral value: String) { self = .string(value) }
+    init(integerLiteral value: Int) { self = .int(value) }
+    init(booleanLiteral value: Bool) { self = .bool(value) }
+    init(arrayLiteral elements: SchemaValue...) { self = .array(elements) }
+
+    func write(to out: inout String, indent: String) {
+        switch self {
+        case let .string(text): Self.quote(text, to: &out)
+        case let .int(number): out += String(number)
+        case let .bool(flag): out += flag ? "true" : "false"
+        case let .array(items):
+            // Short arrays of scalars stay on one line.
+            if items.allSatisfy(\.isScalar) {
+                out += "["
+                for (index, item) in items.enumerated() {
+                    if index > 0 { out += ", " }
+                    item.write(to: &out, indent: indent)
+                }
+                out += "]"
+                return
+            }
+            out += "[\n"
+            for (index, item) in items.enumerated() {
+                out += indent + "  "
+                item.write(to: &out, indent: indent + "  ")
+                out += index < items.count - 1 ? ",\n" : "\n"
+            }
+            out += indent + "]"
+        case let .object(members):
+            if members.isEmpty {
+                out += "{}"
+                return
+            }
+            out += "{\n"
+            for (index, (key, value)) in members.enumerated() {
+                out += indent + "  "
+                Self.quote(key, to: &out)
+                out += ": "
+                value.write(to: &out, indent: indent + "  ")
+                out += index < members.count - 1 ? ",\n" : "\n"
+            }
+            out += indent + "}"
+        }
+    }
+
+    private var isScalar: Bool {
+        switch self {
+        case .string, .int, .bool: true
+        case .array, .object: false
+        }
+    }
+
+    private static func quote(_ text: String, to out: inout String) {
+        out += "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        out += "\""
+    }
+}
