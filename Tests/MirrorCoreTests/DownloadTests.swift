@@ -29,17 +29,21 @@ private final class FileAPI: Sendable {
     let missing = Mutex(true)
     let gauge = InFlightGauge()
     let delay: Duration
+    /// The first `gate` file requests are held until all of them have arrived.
+    let gate: Int
 
-    init(pages: [[String]], delay: Duration = .zero) {
+    init(pages: [[String]], delay: Duration = .zero, gate: Int = 0) {
         self.pages = pages
         self.delay = delay
+        self.gate = gate
     }
 
     func handle(_ request: FixtureRequest) async -> FixtureResponse {
         let base = request.base
         if request.path.hasPrefix("/f/") {
-            gauge.enter()
+            let entered = gauge.enter()
             defer { gauge.leave() }
+            if entered <= gate { await gauge.waitForEntered(gate) }
             if delay > .zero { try? await Task.sleep(for: delay) }
             let name = String(request.path.dropFirst(3))
             if name.hasPrefix("missing"), missing.withLock({ $0 }) {
@@ -241,7 +245,7 @@ struct DownloadTests {
     func concurrency() async throws {
         let harness = try Harness()
         let record = #"{"id":1,"attachments":[\#((1...12).map { "\"BASE/f/\($0).jpg\"" }.joined(separator: ","))]}"#
-        let api = FileAPI(pages: [[record]], delay: .milliseconds(60))
+        let api = FileAPI(pages: [[record]], delay: .milliseconds(10), gate: 5)
         let summary = try await FixtureServer.with(api.handle) { server in
             return try await harness.run(job("download_concurrency: 5"), server: server)
         }
