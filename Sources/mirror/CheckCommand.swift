@@ -17,7 +17,7 @@ struct CheckCommand: ParsableCommand {
 
     func run() throws {
         for file in try loadJobFiles(files) {
-            printOut("\(file.path): ok, \(file.jobs.count) \(file.jobs.count == 1 ? "job" : "jobs")")
+            try printOut("\(file.path): ok, \(file.jobs.count) \(file.jobs.count == 1 ? "job" : "jobs")")
         }
     }
 }

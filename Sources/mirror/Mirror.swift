@@ -3,7 +3,8 @@ import Foundation
 import MirrorCore
 
 /// The root command. Exit statuses are decided here and nowhere else:
-/// 0 success, 1 a job failed, 2 usage or config error, 3 the output folder is locked.
+/// 0 success, 1 a job failed, 2 usage or config error, 3 the output folder is locked,
+/// 128 + N stopped by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 @main
 struct Mirror: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -13,7 +14,8 @@ struct Mirror: AsyncParsableCommand {
             Exit status: 0 success; 1 a job failed (run), a page-walk fault was found \
             (verify), a job is failed or stale (status --check), or a file could not be \
             read or written; 2 usage or config error (nothing fetched); 3 another mirror \
-            run holds the output folder's lock.
+            run holds the output folder's lock; 130, 143 or 129 a run stopped by SIGINT, \
+            SIGTERM or SIGHUP.
 
             \(jobFileReference)
             """,
@@ -22,6 +24,8 @@ struct Mirror: AsyncParsableCommand {
                       SchemaCommand.self])
 
     static func main() async {
+        // A closed stdout or stderr (a pipe whose reader left) is a write error, not a kill.
+        signal(SIGPIPE, SIG_IGN)
         do {
             var command = try parseAsRoot()
             if var command = command as? AsyncParsableCommand {
@@ -38,6 +42,11 @@ struct Mirror: AsyncParsableCommand {
         } catch let error as LockedError {
             printError("error: \(error.description)")
             Foundation.exit(3)
+        } catch let interrupted as Interrupted {
+            Foundation.exit(interrupted.exitStatus)
+        } catch let error as OutputError {
+            printError("error: \(error.description)")
+            Foundation.exit(1)
         } catch let code as ExitCode {
             Foundation.exit(code.rawValue)
         } catch {
@@ -51,12 +60,35 @@ struct Mirror: AsyncParsableCommand {
     }
 }
 
-func printError(_ text: String) {
-    FileHandle.standardError.write(Data((text + "\n").utf8))
+/// Standard output could not be written: a full disk, a closed pipe.
+struct OutputError: Error, CustomStringConvertible {
+    let reason: String
+    var description: String { "cannot write to standard output: \(reason)" }
 }
 
-func printOut(_ text: String) {
-    FileHandle.standardOutput.write(Data((text + "\n").utf8))
+/// Writes all of `bytes` to a descriptor; the errno of a failure.
+private func writeAll(_ bytes: [UInt8], to descriptor: Int32) -> Int32? {
+    var offset = 0
+    while offset < bytes.count {
+        let written = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        if written < 0 {
+            if errno == EINTR { continue }
+            return errno
+        }
+        offset += written
+    }
+    return nil
+}
+
+/// A line on stderr; if stderr itself is gone there is nobody left to tell.
+func printError(_ text: String) {
+    _ = writeAll(Array((text + "\n").utf8), to: STDERR_FILENO)
+}
+
+func printOut(_ text: String) throws(OutputError) {
+    if let code = writeAll(Array((text + "\n").utf8), to: STDOUT_FILENO) {
+        throw OutputError(reason: String(cString: strerror(code)))
+    }
 }
 
 /// Where every help text sends a reader for the job-file format.

@@ -12,7 +12,8 @@ struct RunCommand: AsyncParsableCommand {
 
             Exit status: 0 every job succeeded; 1 at least one job failed (the others still \
             ran); 2 usage or config error (nothing fetched); 3 another mirror run holds the \
-            output folder's lock.
+            output folder's lock; 130, 143 or 129: stopped by SIGINT, SIGTERM or SIGHUP (what \
+            was stored stays, the run is recorded as interrupted, the next run resumes).
 
             \(jobFileReference)
             """)
@@ -47,20 +48,25 @@ struct RunCommand: AsyncParsableCommand {
         if let display {
             progress = { display.update($0) }
         }
-        let summary = try await Runner(client: HTTPClient(), logger: logger, progress: progress).run(loaded, options: options)
+        let runner = Runner(client: HTTPClient(), logger: logger, progress: progress)
+        let chosen = options
+        let (summary, signal) = try await GracefulStop.run { try await runner.run(loaded, options: chosen) }
         display?.finish()
-        // Quiet (cron) prints only the jobs that failed, so a run that worked prints nothing.
-        let shown = quiet ? summary.reports.filter { !$0.succeeded } : summary.reports
-        let text = shown.flatMap(\.summaryLines).joined(separator: "\n")
-        if !text.isEmpty { printOut(text) }
+        // The report first: it is written even when stdout cannot be.
         if let report {
             do {
-                try RunReport(summary: summary, startedAt: startedAt, finishedAt: Timestamp.string(Date())).write(to: report)
+                try RunReport(summary: summary, startedAt: startedAt, finishedAt: Timestamp.string(Date()),
+                              signal: signal).write(to: report)
             } catch {
                 printError("error: cannot write the report '\(report)': \(error)")
                 throw ExitCode(1)
             }
         }
+        // Quiet (cron) prints only the jobs that did not succeed, so a run that worked prints nothing.
+        let shown = quiet ? summary.reports.filter { !$0.succeeded } : summary.reports
+        let text = shown.flatMap(\.summaryLines).joined(separator: "\n")
+        if !text.isEmpty { try printOut(text) }
+        if let signal { throw Interrupted(signal: signal) }
         if !summary.allSucceeded { throw ExitCode(1) }
     }
 }

@@ -16,6 +16,6 @@ struct SchemaCommand: ParsableCommand {
             """)
 
     func run() throws {
-        printOut(String(JobFileSchema.text.dropLast()))
+        try printOut(String(JobFileSchema.text.dropLast()))
     }
 }

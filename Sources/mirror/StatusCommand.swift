@@ -53,9 +53,9 @@ struct StatusCommand: ParsableCommand {
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             encoder.keyEncodingStrategy = .convertToSnakeCase
             let data = try encoder.encode(reports)
-            printOut(String(decoding: data, as: UTF8.self))
+            try printOut(String(decoding: data, as: UTF8.self))
         } else {
-            printOut(reports.map(\.text).joined(separator: "\n\n"))
+            try printOut(reports.map(\.text).joined(separator: "\n\n"))
         }
         if check, reports.contains(where: { $0.jobs.contains { $0.stale || $0.lastRun?.result == "failed" } }) {
             throw ExitCode(1)

@@ -30,7 +30,7 @@ struct VerifyCommand: AsyncParsableCommand {
         options.jobs = jobs
         options.maxPages = maxPages
         let summary = try await Verifier(client: HTTPClient(), logger: logger).verify(loaded, options: options)
-        if !summary.text.isEmpty { printOut(summary.text) }
+        if !summary.text.isEmpty { try printOut(summary.text) }
         if let junit {
             do {
                 try WholeFile.write(Data(summary.junitXML.utf8), to: junit)

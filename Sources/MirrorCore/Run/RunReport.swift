@@ -63,10 +63,11 @@ public struct RunReport: Sendable, Codable, Equatable {
     public var exitStatus: Int
     public var jobs: [Job]
 
-    public init(summary: RunSummary, startedAt: String, finishedAt: String) {
+    /// `signal`: the signal that stopped the run, if one did (its exit status is 128 + it).
+    public init(summary: RunSummary, startedAt: String, finishedAt: String, signal: Int32? = nil) {
         self.startedAt = startedAt
         self.finishedAt = finishedAt
-        exitStatus = summary.allSucceeded ? 0 : 1
+        exitStatus = signal.map { 128 + Int($0) } ?? (summary.allSucceeded ? 0 : 1)
         jobs = summary.reports.map { report in
             let walk = report.walk
             return Job(

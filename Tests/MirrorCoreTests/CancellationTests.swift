@@ -1,0 +1,95 @@
+import Foundation
+import GRDB
+import Logging
+@testable import MirrorCore
+import MirrorTestSupport
+import Synchronization
+import Testing
+
+private func job(_ keys: String) -> String {
+    """
+    version: 1
+    jobs:
+      - name: items
+        url: "BASE/items?page={page}"
+        records: data.list
+        id: id
+        table: t_item
+    \(keys.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
+    """
+}
+
+private let api = PagedAPI(ids: [["1", "2"], ["3", "4"], ["5"]])
+
+@Suite("cancellation and store failures")
+struct CancellationTests {
+    @Test("a cancelled run cancels its requests in flight, sends nothing more, and records the job as interrupted")
+    func cancelled() async throws {
+        let harness = try Harness()
+        let gauge = InFlightGauge()
+        let held = Mutex(true)
+        let (summary, requests) = try await FixtureServer.with({ request in
+            let page = Int(request.parameter("page") ?? "") ?? 0
+            if page >= 2 {
+                // Held until the run has ended.
+                gauge.enter()
+                defer { gauge.leave() }
+                while held.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(10)) }
+            }
+            return .json(api.body(page: page))
+        }) { server in
+            let run = Task { try await harness.run(job("concurrency: 3\nretries: 4"), server: server) }
+            // Pages 2-4 are in flight, page 1 is stored.
+            await gauge.waitForEntered(3)
+            while (try? harness.ids()) != ["1", "2"] { try await Task.sleep(for: .milliseconds(5)) }
+            run.cancel()
+            let summary = try await run.value
+            held.withLock { $0 = false }
+            return (summary, server.requests.map(\.target).sorted())
+        }
+        #expect(requests == ["/items?page=1", "/items?page=2", "/items?page=3", "/items?page=4"])
+        let report = summary.reports[0]
+        #expect(report.result == .interrupted)
+        #expect(report.walk.stop == .interrupted)
+        #expect(report.walk.error == "job 'items': interrupted at page 2; page 1 kept")
+        #expect(summary.interrupted)
+        #expect(try harness.ids() == ["1", "2"])
+        let rows = try await harness.database("t_item.sqlite").read { db in
+            (try String.fetchAll(db, sql: "SELECT result FROM _mirror_runs"),
+             try Row.fetchAll(db, sql: "SELECT state, next_page FROM _mirror_walks").map { "\($0["state"] as String) \($0["next_page"] as Int)" })
+        }
+        #expect(rows.0 == ["interrupted"])
+        #expect(rows.1 == ["interrupted 2"])
+    }
+
+    @Test("a store that fails in mid-walk fails the job; the pages before stay and the next run resumes at the page")
+    func storeFailure() async throws {
+        let harness = try Harness()
+        try await FixtureServer.with({ request in
+            .json(api.body(page: Int(request.parameter("page") ?? "") ?? 0))
+        }) { server in
+            _ = try await harness.run(job("pages: { from: 1, to: 1 }"), server: server)
+            // The database refuses page 2's records from now on.
+            try await harness.database("t_item.sqlite").write { db in
+                try db.execute(sql: """
+                    CREATE TRIGGER refuse BEFORE INSERT ON t_item WHEN NEW.id = '4'
+                    BEGIN SELECT RAISE(ABORT, 'the disk is full'); END
+                    """)
+                try db.execute(sql: "UPDATE _mirror_walks SET state = 'failed', next_page = 2, position = 2")
+            }
+            let failed = try await harness.run(job("concurrency: 1"), server: server)
+            let report = failed.reports[0]
+            #expect(report.result == .failed)
+            #expect(report.walk.error?.hasPrefix("job 'items': GET \(server.base)/items?page=2: HTTP 200: cannot store the page: ") == true)
+            #expect(report.walk.error?.contains("the disk is full") == true)
+            #expect(report.walk.error?.hasSuffix("; page 2 not stored, nothing stored") == true)
+            #expect(try harness.ids() == ["1", "2"])
+
+            try await harness.database("t_item.sqlite").write { db in try db.execute(sql: "DROP TRIGGER refuse") }
+            let resumed = try await harness.run(job("concurrency: 1"), server: server)
+            #expect(resumed.reports[0].walk.resumedAt == 2)
+            #expect(resumed.reports[0].result == .ok)
+        }
+        #expect(try harness.ids() == ["1", "2", "3", "4", "5"])
+    }
+}

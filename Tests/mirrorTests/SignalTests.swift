@@ -1,0 +1,104 @@
+import Foundation
+import MirrorCore
+import MirrorTestSupport
+import Testing
+
+@Suite("a stopped run")
+struct SignalTests {
+    /// Starts `mirror ARGUMENTS` in `folder`, stdout and stderr to files; `finished` waits for it.
+    final class Started: Sendable {
+        let process: Process
+        let out: String
+        let err: String
+
+        init(_ arguments: [String], in folder: String) throws {
+            process = Process()
+            process.executableURL = mirrorBinary
+            process.arguments = arguments
+            process.currentDirectoryURL = URL(fileURLWithPath: folder)
+            out = folder + "/.stdout"
+            err = folder + "/.stderr"
+            _ = FileManager.default.createFile(atPath: out, contents: nil)
+            _ = FileManager.default.createFile(atPath: err, contents: nil)
+            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
+        }
+
+        /// Runs it and returns once it has exited.
+        func finished() async throws -> Invocation {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                process.terminationHandler = { _ in continuation.resume() }
+                do {
+                    try process.run()
+                } catch {
+                    process.terminationHandler = nil
+                    continuation.resume(throwing: error)
+                }
+            }
+            return Invocation(status: process.terminationStatus, stdout: try String(contentsOfFile: out, encoding: .utf8),
+                              stderr: try String(contentsOfFile: err, encoding: .utf8))
+        }
+    }
+
+    @Test("SIGTERM and SIGINT: the run stops, records itself as interrupted, keeps whole pages, releases its lock, and the next run resumes",
+          arguments: [(SIGTERM, Int32(143)), (SIGINT, Int32(130))])
+    func graceful(signal: Int32, status: Int32) async throws {
+        let folder = try temporaryFolder()
+        let gate = SlowGate()
+        // 5 pages of 50 records; page 4 is held until the gate opens.
+        let pageIDs = (1...5).map { page in (0..<50).map { "\(page * 1000 + $0)" } }
+        try await FixtureServer.with({ request in
+            let page = Int(request.parameter("page") ?? "") ?? 0
+            while page == 4, gate.isClosed { try? await Task.sleep(for: .milliseconds(20)) }
+            let ids = page >= 1 && page <= 5 ? pageIDs[page - 1] : []
+            return .json(#"{"data":{"list":[\#(ids.map { #"{"id":"\#($0)"}"# }.joined(separator: ","))]}}"#)
+        }) { server in
+            try """
+                version: 1
+                output: out
+                jobs:
+                  - name: events
+                    url: "\(server.base)/events?page={page}"
+                    records: data.list
+                    id: id
+                    table: t_event
+                    concurrency: 1
+                """.write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+            let database = folder + "/out/t_event.sqlite"
+            let run = try Started(["run", "jobs.yaml", "--report", "report.json"], in: folder)
+            let stopped = Task { try await run.finished() }
+            // Page 4 is in flight and pages 1-3 are stored: then the signal.
+            while !server.requests.contains(where: { $0.parameter("page") == "4" })
+                    || (try? sqlite(database, "SELECT count(*) FROM t_event")) != "150\n" {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            kill(run.process.processIdentifier, signal)
+            let ended = try await stopped.value
+            #expect(ended.status == status)
+            #expect(ended.stdout == "events: INTERRUPTED: job 'events': interrupted at page 4; pages 1-3 kept\n")
+            #expect(try sqlite(database, "SELECT result, stop_reason, pages, records_new FROM _mirror_runs") == "interrupted|interrupted|3|150\n")
+            #expect(try sqlite(database, "SELECT state, next_page, position FROM _mirror_walks") == "interrupted|4|150\n")
+            #expect(try sqlite(database, "PRAGMA integrity_check") == "ok\n")
+            let report = try JSONDecoder.snakeCase.decode(RunReport.self, from: Data(contentsOf: URL(fileURLWithPath: folder + "/report.json")))
+            #expect(report.exitStatus == Int(status))
+            #expect(report.jobs.map(\.status) == [.interrupted])
+            #expect(report.jobs.map(\.complete) == [false])
+
+            // The lock was released; the next run resumes at page 4.
+            gate.open()
+            let rerun = try await mirror(["run", "jobs.yaml"], in: folder)
+            #expect(rerun.status == 0)
+            #expect(rerun.stdout.contains("events: ok, 3 pages, 100 records (100 new, 0 updated, 0 unchanged), resumed at page 4, "))
+        }
+        let ids = try sqlite(folder + "/out/t_event.sqlite", "SELECT id FROM t_event ORDER BY position")
+        #expect(ids == pageIDs.joined().map { $0 + "\n" }.joined())
+    }
+}
+
+extension JSONDecoder {
+    static var snakeCase: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        return decoder
+    }
+}
