@@ -6,19 +6,6 @@ import MirrorTestSupport
 import Synchronization
 import Testing
 
-private func job(_ keys: String) -> String {
-    """
-    version: 1
-    jobs:
-      - name: items
-        url: "BASE/items?page={page}"
-        records: data.list
-        id: id
-        table: t_item
-    \(keys.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
-    """
-}
-
 private let api = PagedAPI(ids: [["1", "2"], ["3", "4"], ["5"]])
 
 @Suite("cancellation and store failures")
@@ -38,7 +25,7 @@ struct CancellationTests {
             }
             return .json(api.body(page: page))
         }) { server in
-            let run = Task { try await harness.run(job("concurrency: 3\nretries: 4"), server: server) }
+            let run = Task { try await harness.run(itemsJob("concurrency: 3\nretries: 4"), server: server) }
             // Pages 2-4 are in flight, page 1 is stored.
             await gauge.waitForEntered(3)
             while (try? harness.ids()) != ["1", "2"] { try await Task.sleep(for: .milliseconds(5)) }
@@ -68,7 +55,7 @@ struct CancellationTests {
         try await FixtureServer.with({ request in
             .json(api.body(page: Int(request.parameter("page") ?? "") ?? 0))
         }) { server in
-            _ = try await harness.run(job("pages: { from: 1, to: 1 }"), server: server)
+            _ = try await harness.run(itemsJob("pages: { from: 1, to: 1 }"), server: server)
             // The database refuses page 2's records from now on.
             try await harness.database("t_item.sqlite").write { db in
                 try db.execute(sql: """
@@ -77,7 +64,7 @@ struct CancellationTests {
                     """)
                 try db.execute(sql: "UPDATE _mirror_walks SET state = 'failed', next_page = 2, position = 2")
             }
-            let failed = try await harness.run(job("concurrency: 1"), server: server)
+            let failed = try await harness.run(itemsJob("concurrency: 1"), server: server)
             let report = failed.reports[0]
             #expect(report.result == .failed)
             #expect(report.walk.error?.hasPrefix("job 'items': GET \(server.base)/items?page=2: HTTP 200: cannot store the page: ") == true)
@@ -86,7 +73,7 @@ struct CancellationTests {
             #expect(try harness.ids() == ["1", "2"])
 
             try await harness.database("t_item.sqlite").write { db in try db.execute(sql: "DROP TRIGGER refuse") }
-            let resumed = try await harness.run(job("concurrency: 1"), server: server)
+            let resumed = try await harness.run(itemsJob("concurrency: 1"), server: server)
             #expect(resumed.reports[0].walk.resumedAt == 2)
             #expect(resumed.reports[0].result == .ok)
         }

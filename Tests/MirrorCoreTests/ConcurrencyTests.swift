@@ -41,19 +41,6 @@ private func slowServer(_ gauge: InFlightGauge, gate: Int = 0) -> @Sendable (Fix
     }
 }
 
-private func job(_ keys: String) -> String {
-    """
-    version: 1
-    jobs:
-      - name: items
-        url: "BASE/items?page={page}"
-        records: data.list
-        id: id
-        table: t_item
-    \(keys.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
-    """
-}
-
 @Suite("concurrency")
 struct ConcurrencyTests {
     @Test("a {page} walk keeps `concurrency` requests in flight and still stores in walk order")
@@ -61,7 +48,7 @@ struct ConcurrencyTests {
         let harness = try Harness()
         let gauge = InFlightGauge()
         let summary = try await FixtureServer.with(slowServer(gauge, gate: 4)) { server in
-            let summary = try await harness.run(job("concurrency: 4\npages: { from: 1, to: 20 }"), server: server)
+            let summary = try await harness.run(itemsJob("concurrency: 4\npages: { from: 1, to: 20 }"), server: server)
             #expect(server.requests.count == 20)
             return summary
         }
@@ -79,7 +66,7 @@ struct ConcurrencyTests {
         let harness = try Harness()
         let gauge = InFlightGauge()
         try await FixtureServer.with(slowServer(gauge)) { server in
-            _ = try await harness.run(job("concurrency: 1\npages: { from: 15 }"), server: server)
+            _ = try await harness.run(itemsJob("concurrency: 1\npages: { from: 15 }"), server: server)
             #expect(server.requests.map(\.target) == (15...21).map { "/items?page=\($0)" })
         }
         #expect(gauge.most == 1)
@@ -91,7 +78,7 @@ struct ConcurrencyTests {
         let harness = try Harness()
         let gauge = InFlightGauge()
         let summary = try await FixtureServer.with(slowServer(gauge)) { server in
-            let summary = try await harness.run(job("concurrency: 8\npages: { from: 11 }"), server: server)
+            let summary = try await harness.run(itemsJob("concurrency: 8\npages: { from: 11 }"), server: server)
             // Pages 21-35 may have been asked for (up to 2 x 8 - 1 past the end); page 21 is
             // empty and ends the walk.
             #expect(server.requests.count <= 10 + 16)
@@ -117,7 +104,7 @@ struct ConcurrencyTests {
             try? await Task.sleep(for: .milliseconds(page == 1 ? 400 : 10))
             return .json(twenty.body(page: page))
         }) { server in
-            _ = try await harness.run(job("concurrency: 4\npages: { from: 1, to: 20 }"), server: server)
+            _ = try await harness.run(itemsJob("concurrency: 4\npages: { from: 1, to: 20 }"), server: server)
             // While page 1 is slow, each of pages 2-4 hands its slot on to the page 4 after it.
             #expect(Set(server.requests.prefix(7).map(\.target)) == Set([1, 2, 3, 4, 6, 7, 8].map { "/items?page=\($0)" }))
             #expect(server.requests.count == 20)
@@ -134,7 +121,7 @@ struct ConcurrencyTests {
             if page == 5 { return .text("gone", status: 410) }
             return .json(twenty.body(page: page))
         }) { server in
-            let summary = try await harness.run(job("concurrency: 6\npages: { from: 1, to: 20 }"), server: server)
+            let summary = try await harness.run(itemsJob("concurrency: 6\npages: { from: 1, to: 20 }"), server: server)
             #expect(summary.reports[0].walk.error
                 == "job 'items': GET \(server.base)/items?page=5: HTTP 410: unexpected status (gone); page 5 not stored, pages 1-4 kept")
         }
@@ -146,7 +133,7 @@ struct ConcurrencyTests {
         let harness = try Harness()
         let gauge = InFlightGauge()
         try await FixtureServer.with(slowServer(gauge)) { server in
-            _ = try await harness.run(job("concurrency: 8"), server: server, maxPages: 3)
+            _ = try await harness.run(itemsJob("concurrency: 8"), server: server, maxPages: 3)
             #expect(server.requests.map(\.target).sorted() == (1...3).map { "/items?page=\($0)" })
         }
     }
@@ -156,7 +143,7 @@ struct ConcurrencyTests {
         let harness = try Harness()
         let lines = Mutex<[String]>([])
         try await FixtureServer.with(slowServer(InFlightGauge())) { server in
-            let file = try harness.load(job("concurrency: 3\npages: { from: 1, to: 4 }"), server: server)
+            let file = try harness.load(itemsJob("concurrency: 3\npages: { from: 1, to: 4 }"), server: server)
             var options = Runner.Options()
             options.output = harness.output
             _ = try await Runner(client: HTTPClient(), logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }),
@@ -182,7 +169,7 @@ struct ConcurrencyTests {
             let page = Int(request.parameter("page") ?? "") ?? 0
             return .json(twenty.body(page: page, extra: #","last":2"#))
         }) { server in
-            let summary = try await harness.run(job("concurrency: 4\nstop: { last_page: data.last }"), server: server)
+            let summary = try await harness.run(itemsJob("concurrency: 4\nstop: { last_page: data.last }"), server: server)
             // Pages 1-4 start together; no response lets its slot go past page 2.
             #expect(Set(server.requests.map(\.target)) == Set((1...4).map { "/items?page=\($0)" }))
             #expect(summary.reports[0].walk.stop == .lastPage(page: 2))
@@ -192,7 +179,7 @@ struct ConcurrencyTests {
             let page = Int(request.parameter("page") ?? "") ?? 0
             return .json(twenty.body(page: page, extra: page == 1 ? #","last":2"# : ""))
         }) { server in
-            let summary = try await sparse.run(job("concurrency: 1\nstop: { last_page: data.last }"), server: server)
+            let summary = try await sparse.run(itemsJob("concurrency: 1\nstop: { last_page: data.last }"), server: server)
             #expect(server.requests.map(\.target) == ["/items?page=1", "/items?page=2"])
             #expect(summary.reports[0].walk.stop == .lastPage(page: 2))
         }

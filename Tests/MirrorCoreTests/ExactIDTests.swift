@@ -5,21 +5,6 @@ import Logging
 import MirrorTestSupport
 import Testing
 
-/// A one-page job (or a cursor walk) whose records hold ids that differ only in bytes
-/// Swift's `String ==` ignores (canonical equivalence) or that a C string would cut (NUL).
-private func job(_ keys: String = "pages: { from: 1, to: 1 }", url: String = "BASE/items?page={page}") -> String {
-    """
-    version: 1
-    jobs:
-      - name: items
-        url: "\(url)"
-        records: data.list
-        id: id
-        table: t_item
-    \(keys.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
-    """
-}
-
 /// NFC `café`, NFD `café`, `Å` (U+00C5) and the Ångström sign (U+212B), as JSON escapes.
 private let equivalentIDs = [#"caf\u00e9"#, #"cafe\u0301"#, #"\u00c5"#, #"\u212b"#]
 /// The same ids as the bytes SQLite stores, hex.
@@ -43,7 +28,7 @@ struct ExactIDTests {
         let harness = try Harness()
         let body = page([#"a\u0000b"#, #"a\u0000c"#, "a"])
         let summary = try await FixtureServer.with({ _ in .json(body) }) { server in
-            try await harness.run(job(), server: server)
+            try await harness.run(itemsJob("pages: { from: 1, to: 1 }"), server: server)
         }
         #expect(summary.reports[0].walk.counts.new == 3)
         #expect(summary.reports[0].walk.repeated.isEmpty)
@@ -68,8 +53,8 @@ struct ExactIDTests {
             if request.headers["if-none-match"] == "\"v1\"" { return FixtureResponse(status: 304, headers: [("ETag", "\"v1\"")], body: []) }
             return .json(body, headers: [("ETag", "\"v1\"")])
         }) { server in
-            _ = try await harness.run(job(), server: server)
-            let second = try await harness.run(job(), server: server)
+            _ = try await harness.run(itemsJob("pages: { from: 1, to: 1 }"), server: server)
+            let second = try await harness.run(itemsJob("pages: { from: 1, to: 1 }"), server: server)
             #expect(server.requests.count == 2)
             return second
         }
@@ -85,7 +70,7 @@ struct ExactIDTests {
     func equivalentInPage() async throws {
         let harness = try Harness()
         let summary = try await FixtureServer.with({ _ in .json(page(equivalentIDs)) }) { server in
-            try await harness.run(job(), server: server)
+            try await harness.run(itemsJob("pages: { from: 1, to: 1 }"), server: server)
         }
         #expect(summary.reports[0].walk.counts.new == 4)
         #expect(summary.reports[0].walk.repeated.isEmpty)
@@ -99,7 +84,7 @@ struct ExactIDTests {
         let harness = try Harness()
         let body = #"{"data":{"list":[{"id":"caf\u00e9","v":1},{"id":"cafe\u0301","v":2},{"id":"caf\u00e9","v":3}]}}"#
         let summary = try await FixtureServer.with({ _ in .json(body) }) { server in
-            try await harness.run(job(), server: server)
+            try await harness.run(itemsJob("pages: { from: 1, to: 1 }"), server: server)
         }
         #expect(try storedHex(harness) == ["63616665CC81", "636166C3A9"])
         #expect(summary.reports[0].walk.repeated == [RepeatedID(page: 1, id: "caf\u{e9}", indexes: [0, 2])])
@@ -118,7 +103,7 @@ struct ExactIDTests {
             default: return .json(page([]), status: 400)
             }
         }) { server in
-            try await harness.run(job("next: data.next\nconcurrency: 1", url: "BASE/items?cursor={cursor}"), server: server)
+            try await harness.run(itemsJob("next: data.next\nconcurrency: 1", url: "BASE/items?cursor={cursor}"), server: server)
         }
         let report = summary.reports[0]
         #expect(report.succeeded)
@@ -137,7 +122,7 @@ struct ExactIDTests {
             default: return .json(page([]))
             }
         }) { server in
-            let file = try harness.load(job("pages: { from: 1 }"), server: server)
+            let file = try harness.load(itemsJob("pages: { from: 1 }"), server: server)
             var options = Verifier.Options()
             options.retry = RetryPolicy(baseDelay: 0.01)
             return try await Verifier(client: HTTPClient(), logger: .init(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
@@ -150,7 +135,7 @@ struct ExactIDTests {
     func sinceID() async throws {
         let harness = try Harness()
         try await FixtureServer.with({ _ in .json(page(equivalentIDs)) }) { server in
-            _ = try await harness.run(job(), server: server)
+            _ = try await harness.run(itemsJob("pages: { from: 1, to: 1 }"), server: server)
         }
         // NFD 'café' is 63 61 66 65 CC 81: NFC 'café' (…66 C3 A9), 'Å' (C3 85) and the
         // Ångström sign (E2 84 AB) are greater byte for byte; only itself is not.

@@ -7,19 +7,6 @@ import Testing
 
 private let threePages = PagedAPI(ids: [["1", "2", "3"], ["4", "5"], ["6"]])
 
-private func job(_ keys: String, url: String = "BASE/items?page={page}") -> String {
-    """
-    version: 1
-    jobs:
-      - name: items
-        url: "\(url)"
-        records: data.list
-        id: id
-        table: t_item
-    \(keys.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
-    """
-}
-
 @Suite("page walk")
 struct PageWalkerTests {
     @Test("{page} walks from..to and stores every record in walk order")
@@ -28,7 +15,7 @@ struct PageWalkerTests {
         let summary = try await FixtureServer.with({ request in
             .json(threePages.body(page: Int(request.parameter("page") ?? "") ?? 0))
         }) { server in
-            let summary = try await harness.run(job("pages: { from: 1, to: 3 }"), server: server)
+            let summary = try await harness.run(itemsJob("pages: { from: 1, to: 3 }"), server: server)
             // Requested concurrently, so in any order: never past pages.to.
             #expect(server.requests.map(\.target).sorted() == ["/items?page=1", "/items?page=2", "/items?page=3"])
             return summary
@@ -109,7 +96,7 @@ struct PageWalkerTests {
             }
         }) { server in
             base.value = server.base
-            let yaml = job("next: paging.next", url: "BASE/start").replacingOccurrences(of: "data.list", with: "items")
+            let yaml = itemsJob("next: paging.next", url: "BASE/start").replacingOccurrences(of: "data.list", with: "items")
             _ = try await harness.run(yaml, server: server)
             #expect(server.requests.map(\.target) == ["/start", "/p2?token=x"])
         }
@@ -126,7 +113,7 @@ struct PageWalkerTests {
             default: return .json(#"{"data":{"list":[{"id":"3"}]}}"#, headers: [("Link", #"</news>; rel="first""#)])
             }
         }) { server in
-            _ = try await harness.run(job("next: link", url: "BASE/news"), server: server)
+            _ = try await harness.run(itemsJob("next: link", url: "BASE/news"), server: server)
             #expect(server.requests.map(\.target) == ["/news", "/news?p=2", "/news?p=3"])
         }
         #expect(try harness.ids() == ["1", "2", "3"])
@@ -139,7 +126,7 @@ struct PageWalkerTests {
             let page = Int(request.parameter("page") ?? "") ?? 0
             return page <= 2 ? .json(threePages.body(page: page)) : .text("gone", status: 404)
         }) { server in
-            try await harness.run(job("stop: { status: [404], empty: false }"), server: server)
+            try await harness.run(itemsJob("stop: { status: [404], empty: false }"), server: server)
         }
         #expect(summary.reports[0].succeeded)
         #expect(summary.reports[0].walk.stop == .status(404, page: 3))
@@ -152,7 +139,7 @@ struct PageWalkerTests {
         try await FixtureServer.with({ request in
             .json(threePages.body(page: Int(request.parameter("page") ?? "") ?? 0, extra: #","last":2"#))
         }) { server in
-            let summary = try await harness.run(job("stop: { last_page: data.last }\nconcurrency: 1"), server: server)
+            let summary = try await harness.run(itemsJob("stop: { last_page: data.last }\nconcurrency: 1"), server: server)
             #expect(server.requests.count == 2)
             #expect(summary.reports[0].walk.stop == .lastPage(page: 2))
         }
@@ -167,7 +154,7 @@ struct PageWalkerTests {
             if request.headers["if-none-match"] == "\"p\(page)\"" { return FixtureResponse(status: 304, body: []) }
             return .json(threePages.body(page: page, extra: #","total":5"#), headers: [("ETag", "\"p\(page)\"")])
         }) { server in
-            let yaml = job("stop: { total: data.total }\nconcurrency: 1\nprune: true")
+            let yaml = itemsJob("stop: { total: data.total }\nconcurrency: 1\nprune: true")
             let summary = try await harness.run(yaml, server: server)
             #expect(server.requests.map(\.target) == ["/items?page=1", "/items?page=2"])
             #expect(summary.reports[0].walk.stop == .total(5, page: 2))
@@ -191,10 +178,10 @@ struct PageWalkerTests {
             let api = round.value == 0 ? first : second
             return .json(api.body(page: Int(request.parameter("page") ?? "") ?? 0))
         }) { server in
-            _ = try await harness.run(job("stop: { known: true }\nconcurrency: 1"), server: server)
+            _ = try await harness.run(itemsJob("stop: { known: true }\nconcurrency: 1"), server: server)
             #expect(server.requests.count == 4)
             round.increment()
-            let summary = try await harness.run(job("stop: { known: true }\nconcurrency: 1"), server: server)
+            let summary = try await harness.run(itemsJob("stop: { known: true }\nconcurrency: 1"), server: server)
             #expect(server.requests.count == 6)
             #expect(summary.reports[0].walk.stop == .knownPage(page: 2))
             // Ids 5 and 4 moved from page 1 to page 2: their records changed.
@@ -210,7 +197,7 @@ struct PageWalkerTests {
         let summary = try await FixtureServer.with({ request in
             .json(threePages.body(page: Int(request.parameter("page") ?? "") ?? 0))
         }) { server in
-            try await harness.run(job(""), server: server, maxPages: 2)
+            try await harness.run(itemsJob(""), server: server, maxPages: 2)
         }
         #expect(summary.reports[0].succeeded)
         #expect(summary.reports[0].walk.stop == .maxPages(2))
@@ -228,7 +215,7 @@ struct PageWalkerTests {
         let summary = try await FixtureServer.with({ request in
             .json(api.body(page: Int(request.parameter("page") ?? "") ?? 0))
         }) { server in
-            try await harness.run(job(""), server: server)
+            try await harness.run(itemsJob(""), server: server)
         }
         #expect(try harness.ids() == ["1", "2", "3"])
         #expect(try harness.record("2") == #"{"id":"2","v":3}"#)
@@ -245,7 +232,7 @@ struct PageWalkerTests {
         let harness = try Harness()
         let body = #"{"data":{"list":[{"id":1234567890123456789,"x":12345678901234567890123.50},{"id":"9007199254740993123"},{"id":-17}]}}"#
         try await FixtureServer.with({ _ in .json(body) }) { server in
-            _ = try await harness.run(job("", url: "BASE/all"), server: server)
+            _ = try await harness.run(itemsJob("", url: "BASE/all"), server: server)
         }
         #expect(try harness.ids() == ["1234567890123456789", "9007199254740993123", "-17"])
         #expect(try harness.record("1234567890123456789") == #"{"id":1234567890123456789,"x":12345678901234567890123.50}"#)
@@ -260,7 +247,7 @@ struct PageWalkerTests {
             ]}}
             """
         try await FixtureServer.with({ _ in .json(body) }) { server in
-            _ = try await harness.run(job("", url: "BASE/all"), server: server)
+            _ = try await harness.run(itemsJob("", url: "BASE/all"), server: server)
         }
         #expect(try harness.ids() == ["zü-1"])
         #expect(try harness.record("zü-1") == #"{"id":"zü-1","city":"Zürich","name":"東京 \u00e9 \"q\"","emoji":"😀","spaced":"a  b"}"#)
@@ -303,9 +290,9 @@ struct PageWalkerTests {
             try await FixtureServer.with({ _ in
                 .json(#"{"data":{"list":[{"id":"1","v":\#(version.value + 1)},{"id":"2"}]}}"#)
             }) { server in
-                _ = try await harness.run(job("on_change: \(mode)", url: "BASE/all"), server: server)
+                _ = try await harness.run(itemsJob("on_change: \(mode)", url: "BASE/all"), server: server)
                 version.increment()
-                let summary = try await harness.run(job("on_change: \(mode)", url: "BASE/all"), server: server)
+                let summary = try await harness.run(itemsJob("on_change: \(mode)", url: "BASE/all"), server: server)
                 let counts = summary.reports[0].walk.counts
                 #expect((counts.new, counts.updated, counts.unchanged) == (0, mode == "replace" ? 1 : 0, mode == "replace" ? 1 : 2))
             }
@@ -320,13 +307,13 @@ struct PageWalkerTests {
         try await FixtureServer.with({ _ in
             .json(round.value == 0 ? #"{"data":{"list":[{"id":"1"},{"id":"2"},{"id":"3"}]}}"# : #"{"data":{"list":[{"id":"2"}]}}"#)
         }) { server in
-            _ = try await harness.run(job("prune: true", url: "BASE/all"), server: server)
+            _ = try await harness.run(itemsJob("prune: true", url: "BASE/all"), server: server)
             round.increment()
             // A capped walk does not prune.
-            let capped = try await harness.run(job("prune: true\npages: { from: 1 }", url: "BASE/all?p={page}"), server: server, maxPages: 1)
+            let capped = try await harness.run(itemsJob("prune: true\npages: { from: 1 }", url: "BASE/all?p={page}"), server: server, maxPages: 1)
             #expect(capped.reports[0].pruned == 0)
             #expect(try Set(harness.ids()) == ["1", "2", "3"])
-            let summary = try await harness.run(job("prune: true", url: "BASE/all"), server: server)
+            let summary = try await harness.run(itemsJob("prune: true", url: "BASE/all"), server: server)
             #expect(summary.reports[0].pruned == 2)
         }
         #expect(try harness.ids() == ["2"])
@@ -338,7 +325,7 @@ struct PageWalkerTests {
         let summary = try await FixtureServer.with({ _ in
             .json(#"{"data":{"list":[{"id":"1"},{"name":"x"},{"id":null},{"id":""},{"id":"2"}]}}"#)
         }) { server in
-            try await harness.run(job("", url: "BASE/all"), server: server)
+            try await harness.run(itemsJob("", url: "BASE/all"), server: server)
         }
         #expect(try harness.ids() == ["1", "2"])
         #expect(summary.reports[0].walk.rejected.map(\.reason) == [
@@ -357,7 +344,7 @@ struct PageWalkerTests {
             let page = body.contains(#""page":1,"#) ? 1 : 2
             return .json(threePages.body(page: page))
         }) { server in
-            let yaml = job("""
+            let yaml = itemsJob("""
                 method: POST
                 body: { page: "{page}", size: 3, filter: "p{page}", token: "${TOKEN}" }
                 pages: { from: 1, to: 2 }

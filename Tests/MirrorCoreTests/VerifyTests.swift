@@ -5,21 +5,6 @@ import Logging
 import MirrorTestSupport
 import Testing
 
-/// One job; its output folder is the test's `cache` folder (`Harness.output`).
-private func job(_ keys: String = "", url: String = "BASE/items?page={page}") -> String {
-    """
-    version: 1
-    output: cache
-    jobs:
-      - name: items
-        url: "\(url)"
-        records: data.list
-        id: id
-        table: t_item
-    \(keys.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
-    """
-}
-
 /// Serves `api` by `?page=`.
 private func serve(_ api: PagedAPI, extra: @escaping @Sendable (Int) -> String = { _ in "" }) -> @Sendable (FixtureRequest) async -> FixtureResponse {
     { request in
@@ -75,7 +60,7 @@ struct VerifyTests {
 
     @Test("a clean API passes: every page walked, nothing stored")
     func clean() async throws {
-        let (summary, _, harness) = try await verify(job(), serve(PagedAPI(ids: [["1", "2"], ["3"], ["4"]])))
+        let (summary, _, harness) = try await verify(itemsJob(output: "cache"), serve(PagedAPI(ids: [["1", "2"], ["3"], ["4"]])))
         #expect(summary.passed)
         #expect(faults(summary) == [])
         let job = try #require(summary.jobs.first)
@@ -88,7 +73,7 @@ struct VerifyTests {
     @Test("a page that is not JSON is a fault at its page, and the walk stops there")
     func badPage() async throws {
         let api = PagedAPI(ids: [["1"], ["2"], ["3"]])
-        let (summary, base, _) = try await verify(job("retries: 0"), { request in
+        let (summary, base, _) = try await verify(itemsJob("retries: 0", output: "cache"), { request in
             request.parameter("page") == "2" ? .text("<html>oops</html>", status: 200, contentType: "text/html") : .json(api.body(page: Int(request.parameter("page") ?? "") ?? 0))
         })
         #expect(faults(summary) == ["page 2: GET \(base)/items?page=2: HTTP 200: response is HTML, not JSON"])
@@ -98,7 +83,7 @@ struct VerifyTests {
 
     @Test("a page that breaks validate is a fault naming path, expected and found types")
     func validate() async throws {
-        let (summary, base, _) = try await verify(job("validate: { data.page: string }"), serve(PagedAPI(ids: [["1"]])))
+        let (summary, base, _) = try await verify(itemsJob("validate: { data.page: string }", output: "cache"), serve(PagedAPI(ids: [["1"]])))
         #expect(faults(summary) == ["page 1: GET \(base)/items?page=1: HTTP 200: 'data.page' must be string, found number"])
         #expect(!summary.passed)
     }
@@ -106,7 +91,7 @@ struct VerifyTests {
     @Test("a record without an id and an id repeated within a page are faults with page and index")
     func ids() async throws {
         let api = PagedAPI(records: [[#"{"id":"1"}"#, #"{"name":"x"}"#, #"{"id":"2"}"#, #"{"id":"1"}"#, #"{"id":"1"}"#]])
-        let (summary, _, _) = try await verify(job(), serve(api))
+        let (summary, _, _) = try await verify(itemsJob(output: "cache"), serve(api))
         #expect(faults(summary) == [
             "page 1: record 1 has no usable id at 'id' (found nothing)",
             "page 1: id '1' appears 3 times (records 0, 3, 4)",
@@ -117,7 +102,7 @@ struct VerifyTests {
 
     @Test("an id seen on two pages is drift, naming both pages")
     func drift() async throws {
-        let (summary, _, _) = try await verify(job(), serve(PagedAPI(ids: [["1", "2"], ["3"], ["2", "4"]])))
+        let (summary, _, _) = try await verify(itemsJob(output: "cache"), serve(PagedAPI(ids: [["1", "2"], ["3"], ["2", "4"]])))
         #expect(faults(summary) == ["page 3: id '2' was already on page 1 (drift)"])
         #expect(summary.jobs[0].walk.stop == .emptyPage(page: 4))
         #expect(!summary.passed)
@@ -172,7 +157,7 @@ struct VerifyTests {
     @Test("a last page that changes, or that the walk never reaches, is a fault")
     func lastPage() async throws {
         let api = PagedAPI(ids: [["1"], ["2"]])
-        let (summary, _, _) = try await verify(job("stop: { last_page: data.last }\nconcurrency: 1"),
+        let (summary, _, _) = try await verify(itemsJob("stop: { last_page: data.last }\nconcurrency: 1", output: "cache"),
                                                serve(api) { page in page == 1 ? #","last":3"# : #","last":4"# })
         #expect(faults(summary) == [
             "page 2: announces last page 4, page 1 announced 3",
@@ -185,7 +170,7 @@ struct VerifyTests {
     @Test("a total that changes, that the walk does not match, or that is not a whole number, is a fault")
     func total() async throws {
         let api = PagedAPI(ids: [["1", "2"], ["3", "4"], ["5", "6"]])
-        let (summary, _, _) = try await verify(job("stop: { total: data.total, last_page: data.last }\nconcurrency: 1"),
+        let (summary, _, _) = try await verify(itemsJob("stop: { total: data.total, last_page: data.last }\nconcurrency: 1", output: "cache"),
                                                serve(api) { page in
                                                    switch page {
                                                    case 1: return #","total":8,"last":4"#
@@ -207,7 +192,7 @@ struct VerifyTests {
 
     @Test("a walk cut by --max-pages is a fault: the rest was not verified")
     func maxPages() async throws {
-        let (summary, _, _) = try await verify(job(), serve(PagedAPI(ids: [["1"], ["2"], ["3"]])), maxPages: 2)
+        let (summary, _, _) = try await verify(itemsJob(output: "cache"), serve(PagedAPI(ids: [["1"], ["2"], ["3"]])), maxPages: 2)
         #expect(faults(summary) == ["page 2: the walk was cut by --max-pages 2: the pages after it were not verified"])
         #expect(summary.jobs[0].faults[0].kind == .maxPages)
         #expect(!summary.passed)
@@ -215,7 +200,7 @@ struct VerifyTests {
 
     @Test("ids and errors the server echoes a secret into are redacted in every fault")
     func redacted() async throws {
-        let (summary, base, _) = try await verify(job("retries: 0", url: "BASE/items?page={page}&key=${API_KEY}"), { request in
+        let (summary, base, _) = try await verify(itemsJob("retries: 0", url: "BASE/items?page={page}&key=${API_KEY}", output: "cache"), { request in
             let key = request.parameter("key") ?? ""
             switch request.parameter("page") {
             case "1": return .json(PagedAPI(ids: [["k-\(key)", "k-\(key)"]]).body(page: 1))
@@ -236,11 +221,11 @@ struct VerifyTests {
     func existingOutput() async throws {
         let harness = try Harness()
         try await FixtureServer.with(serve(PagedAPI(ids: [["1", "2"], ["3"]]))) { server in
-            #expect(try await harness.run(job(), server: server).allSucceeded)
+            #expect(try await harness.run(itemsJob(output: "cache"), server: server).allSucceeded)
             #expect(try harness.ids() == ["1", "2", "3"])
             let before = try snapshot(harness.output)
             #expect(before.keys.sorted() == [".mirror.lock", "t_item.sqlite"])
-            let summary = try await verify(try harness.load(job(), server: server))
+            let summary = try await verify(try harness.load(itemsJob(output: "cache"), server: server))
             #expect(summary.passed)
             #expect(faults(summary) == [])
             // The same names, and every file's bytes and modification time.

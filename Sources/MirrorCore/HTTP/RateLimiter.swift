@@ -23,19 +23,30 @@ public struct RateLimit: Sendable, Equatable {
 
 /// Spaces requests to each host, shared by every job of a run that talks to that host.
 public actor RateLimiter {
-    private var nextSlot: [String: ContinuousClock.Instant] = [:]
+    public typealias Clock = @Sendable () -> ContinuousClock.Instant
+    /// Waits until an instant; throws when the task is cancelled.
+    public typealias Sleep = @Sendable (ContinuousClock.Instant) async throws -> Void
 
-    public init() {}
+    private var nextSlot: [String: ContinuousClock.Instant] = [:]
+    private let now: Clock
+    private let sleep: Sleep
+
+    /// The real clock by default; tests pass their own.
+    public init(now: @escaping Clock = { ContinuousClock.now },
+                sleep: @escaping Sleep = { try await Task.sleep(until: $0, clock: .continuous) }) {
+        self.now = now
+        self.sleep = sleep
+    }
 
     /// Waits for this request's turn at `host`. The slot is claimed before waiting, so
     /// concurrent callers line up instead of racing.
     @discardableResult
     public func acquire(host: String, limit: RateLimit) async throws -> ContinuousClock.Instant {
-        let now = ContinuousClock.now
+        let now = now()
         let slot = max(now, nextSlot[host] ?? now)
         nextSlot[host] = slot + .seconds(limit.interval)
         if slot > now {
-            try await Task.sleep(until: slot, clock: .continuous)
+            try await sleep(slot)
         }
         return slot
     }

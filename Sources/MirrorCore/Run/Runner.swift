@@ -24,14 +24,16 @@ public struct Runner: Sendable {
     }
 
     let client: HTTPClient
-    let limiter = RateLimiter()
+    /// Shared by every job of the run.
+    let limiter: RateLimiter
     let logger: Logger
     let progress: ProgressHandler?
 
-    public init(client: HTTPClient, logger: Logger, progress: ProgressHandler? = nil) {
+    public init(client: HTTPClient, logger: Logger, progress: ProgressHandler? = nil, limiter: RateLimiter = RateLimiter()) {
         self.client = client
         self.logger = logger
         self.progress = progress
+        self.limiter = limiter
     }
 
     /// The jobs selected by `--job`, each with its output folder.

@@ -26,7 +26,8 @@ struct Harness {
 
     /// Loads and runs a job file; the output folder is `output` unless the file sets one.
     func run(_ yaml: String, server: FixtureServer, maxPages: Int? = nil, jobs: [String] = [],
-             environment: [String: String] = [:], refresh: Bool = false) async throws -> RunSummary {
+             environment: [String: String] = [:], refresh: Bool = false,
+             limiter: RateLimiter = RateLimiter()) async throws -> RunSummary {
         let file = try load(yaml, server: server, environment: environment)
         var options = Runner.Options()
         options.output = output
@@ -34,7 +35,8 @@ struct Harness {
         options.jobs = jobs
         options.refresh = refresh
         options.retry = RetryPolicy(baseDelay: 0.01)
-        return try await Runner(client: HTTPClient(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+        return try await Runner(client: HTTPClient(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
+                                limiter: limiter)
             .run([file], options: options)
     }
 
@@ -71,6 +73,23 @@ struct Harness {
         close(descriptor)
         return try String(contentsOfFile: path, encoding: .utf8)
     }
+}
+
+/// A job file with one job, `items`, on `url` (`BASE` stands for the fixture server),
+/// its records at `data.list`, ids at `id`, stored in `t_item`; `keys` are more YAML lines
+/// of the job; `output` sets the file's output folder.
+func itemsJob(_ keys: String = "", url: String = "BASE/items?page={page}", output: String? = nil) -> String {
+    """
+    version: 1
+    \(output.map { "output: \($0)" } ?? "")
+    jobs:
+      - name: items
+        url: "\(url)"
+        records: data.list
+        id: id
+        table: t_item
+    \(keys.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
+    """
 }
 
 /// A paged fake API: `pages[n]` is the record list of page n (1-based); pages past the end are empty.
