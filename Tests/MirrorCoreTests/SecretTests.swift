@@ -1,5 +1,6 @@
 import Foundation
 import InMemoryLogging
+import NIOCore
 import Logging
 @testable import MirrorCore
 import MirrorTestSupport
@@ -150,5 +151,55 @@ struct SecretTests {
         #expect(redactor.expand("https://a.test/n?k=${K}&p=2") == "https://a.test/n?k=ab/cd= e&p=2")
         #expect(redactor.placeholders("https://a.test/n?k=ab%2fcd%3d%20e") == nil)
         #expect(redactor.placeholders("https://evil.test/?k=${K}") == nil)
+    }
+}
+
+@Suite("secrets by type")
+struct SecretTypeTests {
+    /// Every way Swift prints a value.
+    func printed(_ value: Any) -> [String] {
+        var dumped = ""
+        dump(value, to: &dumped)
+        return [String(describing: value), String(reflecting: value), "\(value)", dumped]
+    }
+
+    @Test("specs, templates, headers, requests and errors built from a job with secrets print, dump and reflect masked")
+    func neverPrinted() throws {
+        let harness = try Harness()
+        let yaml = """
+            version: 1
+            jobs:
+              - name: items
+                url: "http://api.test/items/${TOKEN}?page={page}&key=${KEY}"
+                method: POST
+                body: { token: "${TOKEN}", page: "{page}" }
+                headers: { X-Api-Key: "${HEADER}", Accept: application/json }
+                records: data.list
+                id: id
+                table: t_item
+            """
+        let job = try harness.load(yaml, environment: secrets).jobs[0]
+        let url = job.url.url(page: 1, cursor: "c-\(secrets["KEY"]!)", redactor: job.redactor)
+        let request = HTTPRequest(method: job.method.rawValue, url: url, headers: job.headers,
+                                  body: job.body?.render(page: 1, cursor: nil), timeout: job.timeout, maxBytes: 1 << 20,
+                                  redactor: job.redactor)
+        let error = HTTPError.classify(IOError(errnoCode: ECONNREFUSED, reason: "connect"), url: url, status: nil)
+        let values: [Any] = [job, job.url, job.body as Any, job.headers, job.redactor, url, request, error,
+                             RedactedText(real: "echo \(secrets["TOKEN"]!)", redactor: job.redactor),
+                             Redactor.Secret(name: "KEY", value: secrets["KEY"]!)]
+        for value in values {
+            for text in printed(value) {
+                for secret in secrets.values {
+                    #expect(!text.contains(secret), "\(type(of: value)) printed a secret: \(text)")
+                }
+            }
+        }
+        // What is printed still says what it is.
+        #expect("\(request)" == "POST http://api.test/items/REDACTED?page=1&key=REDACTED [X-Api-Key, Accept] (31 bytes)")
+        #expect("\(job.body!)" == #"{"token":"REDACTED","page":"{page}"}"#)
+        #expect("\(job.redactor)" == "Redactor(HEADER, KEY, TOKEN)")
+        // And the real values are what is sent.
+        #expect(request.headers.map { $0.value.real } == [secrets["HEADER"]!, "application/json"])
+        #expect(String(decoding: request.body ?? [], as: UTF8.self) == #"{"token":"t0ken-R2Wx","page":1}"#)
     }
 }

@@ -54,7 +54,7 @@ public final class Downloader: Sendable {
         let fetcher = FileFetcher(job: job, store: store, output: output, client: client,
                                   sender: RetryingSender(job: job, limiter: limiter, policy: retry, logger: logger),
                                   logger: logger, apiURL: apiURL,
-                                  plainHeaders: job.headers.filter { job.redactor.redact($0.value) == $0.value })
+                                  plainHeaders: job.headers.filter { !$0.value.holdsSecret })
         let state = downloader.state
         // Counts each file as it ends, from its own task, so that progress moves between pages.
         let settle: @Sendable (FileOutcome) -> Void = { outcome in
@@ -116,7 +116,7 @@ struct FileFetcher: Sendable {
     /// A request of the job's own: files on its origin get every header.
     let apiURL: String
     /// The job's headers without those holding a secret, for files on other origins.
-    let plainHeaders: [(name: String, value: String)]
+    let plainHeaders: [Header]
 
     /// Downloads `url` and records how it ended; nil when the task was cancelled: the
     /// download is abandoned, nothing of it kept or recorded (it is tried again next run).

@@ -5,10 +5,12 @@ import NIOCore
 import NIOHTTP1
 import Synchronization
 
-public struct HTTPRequest: Sendable {
+/// A request to send. Its headers, body and URL may hold secrets: printed, dumped or
+/// reflected, it shows its method, redacted URL, header names and body size only.
+public struct HTTPRequest: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var method: String
     public var url: RedactedURL
-    public var headers: [(name: String, value: String)]
+    public var headers: [Header]
     public var body: [UInt8]?
     /// Seconds, for the whole exchange.
     public var timeout: Double
@@ -18,7 +20,7 @@ public struct HTTPRequest: Sendable {
     /// to another origin.
     public var redactor: Redactor
 
-    public init(method: String, url: RedactedURL, headers: [(name: String, value: String)], body: [UInt8]?,
+    public init(method: String, url: RedactedURL, headers: [Header], body: [UInt8]?,
                 timeout: Double, maxBytes: Int, redactor: Redactor = .none) {
         self.redactor = redactor
         self.method = method
@@ -27,6 +29,17 @@ public struct HTTPRequest: Sendable {
         self.body = body
         self.timeout = timeout
         self.maxBytes = maxBytes
+    }
+
+    public var description: String {
+        "\(method) \(url) [\(headers.map(\.name).joined(separator: ", "))]" + (body.map { " (\($0.count) bytes)" } ?? "")
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror {
+        Mirror(self, children: ["method": method, "url": url, "headers": headers.map(\.name), "body": body?.count as Any,
+                                "timeout": timeout, "maxBytes": maxBytes])
     }
 }
 
@@ -241,7 +254,7 @@ public final class HTTPClient: Sendable {
                 body = nil
             }
             if !sameOrigin(url, next) {
-                headers = headers.filter { request.redactor.redact($0.value) == $0.value }
+                headers = headers.filter { !$0.value.holdsSecret }
                 if let sent = body, request.redactor.redact(String(decoding: sent, as: UTF8.self)) != String(decoding: sent, as: UTF8.self) {
                     throw RedirectFailure(reason: "HTTP \(code) redirect to another host: a body holding a secret is not sent there")
                 }
@@ -268,7 +281,7 @@ public final class HTTPClient: Sendable {
     }
 
     /// The request as the client library takes it; only http(s) URLs are sent.
-    private static func outgoing(url: String, method: String, headers: [(name: String, value: String)], body: [UInt8]?,
+    private static func outgoing(url: String, method: String, headers: [Header], body: [UInt8]?,
                                  shownURL: RedactedURL) throws(HTTPError) -> HTTPClientRequest {
         guard Self.isHTTP(url) else {
             throw HTTPError.invalidURL(shownURL)
@@ -276,7 +289,7 @@ public final class HTTPClient: Sendable {
         var outgoing = HTTPClientRequest(url: url)
         outgoing.method = HTTPMethod(rawValue: method)
         for header in headers {
-            outgoing.headers.add(name: header.name, value: header.value)
+            outgoing.headers.add(name: header.name, value: header.value.real)
         }
         if !outgoing.headers.contains(name: "user-agent") {
             outgoing.headers.add(name: "user-agent", value: "mirror")

@@ -1,17 +1,23 @@
 import Foundation
 
 /// Knows every value that came from `${…}` in a job file and blanks it out of any text
-/// meant for people or for files: logs, errors, reports, stored URLs.
-public struct Redactor: Sendable, Equatable {
-    /// A value that came from `${name}`.
-    public struct Secret: Sendable, Hashable {
+/// meant for people or for files: logs, errors, reports, stored URLs. It prints, dumps and
+/// reflects as the names of its secrets only.
+public struct Redactor: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// A value that came from `${name}`. Only the HTTP layer reads its value; printed,
+    /// dumped or reflected, it shows its name and a mask.
+    public struct Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
         public let name: String
-        public let value: String
+        let value: String
 
         public init(name: String, value: String) {
             self.name = name
             self.value = value
         }
+
+        public var description: String { "${\(name)}=\(Redactor.mask)" }
+        public var debugDescription: String { description }
+        public var customMirror: Mirror { Mirror(self, children: ["name": name, "value": Redactor.mask]) }
     }
 
     public static let mask = "REDACTED"
@@ -31,6 +37,13 @@ public struct Redactor: Sendable, Equatable {
     }
 
     public var isEmpty: Bool { secrets.isEmpty }
+
+    public var description: String { "Redactor(\(secrets.map(\.name).sorted().joined(separator: ", ")))" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["secrets": secrets.map(\.name).sorted()]) }
+
+    /// Whether `text` holds a secret, in any form this redactor masks.
+    public func holdsSecret(_ text: String) -> Bool { redact(text) != text }
 
     public func redact(_ text: String) -> String {
         var text = text
@@ -104,9 +117,49 @@ public struct Redactor: Sendable, Equatable {
     }
 }
 
+/// Text that may hold a secret (a header value, a request body, a validator a server
+/// sent): used as it is inside the library, printed, dumped and reflected only redacted.
+public struct RedactedText: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The text as sent. Internal on purpose.
+    let real: String
+    /// The text with every secret masked.
+    public let description: String
+
+    init(real: String, redactor: Redactor) {
+        self.real = real
+        description = redactor.redact(real)
+    }
+
+    /// Text that holds no secret.
+    public init(plain: String) {
+        real = plain
+        description = plain
+    }
+
+    /// Whether the text holds a secret.
+    public var holdsSecret: Bool { real != description }
+
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["text": description]) }
+
+    public static func == (lhs: RedactedText, rhs: RedactedText) -> Bool { lhs.real == rhs.real }
+    public func hash(into hasher: inout Hasher) { hasher.combine(real) }
+}
+
+/// A request header whose value may hold a secret.
+public struct Header: Sendable {
+    public let name: String
+    public let value: RedactedText
+
+    public init(name: String, value: RedactedText) {
+        self.name = name
+        self.value = value
+    }
+}
+
 /// A URL that prints only in its redacted form: the real text is reachable only inside
 /// the HTTP layer, so an error or a log line cannot carry a secret by accident.
-public struct RedactedURL: Sendable, Hashable, CustomStringConvertible {
+public struct RedactedURL: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The URL as sent on the wire. Internal on purpose.
     let real: String
     /// The URL with every secret masked: what logs, errors and the store see.
@@ -130,6 +183,9 @@ public struct RedactedURL: Sendable, Hashable, CustomStringConvertible {
         let port = components.port ?? (components.scheme?.lowercased() == "https" ? 443 : 80)
         return "\(components.host?.lowercased() ?? ""):\(port)"
     }
+
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["url": description]) }
 
     public static func == (lhs: RedactedURL, rhs: RedactedURL) -> Bool { lhs.real == rhs.real }
     public func hash(into hasher: inout Hasher) { hasher.combine(real) }

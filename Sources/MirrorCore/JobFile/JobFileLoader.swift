@@ -209,7 +209,7 @@ struct JobFileReader {
                 appendJSON(bodyNode, to: &json, secrets: &secrets)
             }
             redactor = redactor.merged(with: Redactor(secrets: secrets))
-            body = BodyTemplate(json: json)
+            body = BodyTemplate(json: json, redactor: redactor)
         }
 
         var headers: [(name: String, value: String)] = []
@@ -400,7 +400,8 @@ struct JobFileReader {
         guard let name = nameText, let url, let records, let id, let table, let database else { return nil }
         return JobSpec(
             name: name, url: RequestTemplate(real: url.value, shown: url.shown), method: method, body: body,
-            headers: headers, pages: pages, next: next, records: records, id: id, table: table,
+            headers: headers.map { Header(name: $0.name, value: RedactedText(real: $0.value, redactor: redactor)) },
+            pages: pages, next: next, records: records, id: id, table: table,
             database: database, account: account, stop: stop, onChange: onChange, prune: prune,
             timeout: timeout, retries: retries, rateLimit: rateLimit, concurrency: concurrency,
             refreshAfter: refreshAfter, maxPageSize: maxPageSize, downloads: downloads,

@@ -50,7 +50,7 @@ public struct JobSpec: Sendable {
     /// JSON body template: `{page}` and `{cursor}` are filled in when a request is built.
     public let body: BodyTemplate?
     /// Header values may hold secrets: they are sent, never shown.
-    public let headers: [(name: String, value: String)]
+    public let headers: [Header]
     public let pages: Pages
     public let next: Next?
     public let records: JSONPath
@@ -86,13 +86,16 @@ public struct JobSpec: Sendable {
 }
 
 /// A URL template with `{page}` and `{cursor}` placeholders, whose secrets print redacted.
-public struct RequestTemplate: Sendable {
+public struct RequestTemplate: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The template as sent.
     let real: String
     /// The template with every `${…}` value masked.
     let shown: String
 
     public var redacted: String { shown }
+    public var description: String { shown }
+    public var debugDescription: String { shown }
+    public var customMirror: Mirror { Mirror(self, children: ["template": shown]) }
 
     public var usesCursor: Bool { real.contains("{cursor}") }
     public var usesPage: Bool { real.contains("{page}") }
@@ -109,9 +112,20 @@ public struct RequestTemplate: Sendable {
 }
 
 /// A POST body: JSON text in which a string that is exactly `"{page}"` becomes the page
-/// number, and `{page}` / `{cursor}` inside other strings are replaced in place.
-public struct BodyTemplate: Sendable {
+/// number, and `{page}` / `{cursor}` inside other strings are replaced in place. It prints,
+/// dumps and reflects with its secrets masked.
+public struct BodyTemplate: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     let json: String
+    /// The template with every `${…}` value masked.
+    public let description: String
+
+    init(json: String, redactor: Redactor) {
+        self.json = json
+        description = redactor.redact(json)
+    }
+
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["json": description]) }
 
     public func render(page: Int, cursor: String?) -> [UInt8] {
         var cursorText: [UInt8] = []

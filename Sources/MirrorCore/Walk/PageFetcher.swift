@@ -31,8 +31,10 @@ struct PageFetcher: Sendable {
                                 retries: 0)
         }
         var headers = job.headers
-        if let etag = stored?.etag { headers.append(("If-None-Match", etag)) }
-        if let lastModified = stored?.lastModified { headers.append(("If-Modified-Since", lastModified)) }
+        if let etag = stored?.etag { headers.append(Header(name: "If-None-Match", value: RedactedText(real: etag, redactor: job.redactor))) }
+        if let lastModified = stored?.lastModified {
+            headers.append(Header(name: "If-Modified-Since", value: RedactedText(real: lastModified, redactor: job.redactor)))
+        }
         let request = HTTPRequest(method: job.method.rawValue, url: url, headers: headers, body: body,
                                   timeout: job.timeout, maxBytes: job.maxPageSize, redactor: job.redactor)
         let stopStatuses = job.stop.statuses
