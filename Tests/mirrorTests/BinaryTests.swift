@@ -27,7 +27,7 @@ func mirror(_ arguments: [String], in folder: String, environment: [String: Stri
     try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
         process.terminationHandler = { _ in continuation.resume() }
         do {
-            try process.run()
+            try launch(process)
         } catch {
             process.terminationHandler = nil
             continuation.resume(throwing: error)
@@ -40,6 +40,14 @@ func mirror(_ arguments: [String], in folder: String, environment: [String: Stri
     return Invocation(status: process.terminationStatus,
                       stdout: try String(contentsOfFile: out, encoding: .utf8),
                       stderr: try String(contentsOfFile: err, encoding: .utf8))
+}
+
+/// Foundation's `Process.run()` is not safe to call from two threads at once on Linux (it
+/// crashed in a copy while another test was starting a process): every start goes here.
+private let launching = Mutex(())
+
+func launch(_ process: Process) throws {
+    try launching.withLock { _ in try process.run() }
 }
 
 /// The `mirror` built beside this test bundle.
@@ -59,7 +67,7 @@ func startRun(in folder: String) throws -> Process {
     process.environment = ["API_KEY": "k"]
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
-    try process.run()
+    try launch(process)
     return process
 }
 
@@ -416,7 +424,7 @@ func sqlite(_ database: String, _ sql: String) throws -> String {
     process.arguments = ["-readonly", database, sql]
     let pipe = Pipe()
     process.standardOutput = pipe
-    try process.run()
+    try launch(process)
     let data = pipe.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     return String(decoding: data, as: UTF8.self)

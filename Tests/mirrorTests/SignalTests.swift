@@ -29,7 +29,7 @@ struct SignalTests {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 process.terminationHandler = { _ in continuation.resume() }
                 do {
-                    try process.run()
+                    try launch(process)
                 } catch {
                     process.terminationHandler = nil
                     continuation.resume(throwing: error)
