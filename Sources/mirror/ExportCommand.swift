@@ -55,22 +55,9 @@ struct ExportCommand: ParsableCommand {
             }
             let exporter = Exporter(database: database, options: options)
             if let file {
-                let temporary = file + ".partial"
-                let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-                guard descriptor >= 0 else {
-                    throw Exporter.Failure(description: "cannot write '\(file)': \(String(cString: strerror(errno)))")
-                }
-                var sink = OutputSink(descriptor: descriptor)
-                do {
+                try WholeFile.write(to: file) { descriptor in
+                    var sink = OutputSink(descriptor: descriptor)
                     try exporter.export(to: &sink)
-                    close(descriptor)
-                } catch {
-                    close(descriptor)
-                    unlink(temporary)
-                    throw error
-                }
-                guard rename(temporary, file) == 0 else {
-                    throw Exporter.Failure(description: "cannot write '\(file)': \(String(cString: strerror(errno)))")
                 }
             } else {
                 var sink = OutputSink(descriptor: STDOUT_FILENO)

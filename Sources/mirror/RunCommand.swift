@@ -18,28 +18,24 @@ struct RunCommand: AsyncParsableCommand {
             \(jobFileReference)
             """)
 
-    @Argument(help: "Job files.") var files: [String]
-    @Option(name: .customLong("job"), help: "Run only this job (repeatable).") var jobs: [String] = []
-    @Option(help: "Stop each job after this many pages.") var maxPages: Int?
+    @OptionGroup var walk: WalkOptions
     @Flag(help: "Start every walk at its first page and fetch every page whole (no refresh_after, no conditional requests).") var refresh = false
     @Option(help: "Run at most this many jobs at once.") var parallel = 4
     @Option(help: "Write the run as JSON to this file.") var report: String?
     @Option(help: "Output folder (default: the job file's 'output:', else ./cache).") var output: String?
     @Flag(help: "Print only what failed: no summary line for a job that succeeded, errors only in the log, no progress lines.") var quiet = false
-    @Flag(help: "Log every page.") var verbose = false
 
     func validate() throws {
-        if let maxPages, maxPages < 1 { throw ValidationError("--max-pages must be at least 1") }
         if parallel < 1 { throw ValidationError("--parallel must be at least 1") }
     }
 
     func run() async throws {
-        let loaded = try loadJobFiles(files)
+        let loaded = try loadJobFiles(walk.files)
         let display = !quiet && TerminalProgress.stderrIsTerminal ? TerminalProgress() : nil
-        let logger = LogSetup.bootstrap(quiet: quiet, verbose: verbose, display: display)
+        let logger = LogSetup.bootstrap(quiet: quiet, verbose: walk.verbose, display: display)
         var options = Runner.Options()
-        options.jobs = jobs
-        options.maxPages = maxPages
+        options.jobs = walk.jobs
+        options.maxPages = walk.maxPages
         options.refresh = refresh
         options.parallel = parallel
         options.output = output

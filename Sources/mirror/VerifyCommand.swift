@@ -7,28 +7,23 @@ struct VerifyCommand: AsyncParsableCommand {
         commandName: "verify",
         abstract: "Walk the pages of job files without storing anything and report page-walk faults.",
         discussion: """
+            A walk cut by --max-pages is a fault: the pages after it were not verified.
+
             Exit status: 0 no fault; 1 at least one fault; 2 usage or config error.
 
             \(jobFileReference)
             """)
 
-    @Argument(help: "Job files.") var files: [String]
-    @Option(name: .customLong("job"), help: "Verify only this job (repeatable).") var jobs: [String] = []
-    @Option(help: "Stop each walk after this many pages (a cut walk is a fault).") var maxPages: Int?
+    @OptionGroup var walk: WalkOptions
     @Option(help: "Write JUnit XML to this file: one test case per job.") var junit: String?
     @Flag(help: "Log errors only.") var quiet = false
-    @Flag(help: "Log every page.") var verbose = false
-
-    func validate() throws {
-        if let maxPages, maxPages < 1 { throw ValidationError("--max-pages must be at least 1") }
-    }
 
     func run() async throws {
-        let loaded = try loadJobFiles(files)
-        let logger = LogSetup.bootstrap(quiet: quiet, verbose: verbose)
+        let loaded = try loadJobFiles(walk.files)
+        let logger = LogSetup.bootstrap(quiet: quiet, verbose: walk.verbose)
         var options = Verifier.Options()
-        options.jobs = jobs
-        options.maxPages = maxPages
+        options.jobs = walk.jobs
+        options.maxPages = walk.maxPages
         let summary = try await Verifier(client: HTTPClient(), logger: logger).verify(loaded, options: options)
         if !summary.text.isEmpty { try printOut(summary.text) }
         if let junit {

@@ -79,20 +79,10 @@ public struct Runner: Sendable {
         }
         // Up to `parallel` jobs at once; one job's failure never stops another. Once the run
         // is cancelled (a signal), no job starts.
-        await withTaskGroup(of: (Int, JobReport).self) { group in
-            var pending = runnable[...]
-            func startNext() {
-                guard !Task.isCancelled, let next = pending.popFirst() else { return }
-                group.addTask {
-                    (next.index, await self.run(next.job, file: next.file, output: next.output, store: next.store, options: options))
-                }
-            }
-            for _ in 0..<max(1, options.parallel) { startNext() }
-            while let (index, report) = await group.next() {
-                reports[index] = report
-                startNext()
-            }
+        let ran = await JobScheduler.map(runnable, width: options.parallel) { entry in
+            (entry.index, await self.run(entry.job, file: entry.file, output: entry.output, store: entry.store, options: options))
         }
+        for case let (index, report)? in ran { reports[index] = report }
         return RunSummary(reports: reports.compactMap { $0 }, interrupted: Task.isCancelled)
     }
 

@@ -1,15 +1,41 @@
 import Foundation
 
-/// Files a run hands to other programs (reports, JUnit XML) appear whole or not at all:
-/// written to `FILE.partial`, then renamed over `FILE`.
+/// Files mirror hands to other programs (exports, reports, JUnit XML) appear whole or not
+/// at all: written to `FILE.partial`, then renamed over `FILE`; a failed write leaves
+/// nothing behind.
 public enum WholeFile {
-    public static func write(_ data: Data, to path: String) throws {
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Runs `body` with a descriptor open for writing `path.partial`, then renames it to `path`.
+    public static func write(to path: String, _ body: (Int32) throws -> Void) throws {
         let partial = path + ".partial"
-        try data.write(to: URL(fileURLWithPath: partial))
-        guard rename(partial, path) == 0 else {
-            let code = errno
+        let descriptor = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw failure(path) }
+        do {
+            try body(descriptor)
+        } catch {
+            close(descriptor)
             unlink(partial)
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path, NSUnderlyingErrorKey: POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)])
+            throw error
         }
+        guard close(descriptor) == 0, rename(partial, path) == 0 else {
+            let failure = failure(path)
+            unlink(partial)
+            throw failure
+        }
+    }
+
+    public static func write(_ data: Data, to path: String) throws {
+        try write(to: path) { descriptor in
+            var sink = OutputSink(descriptor: descriptor)
+            sink.write(Array(data))
+            try sink.flush()
+        }
+    }
+
+    private static func failure(_ path: String) -> Failure {
+        Failure(description: "cannot write '\(path)': \(String(cString: strerror(errno)))")
     }
 }

@@ -160,18 +160,8 @@ public struct Verifier: Sendable {
         var selection = Runner.Options()
         selection.jobs = options.jobs
         let selected = try Runner.select(files, options: selection)
-        var results: [JobVerification?] = Array(repeating: nil, count: selected.count)
-        await withTaskGroup(of: (Int, JobVerification).self) { group in
-            var pending = selected.enumerated()[...]
-            func startNext() {
-                guard let (index, entry) = pending.popFirst() else { return }
-                group.addTask { (index, await self.verify(entry.job, file: entry.file.path, options: options)) }
-            }
-            for _ in 0..<max(1, options.parallel) { startNext() }
-            while let (index, result) = await group.next() {
-                results[index] = result
-                startNext()
-            }
+        let results = await JobScheduler.map(selected, width: options.parallel) { entry in
+            await self.verify(entry.job, file: entry.file.path, options: options)
         }
         return VerifySummary(jobs: results.compactMap { $0 })
     }
