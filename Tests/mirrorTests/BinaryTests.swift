@@ -12,42 +12,18 @@ struct Invocation {
 }
 
 func mirror(_ arguments: [String], in folder: String, environment: [String: String] = [:]) async throws -> Invocation {
-    let process = Process()
-    process.executableURL = mirrorBinary
-    process.arguments = arguments
-    process.currentDirectoryURL = URL(fileURLWithPath: folder)
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     let out = folder + "/.stdout-\(UUID().uuidString)"
     let err = folder + "/.stderr-\(UUID().uuidString)"
-    _ = FileManager.default.createFile(atPath: out, contents: nil)
-    _ = FileManager.default.createFile(atPath: err, contents: nil)
-    process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
-    process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
-    // Waiting must not block a thread of the pool the in-process fixture server needs.
-    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-        process.terminationHandler = { _ in continuation.resume() }
-        do {
-            try launch(process)
-        } catch {
-            process.terminationHandler = nil
-            continuation.resume(throwing: error)
-        }
-    }
     defer {
         try? FileManager.default.removeItem(atPath: out)
         try? FileManager.default.removeItem(atPath: err)
     }
-    return Invocation(status: process.terminationStatus,
+    let child = try Child(mirrorBinary.path, arguments, in: folder,
+                          environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }, stdout: out, stderr: err)
+    let ending = await child.ending()
+    return Invocation(status: ending.status,
                       stdout: try String(contentsOfFile: out, encoding: .utf8),
                       stderr: try String(contentsOfFile: err, encoding: .utf8))
-}
-
-/// Foundation's `Process.run()` is not safe to call from two threads at once on Linux (it
-/// crashed in a copy while another test was starting a process): every start goes here.
-private let launching = Mutex(())
-
-func launch(_ process: Process) throws {
-    try launching.withLock { _ in try process.run() }
 }
 
 /// The `mirror` built beside this test bundle.
@@ -59,16 +35,8 @@ let mirrorBinary: URL = {
 }()
 
 /// Starts `mirror run jobs.yaml --quiet` in the background, output discarded.
-func startRun(in folder: String) throws -> Process {
-    let process = Process()
-    process.executableURL = mirrorBinary
-    process.arguments = ["run", "jobs.yaml", "--quiet"]
-    process.currentDirectoryURL = URL(fileURLWithPath: folder)
-    process.environment = ["API_KEY": "k"]
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    try launch(process)
-    return process
+func startRun(in folder: String) throws -> Child {
+    try Child(mirrorBinary.path, ["run", "jobs.yaml", "--quiet"], in: folder, environment: ["API_KEY": "k"])
 }
 
 func temporaryFolder() throws -> String {
@@ -353,10 +321,10 @@ struct LockTests {
             let second = try await mirror(["run", "jobs.yaml"], in: folder, environment: ["API_KEY": "k"])
             #expect(second.status == 3)
             #expect(second.stdout == "")
-            #expect(second.stderr == "error: another mirror run (pid \(holder.processIdentifier)) holds the lock on 'out'\n")
+            #expect(second.stderr == "error: another mirror run (pid \(holder.pid)) holds the lock on 'out'\n")
             #expect(server.requests.count == 1)
-            kill(holder.processIdentifier, SIGKILL)
-            holder.waitUntilExit()
+            kill(holder.pid, SIGKILL)
+            _ = await holder.ending()
             slow.open()
             let third = try await mirror(["run", "jobs.yaml"], in: folder, environment: ["API_KEY": "k"])
             #expect(third.status == 0)
@@ -391,9 +359,8 @@ struct KillTests {
             while !server.requests.contains(where: { $0.parameter("page") == "4" }) {
                 try await Task.sleep(for: .milliseconds(10))
             }
-            kill(victim.processIdentifier, SIGKILL)
-            victim.waitUntilExit()
-            #expect(victim.terminationReason == .uncaughtSignal)
+            kill(victim.pid, SIGKILL)
+            #expect(await victim.ending() == .signaled(SIGKILL))
 
             let check = try await mirror(["export", "--table", "t_event", "--output", "out"], in: folder)
             let stored = Set(check.stdout.split(separator: "\n").map { line in
@@ -402,7 +369,7 @@ struct KillTests {
             // Only whole pages: pages 1-2 or pages 1-3, never part of one.
             let wholePages = [2, 3].map { Set(pageIDs.prefix($0).joined()) }
             #expect(wholePages.contains(stored))
-            let integrity = try sqlite(folder + "/out/t_event.sqlite", "PRAGMA integrity_check")
+            let integrity = try await sqlite(folder + "/out/t_event.sqlite", "PRAGMA integrity_check")
             #expect(integrity == "ok\n")
 
             gate.open()
@@ -410,22 +377,18 @@ struct KillTests {
             #expect(rerun.status == 0)
             #expect(rerun.stdout.contains(", resumed at page \(stored.count / 50 + 1), "))
         }
-        let all = try sqlite(folder + "/out/t_event.sqlite", "SELECT count(*), count(DISTINCT id), min(id), max(id) FROM t_event")
+        let all = try await sqlite(folder + "/out/t_event.sqlite", "SELECT count(*), count(DISTINCT id), min(id), max(id) FROM t_event")
         #expect(all == "300|300|1000|6049\n")
-        let ids = try sqlite(folder + "/out/t_event.sqlite", "SELECT id FROM t_event ORDER BY position")
+        let ids = try await sqlite(folder + "/out/t_event.sqlite", "SELECT id FROM t_event ORDER BY position")
         #expect(ids == pageIDs.joined().map { $0 + "\n" }.joined())
     }
 }
 
 /// Runs the sqlite3 shell on a database (the way a device or an operator reads it).
-func sqlite(_ database: String, _ sql: String) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-    process.arguments = ["-readonly", database, sql]
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    try launch(process)
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self)
+func sqlite(_ database: String, _ sql: String) async throws -> String {
+    let out = NSTemporaryDirectory() + "sqlite-\(UUID().uuidString)"
+    defer { try? FileManager.default.removeItem(atPath: out) }
+    let child = try Child("/usr/bin/sqlite3", ["-readonly", database, sql], in: "/", environment: [:], stdout: out)
+    _ = await child.ending()
+    return try String(contentsOfFile: out, encoding: .utf8)
 }

@@ -5,41 +5,6 @@ import Testing
 
 @Suite("a stopped run")
 struct SignalTests {
-    /// Starts `mirror ARGUMENTS` in `folder`, stdout and stderr to files; `finished` waits for it.
-    final class Started: Sendable {
-        let process: Process
-        let out: String
-        let err: String
-
-        init(_ arguments: [String], in folder: String) throws {
-            process = Process()
-            process.executableURL = mirrorBinary
-            process.arguments = arguments
-            process.currentDirectoryURL = URL(fileURLWithPath: folder)
-            out = folder + "/.stdout"
-            err = folder + "/.stderr"
-            _ = FileManager.default.createFile(atPath: out, contents: nil)
-            _ = FileManager.default.createFile(atPath: err, contents: nil)
-            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
-            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
-        }
-
-        /// Runs it and returns once it has exited.
-        func finished() async throws -> Invocation {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                process.terminationHandler = { _ in continuation.resume() }
-                do {
-                    try launch(process)
-                } catch {
-                    process.terminationHandler = nil
-                    continuation.resume(throwing: error)
-                }
-            }
-            return Invocation(status: process.terminationStatus, stdout: try String(contentsOfFile: out, encoding: .utf8),
-                              stderr: try String(contentsOfFile: err, encoding: .utf8))
-        }
-    }
-
     @Test("SIGTERM and SIGINT: the run stops, records itself as interrupted, keeps whole pages, releases its lock, and the next run resumes",
           arguments: [(SIGTERM, Int32(143)), (SIGINT, Int32(130))])
     func graceful(signal: Int32, status: Int32) async throws {
@@ -65,20 +30,22 @@ struct SignalTests {
                     concurrency: 1
                 """.write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
             let database = folder + "/out/t_event.sqlite"
-            let run = try Started(["run", "jobs.yaml", "--report", "report.json"], in: folder)
-            let stopped = Task { try await run.finished() }
+            let run = try Child(mirrorBinary.path, ["run", "jobs.yaml", "--report", "report.json"], in: folder,
+                                environment: ProcessInfo.processInfo.environment, stdout: folder + "/.stdout",
+                                stderr: folder + "/.stderr")
             // Page 4 is in flight and pages 1-3 are stored: then the signal.
-            while !server.requests.contains(where: { $0.parameter("page") == "4" })
-                    || (try? sqlite(database, "SELECT count(*) FROM t_event")) != "150\n" {
+            while !server.requests.contains(where: { $0.parameter("page") == "4" }) {
                 try await Task.sleep(for: .milliseconds(10))
             }
-            kill(run.process.processIdentifier, signal)
-            let ended = try await stopped.value
-            #expect(ended.status == status)
-            #expect(ended.stdout == "events: INTERRUPTED: job 'events': interrupted at page 4; pages 1-3 kept\n")
-            #expect(try sqlite(database, "SELECT result, stop_reason, pages, records_new FROM _mirror_runs") == "interrupted|interrupted|3|150\n")
-            #expect(try sqlite(database, "SELECT state, next_page, position FROM _mirror_walks") == "interrupted|4|150\n")
-            #expect(try sqlite(database, "PRAGMA integrity_check") == "ok\n")
+            while (try? await sqlite(database, "SELECT count(*) FROM t_event")) != "150\n" {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            kill(run.pid, signal)
+            #expect(await run.ending() == .exited(status))
+            #expect(try String(contentsOfFile: folder + "/.stdout", encoding: .utf8) == "events: INTERRUPTED: job 'events': interrupted at page 4; pages 1-3 kept\n")
+            #expect(try await sqlite(database, "SELECT result, stop_reason, pages, records_new FROM _mirror_runs") == "interrupted|interrupted|3|150\n")
+            #expect(try await sqlite(database, "SELECT state, next_page, position FROM _mirror_walks") == "interrupted|4|150\n")
+            #expect(try await sqlite(database, "PRAGMA integrity_check") == "ok\n")
             let report = try JSONDecoder.snakeCase.decode(RunReport.self, from: Data(contentsOf: URL(fileURLWithPath: folder + "/report.json")))
             #expect(report.exitStatus == Int(status))
             #expect(report.jobs.map(\.status) == [.interrupted])
@@ -90,7 +57,7 @@ struct SignalTests {
             #expect(rerun.status == 0)
             #expect(rerun.stdout.contains("events: ok, 3 pages, 100 records (100 new, 0 updated, 0 unchanged), resumed at page 4, "))
         }
-        let ids = try sqlite(folder + "/out/t_event.sqlite", "SELECT id FROM t_event ORDER BY position")
+        let ids = try await sqlite(folder + "/out/t_event.sqlite", "SELECT id FROM t_event ORDER BY position")
         #expect(ids == pageIDs.joined().map { $0 + "\n" }.joined())
     }
 }

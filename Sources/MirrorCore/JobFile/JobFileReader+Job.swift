@@ -1,0 +1,347 @@
+import Yams
+
+/// One job's mapping as its readers see it: its node, its keys with `defaults` merged
+/// under its own, and how messages name it.
+struct JobNodes {
+    let node: Node
+    let keys: [JobKey: (key: Node, value: Node)]
+    let label: String
+    /// The `headers` mappings of `defaults` and of the job, in that order: the job's are
+    /// merged over the others, name by name.
+    let headers: [Node]
+}
+
+/// A job, read part by part: each part reads its keys, reports what is wrong with them
+/// and returns what it could read.
+extension JobFileReader {
+    mutating func readJob(_ node: Node, defaults: [JobKey: (key: Node, value: Node)]) -> JobSpec? {
+        guard case .mapping = node else {
+            error(node, "a job must be a mapping with name, url, records, id and table")
+            return nil
+        }
+        let own = mapping(node, keys: JobKey.self, context: "job")
+        var keys = defaults
+        for (key, pair) in own { keys[key] = pair }
+
+        let nameText = own[.name].flatMap { string($0.value, key: "name") }?.value
+        if let nameText, let nameNode = own[.name]?.value, !Self.isValidName(nameText) {
+            error(nameNode, "job name '\(nameText)' must use only letters, digits, '_' and '-'")
+        }
+        let job = JobNodes(node: node, keys: keys, label: nameText.map { "job '\($0)'" } ?? "job",
+                           headers: [defaults[.headers]?.value, own[.headers]?.value].compactMap { $0 })
+        _ = required(.name, of: job)
+
+        var redactor = Redactor.none
+        let request = readRequest(job, redactor: &redactor)
+        let paging = readPaging(job, url: request.url)
+        let storage = readStorage(job)
+        let fetching = readFetching(job)
+        let files = readDownloads(job)
+        let validate = readValidate(job)
+
+        guard let name = nameText, let url = request.url, let records = storage.records, let id = storage.id,
+              let table = storage.table, let database = storage.database else { return nil }
+        return JobSpec(
+            name: name, url: RequestTemplate(real: url.value, shown: url.shown), method: request.method, body: request.body,
+            headers: request.headers.map { Header(name: $0.name, value: RedactedText(real: $0.value, redactor: redactor)) },
+            pages: paging.pages, next: paging.next, records: records, id: id, table: table,
+            database: database, account: storage.account, stop: storage.stop, onChange: storage.onChange,
+            prune: storage.prune, timeout: fetching.timeout, retries: fetching.retries, rateLimit: fetching.rateLimit,
+            concurrency: fetching.concurrency, refreshAfter: fetching.refreshAfter, maxPageSize: fetching.maxPageSize,
+            downloads: files.paths, downloadConcurrency: files.concurrency, maxFileSize: files.maxFileSize,
+            validate: validate, redactor: redactor)
+    }
+
+    /// A key the job must have; its absence is reported at the job.
+    private mutating func required(_ key: JobKey, of job: JobNodes) -> Node? {
+        if let value = job.keys[key]?.value { return value }
+        error(job.node, "\(job.label) is missing required key '\(key.rawValue)'")
+        return nil
+    }
+
+    // MARK: The request
+
+    private struct Request {
+        var url: Interpolated?
+        var method: JobSpec.Method
+        var body: BodyTemplate?
+        var headers: [(name: String, value: String)]
+    }
+
+    /// `url`, `method`, `body`, `headers`; the secrets they hold join `redactor`.
+    private mutating func readRequest(_ job: JobNodes, redactor: inout Redactor) -> Request {
+        var url: Interpolated?
+        if let urlNode = required(.url, of: job), let text = string(urlNode, key: "url") {
+            redactor = redactor.merged(with: Redactor(secrets: text.secrets))
+            if text.value.hasPrefix("http://") || text.value.hasPrefix("https://") {
+                url = text
+            } else {
+                error(urlNode, "'url' of \(job.label) must start with http:// or https://, not '\(text.shown)'")
+            }
+        }
+
+        var method = JobSpec.Method.get
+        if let methodNode = job.keys[.method]?.value, let text = string(methodNode, key: "method") {
+            if let parsed = JobSpec.Method(rawValue: text.value.uppercased()) {
+                method = parsed
+            } else {
+                error(methodNode, "'method' must be GET or POST, not '\(text.shown)'")
+            }
+        }
+
+        var body: BodyTemplate?
+        if let bodyNode = job.keys[.body]?.value {
+            if method != .post {
+                error(bodyNode, "'body' is sent only with method POST")
+            }
+            var json = ""
+            var secrets: [Redactor.Secret] = []
+            if case let .scalar(scalar) = bodyNode {
+                if let text = interpolate(scalar.string, at: bodyNode) {
+                    json = text.value
+                    secrets = text.secrets
+                }
+            } else {
+                appendJSON(bodyNode, to: &json, secrets: &secrets)
+            }
+            redactor = redactor.merged(with: Redactor(secrets: secrets))
+            body = BodyTemplate(json: json, redactor: redactor)
+        }
+
+        var headers: [(name: String, value: String)] = []
+        for headerNode in job.headers {
+            guard case let .mapping(map) = headerNode else {
+                error(headerNode, "'headers' must be a mapping of header name to value")
+                continue
+            }
+            for (key, value) in map {
+                guard let name = scalarText(key), !name.isEmpty, name.allSatisfy(\.isHeaderNameCharacter) else {
+                    error(key, "invalid header name '\(scalarText(key) ?? "")'")
+                    continue
+                }
+                guard let text = string(value, key: "header '\(name)'") else { continue }
+                redactor = redactor.merged(with: Redactor(secrets: text.secrets))
+                // A line break would end the header early; the value itself is not shown.
+                if text.value.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7F }) {
+                    error(value, "header '\(name)' must not hold control characters such as a line break"
+                        + (text.secrets.isEmpty ? "" : " (check the environment variable's value)"))
+                    continue
+                }
+                headers.removeAll { $0.name.lowercased() == name.lowercased() }
+                headers.append((name, text.value))
+            }
+        }
+        return Request(url: url, method: method, body: body, headers: headers)
+    }
+
+    // MARK: Paging
+
+    /// `pages` and `next`.
+    private mutating func readPaging(_ job: JobNodes, url: Interpolated?) -> (pages: JobSpec.Pages, next: JobSpec.Next?) {
+        var pages = JobSpec.Pages.default
+        if let pagesNode = job.keys[.pages]?.value {
+            let map = mapping(pagesNode, keys: PagesKey.self, context: "pages")
+            if let n = map[.from]?.value, let value = integer(n, key: "pages.from") { pages.from = value }
+            if let n = map[.to]?.value, let value = integer(n, key: "pages.to") { pages.to = value }
+            if let n = map[.step]?.value, let value = integer(n, key: "pages.step") {
+                if value > 0 { pages.step = value } else { error(n, "'pages.step' must be a positive integer, not \(value)") }
+            }
+            if let to = pages.to, to < pages.from {
+                error(map[.to]?.value, "'pages.to' (\(to)) is below 'pages.from' (\(pages.from))")
+            }
+        }
+
+        var next: JobSpec.Next?
+        if let nextNode = job.keys[.next]?.value, let text = string(nextNode, key: "next") {
+            if text.value == "link" {
+                next = .link
+            } else if let path = JSONPath(text.value) {
+                next = .path(path)
+            } else {
+                error(nextNode, "'next' must be a path in the response such as 'paging.next', or 'link', not '\(text.shown)'")
+            }
+        }
+        if let url, url.value.contains("{cursor}") {
+            if case .path = next {} else {
+                error(job.keys[.url]?.value, "'url' of \(job.label) uses {cursor} but 'next' is not a path in the response")
+            }
+        }
+        return (pages, next)
+    }
+
+    // MARK: Where records go
+
+    private struct Storage {
+        var records: JSONPath?
+        var id: JSONPath?
+        var table: String?
+        var database: String?
+        var account: String
+        var stop: JobSpec.Stop
+        var onChange: JobSpec.OnChange
+        var prune: Bool
+    }
+
+    /// `records`, `id`, `table`, `database`, `account`, `stop`, `on_change`, `prune`.
+    private mutating func readStorage(_ job: JobNodes) -> Storage {
+        let records = path(required(.records, of: job), key: "records")
+        let id = path(required(.id, of: job), key: "id")
+
+        var table: String?
+        if let tableNode = required(.table, of: job), let text = string(tableNode, key: "table") {
+            if Self.isValidTable(text.value) {
+                table = text.value
+            } else {
+                error(tableNode, "table name '\(text.shown)' must match [A-Za-z_][A-Za-z0-9_]* and not start with '_mirror_' or 'sqlite_'")
+            }
+        }
+
+        var database = table.map { "\($0).sqlite" }
+        if let dbNode = job.keys[.database]?.value, let text = string(dbNode, key: "database") {
+            if text.value.isEmpty || text.value.contains("/") || text.value.hasPrefix(".") {
+                error(dbNode, "'database' must be a file name inside the output folder, not '\(text.shown)'")
+            } else {
+                database = text.value
+            }
+        }
+
+        var account = ""
+        if let accountNode = job.keys[.account]?.value, let text = string(accountNode, key: "account") {
+            account = text.value
+        }
+
+        var stop = JobSpec.Stop.default
+        if let stopNode = job.keys[.stop]?.value {
+            let map = mapping(stopNode, keys: StopKey.self, context: "stop")
+            if let n = map[.empty]?.value, let value = bool(n, key: "stop.empty") { stop.empty = value }
+            if let n = map[.known]?.value, let value = bool(n, key: "stop.known") { stop.known = value }
+            if let n = map[.status]?.value {
+                let items: [Node]
+                if case let .sequence(sequence) = n { items = Array(sequence) } else { items = [n] }
+                for item in items {
+                    if let code = integer(item, key: "stop.status"), (100...599).contains(code) {
+                        stop.statuses.insert(code)
+                    } else {
+                        error(item, "'stop.status' must list HTTP statuses such as [404, 410]")
+                    }
+                }
+            }
+            if let n = map[.lastPage]?.value { stop.lastPage = path(n, key: "stop.last_page") }
+            if let n = map[.total]?.value { stop.total = path(n, key: "stop.total") }
+        }
+
+        var onChange = JobSpec.OnChange.replace
+        if let n = job.keys[.onChange]?.value, let text = string(n, key: "on_change") {
+            if let value = JobSpec.OnChange(rawValue: text.value) { onChange = value } else {
+                error(n, "'on_change' must be replace or keep, not '\(text.shown)'")
+            }
+        }
+        var prune = false
+        if let n = job.keys[.prune]?.value, let value = bool(n, key: "prune") { prune = value }
+        return Storage(records: records, id: id, table: table, database: database, account: account, stop: stop,
+                       onChange: onChange, prune: prune)
+    }
+
+    // MARK: How requests are made
+
+    private struct Fetching {
+        var timeout: Double
+        var retries: Int
+        var rateLimit: RateLimit?
+        var concurrency: Int
+        var refreshAfter: Double?
+        var maxPageSize: Int
+    }
+
+    /// `timeout`, `retries`, `rate_limit`, `concurrency`, `refresh_after`, `max_page_size`.
+    private mutating func readFetching(_ job: JobNodes) -> Fetching {
+        var timeout = 30.0
+        if let n = job.keys[.timeout]?.value, let text = string(n, key: "timeout") {
+            if let seconds = Self.duration(text.value), seconds > 0 { timeout = seconds } else {
+                error(n, "'timeout' must be a duration such as 30s, 5m or 12h, not '\(text.shown)'")
+            }
+        }
+
+        var retries = 4
+        if let n = job.keys[.retries]?.value, let value = integer(n, key: "retries") {
+            if value >= 0 { retries = value } else { error(n, "'retries' must not be negative, not \(value)") }
+        }
+
+        var rateLimit: RateLimit?
+        if let n = job.keys[.rateLimit]?.value, let text = string(n, key: "rate_limit") {
+            rateLimit = RateLimit(text.value)
+            if rateLimit == nil { error(n, "'rate_limit' must be requests per time such as 5/s, 100/m or 1000/h, not '\(text.shown)'") }
+        }
+        var concurrency = 4
+        if let n = job.keys[.concurrency]?.value, let value = integer(n, key: "concurrency") {
+            if (1...64).contains(value) { concurrency = value } else {
+                error(n, "'concurrency' must be between 1 and 64, not \(value)")
+            }
+        }
+        var refreshAfter: Double?
+        if let n = job.keys[.refreshAfter]?.value, let text = string(n, key: "refresh_after") {
+            if let seconds = Self.duration(text.value), seconds > 0 { refreshAfter = seconds } else {
+                error(n, "'refresh_after' must be a duration such as 30s, 5m, 12h or 7d, not '\(text.shown)'")
+            }
+        }
+        var maxPageSize = JobSpec.defaultMaxPageSize
+        if let n = job.keys[.maxPageSize]?.value, let text = string(n, key: "max_page_size") {
+            if let bytes = Self.byteSize(text.value), bytes > 0 { maxPageSize = bytes } else {
+                error(n, "'max_page_size' must be a size such as 500KB, 64MB or 1GB, not '\(text.shown)'")
+            }
+        }
+        return Fetching(timeout: timeout, retries: retries, rateLimit: rateLimit, concurrency: concurrency,
+                        refreshAfter: refreshAfter, maxPageSize: maxPageSize)
+    }
+
+    // MARK: Files and checks
+
+    /// `downloads`, `download_concurrency`, `max_file_size`.
+    private mutating func readDownloads(_ job: JobNodes) -> (paths: [JSONPath], concurrency: Int, maxFileSize: Int) {
+        var downloads: [JSONPath] = []
+        if let n = job.keys[.downloads]?.value {
+            let items: [Node]
+            if case let .sequence(sequence) = n { items = Array(sequence) } else { items = [n] }
+            for item in items {
+                if let path = path(item, key: "downloads") { downloads.append(path) }
+            }
+        }
+        var downloadConcurrency = 8
+        if let n = job.keys[.downloadConcurrency]?.value, let value = integer(n, key: "download_concurrency") {
+            if (1...64).contains(value) { downloadConcurrency = value } else {
+                error(n, "'download_concurrency' must be between 1 and 64, not \(value)")
+            }
+        }
+        var maxFileSize = JobSpec.defaultMaxFileSize
+        if let n = job.keys[.maxFileSize]?.value, let text = string(n, key: "max_file_size") {
+            if let bytes = Self.byteSize(text.value), bytes > 0 { maxFileSize = bytes } else {
+                error(n, "'max_file_size' must be a size such as 500KB, 50MB or 1GB, not '\(text.shown)'")
+            }
+        }
+        return (downloads, downloadConcurrency, maxFileSize)
+    }
+
+    /// `validate`: paths a response must hold, with their kinds.
+    private mutating func readValidate(_ job: JobNodes) -> [(path: JSONPath, kind: JSONKind)] {
+        var validate: [(path: JSONPath, kind: JSONKind)] = []
+        if let n = job.keys[.validate]?.value {
+            if case let .mapping(map) = n {
+                let kinds: [String: JSONKind] = [
+                    "object": .object, "array": .array, "string": .string, "number": .number, "bool": .bool, "null": .null,
+                ]
+                for (keyNode, valueNode) in map {
+                    let path = self.path(keyNode, key: "validate")
+                    guard let kindText = string(valueNode, key: "validate")?.value else { continue }
+                    guard let kind = kinds[kindText] else {
+                        error(valueNode, "'validate' types are object, array, string, number, bool or null, not '\(kindText)'")
+                        continue
+                    }
+                    if let path { validate.append((path, kind)) }
+                }
+            } else {
+                error(n, "'validate' must be a mapping of path to type, such as { data.list: array }")
+            }
+        }
+        return validate
+    }
+}
