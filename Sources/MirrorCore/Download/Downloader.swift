@@ -29,7 +29,12 @@ public final class Downloader: Sendable {
         /// URLs queued in this run.
         let queued = Mutex(Set<String>())
         let summary = Mutex(DownloadSummary())
+        /// Outcomes not recorded in `_mirror_files` yet: written a batch at a time.
+        let unrecorded = Mutex<[FileOutcome]>([])
     }
+
+    /// Outcomes recorded in one transaction: one write per file would cost a transaction each.
+    static let recordBatch = 64
 
     private let state = State()
     private let continuation: AsyncStream<RedactedURL>.Continuation
@@ -51,13 +56,14 @@ public final class Downloader: Sendable {
         let downloader = Downloader(continuation: continuation)
         // A file on another origin than the API's (a CDN) gets no header holding a secret.
         let apiURL = job.url.url(page: job.pages.from, cursor: nil, redactor: job.redactor).real
-        let fetcher = FileFetcher(job: job, store: store, output: output, client: client,
+        let fetcher = FileFetcher(job: job, output: output, client: client,
                                   sender: RetryingSender(job: job, limiter: limiter, policy: retry, logger: logger),
                                   logger: logger, apiURL: apiURL,
-                                  plainHeaders: job.headers.filter { !$0.value.holdsSecret })
+                                  plainHeaders: job.headers.filter { !$0.value.holdsSecret }, folders: FileFolders(output: output))
         let state = downloader.state
-        // Counts each file as it ends, from its own task, so that progress moves between pages.
-        let settle: @Sendable (FileOutcome) -> Void = { outcome in
+        // Counts each file as it ends, from its own task, so that progress moves between
+        // pages; records it with the next batch.
+        let settle: @Sendable (FileOutcome) -> [FileOutcome] = { outcome in
             let summary = state.summary.withLock { summary in
                 switch outcome.status {
                 case .ok:
@@ -69,6 +75,19 @@ public final class Downloader: Sendable {
                 return summary
             }
             onChange?(summary)
+            return state.unrecorded.withLock { unrecorded in
+                unrecorded.append(outcome)
+                guard unrecorded.count >= recordBatch else { return [] }
+                defer { unrecorded.removeAll(keepingCapacity: true) }
+                return unrecorded
+            }
+        }
+        let record: @Sendable ([FileOutcome]) async -> Void = { batch in
+            do {
+                try await store.record(files: batch)
+            } catch {
+                logger.error("cannot record downloads", metadata: ["job": "\(job.name)", "error": "\(error)"])
+            }
         }
         let width = job.downloadConcurrency
         return await withTaskGroup(of: Void.self) { group in
@@ -82,7 +101,7 @@ public final class Downloader: Sendable {
                             running -= 1
                         }
                         files.addTask {
-                            if let outcome = await fetcher.fetch(url) { settle(outcome) }
+                            if let outcome = await fetcher.fetch(url) { await record(settle(outcome)) }
                         }
                         running += 1
                     }
@@ -91,6 +110,12 @@ public final class Downloader: Sendable {
             let value = await body(downloader)
             continuation.finish()
             await group.waitForAll()
+            // The last batch is recorded even when the run was interrupted: those files are on disk.
+            let rest = state.unrecorded.withLock { unrecorded in
+                defer { unrecorded.removeAll() }
+                return unrecorded
+            }
+            await Task { await record(rest) }.value
             return (value, downloader.summary)
         }
     }
@@ -108,7 +133,6 @@ public final class Downloader: Sendable {
 /// One download, start to end: the file lands under its final name whole, or not at all.
 struct FileFetcher: Sendable {
     let job: JobSpec
-    let store: TableStore
     let output: String
     let client: HTTPClient
     let sender: RetryingSender
@@ -117,17 +141,13 @@ struct FileFetcher: Sendable {
     let apiURL: String
     /// The job's headers without those holding a secret, for files on other origins.
     let plainHeaders: [Header]
+    let folders: FileFolders
 
-    /// Downloads `url` and records how it ended; nil when the task was cancelled: the
+    /// Downloads `url` and says how it ended; nil when the task was cancelled: the
     /// download is abandoned, nothing of it kept or recorded (it is tried again next run).
     func fetch(_ url: RedactedURL) async -> FileOutcome? {
         guard var outcome = await attempt(url), !Task.isCancelled else { return nil }
         outcome.error = outcome.error.map(job.redactor.redact)
-        do {
-            try await store.record(file: outcome)
-        } catch {
-            logger.error("cannot record a download", metadata: ["job": "\(job.name)", "url": "\(url)", "error": "\(error)"])
-        }
         if outcome.status != .ok {
             logger.warning("download failed", metadata: [
                 "job": "\(job.name)", "url": "\(url)", "error": "\(outcome.error ?? "")",
@@ -144,17 +164,14 @@ struct FileFetcher: Sendable {
             return outcome
         }
         let relative = FileNaming.relativePath(for: url.real)
-        let final = (output as NSString).appendingPathComponent(relative)
-        let partialFolder = (output as NSString).appendingPathComponent(FileNaming.partialFolder)
+        let final = output + "/" + relative
+        let partial: String
         do {
-            try FileManager.default.createDirectory(atPath: (final as NSString).deletingLastPathComponent,
-                                                    withIntermediateDirectories: true)
-            try FileManager.default.createDirectory(atPath: partialFolder, withIntermediateDirectories: true)
+            partial = try folders.prepare(for: relative)
         } catch {
-            outcome.error = "cannot create the files folder: \(error.localizedDescription)"
+            outcome.error = "cannot create the files folder: \(error.reason)"
             return outcome
         }
-        let partial = (partialFolder as NSString).appendingPathComponent(UUID().uuidString)
         let headers = HTTPClient.sameOrigin(apiURL, url.real) ? job.headers : plainHeaders
         let request = HTTPRequest(method: "GET", url: url, headers: headers, body: nil, timeout: job.timeout,
                                   maxBytes: job.maxFileSize, redactor: job.redactor)
@@ -207,5 +224,41 @@ struct FileFetcher: Sendable {
             outcome.error = nil
             return outcome
         }
+    }
+}
+
+/// The folders downloads are written to, each created once per run, and the names of
+/// temporary files: a run's own, numbered (only one run at a time holds the output folder).
+final class FileFolders: Sendable {
+    struct Failure: Error {
+        let reason: String
+    }
+
+    private let output: String
+    private let made = Mutex(Set<String>())
+    private let counter = Atomic<Int>(0)
+    private let prefix = "\(getpid())-"
+
+    init(output: String) {
+        self.output = output
+    }
+
+    /// Makes the folders `relative` and its temporary file need; returns the temporary
+    /// file's path, unique in this run.
+    func prepare(for relative: String) throws(Failure) -> String {
+        let bucket = output + "/" + relative[..<(relative.lastIndex(of: "/") ?? relative.endIndex)]
+        for folder in [output + "/" + FileNaming.folder, output + "/" + FileNaming.partialFolder, bucket] {
+            try make(folder)
+        }
+        let number = counter.wrappingAdd(1, ordering: .relaxed).newValue
+        return output + "/" + FileNaming.partialFolder + "/" + prefix + String(number)
+    }
+
+    private func make(_ folder: String) throws(Failure) {
+        if made.withLock({ $0.contains(folder) }) { return }
+        if mkdir(folder, 0o755) != 0, errno != EEXIST {
+            throw Failure(reason: String(cString: strerror(errno)))
+        }
+        made.withLock { _ = $0.insert(folder) }
     }
 }

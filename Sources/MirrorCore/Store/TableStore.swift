@@ -403,16 +403,21 @@ public final class TableStore: PageStore {
         }
     }
 
-    /// Records how a download ended.
-    public func record(file: FileOutcome) async throws {
+    /// Records how downloads ended, in one transaction.
+    public func record(files: [FileOutcome]) async throws {
+        guard !files.isEmpty else { return }
         try await pool.write { db in
-            try db.execute(sql: """
+            let update = try db.cachedStatement(sql: """
                 UPDATE \(StoreSchema.files) SET status = ?, path = coalesce(?, path), size = coalesce(?, size),
                   content_type = coalesce(?, content_type), sha256 = coalesce(?, sha256), etag = ?, last_modified = ?,
                   http_status = ?, error = ?, attempts = attempts + 1, fetched_at = ?
                 WHERE url = ?
-                """, arguments: [file.status.rawValue, file.path, file.size, file.contentType, file.sha256, file.etag,
-                                 file.lastModified, file.httpStatus, file.error, file.time, file.url.real])
+                """)
+            for file in files {
+                try update.execute(arguments: [file.status.rawValue, file.path, file.size, file.contentType, file.sha256,
+                                               file.etag, file.lastModified, file.httpStatus, file.error, file.time,
+                                               file.url.real])
+            }
         }
     }
 
