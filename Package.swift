@@ -66,7 +66,9 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            ]
+            ],
+            // Fixtures are read from the source tree (see StoreUpgradeTests).
+            exclude: ["Fixtures"]
         ),
         .testTarget(
             name: "mirrorTests",

@@ -1,0 +1,68 @@
+import Foundation
+import GRDB
+@testable import MirrorCore
+import MirrorTestSupport
+import Testing
+
+/// A database the first release wrote (Fixtures/first-release.sqlite, made by
+/// Fixtures/make-first-release.sh): job 'events' stored pages 1-2, then failed at page 3.
+private let firstRelease = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    .appendingPathComponent("Fixtures/first-release.sqlite").path
+
+@Suite("store upgrades")
+struct StoreUpgradeTests {
+    @Test("a database of the first release is upgraded in place: its records, pages and runs stay, and its walk resumes")
+    func firstReleaseUpgrades() async throws {
+        let harness = try Harness()
+        try FileManager.default.createDirectory(atPath: harness.output, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: firstRelease, toPath: harness.output + "/t_event.sqlite")
+        let before = try await harness.database("t_event.sqlite").read { db in
+            try Row.fetchAll(db, sql: "SELECT id, record, position, first_seen FROM t_event ORDER BY position").map(\.description)
+        }
+        #expect(before.count == 4)
+
+        let api = PagedAPI(ids: [["1", "2"], ["3", "4"], ["5", "6"], ["7"]])
+        let summary = try await FixtureServer.with({ request in
+            .json(api.body(page: Int(request.parameter("page") ?? "") ?? 0))
+        }) { server in
+            let yaml = """
+                version: 1
+                jobs:
+                  - name: events
+                    url: "BASE/events?page={page}"
+                    records: data.list
+                    id: id
+                    table: t_event
+                    concurrency: 1
+                """
+            let summary = try await harness.run(yaml, server: server)
+            // It resumes where the first release's walk failed.
+            #expect(server.requests.map(\.target) == ["/events?page=3", "/events?page=4", "/events?page=5"])
+            return summary
+        }
+        let report = summary.reports[0]
+        #expect(report.result == .ok)
+        #expect(report.walk.resumedAt == 3)
+        #expect(report.walk.counts.new == 3)
+        #expect(try harness.ids("t_event") == ["1", "2", "3", "4", "5", "6", "7"])
+
+        try await harness.database("t_event.sqlite").read { db in
+            // The first release's records, byte for byte.
+            let kept = try Row.fetchAll(db, sql: "SELECT id, record, position, first_seen FROM t_event WHERE id IN ('1','2','3','4') ORDER BY position")
+            #expect(kept.map(\.description) == before)
+            // Every migration since, applied once.
+            #expect(try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier") ==
+                ["mirror-bookkeeping-1", "mirror-files-3", "mirror-pages-replay-2", "mirror-pages-total-4"])
+            #expect(try db.tableExists("_mirror_files"))
+            #expect(try db.columns(in: "_mirror_pages").map(\.name) == [
+                "job", "account", "url", "body", "page", "status", "etag", "last_modified", "records", "bytes", "fetched_at",
+                "elements", "ids", "next_url", "next_cursor", "last_page", "total",
+            ])
+            // Its pages and runs are still there, beside the new ones.
+            #expect(try String.fetchAll(db, sql: "SELECT etag FROM _mirror_pages WHERE page <= 2 ORDER BY page") == ["\"p1\"", "\"p2\""])
+            #expect(try String.fetchAll(db, sql: "SELECT result FROM _mirror_runs ORDER BY run_id") == ["failed", "ok"])
+            #expect(try Int.fetchOne(db, sql: "SELECT files_downloaded FROM _mirror_runs WHERE run_id = 1") == 0)
+            #expect(try String.fetchOne(db, sql: "SELECT state FROM _mirror_walks") == "complete")
+        }
+    }
+}
