@@ -26,3 +26,22 @@ schema=$(mktemp "${TMPDIR:-/tmp}/mirror.schema.XXXXXX.json")
 trap 'rm -f "$schema"' EXIT
 "$(swift build --show-bin-path)/mirror" schema >"$schema"
 python3 scripts/check-job-schema.py "$schema" jobs/*.yaml README.md
+
+# The install: scripts/install.sh into a temporary prefix, then the installed binary must
+# run with an empty environment and need no Swift runtime library (a server without the
+# toolchain has none).
+prefix=$(mktemp -d "${TMPDIR:-/tmp}/mirror-prefix.XXXXXX")
+trap 'rm -f "$schema"; rm -rf "$prefix"' EXIT
+scripts/install.sh "$prefix"
+install_failed() { echo "install check: $*" >&2; exit 1; }
+version=$(env -i "$prefix/bin/mirror" --version) || install_failed "'env -i $prefix/bin/mirror --version' failed"
+[ -n "$version" ] || install_failed "'mirror --version' printed nothing"
+if ldd "$prefix/bin/mirror" | grep -q 'libswift\|not found'; then
+  ldd "$prefix/bin/mirror" | grep 'libswift\|not found' >&2
+  install_failed "the installed mirror needs the Swift runtime (or a library that is missing): it would not run without the toolchain"
+fi
+for file in share/man/man1/mirror.1 share/bash-completion/completions/mirror share/zsh/site-functions/_mirror \
+            share/fish/vendor_completions.d/mirror.fish; do
+  [ -s "$prefix/$file" ] || install_failed "$file was not installed"
+done
+echo "install check: mirror $version runs from $prefix with an empty environment and no Swift runtime library"
