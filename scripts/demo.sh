@@ -4,9 +4,10 @@
 #   scripts/demo.sh
 #
 # 1. installs what is missing (apt-get: sqlite3, libsqlite3-dev, python3),
-# 2. builds mirror (swift build -c release --product mirror),
+# 2. builds mirror (swift build --product mirror: a debug build, which scripts/test.sh
+#    then reuses; output in .build/demo-build.log),
 # 3. starts the bundled sample API (scripts/sample-api.py) on a free loopback port,
-# 4. runs .build/release/mirror run jobs/sample.yaml (SAMPLE_PORT set to that port),
+# 4. runs .build/debug/mirror run jobs/sample.yaml (SAMPLE_PORT set to that port),
 # 5. shows stored records: mirror export, and sqlite3 with json_extract,
 # then stops the sample API. Exits with mirror run's status. Records land in ./cache;
 # run it again to see an incremental run (nothing new, nothing changed).
@@ -14,7 +15,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
-MIRROR=.build/release/mirror
+MIRROR=.build/debug/mirror
 
 if [ -t 1 ]; then B=$'\033[1m' N=$'\033[0m'; else B="" N=""; fi
 step() { printf '\n%s==> %s%s\n' "$B" "$*" "$N"; }
@@ -37,8 +38,22 @@ command -v swift >/dev/null 2>&1 \
     || die "the Swift toolchain is not installed: see https://www.swift.org/install/linux/"
 
 # ---- 2. build ----------------------------------------------------------------------------
-step "Building mirror: swift build -c release --product mirror"
-swift build -c release --product mirror
+# A debug build: the demo walks a few pages, so optimisation would only make the first
+# build slower; scripts/test.sh builds the same way and reuses all of it.
+LOG=.build/demo-build.log
+mkdir -p .build
+step "Building mirror: swift build --product mirror"
+if [ -x "$MIRROR" ]; then
+    echo "(already built once: this takes seconds; output in $LOG)"
+else
+    echo "(the first build compiles mirror and its dependencies from source: about 6½ minutes on 2 cores; output in $LOG)"
+fi
+started=$SECONDS
+if ! swift build --product mirror >"$LOG" 2>&1; then
+    tail -n 30 "$LOG" >&2
+    die "the build failed; the whole output is in $LOG"
+fi
+echo "built in $((SECONDS - started))s"
 
 # ---- 3. sample API -----------------------------------------------------------------------
 step "Starting the sample API (python3 scripts/sample-api.py)"

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs what a fresh machine lacks, builds, and runs the whole test suite.
+# Installs what a fresh machine lacks, builds, runs the whole test suite, then checks the
+# job-file schema and the install. Build output goes to .build/*.log (its tail is shown
+# when a build fails); the tests' own output is shown as it runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 missing=()
@@ -10,8 +12,25 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "installing ${missing[*]}" >&2
   apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
-swift build --build-tests
-swift test --skip-build
+mkdir -p .build
+
+# The debug build: the same one scripts/demo.sh makes, so after the demo only the test
+# targets and the packages only they use (Hummingbird, ServiceLifecycle) are left to build.
+LOG=.build/test-build.log
+if [ -x .build/debug/mirror ]; then
+  echo "test: building mirror and its tests (debug; output in $LOG)"
+else
+  echo "test: building mirror and its tests (debug): about 8 minutes on 2 cores the first time, 1½ after scripts/demo.sh; output in $LOG"
+fi
+started=$SECONDS
+if ! swift build --build-tests >"$LOG" 2>&1; then
+  tail -n 30 "$LOG" >&2
+  echo "test: the build failed; the whole output is in $LOG" >&2
+  exit 1
+fi
+echo "test: built in $((SECONDS - started))s"
+swift test --skip-build 2>&1 | tee .build/test-run.log
+summary=$(grep -E 'Test run with [0-9]+ tests' .build/test-run.log | tail -n 1)
 
 # The job-file schema: every job file of the repository and README's job-file examples
 # follow what `mirror schema` prints (checked with Python's jsonschema).
@@ -24,5 +43,28 @@ if ! python3 -c 'import jsonschema, yaml' 2>/dev/null; then
 fi
 schema=$(mktemp "${TMPDIR:-/tmp}/mirror.schema.XXXXXX.json")
 trap 'rm -f "$schema"' EXIT
-"$(swift build --show-bin-path)/mirror" schema >"$schema"
+.build/debug/mirror schema >"$schema"
 python3 scripts/check-job-schema.py "$schema" jobs/*.yaml README.md
+
+# The install: scripts/install.sh into a temporary prefix, then the installed binary must
+# run with an empty environment and need no Swift runtime library (a server without the
+# toolchain has none).
+prefix=$(mktemp -d "${TMPDIR:-/tmp}/mirror-prefix.XXXXXX")
+trap 'rm -f "$schema"; rm -rf "$prefix"' EXIT
+scripts/install.sh "$prefix"
+install_failed() { echo "install check: $*" >&2; exit 1; }
+version=$(env -i "$prefix/bin/mirror" --version) || install_failed "'env -i $prefix/bin/mirror --version' failed"
+[ -n "$version" ] || install_failed "'mirror --version' printed nothing"
+if ldd "$prefix/bin/mirror" | grep -q 'libswift\|not found'; then
+  ldd "$prefix/bin/mirror" | grep 'libswift\|not found' >&2
+  install_failed "the installed mirror needs the Swift runtime (or a library that is missing): it would not run without the toolchain"
+fi
+for file in share/man/man1/mirror.1 share/bash-completion/completions/mirror share/zsh/site-functions/_mirror \
+            share/fish/vendor_completions.d/mirror.fish; do
+  [ -s "$prefix/$file" ] || install_failed "$file was not installed"
+done
+echo "install check: mirror $version runs from $prefix with an empty environment and no Swift runtime library"
+
+# Last, the test runner's own closing line, so that it ends the output.
+echo "test: the tests, the job-file schema and the install check passed"
+echo "$summary"
