@@ -271,7 +271,7 @@ struct DownloadTests {
 
             """#)
         options.format = .csv
-        #expect(try harness.export(options) == "account,id,id,cover,images,title\r\n"
+        #expect(try harness.export(options) == "account,_id,id,cover,images,title\r\n"
             + #",1,1,"{""url"":""\#(a)""}","[{""url"":""\#(base)/f/missing.jpg""}]",\#(a)"# + "\r\n")
         options.localFiles = false
         options.format = .ndjson

@@ -61,12 +61,36 @@ struct ExporterTests {
         options.format = .csv
         options.account = "acc1"
         #expect(try harness.export(options) == [
-            "account,id,id,n,tags,note,obj",
+            "account,_id,id,n,tags,note,obj",
             #"acc1,9,9,1,"[""a"",""b""]",,"#,
             #"acc1,10,10,2,,"x, ""y""","#,
             "acc1,1234567890123456789012,1234567890123456789012,3,,,",
             #"acc1,abc,abc,4,,,"{""k"":null}""#,
             "acc1,100,100,5.50,,,",
+            "",
+        ].joined(separator: "\r\n"))
+    }
+
+    @Test("csv column names are unique without case: mirror's account and id columns give way to the record's fields")
+    func csvUniqueNames() async throws {
+        let harness = try Harness()
+        let page = #"{"list":[{"id":7,"_ID":"x","Account":"a","name":"n"},{"id":8,"__id":true}]}"#
+        try await FixtureServer.with({ request in
+            .json(request.parameter("page") == "1" ? page : #"{"list":[]}"#)
+        }) { server in
+            let yaml = """
+                version: 1
+                jobs:
+                  - { name: a, url: "BASE/x?page={page}", records: list, id: id, table: t_item }
+                """
+            _ = try await harness.run(yaml, server: server)
+        }
+        var options = Exporter.Options(table: "t_item")
+        options.format = .csv
+        #expect(try harness.export(options) == [
+            "_account,___id,id,_ID,Account,name,__id",
+            ",7,7,x,a,n,",
+            ",8,8,,,,true",
             "",
         ].joined(separator: "\r\n"))
     }

@@ -7,17 +7,7 @@ import Testing
 @Suite("walk state")
 struct WalkStateTests {
     func spec(_ keys: String, url: String = "http://api.test/items?page={page}") throws -> JobSpec {
-        let yaml = """
-            version: 1
-            jobs:
-              - name: items
-                url: "\(url)"
-                records: data.list
-                id: id
-                table: t_item
-            \(keys.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
-            """
-        return try Harness().load(yaml).jobs[0]
+        return try Harness().load(itemsJob(keys, url: url)).jobs[0]
     }
 
     func state(_ job: JobSpec, maxPages: Int? = nil) -> WalkState {

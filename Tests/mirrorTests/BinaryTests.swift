@@ -101,7 +101,7 @@ struct BinaryTests {
         let file = try await mirror(["export", "--table", "t_event", "--output", "out", "--format", "csv", "-o", "x.csv"], in: folder)
         #expect(file.status == 0 && file.stdout == "")
         #expect(try String(contentsOfFile: folder + "/x.csv", encoding: .utf8)
-            == "account,id,id,city\r\n,10,10,Zürich\r\n,12345678901234567890,12345678901234567890,\r\n,11,11,Kraków\r\n")
+            == "account,_id,id,city\r\n,10,10,Zürich\r\n,12345678901234567890,12345678901234567890,\r\n,11,11,Kraków\r\n")
         let status = try await mirror(["status", "jobs.yaml", "--json"], in: folder, environment: ["API_KEY": "k"])
         #expect(status.status == 0)
         #expect(status.stdout.contains(#""records" : 3"#))

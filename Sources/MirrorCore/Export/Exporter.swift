@@ -167,8 +167,9 @@ public struct Exporter: Sendable {
 
     // MARK: CSV
 
-    /// A header row (account, id, then every top-level field in order of first
-    /// appearance), then one row per record; nested values as JSON text.
+    /// A header row (mirror's account and id columns, then every top-level field in order
+    /// of first appearance, every name unique), then one row per record; nested values as
+    /// JSON text.
     func writeCSV(_ statement: Statement, localFiles: inout LocalFiles?, to sink: inout OutputSink) throws {
         var columns: [String] = []
         var known: Set<String> = []
@@ -179,8 +180,17 @@ public struct Exporter: Sendable {
                 columns.append(member.key)
             }
         }
+        // Every column name is unique, compared without case as SQLite compares them: the
+        // record's own fields keep their names, and mirror's account and id columns take a
+        // leading underscore for each field they would clash with (`id` → `_id` → `__id`).
+        let taken = Set(columns.map { $0.lowercased() })
+        func unique(_ name: String) -> String {
+            var name = name
+            while taken.contains(name.lowercased()) { name = "_" + name }
+            return name
+        }
         var line: [UInt8] = []
-        Self.appendRow(["account", "id"] + columns, to: &line)
+        Self.appendRow([unique("account"), unique("id")] + columns, to: &line)
         sink.write(line)
         try each(statement, localFiles: &localFiles) { account, id, record in
             line.removeAll(keepingCapacity: true)
