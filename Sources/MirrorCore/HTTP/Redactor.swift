@@ -130,12 +130,6 @@ public struct RedactedText: Sendable, Hashable, CustomStringConvertible, CustomD
         description = redactor.redact(real)
     }
 
-    /// Text that holds no secret.
-    public init(plain: String) {
-        real = plain
-        description = plain
-    }
-
     /// Whether the text holds a secret.
     public var holdsSecret: Bool { real != description }
 

@@ -100,7 +100,7 @@ public struct PageWalker: Sendable {
                     state.cancel()
                     break
                 }
-                _ = window?.take(target.page)
+                window?.take(target.page)
                 state.fetched(retries: outcome.retries)
                 let fetched: Fetched
                 switch outcome.result {

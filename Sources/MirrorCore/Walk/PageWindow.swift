@@ -62,8 +62,8 @@ struct PageWindow {
     }
 
     /// The walk took the response for `page`.
-    mutating func take(_ page: Int) -> Bool {
-        open.remove(page) != nil
+    mutating func take(_ page: Int) {
+        open.remove(page)
     }
 
     mutating func announce(_ last: Int) {
