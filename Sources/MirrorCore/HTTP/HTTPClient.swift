@@ -1,9 +1,7 @@
 import AsyncHTTPClient
-import Crypto
 import Foundation
 import NIOCore
 import NIOHTTP1
-import Synchronization
 
 /// A request to send. Its headers, body and URL may hold secrets: printed, dumped or
 /// reflected, it shows its method, redacted URL, header names and body size only.
@@ -61,7 +59,7 @@ public struct HTTPResponse: Sendable {
 public final class HTTPClient: Sendable {
     /// One connection pool for the process: a static lives as long as the program, so
     /// it never needs shutting down.
-    private static let shared: AsyncHTTPClient.HTTPClient = {
+    static let shared: AsyncHTTPClient.HTTPClient = {
         var configuration = AsyncHTTPClient.HTTPClient.Configuration(
             // Redirects are followed by `execute`, which knows what must not cross origins.
             redirectConfiguration: .disallow,
@@ -85,79 +83,14 @@ public final class HTTPClient: Sendable {
             try Self.checkLength(response, request)
             let maxBytes = request.maxBytes
             let buffer = try await Self.before(deadline) { try await response.body.collect(upTo: maxBytes) }
-            return HTTPResponse(status: Int(response.status.code), headers: Self.headers(response), body: Array(buffer: buffer))
+            return HTTPResponse(status: Int(response.status.code), headers: Self.headers(response.headers), body: Array(buffer: buffer))
         } catch {
             throw Self.failure(error, request, status: status, what: "body")
         }
     }
 
-    /// What a download wrote.
-    public struct Download: Sendable {
-        public let status: Int
-        /// Header names lowercased.
-        public let headers: [String: String]
-        /// Bytes written; 0 unless the status is 2xx.
-        public let size: Int
-        /// SHA-256 of the bytes written, lowercase hex; empty unless the status is 2xx.
-        public let sha256: String
-    }
-
-    /// Streams a 2xx response body into `descriptor` (a file open for writing), hashing
-    /// it on the way; any other status writes nothing. A body over `request.maxBytes` is
-    /// abandoned, and so is one from which nothing arrives for `request.timeout`. What was
-    /// written before an error is the caller's to remove.
-    public func download(_ request: HTTPRequest, to descriptor: Int32) async throws(HTTPError) -> Download {
-        var status: Int?
-        do {
-            let response = try await Self.execute(request, deadline: Self.deadline(request), compressed: false)
-            status = Int(response.status.code)
-            let headers = Self.headers(response)
-            guard (200..<300).contains(Int(response.status.code)) else {
-                await Self.discard(response, before: Self.deadline(request))
-                return Download(status: Int(response.status.code), headers: headers, size: 0, sha256: "")
-            }
-            try Self.checkLength(response, request)
-            let maxBytes = request.maxBytes
-            let (size, sha256) = try await Self.untilIdle(for: request.timeout) { heartbeat in
-                var hash = Crypto.SHA256()
-                var size = 0
-                for try await chunk in response.body {
-                    heartbeat.beat()
-                    size += chunk.readableBytes
-                    if size > maxBytes { throw NIOTooManyBytesError(maxBytes: maxBytes) }
-                    try chunk.withUnsafeReadableBytes { bytes in
-                        hash.update(bufferPointer: bytes)
-                        try Self.write(bytes, to: descriptor)
-                    }
-                }
-                return (size, Hex.string(hash.finalize()))
-            }
-            return Download(status: Int(response.status.code), headers: headers, size: size, sha256: sha256)
-        } catch {
-            throw Self.failure(error, request, status: status, what: "file")
-        }
-    }
-
-    /// A local write that failed during a download: not the server's fault, not retried.
-    private struct WriteFailure: Error {
-        let reason: String
-    }
-
-    private static func write(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) throws {
-        guard let base = bytes.baseAddress else { return }
-        var offset = 0
-        while offset < bytes.count {
-            let written = Foundation.write(descriptor, base + offset, bytes.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw WriteFailure(reason: String(cString: strerror(errno)))
-            }
-            offset += written
-        }
-    }
-
     /// The body of a response took longer than the request's timeout.
-    private struct TimedOut: Error {}
+    struct TimedOut: Error {}
 
     /// Runs `work`, failing with `TimedOut` at `deadline`. The client library's own
     /// deadline ends when the response's head arrives; this one covers its body.
@@ -181,87 +114,25 @@ public final class HTTPClient: Sendable {
         _ = try? await before(deadline) { try await response.body.collect(upTo: 1 << 20) }
     }
 
-    /// When the last piece of a body arrived.
-    final class Heartbeat: Sendable {
-        private let start = ContinuousClock.now
-        /// Nanoseconds from `start` to the last beat.
-        private let last = Atomic<Int>(0)
-
-        func beat() { last.store(Self.nanoseconds(ContinuousClock.now - start), ordering: .relaxed) }
-        var lastBeat: ContinuousClock.Instant { start + .nanoseconds(last.load(ordering: .relaxed)) }
-
-        private static func nanoseconds(_ duration: Duration) -> Int {
-            let (seconds, attoseconds) = duration.components
-            return Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-        }
-    }
-
-    /// Runs `work`, failing with `TimedOut` once `seconds` pass without a heartbeat.
-    private static func untilIdle<T: Sendable>(for seconds: Double,
-                                               _ work: @escaping @Sendable (Heartbeat) async throws -> T) async throws -> T {
-        let heartbeat = Heartbeat()
-        let idle = Duration.seconds(seconds)
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await work(heartbeat) }
-            group.addTask {
-                while true {
-                    let due = heartbeat.lastBeat + idle
-                    if ContinuousClock.now >= due { return nil }
-                    try await Task.sleep(until: due, clock: .continuous)
-                }
-            }
-            defer { group.cancelAll() }
-            guard let result = try await group.next() ?? nil else { throw TimedOut() }
-            return result
-        }
-    }
-
-    /// A redirect that is not followed.
-    private struct RedirectFailure: Error {
-        let reason: String
-    }
-
-    static let maxRedirects = 10
-
-    /// Sends the request and follows up to 10 redirects. A hop to another origin (scheme,
-    /// host and port; http to https on the same host counts as the same) takes no header
-    /// that holds a secret, and a body that holds one is not sent there at all. 303, and
-    /// 301 or 302 after a POST, go on as a GET without a body, as browsers do.
+    /// Sends the request and follows its redirects (see `Redirects`).
     private static func execute(_ request: HTTPRequest, deadline: NIODeadline, compressed: Bool) async throws -> HTTPClientResponse {
-        var url = request.url.real
-        var method = request.method
-        var headers = request.headers
-        var body = request.body
-        var visited: Set<String> = [url]
-        for _ in 0...maxRedirects {
-            var outgoing = try outgoing(url: url, method: method, headers: headers, body: body, shownURL: request.url)
+        var redirects = Redirects(request)
+        for _ in 0...Redirects.limit {
+            var outgoing = HTTPClientRequest(url: redirects.url)
+            outgoing.method = HTTPMethod(rawValue: redirects.method)
+            outgoing.headers = try headers(for: redirects, shownURL: request.url)
+            if let body = redirects.body { outgoing.body = .bytes(body) }
             if compressed, !outgoing.headers.contains(name: "accept-encoding") {
                 outgoing.headers.add(name: "accept-encoding", value: "gzip, deflate")
             }
             let response = try await shared.execute(outgoing, deadline: deadline)
             let code = Int(response.status.code)
-            guard [301, 302, 303, 307, 308].contains(code), let location = response.headers.first(name: "location") else {
-                return response
-            }
+            let location = response.headers.first(name: "location")
+            guard Redirects.isRedirect(status: code, location: location), let location else { return response }
             await discard(response, before: deadline)
-            guard let next = URL(string: location, relativeTo: URL(string: url))?.absoluteURL.absoluteString,
-                  Self.isHTTP(next) else {
-                throw RedirectFailure(reason: "HTTP \(code) redirect to a location that is not an http(s) URL")
-            }
-            guard visited.insert(next).inserted else { throw RedirectFailure(reason: "redirect loop") }
-            if code == 303 || (code == 301 || code == 302) && method == "POST" {
-                method = "GET"
-                body = nil
-            }
-            if !sameOrigin(url, next) {
-                headers = headers.filter { !$0.value.holdsSecret }
-                if let sent = body, request.redactor.holdsSecret(String(decoding: sent, as: UTF8.self)) {
-                    throw RedirectFailure(reason: "HTTP \(code) redirect to another host: a body holding a secret is not sent there")
-                }
-            }
-            url = next
+            try redirects.follow(status: code, location: location)
         }
-        throw RedirectFailure(reason: "more than \(maxRedirects) redirects")
+        throw Redirects.tooMany
     }
 
     /// Only absolute http and https URLs are sent.
@@ -280,30 +151,26 @@ public final class HTTPClient: Sendable {
         return schemeA == "http" && schemeB == "https" && (a.port == nil || a.port == 80) && (b.port == nil || b.port == 443)
     }
 
-    /// The request as the client library takes it; only http(s) URLs are sent.
-    private static func outgoing(url: String, method: String, headers: [Header], body: [UInt8]?,
-                                 shownURL: RedactedURL) throws(HTTPError) -> HTTPClientRequest {
-        guard Self.isHTTP(url) else {
+    /// The headers of the request `redirects` is at, as the client library takes them;
+    /// only http(s) URLs are sent.
+    static func headers(for redirects: Redirects, shownURL: RedactedURL) throws(HTTPError) -> HTTPHeaders {
+        guard Self.isHTTP(redirects.url) else {
             throw HTTPError.invalidURL(shownURL)
         }
-        var outgoing = HTTPClientRequest(url: url)
-        outgoing.method = HTTPMethod(rawValue: method)
-        for header in headers {
-            outgoing.headers.add(name: header.name, value: header.value.real)
+        var headers = HTTPHeaders()
+        for header in redirects.headers {
+            headers.add(name: header.name, value: header.value.real)
         }
-        if !outgoing.headers.contains(name: "user-agent") {
-            outgoing.headers.add(name: "user-agent", value: "mirror")
+        if !headers.contains(name: "user-agent") {
+            headers.add(name: "user-agent", value: "mirror")
         }
-        if let body {
-            outgoing.body = .bytes(body)
-            if !outgoing.headers.contains(name: "content-type") {
-                outgoing.headers.add(name: "content-type", value: "application/json")
-            }
+        if redirects.body != nil, !headers.contains(name: "content-type") {
+            headers.add(name: "content-type", value: "application/json")
         }
-        return outgoing
+        return headers
     }
 
-    private static func deadline(_ request: HTTPRequest) -> NIODeadline {
+    static func deadline(_ request: HTTPRequest) -> NIODeadline {
         NIODeadline.now() + .milliseconds(Int64(request.timeout * 1000))
     }
 
@@ -315,16 +182,16 @@ public final class HTTPClient: Sendable {
     }
 
     /// Header names lowercased; repeated headers joined with ", ".
-    private static func headers(_ response: HTTPClientResponse) -> [String: String] {
+    static func headers(_ received: HTTPHeaders) -> [String: String] {
         var headers: [String: String] = [:]
-        for (name, value) in response.headers {
+        for (name, value) in received {
             let key = name.lowercased()
             headers[key] = headers[key].map { $0 + ", " + value } ?? value
         }
         return headers
     }
 
-    private static func failure(_ error: any Error, _ request: HTTPRequest, status: Int?, what: String) -> HTTPError {
+    static func failure(_ error: any Error, _ request: HTTPRequest, status: Int?, what: String) -> HTTPError {
         switch error {
         case is NIOTooManyBytesError: return .tooLarge(request.url, cap: request.maxBytes, what: what, status: status)
         case let failure as WriteFailure: return .writeFailed(request.url, failure.reason, status: status)

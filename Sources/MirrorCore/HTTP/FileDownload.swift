@@ -1,0 +1,201 @@
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+extension HTTPClient {
+    /// What a download wrote.
+    public struct Download: Sendable {
+        public let status: Int
+        /// Header names lowercased.
+        public let headers: [String: String]
+        /// Bytes written; 0 unless the status is 2xx.
+        public let size: Int
+        /// SHA-256 of the bytes written, lowercase hex; empty unless the status is 2xx.
+        public let sha256: String
+    }
+
+    /// A local write that failed during a download: not the server's fault, not retried.
+    struct WriteFailure: Error {
+        let reason: String
+    }
+
+    /// Streams a 2xx response body into `descriptor` (a file open for writing), hashing
+    /// it on the way; any other status writes nothing. A body over `request.maxBytes` is
+    /// abandoned, and so is a response of which nothing arrives for `request.timeout`.
+    /// What was written before an error is the caller's to remove. Redirects are followed
+    /// as for pages (see `Redirects`).
+    public func download(_ request: HTTPRequest, to descriptor: Int32) async throws(HTTPError) -> Download {
+        var status: Int?
+        do {
+            var redirects = Redirects(request)
+            for _ in 0...Redirects.limit {
+                let outgoing = try AsyncHTTPClient.HTTPClient.Request(
+                    url: redirects.url, method: HTTPMethod(rawValue: redirects.method),
+                    headers: Self.headers(for: redirects, shownURL: request.url),
+                    body: redirects.body.map { .bytes($0) })
+                let sink = FileSink(descriptor: descriptor, maxBytes: request.maxBytes,
+                                    idle: .nanoseconds(Int64(request.timeout * 1e9)))
+                let task = Self.shared.execute(request: outgoing, delegate: sink)
+                let received: FileSink.Received
+                do {
+                    received = try await withTaskCancellationHandler {
+                        try await task.futureResult.get()
+                    } onCancel: {
+                        task.cancel()
+                    }
+                } catch {
+                    let head = sink.head
+                    if head.status != 0 { status = head.status }
+                    // An error page or a redirect's body too long to read: its head says enough.
+                    guard error is FileSink.Unwanted else { throw error }
+                    received = head
+                }
+                status = received.status
+                if Redirects.isRedirect(status: received.status, location: received.headers["location"]),
+                   let location = received.headers["location"] {
+                    try redirects.follow(status: received.status, location: location)
+                    continue
+                }
+                return Download(status: received.status, headers: received.headers, size: received.size,
+                                sha256: received.sha256)
+            }
+            throw Redirects.tooMany
+        } catch {
+            throw Self.failure(error, request, status: status, what: "file")
+        }
+    }
+}
+
+/// Receives one response of a download on its connection's event loop, where the client
+/// library calls it: a 2xx body is hashed and written to the file piece by piece as it
+/// arrives, with no hop to another thread per piece, the way curl writes; any other body
+/// is read and dropped (up to 1 MB), so that its connection serves the next request. A
+/// watchdog on the same loop fails the request once nothing has arrived for `idle`.
+final class FileSink: HTTPClientResponseDelegate {
+    struct Received: Sendable {
+        var status = 0
+        /// Header names lowercased.
+        var headers: [String: String] = [:]
+        var size = 0
+        var sha256 = ""
+    }
+
+    typealias LibraryTask = AsyncHTTPClient.HTTPClient.Task<Received>
+
+    /// An unwanted body longer than is worth reading.
+    struct Unwanted: Error {}
+
+    private struct State {
+        var received = Received()
+        var hash = Crypto.SHA256()
+        var wanted = false
+        var lastBeat = NIODeadline.now()
+        var watchdog: Scheduled<Void>?
+    }
+
+    private static let unwantedLimit = 1 << 20
+
+    private let descriptor: Int32
+    private let maxBytes: Int
+    private let idle: TimeAmount
+    /// Only ever taken on the task's event loop, one callback at a time; the lock makes
+    /// the class safely shareable, as the client library requires.
+    private let state = Mutex(State())
+
+    init(descriptor: Int32, maxBytes: Int, idle: TimeAmount) {
+        self.descriptor = descriptor
+        self.maxBytes = maxBytes
+        self.idle = idle
+    }
+
+    /// The status and headers received, before any body.
+    var head: Received {
+        state.withLock { state in Received(status: state.received.status, headers: state.received.headers) }
+    }
+
+    func didSendRequestHead(task: LibraryTask, _ head: HTTPRequestHead) {
+        state.withLock { $0.lastBeat = .now() }
+        watch(task)
+    }
+
+    func didReceiveHead(task: LibraryTask, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        let status = Int(head.status.code)
+        let wanted = (200..<300).contains(status)
+        state.withLock { state in
+            state.lastBeat = .now()
+            state.received.status = status
+            state.received.headers = HTTPClient.headers(head.headers)
+            state.wanted = wanted
+        }
+        // An announced length over the cap fails before any of the body is read.
+        if wanted, let length = head.headers.first(name: "content-length").flatMap(Int.init), length > maxBytes {
+            return task.eventLoop.makeFailedFuture(NIOTooManyBytesError(maxBytes: maxBytes))
+        }
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didReceiveBodyPart(task: LibraryTask, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        do {
+            try state.withLock { state throws in
+                state.lastBeat = .now()
+                state.received.size += buffer.readableBytes
+                guard state.wanted else {
+                    if state.received.size > Self.unwantedLimit { throw Unwanted() }
+                    return
+                }
+                if state.received.size > maxBytes { throw NIOTooManyBytesError(maxBytes: maxBytes) }
+                try buffer.withUnsafeReadableBytes { bytes in
+                    state.hash.update(bufferPointer: bytes)
+                    try Self.write(bytes, to: descriptor)
+                }
+            }
+            return task.eventLoop.makeSucceededVoidFuture()
+        } catch {
+            return task.eventLoop.makeFailedFuture(error)
+        }
+    }
+
+    func didReceiveError(task: LibraryTask, _ error: any Error) {
+        state.withLock { $0.watchdog?.cancel() }
+    }
+
+    func didFinishRequest(task: LibraryTask) throws -> Received {
+        state.withLock { state in
+            state.watchdog?.cancel()
+            guard state.wanted else { return Received(status: state.received.status, headers: state.received.headers) }
+            var received = state.received
+            received.sha256 = Hex.string(state.hash.finalize())
+            return received
+        }
+    }
+
+    /// Fails the request once `idle` passes with nothing received; one timer per
+    /// response, set again only when it fires early.
+    private func watch(_ task: LibraryTask) {
+        let due = state.withLock { $0.lastBeat } + idle
+        let watchdog = task.eventLoop.scheduleTask(deadline: due) { [self] in
+            if NIODeadline.now() >= state.withLock({ $0.lastBeat }) + idle {
+                task.fail(reason: HTTPClient.TimedOut())
+            } else {
+                watch(task)
+            }
+        }
+        state.withLock { $0.watchdog = watchdog }
+    }
+
+    private static func write(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) throws {
+        guard let base = bytes.baseAddress else { return }
+        var offset = 0
+        while offset < bytes.count {
+            let written = Foundation.write(descriptor, base + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw HTTPClient.WriteFailure(reason: String(cString: strerror(errno)))
+            }
+            offset += written
+        }
+    }
+}
