@@ -3,7 +3,7 @@ import Foundation
 import MirrorCore
 
 extension Exporter.Format: ExpressibleByArgument {}
-extension Exporter.Order: ExpressibleByArgument {}
+extension RecordSelection.Order: ExpressibleByArgument {}
 
 struct ExportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -26,7 +26,7 @@ struct ExportCommand: ParsableCommand {
     @Option(name: .customLong("max-id"), parsing: .unconditional, help: "Only ids up to and including this.") var maxID: String?
     @Option(help: "At most this many records.") var limit: Int?
     @Option(help: "Skip this many records first.") var offset: Int?
-    @Option(help: "walk (the API's order) or id (descending).") var order: Exporter.Order = .walk
+    @Option(help: "walk (the API's order) or id (descending).") var order: RecordSelection.Order = .walk
     @Flag(name: .customLong("local-files"),
           help: "Rewrite the URLs of downloaded files to their paths, relative to the database's folder.")
     var localFiles = false
@@ -41,17 +41,17 @@ struct ExportCommand: ParsableCommand {
     func run() throws {
         var options = Exporter.Options(table: table)
         options.format = format
-        options.account = account
-        options.sinceID = sinceID
-        options.maxID = maxID
-        options.limit = limit
-        options.offset = offset
-        options.order = order
+        options.selection.account = account
+        options.selection.sinceID = sinceID
+        options.selection.maxID = maxID
+        options.selection.limit = limit
+        options.selection.offset = offset
+        options.selection.order = order
         options.localFiles = localFiles
         do {
-            let database = try db ?? Exporter.locate(table: table, in: output ?? "cache")
+            let database = try db ?? RecordReader.locate(table: table, in: output ?? "cache")
             if let db, !FileManager.default.fileExists(atPath: db) {
-                throw Exporter.Failure(description: "no database file '\(db)'")
+                throw RecordReader.Failure(description: "no database file '\(db)'")
             }
             let exporter = Exporter(database: database, options: options)
             if let file {

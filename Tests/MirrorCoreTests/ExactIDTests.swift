@@ -140,10 +140,10 @@ struct ExactIDTests {
         // NFD 'café' is 63 61 66 65 CC 81: NFC 'café' (…66 C3 A9), 'Å' (C3 85) and the
         // Ångström sign (E2 84 AB) are greater byte for byte; only itself is not.
         var since = Exporter.Options(table: "t_item")
-        since.sinceID = "cafe\u{301}"
+        since.selection.sinceID = "cafe\u{301}"
         #expect(try harness.export(since) == [#"caf\u00e9"#, #"\u00c5"#, #"\u212b"#].map { #"{"id":"\#($0)"}"# + "\n" }.joined())
         var upTo = Exporter.Options(table: "t_item")
-        upTo.maxID = "cafe\u{301}"
+        upTo.selection.maxID = "cafe\u{301}"
         #expect(try harness.export(upTo) == #"{"id":"cafe\u0301"}"# + "\n")
     }
 }

@@ -48,9 +48,9 @@ struct ExporterTests {
         let harness = try await stored()
         var options = Exporter.Options(table: "t_item")
         options.format = .json
-        options.account = "acc2"
+        options.selection.account = "acc2"
         #expect(try harness.export(options) == "[\n{\"id\":\"abc\",\"n\":4,\"obj\":{\"k\":null}},\n{\"id\":\"100\",\"n\":5.50}\n]\n")
-        options.account = "nobody"
+        options.selection.account = "nobody"
         #expect(try harness.export(options) == "[]\n")
     }
 
@@ -59,7 +59,7 @@ struct ExporterTests {
         let harness = try await stored()
         var options = Exporter.Options(table: "t_item")
         options.format = .csv
-        options.account = "acc1"
+        options.selection.account = "acc1"
         #expect(try harness.export(options) == [
             "account,_id,id,n,tags,note,obj",
             #"acc1,9,9,1,"[""a"",""b""]",,"#,
@@ -99,15 +99,15 @@ struct ExporterTests {
     func idRange() async throws {
         let harness = try await stored()
         var options = Exporter.Options(table: "t_item")
-        options.account = "acc1"
-        options.order = .id
+        options.selection.account = "acc1"
+        options.selection.order = .id
         #expect(try ids(harness.export(options)) == ["abc", "1234567890123456789012", "100", "10", "9"])
-        options.sinceID = "9"
+        options.selection.sinceID = "9"
         #expect(try ids(harness.export(options)) == ["abc", "1234567890123456789012", "100", "10"])
-        options.maxID = "100"
+        options.selection.maxID = "100"
         #expect(try ids(harness.export(options)) == ["100", "10"])
-        options.sinceID = nil
-        options.maxID = "ab"
+        options.selection.sinceID = nil
+        options.selection.maxID = "ab"
         // "ab" is not an integer: every id compares as text against it.
         #expect(try ids(harness.export(options)) == ["1234567890123456789012", "100", "10", "9"])
     }
@@ -116,21 +116,21 @@ struct ExporterTests {
     func limitOffset() async throws {
         let harness = try await stored()
         var options = Exporter.Options(table: "t_item")
-        options.account = "acc1"
-        options.limit = 2
-        options.offset = 1
+        options.selection.account = "acc1"
+        options.selection.limit = 2
+        options.selection.offset = 1
         #expect(try ids(harness.export(options)) == ["10", "1234567890123456789012"])
-        options.limit = nil
-        options.offset = 4
+        options.selection.limit = nil
+        options.selection.offset = 4
         #expect(try ids(harness.export(options)) == ["100"])
     }
 
     @Test("an unknown table is a clear error")
     func unknownTable() async throws {
         let harness = try await stored()
-        #expect(throws: Exporter.Failure.self) { try harness.export(.init(table: "t_nope")) }
+        #expect(throws: RecordReader.Failure.self) { try harness.export(.init(table: "t_nope")) }
         do {
-            _ = try Exporter.locate(table: "t_nope", in: harness.output)
+            _ = try RecordReader.locate(table: "t_nope", in: harness.output)
         } catch {
             #expect(error.description == "no table 't_nope' in any database of '\(harness.output)'")
         }

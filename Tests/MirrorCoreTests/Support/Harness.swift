@@ -68,7 +68,7 @@ struct Harness {
         let path = folder + "/export-\(UUID().uuidString)"
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         var sink = OutputSink(descriptor: descriptor)
-        let database = try Exporter.locate(table: options.table, in: output)
+        let database = try RecordReader.locate(table: options.selection.table, in: output)
         try Exporter(database: database, options: options).export(to: &sink)
         close(descriptor)
         return try String(contentsOfFile: path, encoding: .utf8)

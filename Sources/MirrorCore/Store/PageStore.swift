@@ -1,0 +1,143 @@
+import Foundation
+
+/// One page of records ready to be stored, with the walk's checkpoint after it.
+public struct PageCommit: Sendable {
+    public struct Record: Sendable {
+        public let id: String
+        /// The record's compacted JSON inside `bytes`.
+        public let range: Range<Int>
+    }
+
+    public var job: String
+    public var account: String
+    public var table: String
+    public var url: RedactedURL
+    /// The request body as shown (secrets masked); empty for GET.
+    public var requestBody: String
+    public var page: Int
+    public var status: Int
+    public var etag: String?
+    public var lastModified: String?
+    public var responseBytes: Int
+    /// The compacted response the records point into.
+    public var bytes: [UInt8]
+    public var records: [Record]
+    /// Entries of the response's records array, stored ones and rejected ones.
+    public var elements: Int
+    /// The response's `stop.last_page` value.
+    public var lastPage: Int?
+    /// The response's `stop.total` value.
+    public var total: Int?
+    /// URLs of files the records point to (`downloads`), registered with the page.
+    public var files: [RedactedURL] = []
+    public var onChange: JobSpec.OnChange
+    /// Position of the first record: the walk's running count.
+    public var firstPosition: Int
+    /// Where the walk goes after this page.
+    public var nextPage: Int?
+    /// Redacted: a checkpoint holding a secret cannot be resumed from.
+    public var nextURL: String?
+    public var nextCursor: String?
+    public var time: String
+}
+
+/// A page served again from what was stored: a 304 answer, or a page within
+/// `refresh_after`. Its records are seen again; nothing of them is rewritten.
+public struct PageReplay: Sendable {
+    public var job: String
+    public var account: String
+    public var table: String
+    public var stored: StoredPage
+    public var firstPosition: Int
+    /// A 304 refreshes the page's fetch time and validators; a skipped page keeps them.
+    public var revalidated: (etag: String?, lastModified: String?)?
+    public var nextPage: Int?
+    public var nextURL: String?
+    public var nextCursor: String?
+    public var time: String
+}
+
+/// A page as `_mirror_pages` keeps it: enough to walk past it without its body.
+public struct StoredPage: Sendable, Equatable {
+    public var url: String
+    public var requestBody: String
+    public var page: Int
+    public var status: Int
+    public var etag: String?
+    public var lastModified: String?
+    public var fetchedAt: String
+    public var elements: Int
+    public var ids: [String]
+    /// As stored: redacted, so one holding a mask cannot be followed.
+    public var nextURL: String?
+    public var nextCursor: String?
+    public var lastPage: Int?
+    public var total: Int?
+
+    /// Whether the walk can go on from this copy alone.
+    public var isReplayable: Bool {
+        !(nextURL?.contains(Redactor.mask) ?? false) && !(nextCursor?.contains(Redactor.mask) ?? false)
+    }
+}
+
+/// A replayed page whose records are no longer all stored: it must be fetched whole.
+public struct ReplayMissingRecords: Error, Sendable {
+    public let missing: Int
+}
+
+/// Where a job's walk starts: page `from` of a new walk, or the checkpoint of one that
+/// failed or was killed.
+public struct WalkStart: Sendable, Equatable {
+    public var startedAt: String
+    /// The `{page}` value to fetch next; nil for a new walk.
+    public var page: Int?
+    public var nextURL: String?
+    public var cursor: String?
+    public var position: Int
+
+    public var isResumed: Bool { page != nil }
+
+    /// A redacted URL or cursor cannot be requested again.
+    var isResumable: Bool {
+        !(nextURL?.contains(Redactor.mask) ?? false) && !(cursor?.contains(Redactor.mask) ?? false)
+    }
+}
+
+public struct CommitCounts: Sendable, Equatable {
+    public var new = 0
+    public var updated = 0
+    public var unchanged = 0
+    /// Files of the page not downloaded yet (or whose download is gone from disk).
+    public var pendingFiles: [RedactedURL] = []
+    public init() {}
+}
+
+/// The outcome of one job in one run, as `_mirror_runs` keeps it.
+public struct RunRecord: Sendable {
+    public var job: String
+    public var account: String
+    public var table: String
+    public var startedAt: String
+    public var finishedAt: String
+    public var result: JobResult
+    public var stopReason: String
+    public var pages: Int
+    public var pagesNotModified: Int
+    public var pagesSkipped: Int
+    public var counts: CommitCounts
+    public var rejected: Int
+    public var pruned: Int
+    public var error: String?
+    public var filesDownloaded = 0
+    public var filesFailed = 0
+}
+
+/// Where a walk puts its pages: the SQLite file of a run, or nowhere (`verify`).
+public protocol PageStore: Sendable {
+    /// Stores a page's records with the walk's checkpoint, atomically.
+    func commit(_ page: PageCommit) async throws -> CommitCounts
+    /// Sees a stored page's records again; throws `ReplayMissingRecords` if some are gone.
+    func replay(_ replay: PageReplay) async throws -> CommitCounts
+    /// The stored copy of a request's page, if there is one to replay.
+    func storedPage(job: String, account: String, url: String, requestBody: String) async throws -> StoredPage?
+}

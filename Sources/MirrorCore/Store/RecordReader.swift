@@ -1,0 +1,181 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// Which stored records to read, and in what order (`export`'s options).
+public struct RecordSelection: Sendable {
+    public enum Order: String, Sendable, CaseIterable {
+        /// By account, then as the last walk saw them.
+        case walk
+        /// By id, descending: integer ids numerically, then other ids as text.
+        case id
+    }
+
+    public var table: String
+    public var account: String?
+    /// Ids greater than this (SPEC §2's comparison: integers as integers, else text).
+    public var sinceID: String?
+    /// Ids up to and including this.
+    public var maxID: String?
+    public var limit: Int?
+    public var offset: Int?
+    public var order: Order = .walk
+
+    public init(table: String) { self.table = table }
+}
+
+/// A record as the cursor holds it: its account, id and JSON straight from SQLite's row,
+/// valid until the cursor moves.
+public struct StoredRecord {
+    public let account: UnsafeBufferPointer<UInt8>
+    public let id: UnsafeBufferPointer<UInt8>
+    public let record: UnsafeBufferPointer<UInt8>
+}
+
+/// Reads one database file's records, read-only, for `export`. Nothing is copied out of
+/// SQLite's row buffers on the way.
+public struct RecordReader: Sendable {
+    public struct Failure: Error, Sendable, CustomStringConvertible {
+        public let description: String
+        public init(description: String) { self.description = description }
+    }
+
+    public let database: String
+
+    public init(database: String) {
+        self.database = database
+    }
+
+    /// The database file in `folder` that holds `table`: `<table>.sqlite` first, then the
+    /// others in name order.
+    public static func locate(table: String, in folder: String) throws(Failure) -> String {
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".sqlite") }.sorted()
+        } catch {
+            throw Failure(description: "cannot read the output folder '\(folder)': no such folder")
+        }
+        let conventional = "\(table).sqlite"
+        for name in names.filter({ $0 == conventional }) + names.filter({ $0 != conventional }) {
+            let path = (folder as NSString).appendingPathComponent(name)
+            if (try? hasTable(table, at: path)) == true { return path }
+        }
+        throw Failure(description: "no table '\(table)' in any database of '\(folder)'")
+    }
+
+    static func hasTable(_ table: String, at path: String) throws -> Bool {
+        try DatabaseQueue(path: path, configuration: readOnly).read { db in try db.tableExists(table) }
+    }
+
+    private static var readOnly: Configuration {
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.busyMode = .timeout(10)
+        return configuration
+    }
+
+    /// Calls `body` with a cursor over the selected records, inside one read transaction:
+    /// a run writing meanwhile is not seen half-way.
+    public func read<T>(_ selection: RecordSelection, _ body: (inout RecordCursor) throws -> T) throws -> T {
+        let queue: DatabaseQueue
+        do {
+            queue = try DatabaseQueue(path: database, configuration: Self.readOnly)
+        } catch {
+            throw Failure(description: "cannot open '\(database)': \(error)")
+        }
+        return try queue.read { db in
+            guard try db.tableExists(selection.table) else {
+                throw Failure(description: "no table '\(selection.table)' in '\(database)'")
+            }
+            // Ids reach the function as blobs: text would be cut at a NUL.
+            db.add(function: DatabaseFunction("mirror_id_cmp", argumentCount: 2, pure: true) { values in
+                guard let a = Data.fromDatabaseValue(values[0]), let b = Data.fromDatabaseValue(values[1]) else { return nil }
+                return IDOrder.compare(String(decoding: a, as: UTF8.self), String(decoding: b, as: UTF8.self))
+            })
+            db.add(collation: DatabaseCollation("mirror_id") { a, b in
+                let order = IDOrder.collate(a, b)
+                return order < 0 ? .orderedAscending : order > 0 ? .orderedDescending : .orderedSame
+            })
+            let (sql, arguments) = Self.query(selection)
+            let statement = try db.makeStatement(sql: sql)
+            try statement.setArguments(arguments)
+            let files = try db.tableExists(StoreSchema.files)
+                ? db.makeStatement(sql: "SELECT path FROM \(StoreSchema.files) WHERE url = ? AND status = 'ok'")
+                : nil
+            var cursor = RecordCursor(statement: statement, files: files, database: database)
+            defer { cursor.rewind() }
+            return try body(&cursor)
+        }
+    }
+
+    static func query(_ selection: RecordSelection) -> (String, StatementArguments) {
+        var sql = "SELECT account, id, record FROM \"\(selection.table)\""
+        var conditions: [String] = []
+        var arguments: StatementArguments = []
+        if let account = selection.account {
+            conditions.append("account = ?")
+            _ = arguments.append(contentsOf: [account])
+        }
+        if let since = selection.sinceID {
+            conditions.append("mirror_id_cmp(CAST(id AS BLOB), CAST(? AS BLOB)) > 0")
+            _ = arguments.append(contentsOf: [since])
+        }
+        if let max = selection.maxID {
+            conditions.append("mirror_id_cmp(CAST(id AS BLOB), CAST(? AS BLOB)) <= 0")
+            _ = arguments.append(contentsOf: [max])
+        }
+        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
+        switch selection.order {
+        case .walk: sql += " ORDER BY account, position"
+        case .id: sql += " ORDER BY id COLLATE mirror_id DESC, account"
+        }
+        if selection.limit != nil || selection.offset != nil {
+            sql += " LIMIT ? OFFSET ?"
+            _ = arguments.append(contentsOf: [selection.limit ?? -1, selection.offset ?? 0])
+        }
+        return (sql, arguments)
+    }
+}
+
+/// Steps through selected records; `rewind` starts again from the first.
+public struct RecordCursor {
+    private let statement: Statement
+    /// Looks up downloaded files; nil when the database has none.
+    private let files: Statement?
+    private let database: String
+
+    init(statement: Statement, files: Statement?, database: String) {
+        self.statement = statement
+        self.files = files
+        self.database = database
+    }
+
+    /// The next record, or nil after the last.
+    public mutating func next() throws -> StoredRecord? {
+        let raw = statement.sqliteStatement
+        let code = sqlite3_step(raw)
+        if code == SQLITE_DONE { return nil }
+        guard code == SQLITE_ROW else {
+            throw RecordReader.Failure(description: "cannot read '\(database)': \(String(cString: sqlite3_errstr(code)))")
+        }
+        return StoredRecord(account: Self.column(raw, 0), id: Self.column(raw, 1), record: Self.column(raw, 2))
+    }
+
+    public mutating func rewind() {
+        sqlite3_reset(statement.sqliteStatement)
+    }
+
+    /// Whether the database has downloads at all.
+    public var hasFiles: Bool { files != nil }
+
+    /// The path, relative to the database's folder, of the downloaded file of `url`.
+    public func filePath(for url: String) throws -> String? {
+        guard let files else { return nil }
+        return try String.fetchOne(files, arguments: [url])
+    }
+
+    private static func column(_ statement: OpaquePointer, _ index: Int32) -> UnsafeBufferPointer<UInt8> {
+        guard let text = sqlite3_column_text(statement, index) else { return UnsafeBufferPointer(start: nil, count: 0) }
+        return UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, index)))
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+extension TableStore {
+    /// Stores a page's records, its `_mirror_pages` row and the walk checkpoint in one
+    /// transaction.
+    public func commit(_ page: PageCommit) async throws -> CommitCounts {
+        try await pool.write { db in
+            var counts = CommitCounts()
+            let table = page.table
+            let insert = try db.cachedStatement(sql: """
+                INSERT INTO "\(table)" (account, id, record, position, first_seen, last_seen)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?5) ON CONFLICT (account, id) DO NOTHING
+                """)
+            let update = try db.cachedStatement(sql: """
+                UPDATE "\(table)" SET record = ?3, position = ?4, last_seen = ?5
+                WHERE account = ?1 AND id = ?2 AND record <> ?3
+                """)
+            let touch = try db.cachedStatement(sql: """
+                UPDATE "\(table)" SET position = ?4, last_seen = ?5 WHERE account = ?1 AND id = ?2
+                """)
+            let connection = db.sqliteConnection
+            try page.bytes.withUnsafeBufferPointer { buffer in
+                var position = page.firstPosition
+                for record in page.records {
+                    let json = UnsafeBufferPointer(rebasing: buffer[record.range])
+                    let bind = { (statement: Statement) in
+                        let raw = statement.sqliteStatement
+                        sqlite3_reset(raw)
+                        Raw.bind(raw, 1, page.account)
+                        Raw.bind(raw, 2, record.id)
+                        sqlite3_bind_text(raw, 3, UnsafeRawPointer(json.baseAddress!).assumingMemoryBound(to: CChar.self),
+                                          Int32(json.count), Raw.transient)
+                        sqlite3_bind_int64(raw, 4, Int64(position))
+                        Raw.bind(raw, 5, page.time)
+                    }
+                    bind(insert)
+                    try Raw.step(insert.sqliteStatement, db: connection)
+                    if sqlite3_changes(connection) == 1 {
+                        counts.new += 1
+                    } else {
+                        var changed = false
+                        if page.onChange == .replace {
+                            bind(update)
+                            try Raw.step(update.sqliteStatement, db: connection)
+                            changed = sqlite3_changes(connection) == 1
+                        }
+                        if changed {
+                            counts.updated += 1
+                        } else {
+                            bind(touch)
+                            try Raw.step(touch.sqliteStatement, db: connection)
+                            counts.unchanged += 1
+                        }
+                    }
+                    position += 1
+                }
+            }
+            for statement in [insert, update, touch] {
+                sqlite3_reset(statement.sqliteStatement)
+                sqlite3_clear_bindings(statement.sqliteStatement)
+            }
+            var ids: [UInt8] = [UInt8(ascii: "[")]
+            for (index, record) in page.records.enumerated() {
+                if index > 0 { ids.append(UInt8(ascii: ",")) }
+                JSONText.appendQuoted(record.id, to: &ids)
+            }
+            ids.append(UInt8(ascii: "]"))
+            try db.cachedStatement(sql: """
+                INSERT INTO \(StoreSchema.pages) (job, account, url, body, page, status, etag, last_modified, records, bytes,
+                  fetched_at, elements, ids, next_url, next_cursor, last_page, total)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (job, account, url, body) DO UPDATE SET page = excluded.page, status = excluded.status,
+                  etag = excluded.etag, last_modified = excluded.last_modified, records = excluded.records,
+                  bytes = excluded.bytes, fetched_at = excluded.fetched_at, elements = excluded.elements, ids = excluded.ids,
+                  next_url = excluded.next_url, next_cursor = excluded.next_cursor, last_page = excluded.last_page,
+                  total = excluded.total
+                """).execute(arguments: [page.job, page.account, page.url.description, page.requestBody, page.page, page.status,
+                                 page.etag, page.lastModified, page.records.count, page.responseBytes, page.time,
+                                 page.elements, String(decoding: ids, as: UTF8.self), page.nextURL, page.nextCursor,
+                                 page.lastPage, page.total])
+            try Self.checkpoint(db, job: page.job, account: page.account, time: page.time, nextPage: page.nextPage,
+                                nextURL: page.nextURL, nextCursor: page.nextCursor,
+                                position: page.firstPosition + page.records.count)
+            if !page.files.isEmpty {
+                counts.pendingFiles = try registerFiles(page.files, job: page.job, time: page.time, db: db)
+            }
+            return counts
+        }
+    }
+
+    private static func checkpoint(_ db: Database, job: String, account: String, time: String, nextPage: Int?,
+                                   nextURL: String?, nextCursor: String?, position: Int) throws {
+        try db.cachedStatement(sql: """
+            UPDATE \(StoreSchema.walks) SET updated_at = ?, pages = pages + 1, next_page = ?, next_url = ?, next_cursor = ?, position = ?
+            WHERE job = ? AND account = ?
+            """).execute(arguments: [time, nextPage, nextURL, nextCursor, position, job, account])
+    }
+
+    /// The stored copy of a request's page, if it was stored whole with its ids.
+    public func storedPage(job: String, account: String, url: String, requestBody: String) async throws -> StoredPage? {
+        try await pool.read { db in
+            guard let row = try Row.fetchOne(db, sql: """
+                SELECT page, status, etag, last_modified, fetched_at, elements, ids, next_url, next_cursor, last_page, total
+                FROM \(StoreSchema.pages) WHERE job = ? AND account = ? AND url = ? AND body = ? AND ids IS NOT NULL
+                """, arguments: [job, account, url, requestBody]) else { return nil }
+            let idsText: String = row["ids"]
+            let ids = try idsText.utf8.withContiguousStorageIfAvailable { try JSONDocument(parsing: UnsafeRawBufferPointer($0)) }
+                .map { document in document.root.elements.compactMap(\.stringValue) } ?? []
+            return StoredPage(url: url, requestBody: requestBody, page: row["page"], status: row["status"], etag: row["etag"],
+                              lastModified: row["last_modified"], fetchedAt: row["fetched_at"], elements: row["elements"],
+                              ids: ids, nextURL: row["next_url"], nextCursor: row["next_cursor"], lastPage: row["last_page"],
+                              total: row["total"])
+        }
+    }
+
+    /// Sees a stored page's records again (position and `last_seen` move on) and moves
+    /// the checkpoint past it, in one transaction. Throws `ReplayMissingRecords`, storing
+    /// nothing, if some of its records are gone.
+    public func replay(_ replay: PageReplay) async throws -> CommitCounts {
+        try await pool.write { db in
+            let touch = try db.cachedStatement(sql: """
+                UPDATE "\(replay.table)" SET position = ?1, last_seen = ?2 WHERE account = ?3 AND id = ?4
+                """)
+            let raw = touch.sqliteStatement
+            var position = replay.firstPosition
+            var missing = 0
+            for id in replay.stored.ids {
+                sqlite3_reset(raw)
+                sqlite3_bind_int64(raw, 1, Int64(position))
+                Raw.bind(raw, 2, replay.time)
+                Raw.bind(raw, 3, replay.account)
+                Raw.bind(raw, 4, id)
+                try Raw.step(raw, db: db.sqliteConnection)
+                if db.changesCount != 1 { missing += 1 }
+                position += 1
+            }
+            sqlite3_reset(raw)
+            sqlite3_clear_bindings(raw)
+            if missing > 0 { throw ReplayMissingRecords(missing: missing) }
+            if let validators = replay.revalidated {
+                try db.execute(sql: """
+                    UPDATE \(StoreSchema.pages) SET fetched_at = ?, etag = coalesce(?, etag), last_modified = coalesce(?, last_modified)
+                    WHERE job = ? AND account = ? AND url = ? AND body = ?
+                    """, arguments: [replay.time, validators.etag, validators.lastModified, replay.job, replay.account,
+                                     replay.stored.url, replay.stored.requestBody])
+            }
+            try Self.checkpoint(db, job: replay.job, account: replay.account, time: replay.time, nextPage: replay.nextPage,
+                                nextURL: replay.nextURL, nextCursor: replay.nextCursor, position: position)
+            var counts = CommitCounts()
+            counts.unchanged = replay.stored.ids.count
+            return counts
+        }
+    }
+}
