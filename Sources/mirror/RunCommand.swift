@@ -59,7 +59,7 @@ struct RunCommand: AsyncParsableCommand {
             }
         }
         // Quiet (cron) prints only the jobs that did not succeed, so a run that worked prints nothing.
-        let shown = quiet ? summary.reports.filter { !$0.succeeded } : summary.reports
+        let shown = quiet ? summary.jobs.filter { !$0.succeeded } : summary.jobs
         let text = shown.flatMap(\.summaryLines).joined(separator: "\n")
         if !text.isEmpty { try printOut(text) }
         if let signal { throw Interrupted(signal: signal) }

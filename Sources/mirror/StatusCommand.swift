@@ -57,7 +57,7 @@ struct StatusCommand: ParsableCommand {
         } else {
             try printOut(reports.map(\.text).joined(separator: "\n\n"))
         }
-        if check, reports.contains(where: { $0.jobs.contains { $0.stale || $0.lastRun?.result == "failed" } }) {
+        if check, reports.contains(where: { $0.jobs.contains { $0.stale || $0.lastRun?.status == .failed } }) {
             throw ExitCode(1)
         }
     }

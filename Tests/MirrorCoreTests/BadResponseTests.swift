@@ -33,7 +33,7 @@ struct BadResponseTests {
         let summary = try await FixtureServer.with(serve(page3: page3)) { server in
             let summary = try await harness.run(job(extra: extra), server: server, environment: ["API_KEY": "hunter2"])
             let expected = "job 'events': GET \(server.base)/items?page=3&key=REDACTED: \(problem); page 3 not stored, pages 1-2 kept"
-            #expect(summary.reports[0].walk.error == expected)
+            #expect(summary.jobs[0].error == expected)
             #expect(summary.text == "events: FAILED: \(expected)")
             return summary
         }
@@ -115,8 +115,8 @@ struct BadResponseTests {
                 """
             return try await harness.run(yaml, server: server)
         }
-        #expect(summary.reports.map(\.succeeded) == [false, true])
-        #expect(summary.reports[0].walk.error?.hasSuffix("HTTP 403: unexpected status (forbidden); page 1 not stored, nothing stored") == true)
+        #expect(summary.jobs.map(\.succeeded) == [false, true])
+        #expect(summary.jobs[0].error?.hasSuffix("HTTP 403: unexpected status (forbidden); page 1 not stored, nothing stored") == true)
         #expect(try harness.ids() == ["9"])
     }
 
@@ -130,7 +130,7 @@ struct BadResponseTests {
         options.output = harness.output
         options.retry = RetryPolicy(baseDelay: 0.01)
         let summary = try await Runner(client: HTTPClient(), logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })).run([file], options: options)
-        #expect(summary.reports[0].walk.error == "job 'events': GET http://127.0.0.1:\(port)/x: no response: connection refused (after 4 retries); page 1 not stored, nothing stored")
+        #expect(summary.jobs[0].error == "job 'events': GET http://127.0.0.1:\(port)/x: no response: connection refused (after 4 retries); page 1 not stored, nothing stored")
     }
 
     @Test("a next cursor seen twice ends the job as failed after storing the pages before")
@@ -150,10 +150,10 @@ struct BadResponseTests {
                 """
             let summary = try await harness.run(yaml, server: server)
             #expect(server.requests.count == 3)
-            #expect(summary.reports[0].walk.error == "job 'loop': GET \(server.base)/l?c=B: loop: cursor 'A' seen twice; pages 1-3 kept")
+            #expect(summary.jobs[0].error == "job 'loop': GET \(server.base)/l?c=B: loop: cursor 'A' seen twice; pages 1-3 kept")
             return summary
         }
-        #expect(!summary.reports[0].succeeded)
+        #expect(!summary.jobs[0].succeeded)
         #expect(try harness.ids() == ["1", "2", "3"])
     }
 
@@ -173,11 +173,11 @@ struct BadResponseTests {
                 """
             let summary = try await harness.run(yaml, server: server)
             #expect(server.requests.map(\.target) == ["/l?p=1", "/l?p=2"])
-            #expect(summary.reports[0].walk.error
+            #expect(summary.jobs[0].error
                 == "job 'loop': GET \(server.base)/l?p=2: loop: next URL \(server.base)/l?p=1 seen twice; pages 1-2 kept")
             return summary
         }
-        #expect(!summary.reports[0].succeeded)
+        #expect(!summary.jobs[0].succeeded)
         #expect(try harness.ids() == ["1", "2"])
     }
 }
@@ -203,7 +203,7 @@ struct ValidateTests {
                     validate: { data.list: array, data.total: number }
                 """
             let summary = try await harness.run(yaml, server: server)
-            #expect(summary.reports[0].walk.error == "job 'events': GET \(server.base)/items?page=3: HTTP 200: 'data.total' must be number, found string; page 3 not stored, pages 1-2 kept")
+            #expect(summary.jobs[0].error == "job 'events': GET \(server.base)/items?page=3: HTTP 200: 'data.total' must be number, found string; page 3 not stored, pages 1-2 kept")
             return summary
         }
         #expect(!summary.allSucceeded)

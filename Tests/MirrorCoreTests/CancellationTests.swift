@@ -35,10 +35,10 @@ struct CancellationTests {
             return (summary, server.requests.map(\.target).sorted())
         }
         #expect(requests == ["/items?page=1", "/items?page=2", "/items?page=3", "/items?page=4"])
-        let report = summary.reports[0]
-        #expect(report.result == .interrupted)
-        #expect(report.walk.stop == .interrupted)
-        #expect(report.walk.error == "job 'items': interrupted at page 2; page 1 kept")
+        let report = summary.jobs[0]
+        #expect(report.status == .interrupted)
+        #expect(report.stopReason == StopReason.interrupted.description)
+        #expect(report.error == "job 'items': interrupted at page 2; page 1 kept")
         #expect(summary.interrupted)
         #expect(try harness.ids() == ["1", "2"])
         let rows = try await harness.database("t_item.sqlite").read { db in
@@ -65,17 +65,17 @@ struct CancellationTests {
                 try db.execute(sql: "UPDATE _mirror_walks SET state = 'failed', next_page = 2, position = 2")
             }
             let failed = try await harness.run(itemsJob("concurrency: 1"), server: server)
-            let report = failed.reports[0]
-            #expect(report.result == .failed)
-            #expect(report.walk.error?.hasPrefix("job 'items': GET \(server.base)/items?page=2: HTTP 200: cannot store the page: ") == true)
-            #expect(report.walk.error?.contains("the disk is full") == true)
-            #expect(report.walk.error?.hasSuffix("; page 2 not stored, nothing stored") == true)
+            let report = failed.jobs[0]
+            #expect(report.status == .failed)
+            #expect(report.error?.hasPrefix("job 'items': GET \(server.base)/items?page=2: HTTP 200: cannot store the page: ") == true)
+            #expect(report.error?.contains("the disk is full") == true)
+            #expect(report.error?.hasSuffix("; page 2 not stored, nothing stored") == true)
             #expect(try harness.ids() == ["1", "2"])
 
             try await harness.database("t_item.sqlite").write { db in try db.execute(sql: "DROP TRIGGER refuse") }
             let resumed = try await harness.run(itemsJob("concurrency: 1"), server: server)
-            #expect(resumed.reports[0].walk.resumedAt == 2)
-            #expect(resumed.reports[0].result == .ok)
+            #expect(resumed.jobs[0].resumedAt == 2)
+            #expect(resumed.jobs[0].status == .ok)
         }
         #expect(try harness.ids() == ["1", "2", "3", "4", "5"])
     }

@@ -53,7 +53,7 @@ struct ConcurrencyTests {
             return summary
         }
         #expect(gauge.most == 4)
-        #expect(summary.reports[0].walk.stop == .endOfPages(page: 20))
+        #expect(summary.jobs[0].stopReason == StopReason.endOfPages(page: 20).description)
         #expect(try harness.ids() == (1...20).flatMap { ["\($0)a", "\($0)b"] })
         let positions = try await harness.database("t_item.sqlite").read { db in
             try Int.fetchAll(db, sql: "SELECT position FROM t_item ORDER BY position")
@@ -84,8 +84,8 @@ struct ConcurrencyTests {
             #expect(server.requests.count <= 10 + 16)
             return summary
         }
-        #expect(summary.reports[0].walk.stop == .emptyPage(page: 21))
-        #expect(summary.reports[0].walk.pages == 11)
+        #expect(summary.jobs[0].stopReason == StopReason.emptyPage(page: 21).description)
+        #expect(summary.jobs[0].pages.total == 11)
         #expect(try harness.ids() == (11...20).flatMap { ["\($0)a", "\($0)b"] })
         let pages = try await harness.database("t_item.sqlite").read { db in
             try Int.fetchAll(db, sql: "SELECT page FROM _mirror_pages ORDER BY page")
@@ -128,7 +128,7 @@ struct ConcurrencyTests {
             return .json(twenty.body(page: page))
         }) { server in
             let summary = try await harness.run(itemsJob("concurrency: 6\npages: { from: 1, to: 20 }"), server: server)
-            #expect(summary.reports[0].walk.error
+            #expect(summary.jobs[0].error
                 == "job 'items': GET \(server.base)/items?page=5: HTTP 410: unexpected status (gone); page 5 not stored, pages 1-4 kept")
         }
         #expect(try harness.ids() == (1...4).flatMap { ["\($0)a", "\($0)b"] })
@@ -178,7 +178,7 @@ struct ConcurrencyTests {
             let summary = try await harness.run(itemsJob("concurrency: 4\nstop: { last_page: data.last }"), server: server)
             // Pages 1-4 start together; no response lets its slot go past page 2.
             #expect(Set(server.requests.map(\.target)) == Set((1...4).map { "/items?page=\($0)" }))
-            #expect(summary.reports[0].walk.stop == .lastPage(page: 2))
+            #expect(summary.jobs[0].stopReason == StopReason.lastPage(page: 2).description)
         }
         let sparse = try Harness()
         try await FixtureServer.with({ request in
@@ -187,7 +187,7 @@ struct ConcurrencyTests {
         }) { server in
             let summary = try await sparse.run(itemsJob("concurrency: 1\nstop: { last_page: data.last }"), server: server)
             #expect(server.requests.map(\.target) == ["/items?page=1", "/items?page=2"])
-            #expect(summary.reports[0].walk.stop == .lastPage(page: 2))
+            #expect(summary.jobs[0].stopReason == StopReason.lastPage(page: 2).description)
         }
     }
 }

@@ -134,7 +134,7 @@ struct DownloadTests {
             let summary = try await harness.run(job(), server: server)
             return (summary, server.base, server.requests.map(\.target))
         }
-        let report = summary.reports[0]
+        let report = summary.jobs[0]
         #expect(report.succeeded)
         let names = ["a.jpg", "b.PNG?size=large", "c", "d.pdf#page=2", "e.txt?name=../../../escape.sh"]
         // A URL that many records name is fetched once; a fragment is not sent.
@@ -170,8 +170,8 @@ struct DownloadTests {
         try await FixtureServer.with(api.handle) { server in
             let first = try await harness.run(job(), server: server)
             let missing = "\(server.base)/f/missing.jpg"
-            #expect(first.reports[0].succeeded)
-            #expect(first.reports[0].files?.failed == [FileFailure(url: missing, error: "HTTP 404")])
+            #expect(first.jobs[0].succeeded)
+            #expect(first.jobs[0].files?.failed == [FileFailure(url: missing, error: "HTTP 404")])
             #expect(first.text.contains("\n  file failed: \(missing): HTTP 404"))
             #expect(try fileRows(harness).map { "\($0.status) \($0.httpStatus ?? 0) \($0.error ?? "")" } == ["ok 200 ", "failed 404 HTTP 404"])
             #expect(!FileManager.default.fileExists(atPath: harness.output + "/" + expectedPath(missing, ext: "jpg")))
@@ -181,7 +181,7 @@ struct DownloadTests {
             api.missing.withLock { $0 = false }
             let before = server.requests.count
             let second = try await harness.run(job(), server: server)
-            #expect(second.reports[0].files == DownloadSummary(downloaded: 1, bytes: content("missing.jpg").count, failed: []))
+            #expect(second.jobs[0].files == DownloadSummary(downloaded: 1, bytes: content("missing.jpg").count, failed: []))
             #expect(server.requests.dropFirst(before).map(\.target).filter { $0.hasPrefix("/f/") } == ["/f/missing.jpg"])
             #expect(try fileRows(harness).map(\.status) == ["ok", "ok"])
             #expect(FileManager.default.contents(atPath: harness.output + "/" + expectedPath(missing, ext: "jpg")).map { Array($0) }
@@ -190,7 +190,7 @@ struct DownloadTests {
             // A downloaded file removed from disk is fetched again when a page names it.
             try FileManager.default.removeItem(atPath: harness.output + "/" + expectedPath("\(server.base)/f/a.jpg", ext: "jpg"))
             let third = try await harness.run(job(), server: server, refresh: true)
-            #expect(third.reports[0].files == DownloadSummary(downloaded: 1, bytes: content("a.jpg").count, failed: []))
+            #expect(third.jobs[0].files == DownloadSummary(downloaded: 1, bytes: content("a.jpg").count, failed: []))
         }
     }
 
@@ -231,7 +231,7 @@ struct DownloadTests {
             return (summary, server.requests.map(\.target))
         }
         let refusal = "not an absolute http(s) URL: refused"
-        #expect(summary.reports[0].files?.failed.sorted { $0.url < $1.url } == [
+        #expect(summary.jobs[0].files?.failed.sorted { $0.url < $1.url } == [
             FileFailure(url: "/relative/y.jpg", error: refusal),
             FileFailure(url: "file:///etc/passwd", error: refusal),
             FileFailure(url: "ftp://example.com/x.jpg", error: refusal),
@@ -249,7 +249,7 @@ struct DownloadTests {
         let summary = try await FixtureServer.with(api.handle) { server in
             return try await harness.run(job("download_concurrency: 5"), server: server)
         }
-        #expect(summary.reports[0].files?.downloaded == 12)
+        #expect(summary.jobs[0].files?.downloaded == 12)
         #expect(api.gauge.most == 5)
     }
 
@@ -302,7 +302,7 @@ struct DownloadTests {
             #expect(try fileRows(harness).map(\.url) == ["\(server.base)/f/missing.jpg?port-7Q"])
             api.missing.withLock { $0 = false }
             let second = try await harness.run(yaml, server: server, environment: ["P": "port-7Q"])
-            #expect(second.reports[0].files?.downloaded == 1)
+            #expect(second.jobs[0].files?.downloaded == 1)
             #expect(try fileRows(harness).map(\.status) == ["ok"])
         }
     }
@@ -315,7 +315,7 @@ struct DownloadTests {
             try await FixtureServer.with(api.handle) { server in
                 let yaml = job("headers: { X-Key: \"${K}\", X-Plain: plain }")
                 let summary = try await harness.run(yaml, server: server, environment: ["K": "k3y-Q7Zp"])
-                #expect(summary.reports[0].files?.downloaded == 2)
+                #expect(summary.jobs[0].files?.downloaded == 2)
                 let own = server.requests.filter { $0.path == "/f/own.jpg" }
                 #expect(own.map { $0.headers["x-key"] } == ["k3y-Q7Zp"])
                 #expect(cdn.requests.map { $0.headers["x-key"] } == [nil])
@@ -333,7 +333,7 @@ struct DownloadTests {
             let path = harness.output + "/" + expectedPath("\(server.base)/f/a.jpg", ext: "jpg")
             #expect(truncate(path, 10) == 0)
             let again = try await harness.run(job(), server: server, refresh: true)
-            #expect(again.reports[0].files == DownloadSummary(downloaded: 1, bytes: content("a.jpg").count, failed: []))
+            #expect(again.jobs[0].files == DownloadSummary(downloaded: 1, bytes: content("a.jpg").count, failed: []))
             #expect(FileManager.default.contents(atPath: path).map { Array($0) } == content("a.jpg"))
         }
     }

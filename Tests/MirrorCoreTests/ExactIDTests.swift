@@ -30,8 +30,7 @@ struct ExactIDTests {
         let summary = try await FixtureServer.with({ _ in .json(body) }) { server in
             try await harness.run(itemsJob("pages: { from: 1, to: 1 }"), server: server)
         }
-        #expect(summary.reports[0].walk.counts.new == 3)
-        #expect(summary.reports[0].walk.repeated.isEmpty)
+        #expect(summary.jobs[0].records.new == 3)
         #expect(try storedHex(harness) == ["610062", "610063", "61"])
         // Each record is stored against its own id.
         let pairs = try await harness.database("t_item.sqlite").read { db in
@@ -58,11 +57,11 @@ struct ExactIDTests {
             #expect(server.requests.count == 2)
             return second
         }
-        let report = second.reports[0]
+        let report = second.jobs[0]
         #expect(report.succeeded)
-        #expect(report.walk.pagesNotModified == 1)
-        #expect(report.walk.counts.unchanged == 3)
-        #expect(report.walk.counts.new == 0)
+        #expect(report.pages.notModified == 1)
+        #expect(report.records.unchanged == 3)
+        #expect(report.records.new == 0)
         #expect(try storedHex(harness) == ["610062", "610063", "61"])
     }
 
@@ -72,8 +71,7 @@ struct ExactIDTests {
         let summary = try await FixtureServer.with({ _ in .json(page(equivalentIDs)) }) { server in
             try await harness.run(itemsJob("pages: { from: 1, to: 1 }"), server: server)
         }
-        #expect(summary.reports[0].walk.counts.new == 4)
-        #expect(summary.reports[0].walk.repeated.isEmpty)
+        #expect(summary.jobs[0].records.new == 4)
         #expect(try storedHex(harness) == equivalentHex)
         let exported = try harness.export(Exporter.Options(table: "t_item"))
         #expect(exported == equivalentIDs.map { #"{"id":"\#($0)"}"# + "\n" }.joined())
@@ -83,11 +81,14 @@ struct ExactIDTests {
     func repeatedExactly() async throws {
         let harness = try Harness()
         let body = #"{"data":{"list":[{"id":"caf\u00e9","v":1},{"id":"cafe\u0301","v":2},{"id":"caf\u00e9","v":3}]}}"#
-        let summary = try await FixtureServer.with({ _ in .json(body) }) { server in
-            try await harness.run(itemsJob("pages: { from: 1, to: 1 }"), server: server)
+        let verified = try await FixtureServer.with({ _ in .json(body) }) { server in
+            _ = try await harness.run(itemsJob("pages: { from: 1, to: 1 }"), server: server)
+            let file = try harness.load(itemsJob("pages: { from: 1, to: 1 }"), server: server)
+            return try await Verifier(client: HTTPClient(), logger: .init(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+                .verify([file], options: Verifier.Options())
         }
         #expect(try storedHex(harness) == ["63616665CC81", "636166C3A9"])
-        #expect(summary.reports[0].walk.repeated == [RepeatedID(page: 1, id: "caf\u{e9}", indexes: [0, 2])])
+        #expect(verified.jobs[0].walk.repeated == [RepeatedID(page: 1, id: "caf\u{e9}", indexes: [0, 2])])
         #expect(try harness.record("cafe\u{301}") == #"{"id":"cafe\u0301","v":2}"#)
     }
 
@@ -105,10 +106,9 @@ struct ExactIDTests {
         }) { server in
             try await harness.run(itemsJob("next: data.next\nconcurrency: 1", url: "BASE/items?cursor={cursor}"), server: server)
         }
-        let report = summary.reports[0]
+        let report = summary.jobs[0]
         #expect(report.succeeded)
-        #expect(report.walk.loop == nil)
-        #expect(report.walk.stop == .noNextPage(page: 3))
+        #expect(report.stopReason == StopReason.noNextPage(page: 3).description)
         #expect(try harness.ids() == ["1", "2", "3"])
     }
 

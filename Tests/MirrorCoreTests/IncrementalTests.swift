@@ -80,7 +80,7 @@ struct IncrementalTests {
         let api = threePageAPI()
         try await FixtureServer.with(api.handler) { server in
             let first = try await harness.run(cursorJob, server: server)
-            #expect(first.reports[0].walk.counts.new == 4)
+            #expect(first.jobs[0].records.new == 4)
             #expect(server.requests.allSatisfy { $0.headers["if-none-match"] == nil && $0.headers["if-modified-since"] == nil })
             let seen = try await harness.lastSeen()
 
@@ -89,10 +89,10 @@ struct IncrementalTests {
             #expect(requests.map(\.target) == ["/feed?cursor=", "/feed?cursor=B", "/feed?cursor=C"])
             #expect(requests.map { $0.headers["if-none-match"] } == ["\"-v1\"", "\"B-v1\"", nil])
             #expect(requests.map { $0.headers["if-modified-since"] } == [nil, nil, "Sun, 01 Nov 2026 10:00:00 GMT"])
-            let walk = second.reports[0].walk
-            #expect(walk.pages == 3 && walk.pagesNotModified == 3 && walk.pagesSkipped == 0 && walk.bytes == 0)
-            #expect(walk.counts.new == 0 && walk.counts.updated == 0 && walk.counts.unchanged == 4)
-            #expect(walk.stop == .noNextPage(page: 3))
+            let outcome = second.jobs[0]
+            #expect(outcome.pages == JobOutcome.Pages(total: 3, fetched: 0, notModified: 3, skipped: 0) && outcome.bytes == 0)
+            #expect(outcome.records == JobOutcome.Records(new: 0, updated: 0, unchanged: 4, rejected: 0, pruned: 0))
+            #expect(outcome.stopReason == "no next page after page 3")
             #expect(second.text.hasPrefix("feed: ok, 3 pages (3 not modified), 4 records (0 new, 0 updated, 4 unchanged)"))
             let moved = try await harness.lastSeen()
             #expect(moved.keys.sorted() == ["1", "2", "3", "4"])
@@ -101,9 +101,9 @@ struct IncrementalTests {
             // One page changes: it alone is served whole, the walk goes on past it.
             api.change("B") { $0.ids = ["3", "5"]; $0.version = 2 }
             let third = try await harness.run(cursorJob, server: server)
-            let walk3 = third.reports[0].walk
-            #expect(walk3.pagesNotModified == 2)
-            #expect((walk3.counts.new, walk3.counts.updated, walk3.counts.unchanged) == (1, 1, 3))
+            let outcome3 = third.jobs[0]
+            #expect(outcome3.pages.notModified == 2)
+            #expect((outcome3.records.new, outcome3.records.updated, outcome3.records.unchanged) == (1, 1, 3))
         }
         #expect(try harness.ids() == ["1", "2", "3", "5", "4"])
         #expect(try harness.record("3") == #"{"id":"3","v":2}"#)
@@ -127,9 +127,9 @@ struct IncrementalTests {
             #expect(requests.prefix(2).map(\.target) == ["/feed?cursor=", "/feed?cursor=B"])
             #expect(requests.suffix(2).map(\.target).sorted() == ["/feed?cursor=B", "/feed?cursor=C"])
             #expect(requests.map { $0.headers["if-none-match"] } == ["\"-v1\"", "\"B-v1\"", nil, nil])
-            let walk = again.reports[0].walk
-            #expect(walk.pages == 3 && walk.pagesNotModified == 2)
-            #expect((walk.counts.new, walk.counts.unchanged) == (1, 3))
+            let outcome = again.jobs[0]
+            #expect(outcome.pages.total == 3 && outcome.pages.notModified == 2)
+            #expect((outcome.records.new, outcome.records.unchanged) == (1, 3))
         }
         #expect(try harness.ids() == ["1", "2", "3", "4"])
     }
@@ -143,8 +143,8 @@ struct IncrementalTests {
             _ = try await harness.run(yaml, server: server)
             api.change("") { $0.ids = ["0", "1", "2"]; $0.version = 2 }
             let again = try await harness.run(yaml, server: server)
-            #expect(again.reports[0].walk.stop == .knownPage(page: 2))
-            #expect(again.reports[0].walk.pagesNotModified == 1)
+            #expect(again.jobs[0].stopReason == StopReason.knownPage(page: 2).description)
+            #expect(again.jobs[0].pages.notModified == 1)
             #expect(server.requests.count == 3 + 2)
         }
         #expect(try harness.ids() == ["0", "1", "2", "3", "4"])
@@ -179,9 +179,9 @@ struct IncrementalTests {
 
             let skipped = try await harness.run(yaml, server: server)
             #expect(server.requests.count == 3)
-            let walk = skipped.reports[0].walk
-            #expect(walk.pages == 3 && walk.pagesSkipped == 3 && walk.pagesNotModified == 0)
-            #expect(walk.counts.unchanged == 4 && walk.stop == .endOfPages(page: 3))
+            let outcome = skipped.jobs[0]
+            #expect(outcome.pages.total == 3 && outcome.pages.skipped == 3 && outcome.pages.notModified == 0)
+            #expect(outcome.records.unchanged == 4 && outcome.stopReason == "pages.to reached at page 3")
             #expect(skipped.text.hasPrefix("items: ok, 3 pages (3 skipped by refresh_after), 4 records"))
             #expect(try await harness.lastSeen().allSatisfy { $0.value > seen[$0.key]! })
 
@@ -193,7 +193,7 @@ struct IncrementalTests {
             #expect(server.requests.count == 4)
             #expect(server.requests.last?.target == "/items?page=2")
             #expect(server.requests.last?.headers["if-none-match"] == "\"p2\"")
-            #expect(aged.reports[0].walk.pagesSkipped == 2 && aged.reports[0].walk.pagesNotModified == 1)
+            #expect(aged.jobs[0].pages.skipped == 2 && aged.jobs[0].pages.notModified == 1)
             // A 304 counts as a fetch: the page is within refresh_after again.
             _ = try await harness.run(yaml, server: server)
             #expect(server.requests.count == 4)
@@ -201,7 +201,7 @@ struct IncrementalTests {
             let refreshed = try await harness.run(yaml, server: server, refresh: true)
             #expect(server.requests.count == 7)
             #expect(server.requests.suffix(3).allSatisfy { $0.headers["if-none-match"] == nil })
-            #expect(refreshed.reports[0].walk.pagesFetched == 3)
+            #expect(refreshed.jobs[0].pages.fetched == 3)
         }
         #expect(try harness.ids() == ["1", "2", "3", "4"])
     }

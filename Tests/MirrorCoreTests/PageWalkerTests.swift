@@ -21,11 +21,11 @@ struct PageWalkerTests {
             return summary
         }
         #expect(try harness.ids() == ["1", "2", "3", "4", "5", "6"])
-        let report = try #require(summary.reports.first)
+        let report = try #require(summary.jobs.first)
         #expect(report.succeeded)
-        #expect(report.walk.pages == 3)
-        #expect(report.walk.counts == { var c = CommitCounts(); c.new = 6; return c }())
-        #expect(report.walk.stop == .endOfPages(page: 3))
+        #expect(report.pages.total == 3)
+        #expect(report.records == JobOutcome.Records(new: 6, updated: 0, unchanged: 0, rejected: 0, pruned: 0))
+        #expect(report.stopReason == StopReason.endOfPages(page: 3).description)
         #expect(try harness.record("4") == #"{"id":"4","page":2}"#)
     }
 
@@ -53,7 +53,7 @@ struct PageWalkerTests {
                 "/items?offset=0&limit=100", "/items?offset=100&limit=100", "/items?offset=200&limit=100",
                 "/items?offset=300&limit=100",
             ])
-            #expect(summary.reports[0].walk.stop == .emptyPage(page: 300))
+            #expect(summary.jobs[0].stopReason == StopReason.emptyPage(page: 300).description)
         }
         #expect(try harness.ids() == ["0", "1", "100", "101", "200", "201"])
     }
@@ -80,7 +80,7 @@ struct PageWalkerTests {
                 """
             let summary = try await harness.run(yaml, server: server)
             #expect(server.requests.map(\.target) == ["/items?cursor=", "/items?cursor=c%202%2Fx", "/items?cursor=c3"])
-            #expect(summary.reports[0].walk.stop == .noNextPage(page: 3))
+            #expect(summary.jobs[0].stopReason == StopReason.noNextPage(page: 3).description)
         }
         #expect(try harness.ids() == ["a", "b", "c"])
     }
@@ -128,8 +128,8 @@ struct PageWalkerTests {
         }) { server in
             try await harness.run(itemsJob("stop: { status: [404], empty: false }"), server: server)
         }
-        #expect(summary.reports[0].succeeded)
-        #expect(summary.reports[0].walk.stop == .status(404, page: 3))
+        #expect(summary.jobs[0].succeeded)
+        #expect(summary.jobs[0].stopReason == StopReason.status(404, page: 3).description)
         #expect(try harness.ids() == ["1", "2", "3", "4", "5"])
     }
 
@@ -141,7 +141,7 @@ struct PageWalkerTests {
         }) { server in
             let summary = try await harness.run(itemsJob("stop: { last_page: data.last }\nconcurrency: 1"), server: server)
             #expect(server.requests.count == 2)
-            #expect(summary.reports[0].walk.stop == .lastPage(page: 2))
+            #expect(summary.jobs[0].stopReason == StopReason.lastPage(page: 2).description)
         }
         #expect(try harness.ids() == ["1", "2", "3", "4", "5"])
     }
@@ -157,13 +157,13 @@ struct PageWalkerTests {
             let yaml = itemsJob("stop: { total: data.total }\nconcurrency: 1\nprune: true")
             let summary = try await harness.run(yaml, server: server)
             #expect(server.requests.map(\.target) == ["/items?page=1", "/items?page=2"])
-            #expect(summary.reports[0].walk.stop == .total(5, page: 2))
+            #expect(summary.jobs[0].stopReason == StopReason.total(5, page: 2).description)
             #expect(summary.text.contains(", stopped: all 5 records walked at page 2, "))
             // Pages answered 304: their stored totals and elements still count.
             let again = try await harness.run(yaml, server: server)
-            #expect(again.reports[0].walk.pagesNotModified == 2)
-            #expect(again.reports[0].walk.stop == .total(5, page: 2))
-            #expect(again.reports[0].pruned == 0)
+            #expect(again.jobs[0].pages.notModified == 2)
+            #expect(again.jobs[0].stopReason == StopReason.total(5, page: 2).description)
+            #expect(again.jobs[0].records.pruned == 0)
         }
         #expect(try harness.ids() == ["1", "2", "3", "4", "5"])
     }
@@ -183,9 +183,9 @@ struct PageWalkerTests {
             round.increment()
             let summary = try await harness.run(itemsJob("stop: { known: true }\nconcurrency: 1"), server: server)
             #expect(server.requests.count == 6)
-            #expect(summary.reports[0].walk.stop == .knownPage(page: 2))
+            #expect(summary.jobs[0].stopReason == StopReason.knownPage(page: 2).description)
             // Ids 5 and 4 moved from page 1 to page 2: their records changed.
-            let counts = summary.reports[0].walk.counts
+            let counts = summary.jobs[0].records
             #expect((counts.new, counts.updated, counts.unchanged) == (2, 2, 0))
         }
         #expect(try Set(harness.ids()) == ["1", "2", "3", "4", "5", "6", "7"])
@@ -199,9 +199,9 @@ struct PageWalkerTests {
         }) { server in
             try await harness.run(itemsJob(""), server: server, maxPages: 2)
         }
-        #expect(summary.reports[0].succeeded)
-        #expect(summary.reports[0].walk.stop == .maxPages(2))
-        #expect(!summary.reports[0].walk.stop.isComplete)
+        #expect(summary.jobs[0].succeeded)
+        #expect(summary.jobs[0].stopReason == StopReason.maxPages(2).description)
+        #expect(!summary.jobs[0].complete)
         #expect(try harness.ids() == ["1", "2", "3", "4", "5"])
     }
 
@@ -219,7 +219,7 @@ struct PageWalkerTests {
         }
         #expect(try harness.ids() == ["1", "2", "3"])
         #expect(try harness.record("2") == #"{"id":"2","v":3}"#)
-        let counts = summary.reports[0].walk.counts
+        let counts = summary.jobs[0].records
         #expect((counts.new, counts.updated, counts.unchanged) == (3, 1, 0))
         let positions = try await harness.database("t_item.sqlite").read { db in
             try Int.fetchAll(db, sql: "SELECT position FROM t_item ORDER BY id")
@@ -293,7 +293,7 @@ struct PageWalkerTests {
                 _ = try await harness.run(itemsJob("on_change: \(mode)", url: "BASE/all"), server: server)
                 version.increment()
                 let summary = try await harness.run(itemsJob("on_change: \(mode)", url: "BASE/all"), server: server)
-                let counts = summary.reports[0].walk.counts
+                let counts = summary.jobs[0].records
                 #expect((counts.new, counts.updated, counts.unchanged) == (0, mode == "replace" ? 1 : 0, mode == "replace" ? 1 : 2))
             }
             #expect(try harness.record("1") == expected)
@@ -311,10 +311,10 @@ struct PageWalkerTests {
             round.increment()
             // A capped walk does not prune.
             let capped = try await harness.run(itemsJob("prune: true\npages: { from: 1 }", url: "BASE/all?p={page}"), server: server, maxPages: 1)
-            #expect(capped.reports[0].pruned == 0)
+            #expect(capped.jobs[0].records.pruned == 0)
             #expect(try Set(harness.ids()) == ["1", "2", "3"])
             let summary = try await harness.run(itemsJob("prune: true", url: "BASE/all"), server: server)
-            #expect(summary.reports[0].pruned == 2)
+            #expect(summary.jobs[0].records.pruned == 2)
         }
         #expect(try harness.ids() == ["2"])
     }
@@ -328,7 +328,7 @@ struct PageWalkerTests {
             try await harness.run(itemsJob("", url: "BASE/all"), server: server)
         }
         #expect(try harness.ids() == ["1", "2"])
-        #expect(summary.reports[0].walk.rejected.map(\.reason) == [
+        #expect(summary.jobs[0].rejected.map(\.reason) == [
             "record 1 has no usable id at 'id' (found nothing)",
             "record 2 has no usable id at 'id' (found null)",
             "record 3 has no usable id at 'id' (found string)",

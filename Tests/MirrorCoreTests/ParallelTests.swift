@@ -49,7 +49,7 @@ struct ParallelTests {
     func concurrent() async throws {
         let (overlapped, summary) = try await run(parallel: 2, patience: .seconds(10))
         #expect(overlapped)
-        #expect(summary.reports.map(\.job) == ["a", "b"])
+        #expect(summary.jobs.map(\.job) == ["a", "b"])
         #expect(summary.allSucceeded)
     }
 
@@ -57,6 +57,6 @@ struct ParallelTests {
     func sequential() async throws {
         let (overlapped, summary) = try await run(parallel: 1, patience: .milliseconds(300))
         #expect(!overlapped)
-        #expect(summary.reports.map(\.job) == ["a", "b"])
+        #expect(summary.jobs.map(\.job) == ["a", "b"])
     }
 }

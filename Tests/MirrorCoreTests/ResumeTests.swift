@@ -40,12 +40,12 @@ struct ResumeTests {
             fixed.increment()
             let second = try await harness.run(yaml, server: server)
             #expect(server.requests.map(\.target).suffix(3) == ["/items?page=3", "/items?page=4", "/items?page=5"])
-            #expect(second.reports[0].walk.resumedAt == 3)
+            #expect(second.jobs[0].resumedAt == 3)
             #expect(second.text.contains(", resumed at page 3, "))
-            #expect(second.reports[0].walk.counts.new == 3)
+            #expect(second.jobs[0].records.new == 3)
             // A complete walk starts over next time.
             let third = try await harness.run(yaml, server: server)
-            #expect(third.reports[0].walk.resumedAt == nil)
+            #expect(third.jobs[0].resumedAt == nil)
             #expect(server.requests.count == 3 + 3 + 5)
         }
         #expect(try harness.ids() == ["1", "2", "3", "4", "5", "6"])
@@ -63,7 +63,7 @@ struct ResumeTests {
             _ = try await harness.run(yaml, server: server)
             fixed.increment()
             let again = try await harness.run(yaml, server: server, refresh: true)
-            #expect(again.reports[0].walk.resumedAt == nil)
+            #expect(again.jobs[0].resumedAt == nil)
             #expect(server.requests.map(\.target).suffix(5) == (1...5).map { "/items?page=\($0)" })
         }
     }
@@ -121,11 +121,11 @@ struct ResumeTests {
             fixed.increment()
             let second = try await harness.run(yaml, server: server, environment: ["KEY": "k3y"])
             #expect(second.allSucceeded)
-            #expect(second.reports[0].walk.resumedAt == 2)
+            #expect(second.jobs[0].resumedAt == 2)
             // A complete walk starts over: page 1 answers 304 and its stored next URL is followed.
             let third = try await harness.run(yaml, server: server, environment: ["KEY": "k3y"])
             #expect(third.allSucceeded)
-            #expect(third.reports[0].walk.pagesNotModified == 1)
+            #expect(third.jobs[0].pages.notModified == 1)
             #expect(server.requests.map(\.target) == [
                 "/n?p=1&key=k3y", "/n?p=2&key=k3y", "/n?p=2&key=k3y", "/n?p=1&key=k3y", "/n?p=2&key=k3y",
             ])

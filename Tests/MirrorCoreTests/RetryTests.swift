@@ -38,8 +38,8 @@ struct RetryTests {
             #expect(server.requests.map(\.target) == ["/items?page=1", "/items?page=1", "/items?page=1", "/items?page=2"])
             return summary
         }
-        #expect(summary.reports[0].succeeded)
-        #expect(summary.reports[0].walk.retries == 2)
+        #expect(summary.jobs[0].succeeded)
+        #expect(summary.jobs[0].retries == 2)
         #expect(try harness.ids() == ["1", "2"])
     }
 
@@ -49,10 +49,10 @@ struct RetryTests {
         let summary = try await FixtureServer.with(serve(status: 502, failures: 9)) { server in
             let summary = try await harness.run(yaml, server: server)
             #expect(server.requests.count == 3)
-            #expect(summary.reports[0].walk.error == "job 'items': GET \(server.base)/items?page=1: HTTP 502: unexpected status (bad gateway) (after 2 retries); page 1 not stored, nothing stored")
+            #expect(summary.jobs[0].error == "job 'items': GET \(server.base)/items?page=1: HTTP 502: unexpected status (bad gateway) (after 2 retries); page 1 not stored, nothing stored")
             return summary
         }
-        #expect(summary.reports[0].walk.retries == 2)
+        #expect(summary.jobs[0].retries == 2)
     }
 
     @Test("other 4xx fail at once", arguments: [400, 401, 403, 404])
@@ -61,8 +61,8 @@ struct RetryTests {
         try await FixtureServer.with(serve(status: status, failures: 1)) { server in
             let summary = try await harness.run(yaml, server: server)
             #expect(server.requests.count == 1)
-            #expect(!summary.reports[0].succeeded)
-            #expect(summary.reports[0].walk.retries == 0)
+            #expect(!summary.jobs[0].succeeded)
+            #expect(summary.jobs[0].retries == 0)
         }
     }
 
@@ -87,6 +87,6 @@ struct RetryTests {
         let summary = try await FixtureServer.with(serve(status: 429, failures: 1, headers: [("Retry-After", "0")])) { server in
             try await harness.run(yaml, server: server)
         }
-        #expect(summary.reports[0].succeeded && summary.reports[0].walk.retries == 1)
+        #expect(summary.jobs[0].succeeded && summary.jobs[0].retries == 1)
     }
 }

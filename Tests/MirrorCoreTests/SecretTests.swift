@@ -69,7 +69,7 @@ struct SecretTests {
             // The secrets did reach the server.
             #expect(server.requests.contains { $0.parameter("key") == secrets["KEY"] && $0.headers["x-api-key"] == secrets["HEADER"] })
             #expect(server.requests.contains { String(decoding: $0.body, as: UTF8.self) == #"{"token":"t0ken-R2Wx"}"# })
-            #expect(summary.reports.map(\.walk.error) == [
+            #expect(summary.jobs.map(\.error) == [
                 "job 'urls': POST \(server.base)/urls?page=3&key=REDACTED: HTTP 500: unexpected status (internal server error) (after 1 retry); page 3 not stored, pages 1-2 kept",
                 "job 'cursors': GET \(server.base)/cursors?c=c-REDACTED&key=REDACTED: HTTP 200: 'items' is not an array (found string); page 2 not stored, page 1 kept",
             ])
@@ -124,7 +124,7 @@ struct SecretTests {
                       - { name: post, url: "BASE/post-away", method: POST, body: { token: "${K}" }, table: t_post }
                     """
                 let summary = try await harness.run(yaml, server: server, environment: ["K": "k3y-Q7Zp"])
-                #expect(summary.reports.map(\.walk.error) == [
+                #expect(summary.jobs.map(\.error) == [
                     nil, nil,
                     "job 'post': POST \(server.base)/post-away: no response: HTTP 307 redirect to another host: a body holding a secret is not sent there; page 1 not stored, nothing stored",
                 ])

@@ -20,6 +20,10 @@ struct StoreUpgradeTests {
             try Row.fetchAll(db, sql: "SELECT id, record, position, first_seen FROM t_event ORDER BY position").map(\.description)
         }
         #expect(before.count == 4)
+        // `status` reads the first release's run from its columns: it kept no whole outcome.
+        let old = try #require(StatusReader.read(folder: harness.output).jobs.first?.lastRun)
+        #expect(old.status == .failed && old.pages.total == 2 && old.records.new == 4 && old.finishedAt == "2026-11-20T08:00:00.300Z")
+        #expect(old.error?.hasSuffix("page 3 not stored, pages 1-2 kept") == true)
 
         let api = PagedAPI(ids: [["1", "2"], ["3", "4"], ["5", "6"], ["7"]])
         let summary = try await FixtureServer.with({ request in
@@ -40,10 +44,10 @@ struct StoreUpgradeTests {
             #expect(server.requests.map(\.target) == ["/events?page=3", "/events?page=4", "/events?page=5"])
             return summary
         }
-        let report = summary.reports[0]
-        #expect(report.result == .ok)
-        #expect(report.walk.resumedAt == 3)
-        #expect(report.walk.counts.new == 3)
+        let report = summary.jobs[0]
+        #expect(report.status == .ok)
+        #expect(report.resumedAt == 3)
+        #expect(report.records.new == 3)
         #expect(try harness.ids("t_event") == ["1", "2", "3", "4", "5", "6", "7"])
 
         try await harness.database("t_event.sqlite").read { db in
@@ -52,7 +56,7 @@ struct StoreUpgradeTests {
             #expect(kept.map(\.description) == before)
             // Every migration since, applied once.
             #expect(try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier") ==
-                ["mirror-bookkeeping-1", "mirror-files-3", "mirror-pages-replay-2", "mirror-pages-total-4"])
+                ["mirror-bookkeeping-1", "mirror-files-3", "mirror-pages-replay-2", "mirror-pages-total-4", "mirror-runs-outcome-5"])
             #expect(try db.tableExists("_mirror_files"))
             #expect(try db.columns(in: "_mirror_pages").map(\.name) == [
                 "job", "account", "url", "body", "page", "status", "etag", "last_modified", "records", "bytes", "fetched_at",
@@ -62,6 +66,9 @@ struct StoreUpgradeTests {
             #expect(try String.fetchAll(db, sql: "SELECT etag FROM _mirror_pages WHERE page <= 2 ORDER BY page") == ["\"p1\"", "\"p2\""])
             #expect(try String.fetchAll(db, sql: "SELECT result FROM _mirror_runs ORDER BY run_id") == ["failed", "ok"])
             #expect(try Int.fetchOne(db, sql: "SELECT files_downloaded FROM _mirror_runs WHERE run_id = 1") == 0)
+            // The new run keeps its whole outcome; the old one has none.
+            #expect(try Row.fetchAll(db, sql: "SELECT json_extract(outcome, '$.resumed_at') AS r FROM _mirror_runs ORDER BY run_id")
+                .map { $0["r"] as Int? } == [nil, 3])
             #expect(try String.fetchOne(db, sql: "SELECT state FROM _mirror_walks") == "complete")
         }
     }

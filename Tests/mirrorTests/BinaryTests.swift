@@ -105,7 +105,7 @@ struct BinaryTests {
         let status = try await mirror(["status", "jobs.yaml", "--json"], in: folder, environment: ["API_KEY": "k"])
         #expect(status.status == 0)
         #expect(status.stdout.contains(#""records" : 3"#))
-        #expect(status.stdout.contains(#""result" : "ok""#))
+        #expect(status.stdout.contains(#""status" : "ok""#))
         let healthy = try await mirror(["status", "jobs.yaml", "--check"], in: folder, environment: ["API_KEY": "k"])
         #expect(healthy.status == 0)
         #expect(healthy.stdout.contains("job events: last run ") && !healthy.stdout.contains("STALE"))

@@ -3,14 +3,14 @@ import Logging
 import Synchronization
 
 /// A file the run could not get.
-public struct FileFailure: Sendable, Equatable {
+public struct FileFailure: Sendable, Codable, Equatable {
     /// Redacted.
     public let url: String
     public let error: String
 }
 
 /// What a job's downloads did in one run.
-public struct DownloadSummary: Sendable, Equatable {
+public struct DownloadSummary: Sendable, Codable, Equatable {
     public var downloaded = 0
     public var bytes = 0
     public var failed: [FileFailure] = []

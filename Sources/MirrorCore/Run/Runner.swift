@@ -62,7 +62,7 @@ public struct Runner: Sendable {
         defer { withExtendedLifetime(locks) {} }
         // Open every database first (jobs may share one), then run the jobs.
         var stores: [String: TableStore] = [:]
-        var reports: [JobReport?] = Array(repeating: nil, count: selected.count)
+        var outcomes: [JobOutcome?] = Array(repeating: nil, count: selected.count)
         var runnable: [(index: Int, job: JobSpec, file: JobFile, output: String, store: TableStore)] = []
         for (index, entry) in selected.enumerated() {
             let path = (entry.output as NSString).appendingPathComponent(entry.job.database)
@@ -72,9 +72,9 @@ public struct Runner: Sendable {
             } catch {
                 var walk = WalkResult()
                 walk.error = "job '\(entry.job.name)': cannot open \(path): \(error)"
-                reports[index] = JobReport(job: entry.job.name, file: entry.file.path, table: entry.job.table,
-                                           database: path, account: entry.job.account, result: .failed,
-                                           walk: walk, pruned: 0, seconds: 0)
+                let now = Timestamp.string(Date())
+                outcomes[index] = JobOutcome(job: entry.job, file: entry.file.path, database: path, status: .failed,
+                                             walk: walk, pruned: 0, files: nil, startedAt: now, finishedAt: now, seconds: 0)
             }
         }
         // Up to `parallel` jobs at once; one job's failure never stops another. Once the run
@@ -82,11 +82,11 @@ public struct Runner: Sendable {
         let ran = await JobScheduler.map(runnable, width: options.parallel) { entry in
             (entry.index, await self.run(entry.job, file: entry.file, output: entry.output, store: entry.store, options: options))
         }
-        for case let (index, report)? in ran { reports[index] = report }
-        return RunSummary(reports: reports.compactMap { $0 }, interrupted: Task.isCancelled)
+        for case let (index, outcome)? in ran { outcomes[index] = outcome }
+        return RunSummary(jobs: outcomes.compactMap { $0 }, interrupted: Task.isCancelled)
     }
 
-    func run(_ job: JobSpec, file: JobFile, output: String, store: TableStore, options: Options) async -> JobReport {
+    func run(_ job: JobSpec, file: JobFile, output: String, store: TableStore, options: Options) async -> JobOutcome {
         let clock = ContinuousClock.now
         let startedAt = Timestamp.string(Date())
         var walkStartedAt = startedAt
@@ -144,18 +144,11 @@ public struct Runner: Sendable {
         }
         let elapsed = ContinuousClock.now - clock
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        let report = JobReport(job: job.name, file: file.path, table: job.table, database: store.path,
-                               account: job.account, result: result, walk: walk, pruned: pruned,
-                               seconds: seconds, files: files)
-        let run = RunRecord(
-            job: job.name, account: job.account, table: job.table, startedAt: startedAt,
-            finishedAt: Timestamp.string(Date()), result: result,
-            stopReason: walk.stop.description, pages: walk.pages, pagesNotModified: walk.pagesNotModified,
-            pagesSkipped: walk.pagesSkipped, counts: walk.counts,
-            rejected: walk.rejected.count, pruned: pruned, error: walk.error,
-            filesDownloaded: files?.downloaded ?? 0, filesFailed: files?.failed.count ?? 0)
+        let outcome = JobOutcome(job: job, file: file.path, database: store.path, status: result, walk: walk,
+                                 pruned: pruned, files: files, startedAt: startedAt,
+                                 finishedAt: Timestamp.string(Date()), seconds: seconds)
         do {
-            try await Self.bookkeeping { try await store.record(run: run) }
+            try await Self.bookkeeping { try await store.record(run: outcome) }
         } catch {
             logger.error("cannot record the run", metadata: ["job": "\(job.name)", "error": "\(error)"])
         }
@@ -171,7 +164,7 @@ public struct Runner: Sendable {
         case .failed: logger.error("job failed", metadata: ["job": "\(job.name)", "error": "\(walk.error ?? "")"])
         case .interrupted: logger.warning("job interrupted", metadata: ["job": "\(job.name)", "pages": "\(walk.pages)"])
         }
-        return report
+        return outcome
     }
 
     /// Writes a job's bookkeeping in a task of its own, which does not inherit the job's

@@ -112,26 +112,6 @@ public struct CommitCounts: Sendable, Equatable {
     public init() {}
 }
 
-/// The outcome of one job in one run, as `_mirror_runs` keeps it.
-public struct RunRecord: Sendable {
-    public var job: String
-    public var account: String
-    public var table: String
-    public var startedAt: String
-    public var finishedAt: String
-    public var result: JobResult
-    public var stopReason: String
-    public var pages: Int
-    public var pagesNotModified: Int
-    public var pagesSkipped: Int
-    public var counts: CommitCounts
-    public var rejected: Int
-    public var pruned: Int
-    public var error: String?
-    public var filesDownloaded = 0
-    public var filesFailed = 0
-}
-
 /// Where a walk puts its pages: the SQLite file of a run, or nowhere (`verify`).
 public protocol PageStore: Sendable {
     /// Stores a page's records with the walk's checkpoint, atomically.

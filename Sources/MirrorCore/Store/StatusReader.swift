@@ -10,20 +10,6 @@ public struct StatusReport: Sendable, Codable, Equatable {
         public var accounts: Int
     }
 
-    public struct LastRun: Sendable, Codable, Equatable {
-        public var startedAt: String
-        public var finishedAt: String
-        public var result: String
-        public var stopReason: String
-        public var pages: Int
-        public var recordsNew: Int
-        public var recordsUpdated: Int
-        public var recordsUnchanged: Int
-        public var recordsRejected: Int
-        public var recordsPruned: Int
-        public var error: String?
-    }
-
     public struct Files: Sendable, Codable, Equatable {
         /// On disk.
         public var downloaded: Int
@@ -39,7 +25,8 @@ public struct StatusReport: Sendable, Codable, Equatable {
         public var account: String
         public var table: String
         public var database: String
-        public var lastRun: LastRun?
+        /// The outcome of its last run, as `--report` writes it.
+        public var lastRun: JobOutcome?
         /// The job's downloads as they stand, for a job that has any.
         public var files: Files?
         /// When the last successful run finished, if any.
@@ -118,19 +105,43 @@ public enum StatusReader {
 
     private static func job(from row: Row, database: String, threshold: String) throws -> StatusReport.Job {
         let lastSuccess: String? = row["last_success"]
-        var run = StatusReport.LastRun(
-            startedAt: row["started_at"], finishedAt: row["finished_at"], result: row["result"],
-            stopReason: row["stop_reason"], pages: 0, recordsNew: 0, recordsUpdated: 0, recordsUnchanged: 0,
-            recordsRejected: 0, recordsPruned: 0, error: row["error"])
-        run.pages = row["pages"]
-        run.recordsNew = row["records_new"]
-        run.recordsUpdated = row["records_updated"]
-        run.recordsUnchanged = row["records_unchanged"]
-        run.recordsRejected = row["records_rejected"]
-        run.recordsPruned = row["records_pruned"]
+        var run: JobOutcome?
+        if let json: String = row["outcome"] {
+            run = try? JobOutcome.decoder.decode(JobOutcome.self, from: Data(json.utf8))
+        }
         let stale = lastSuccess.map { $0 < threshold } ?? true
         return StatusReport.Job(job: row["job"], account: row["account"], table: row["table_name"], database: database,
-                                lastRun: run, files: nil, lastSuccess: lastSuccess, stale: stale)
+                                lastRun: run ?? JobOutcome(columns: row, database: database), files: nil,
+                                lastSuccess: lastSuccess, stale: stale)
+    }
+}
+
+extension JobOutcome {
+    /// A run recorded before `_mirror_runs` kept the whole outcome: what its columns hold.
+    init(columns row: Row, database: String) {
+        job = row["job"]
+        file = ""
+        table = row["table_name"]
+        self.database = database
+        account = row["account"]
+        status = JobResult(rawValue: row["result"]) ?? .failed
+        startedAt = row["started_at"]
+        finishedAt = row["finished_at"]
+        stopReason = row["stop_reason"]
+        complete = false
+        let notModified: Int = row["pages_not_modified"] ?? 0, skipped: Int = row["pages_skipped"] ?? 0
+        pages = Pages(total: row["pages"], fetched: row["pages"] - notModified - skipped, notModified: notModified,
+                      skipped: skipped)
+        resumedAt = nil
+        records = Records(new: row["records_new"], updated: row["records_updated"], unchanged: row["records_unchanged"],
+                          rejected: row["records_rejected"], pruned: row["records_pruned"])
+        rejected = []
+        retries = 0
+        bytes = 0
+        durationSeconds = 0
+        let downloaded: Int = row["files_downloaded"] ?? 0
+        files = downloaded > 0 ? DownloadSummary(downloaded: downloaded) : nil
+        error = row["error"]
     }
 }
 
@@ -146,8 +157,9 @@ extension StatusReport {
             let account = job.account.isEmpty ? "" : " [account \(job.account)]"
             let stale = job.stale ? ", STALE" : ""
             if let run = job.lastRun {
-                var line = "job \(job.job)\(account): last run \(run.finishedAt) \(run.result), \(run.pages) pages, "
-                    + "\(run.recordsNew) new, \(run.recordsUpdated) updated, \(run.recordsUnchanged) unchanged, stopped: \(run.stopReason)\(stale)"
+                var line = "job \(job.job)\(account): last run \(run.finishedAt) \(run.status.rawValue), \(run.pages.total) pages, "
+                    + "\(run.records.new) new, \(run.records.updated) updated, \(run.records.unchanged) unchanged, "
+                    + "stopped: \(run.stopReason)\(stale)"
                 if let files = job.files {
                     line += "\n  files: \(files.downloaded) downloaded (\(ByteSize.approximate(files.bytes))), "
                         + "\(files.failed) failed, \(files.pending) pending"

@@ -117,6 +117,10 @@ enum StoreSchema {
         migrator.registerMigration("mirror-pages-total-4") { db in
             try db.execute(sql: "ALTER TABLE \(pages) ADD COLUMN total INTEGER")
         }
+        // The whole outcome of each run, as `--report` writes a job's (JSON).
+        migrator.registerMigration("mirror-runs-outcome-5") { db in
+            try db.execute(sql: "ALTER TABLE \(runs) ADD COLUMN outcome TEXT")
+        }
         return migrator
     }
 

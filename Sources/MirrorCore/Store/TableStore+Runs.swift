@@ -9,17 +9,20 @@ extension TableStore {
         }
     }
 
-    public func record(run: RunRecord) async throws {
+    /// Keeps a job's outcome in `_mirror_runs`: the columns README.md lists, and the whole
+    /// value as JSON in `outcome`.
+    public func record(run: JobOutcome) async throws {
+        let outcome = String(decoding: try JobOutcome.encoder(pretty: false).encode(run), as: UTF8.self)
         try await pool.write { db in
             try db.execute(sql: """
                 INSERT INTO \(StoreSchema.runs) (job, account, table_name, started_at, finished_at, result, stop_reason,
                   pages, pages_not_modified, pages_skipped, records_new, records_updated, records_unchanged,
-                  records_rejected, records_pruned, error, files_downloaded, files_failed)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [run.job, run.account, run.table, run.startedAt, run.finishedAt, run.result.rawValue,
-                                 run.stopReason, run.pages, run.pagesNotModified, run.pagesSkipped, run.counts.new,
-                                 run.counts.updated, run.counts.unchanged, run.rejected, run.pruned, run.error,
-                                 run.filesDownloaded, run.filesFailed])
+                  records_rejected, records_pruned, error, files_downloaded, files_failed, outcome)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [run.job, run.account, run.table, run.startedAt, run.finishedAt, run.status.rawValue,
+                                 run.stopReason, run.pages.total, run.pages.notModified, run.pages.skipped, run.records.new,
+                                 run.records.updated, run.records.unchanged, run.records.rejected, run.records.pruned,
+                                 run.error, run.files?.downloaded ?? 0, run.files?.failed.count ?? 0, outcome])
         }
     }
 }

@@ -52,7 +52,7 @@ public enum StopReason: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// A record the walk could not store.
-public struct RejectedRecord: Sendable, Equatable {
+public struct RejectedRecord: Sendable, Codable, Equatable {
     public let page: Int
     public let index: Int
     public let reason: String

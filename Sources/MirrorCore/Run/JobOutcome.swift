@@ -1,0 +1,155 @@
+import Foundation
+
+/// How a job's run ended, as the summary, `--report`, `_mirror_runs` and `status` say it.
+public enum JobResult: String, Sendable, Codable, Equatable {
+    case ok, failed
+    /// Stopped by a signal: what was stored stays, and the next run resumes there.
+    case interrupted
+}
+
+/// One job's outcome in one run: the one value the summary prints, `--report` lists,
+/// `_mirror_runs` keeps (its `outcome` column, beside the columns of README.md) and
+/// `status` shows as the job's last run. Encoded with snake_case keys (README.md,
+/// "--report").
+public struct JobOutcome: Sendable, Codable, Equatable {
+    public struct Pages: Sendable, Codable, Equatable {
+        /// Pages walked: the three below together.
+        public var total: Int
+        public var fetched: Int
+        public var notModified: Int
+        /// Not requested: fetched within `refresh_after`.
+        public var skipped: Int
+    }
+
+    public struct Records: Sendable, Codable, Equatable {
+        public var new: Int
+        public var updated: Int
+        public var unchanged: Int
+        public var rejected: Int
+        public var pruned: Int
+    }
+
+    public var job: String
+    /// The job file, as given on the command line.
+    public var file: String
+    public var table: String
+    public var database: String
+    public var account: String
+    public var status: JobResult
+    public var startedAt: String
+    public var finishedAt: String
+    /// Why the walk ended, as the summary prints it.
+    public var stopReason: String
+    /// The walk saw everything (a stop condition or `pages.to`), as `prune` requires.
+    public var complete: Bool
+    public var pages: Pages
+    /// The page a resumed walk started at.
+    public var resumedAt: Int?
+    public var records: Records
+    public var rejected: [RejectedRecord]
+    public var retries: Int
+    /// Response bytes of the walk's pages.
+    public var bytes: Int
+    public var durationSeconds: Double
+    /// Downloads, for a job with `downloads`.
+    public var files: DownloadSummary?
+    /// Redacted.
+    public var error: String?
+
+    public var succeeded: Bool { status == .ok }
+
+    init(job: JobSpec, file: String, database: String, status: JobResult, walk: WalkResult, pruned: Int,
+         files: DownloadSummary?, startedAt: String, finishedAt: String, seconds: Double) {
+        self.job = job.name
+        self.file = file
+        table = job.table
+        self.database = database
+        account = job.account
+        self.status = status
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        stopReason = walk.stop.description
+        complete = status == .ok && walk.stop.isComplete
+        pages = Pages(total: walk.pages, fetched: walk.pagesFetched, notModified: walk.pagesNotModified,
+                      skipped: walk.pagesSkipped)
+        resumedAt = walk.resumedAt
+        records = Records(new: walk.counts.new, updated: walk.counts.updated, unchanged: walk.counts.unchanged,
+                          rejected: walk.rejected.count, pruned: pruned)
+        rejected = walk.rejected
+        retries = walk.retries
+        bytes = walk.bytes
+        durationSeconds = (seconds * 1000).rounded() / 1000
+        self.files = files
+        error = walk.error
+    }
+
+    /// One line for the summary on stdout, plus one line per rejected record and failed file.
+    public var summaryLines: [String] {
+        var lines: [String]
+        switch status {
+        case .interrupted:
+            lines = ["\(job): INTERRUPTED: \(error ?? "interrupted")"]
+        case .failed:
+            lines = ["\(job): FAILED: \(error ?? "unknown error")"]
+        case .ok:
+            let stored = records.new + records.updated + records.unchanged
+            var line = "\(job): ok, \(pages.total) \(pages.total == 1 ? "page" : "pages")"
+            var reused: [String] = []
+            if pages.notModified > 0 { reused.append("\(pages.notModified) not modified") }
+            if pages.skipped > 0 { reused.append("\(pages.skipped) skipped by refresh_after") }
+            if !reused.isEmpty { line += " (" + reused.joined(separator: ", ") + ")" }
+            line += ", \(stored) records (\(records.new) new, \(records.updated) updated, \(records.unchanged) unchanged)"
+            if !rejected.isEmpty { line += ", \(rejected.count) rejected" }
+            if retries > 0 { line += ", \(retries) \(retries == 1 ? "retry" : "retries")" }
+            if let resumedAt { line += ", resumed at page \(resumedAt)" }
+            if records.pruned > 0 { line += ", \(records.pruned) pruned" }
+            if let files {
+                line += ", \(files.downloaded) \(files.downloaded == 1 ? "file" : "files") (\(ByteSize.approximate(files.bytes)))"
+                if !files.failed.isEmpty { line += ", \(files.failed.count) failed" }
+            }
+            line += ", stopped: \(stopReason), " + String(format: "%.2fs", durationSeconds)
+            lines = [line]
+        }
+        for rejected in rejected {
+            lines.append("  rejected: page \(rejected.page): \(rejected.reason)")
+        }
+        for failure in files?.failed ?? [] {
+            lines.append("  file failed: \(failure.url): \(failure.error)")
+        }
+        return lines
+    }
+
+    /// snake_case keys, sorted: as `--report` and `_mirror_runs.outcome` hold it.
+    static func encoder(pretty: Bool) -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            : [.sortedKeys, .withoutEscapingSlashes]
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        return encoder
+    }
+
+    static var decoder: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        return decoder
+    }
+}
+
+/// The whole run.
+public struct RunSummary: Sendable {
+    /// In the order the jobs were selected.
+    public var jobs: [JobOutcome]
+    /// A signal stopped the run.
+    public var interrupted = false
+
+    public var allSucceeded: Bool { jobs.allSatisfy(\.succeeded) }
+
+    public init(jobs: [JobOutcome], interrupted: Bool = false) {
+        self.jobs = jobs
+        self.interrupted = interrupted
+    }
+
+    public var text: String {
+        jobs.flatMap(\.summaryLines).joined(separator: "\n")
+    }
+}
