@@ -74,7 +74,7 @@ struct BadResponseTests {
 
     @Test("a body that stalls past the timeout is given up on and retried like a timeout")
     func stalledBody() async throws {
-        try await check(FixtureResponse(body: bigPage, delivery: .stall(at: 100, for: .seconds(5))),
+        try await check(FixtureResponse(body: bigPage, delivery: .stall(at: 100)),
                         problem: "HTTP 200: timed out (after 1 retry)", extra: "    timeout: 1s\n    retries: 1")
     }
 

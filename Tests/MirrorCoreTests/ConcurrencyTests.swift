@@ -171,7 +171,10 @@ struct ConcurrencyTests {
     @Test("an announced last page holds before a slot moves on; a page without the value keeps the last one announced")
     func announcedLastPage() async throws {
         let harness = try Harness()
+        let gauge = InFlightGauge()
         try await FixtureServer.with({ request in
+            // The first four are answered once all four have arrived: in flight together.
+            if gauge.enter() <= 4 { await gauge.waitForEntered(4) }
             let page = Int(request.parameter("page") ?? "") ?? 0
             return .json(twenty.body(page: page, extra: #","last":2"#))
         }) { server in

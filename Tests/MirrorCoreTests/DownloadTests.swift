@@ -23,7 +23,7 @@ private func expectedPath(_ url: String, ext: String?) -> String {
 
 /// Pages of records whose `BASE` stands for the server's own address; files under `/f/`.
 /// `/f/missing*` answers 404 while `missing` is set; `/f/big*` serves 4 KB chunked,
-/// `/f/large*` 4 KB with its length announced; `/f/slow*` stalls 5 s after 10 bytes.
+/// `/f/large*` 4 KB with its length announced; `/f/slow*` stalls after 10 bytes until the server stops.
 private final class FileAPI: Sendable {
     let pages: [[String]]
     let missing = Mutex(true)
@@ -53,7 +53,7 @@ private final class FileAPI: Sendable {
                 return FixtureResponse(body: [UInt8](repeating: 0x41, count: 4096), delivery: .chunked(512))
             }
             if name.hasPrefix("slow") {
-                return FixtureResponse(body: content(name), delivery: .stall(at: 10, for: .seconds(5)))
+                return FixtureResponse(body: content(name), delivery: .stall(at: 10))
             }
             if name.hasPrefix("large") {
                 return FixtureResponse(body: [UInt8](repeating: 0x41, count: 4096))

@@ -45,8 +45,9 @@ public struct FixtureResponse: Sendable {
         case chunked(Int)
         /// Announces the whole body's length, sends this many bytes, then drops the connection.
         case cutShort(at: Int)
-        /// Announces the whole body's length, sends this many bytes, waits, then sends the rest.
-        case stall(at: Int, for: Duration)
+        /// Announces the whole body's length, sends this many bytes, then nothing more until
+        /// the server stops (when the rest goes to whoever still listens).
+        case stall(at: Int)
     }
 
     public var status: Int
@@ -92,6 +93,7 @@ public final class FixtureServer: Sendable {
         _ body: (FixtureServer) async throws -> T
     ) async throws -> T {
         let log = SharedLog()
+        let stopping = Gate()
         let responder = CallbackResponder<BasicRequestContext> { request, _ in
             var headers: [String: String] = [:]
             for field in request.headers { headers[field.name.canonicalName.lowercased()] = field.value }
@@ -118,10 +120,10 @@ public final class FixtureServer: Sendable {
                     }
                     try await writer.finish(nil)
                 }
-            case let .stall(at, pause):
+            case let .stall(at):
                 body = ResponseBody(contentLength: bytes.count) { writer in
                     try await writer.write(ByteBuffer(bytes: bytes.prefix(at)))
-                    try await Task.sleep(for: pause)
+                    await stopping.wait()
                     try await writer.write(ByteBuffer(bytes: bytes.dropFirst(at)))
                     try await writer.finish(nil)
                 }
@@ -158,6 +160,7 @@ public final class FixtureServer: Sendable {
             } catch {
                 outcome = .failure(error)
             }
+            stopping.open()
             await services.triggerGracefulShutdown()
             try await group.waitForAll()
             return try outcome.get()
@@ -169,4 +172,29 @@ public final class FixtureServer: Sendable {
 final class SharedLog: Sendable {
     let mutex = Mutex<[FixtureRequest]>([])
     func append(_ request: FixtureRequest) { mutex.withLock { $0.append(request) } }
+}
+
+/// Closed until `open`; then every `wait`, past and future, returns.
+final class Gate: Sendable {
+    private let state = Mutex<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let resume = state.withLock { state in
+                if state.open { return true }
+                state.waiting.append(continuation)
+                return false
+            }
+            if resume { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let waiting = state.withLock { state in
+            state.open = true
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for continuation in waiting { continuation.resume() }
+    }
 }
