@@ -10,7 +10,7 @@ struct StatusTests {
         let harness = try Harness()
         let yaml = """
             version: 1
-            defaults: { records: data.list, id: id }
+            defaults: { records: data.list, id: id, share_table: true }
             jobs:
               - { name: good, url: "BASE/good", table: t_item }
               - { name: bad, url: "BASE/bad", table: t_item, retries: 0 }

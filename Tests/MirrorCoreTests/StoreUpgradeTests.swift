@@ -56,7 +56,8 @@ struct StoreUpgradeTests {
             #expect(kept.map(\.description) == before)
             // Every migration since, applied once.
             #expect(try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier") ==
-                ["mirror-bookkeeping-1", "mirror-files-3", "mirror-pages-replay-2", "mirror-pages-total-4", "mirror-runs-outcome-5"])
+                ["mirror-bookkeeping-1", "mirror-files-3", "mirror-owners-6", "mirror-pages-replay-2", "mirror-pages-total-4",
+                 "mirror-runs-outcome-5"])
             #expect(try db.tableExists("_mirror_files"))
             #expect(try db.columns(in: "_mirror_pages").map(\.name) == [
                 "job", "account", "url", "body", "page", "status", "etag", "last_modified", "records", "bytes", "fetched_at",

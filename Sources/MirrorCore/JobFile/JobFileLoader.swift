@@ -128,6 +128,7 @@ struct JobFileReader {
         }
         var jobs: [JobSpec] = []
         var names: [String: Node] = [:]
+        var tables = TableClaims()
         if let node = top[.jobs]?.value {
             if case let .sequence(sequence) = node, !sequence.isEmpty {
                 for jobNode in sequence {
@@ -136,6 +137,8 @@ struct JobFileReader {
                         let at = first.mark.map { "\($0.line):\($0.column)" } ?? "?"
                         error(mapping(jobNode, keys: JobKey.self, context: nil, report: false)[.name]?.value,
                               "duplicate job name '\(job.name)' (first defined at \(at))")
+                    } else if let conflict = tables.claim(job) {
+                        error(mapping(jobNode, keys: JobKey.self, context: nil, report: false)[.table]?.value, conflict)
                     } else {
                         names[job.name] = mapping(jobNode, keys: JobKey.self, context: nil, report: false)[.name]?.value
                         jobs.append(job)

@@ -46,7 +46,7 @@ extension JobFileReader {
             headers: request.headers.map { Header(name: $0.name, value: RedactedText(real: $0.value, redactor: redactor)) },
             pages: paging.pages, next: paging.next, records: records, id: id, table: table,
             database: database, account: storage.account, stop: storage.stop, onChange: storage.onChange,
-            prune: storage.prune, timeout: fetching.timeout, retries: fetching.retries, rateLimit: fetching.rateLimit,
+            prune: storage.prune, shareTable: storage.shareTable, timeout: fetching.timeout, retries: fetching.retries, rateLimit: fetching.rateLimit,
             concurrency: fetching.concurrency, refreshAfter: fetching.refreshAfter, maxPageSize: fetching.maxPageSize,
             downloads: files.paths, downloadConcurrency: files.concurrency, maxFileSize: files.maxFileSize,
             validate: validate, redactor: redactor)
@@ -180,6 +180,7 @@ extension JobFileReader {
         var stop: JobSpec.Stop
         var onChange: JobSpec.OnChange
         var prune: Bool
+        var shareTable: Bool
     }
 
     /// `records`, `id`, `table`, `database`, `account`, `stop`, `on_change`, `prune`.
@@ -189,10 +190,12 @@ extension JobFileReader {
 
         var table: String?
         if let tableNode = required(.table, of: job), let text = string(tableNode, key: "table") {
-            if Self.isValidTable(text.value) {
-                table = text.value
-            } else {
+            if !Self.isValidTable(text.value) {
                 error(tableNode, "table name '\(text.shown)' must match [A-Za-z_][A-Za-z0-9_]* and not start with '_mirror_' or 'sqlite_'")
+            } else if text.value.lowercased() == StoreSchema.migrations {
+                error(tableNode, "table name '\(text.shown)' is taken: mirror keeps its schema versions in that table")
+            } else {
+                table = text.value
             }
         }
 
@@ -200,6 +203,8 @@ extension JobFileReader {
         if let dbNode = job.keys[.database]?.value, let text = string(dbNode, key: "database") {
             if text.value.isEmpty || text.value.contains("/") || text.value.hasPrefix(".") {
                 error(dbNode, "'database' must be a file name inside the output folder, not '\(text.shown)'")
+            } else if text.value == FileNaming.folder {
+                error(dbNode, "'database' cannot be '\(FileNaming.folder)': that name in the output folder holds downloaded files")
             } else {
                 database = text.value
             }
@@ -238,8 +243,10 @@ extension JobFileReader {
         }
         var prune = false
         if let n = job.keys[.prune]?.value, let value = bool(n, key: "prune") { prune = value }
+        var shareTable = false
+        if let n = job.keys[.shareTable]?.value, let value = bool(n, key: "share_table") { shareTable = value }
         return Storage(records: records, id: id, table: table, database: database, account: account, stop: stop,
-                       onChange: onChange, prune: prune)
+                       onChange: onChange, prune: prune, shareTable: shareTable)
     }
 
     // MARK: How requests are made

@@ -143,7 +143,7 @@ extension JobKey {
     var isRequired: Bool {
         switch self {
         case .name, .url, .records, .id, .table: true
-        case .method, .body, .headers, .pages, .next, .database, .account, .stop, .onChange, .prune, .timeout, .retries,
+        case .method, .body, .headers, .pages, .next, .database, .account, .stop, .onChange, .prune, .shareTable, .timeout, .retries,
              .rateLimit, .concurrency, .refreshAfter, .validate, .downloads, .downloadConcurrency, .maxFileSize, .maxPageSize:
             false
         }
@@ -211,6 +211,10 @@ extension JobKey {
                    ["replace", "keep"], default: "replace")
         case .prune:
             booleanValue("After a complete walk, delete this table's records of this account that the walk did not see.", default: false)
+        case .shareTable:
+            booleanValue("This job and others of the same output folder store into one table under one account, "
+                + "meaning it: one row per id whichever job stored it last; prune removes only ids this job's pages held.",
+                default: false)
         case .timeout:
             durationValue("Per request: a page's whole exchange must end within it.", default: "30s")
         case .retries:

@@ -7,7 +7,9 @@ enum FileKey: String, CaseIterable {
 enum JobKey: String, CaseIterable {
     case name, url, method, body, headers, pages, next, records, id, table, database, account, stop
     case onChange = "on_change"
-    case prune, timeout, retries
+    case prune
+    case shareTable = "share_table"
+    case timeout, retries
     case rateLimit = "rate_limit"
     case concurrency
     case refreshAfter = "refresh_after"

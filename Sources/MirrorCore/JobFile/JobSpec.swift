@@ -61,6 +61,8 @@ public struct JobSpec: Sendable {
     public let stop: Stop
     public let onChange: OnChange
     public let prune: Bool
+    /// Other jobs store into the same table under the same account, on purpose.
+    public let shareTable: Bool
     /// Seconds.
     public let timeout: Double
     /// Retries after a network error, a timeout, a 5xx, 408 or 429.

@@ -43,7 +43,17 @@ public struct Runner: Sendable {
             let hint = closestKey(to: name, in: all.map(\.job.name)).map { " (did you mean '\($0)'?)" } ?? ""
             throw UsageError("no job named '\(name)' in \(files.map(\.path).joined(separator: ", "))\(hint)")
         }
-        return options.jobs.isEmpty ? all : all.filter { options.jobs.contains($0.job.name) }
+        let selected = options.jobs.isEmpty ? all : all.filter { options.jobs.contains($0.job.name) }
+        // Each file's jobs were checked against each other when it was read; here, the jobs
+        // of different files that write to one output folder.
+        var claims: [String: TableClaims] = [:]
+        for entry in selected {
+            let folder = (entry.output as NSString).standardizingPath
+            if let conflict = claims[folder, default: TableClaims()].claim(entry.job) {
+                throw UsageError("\(entry.file.path): \(conflict) (both in output folder '\(entry.output)')")
+            }
+        }
+        return selected
     }
 
     public static func outputFolder(for file: JobFile, options: Options) -> String {
@@ -135,7 +145,8 @@ public struct Runner: Sendable {
             if result == .ok, walk.stop.isComplete, job.prune {
                 let since = walkStartedAt
                 pruned = try await Self.bookkeeping {
-                    try await store.prune(table: job.table, account: job.account, notSeenSince: since)
+                    try await store.prune(table: job.table, account: job.account, notSeenSince: since, job: job.name,
+                                          shared: job.shareTable)
                 }
             }
         } catch {

@@ -31,6 +31,8 @@ public struct PageCommit: Sendable {
     /// URLs of files the records point to (`downloads`), registered with the page.
     public var files: [RedactedURL] = []
     public var onChange: JobSpec.OnChange
+    /// The table is shared with other jobs (`share_table`): the page's ids are noted as this job's.
+    public var shared = false
     /// Position of the first record: the walk's running count.
     public var firstPosition: Int
     /// Where the walk goes after this page.

@@ -56,7 +56,7 @@ public enum StatusReader {
                 guard try db.tableExists(StoreSchema.runs) else { return }
                 let tables = try String.fetchAll(db, sql: """
                     SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_mirror\\_%' ESCAPE '\\'
-                      AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name <> 'grdb_migrations' ORDER BY name
+                      AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name <> '\(StoreSchema.migrations)' ORDER BY name
                     """)
                 for table in tables {
                     let row = try Row.fetchOne(db, sql: "SELECT count(*) AS records, count(DISTINCT account) AS accounts FROM \"\(table)\"")

@@ -6,6 +6,9 @@ enum StoreSchema {
     static let walks = "_mirror_walks"
     static let runs = "_mirror_runs"
     static let files = "_mirror_files"
+    static let owners = "_mirror_owners"
+    /// Where the migrator keeps which migrations ran.
+    static let migrations = "grdb_migrations"
 
     /// The bookkeeping tables every database file holds. Shipped migrations never change.
     static var migrator: DatabaseMigrator {
@@ -120,6 +123,19 @@ enum StoreSchema {
         // The whole outcome of each run, as `--report` writes a job's (JSON).
         migrator.registerMigration("mirror-runs-outcome-5") { db in
             try db.execute(sql: "ALTER TABLE \(runs) ADD COLUMN outcome TEXT")
+        }
+        // Which job stored each id of a table jobs share (`share_table`), so that each
+        // prunes only its own.
+        migrator.registerMigration("mirror-owners-6") { db in
+            try db.execute(sql: """
+                CREATE TABLE \(owners) (
+                  table_name TEXT NOT NULL,
+                  account    TEXT NOT NULL,
+                  id         TEXT NOT NULL,
+                  job        TEXT NOT NULL,
+                  PRIMARY KEY (table_name, account, job, id)
+                ) WITHOUT ROWID
+                """)
         }
         return migrator
     }

@@ -61,6 +61,7 @@ extension TableStore {
                 sqlite3_reset(statement.sqliteStatement)
                 sqlite3_clear_bindings(statement.sqliteStatement)
             }
+            if page.shared { try Self.own(page, db: db) }
             var ids: [UInt8] = [UInt8(ascii: "[")]
             for (index, record) in page.records.enumerated() {
                 if index > 0 { ids.append(UInt8(ascii: ",")) }
@@ -152,5 +153,23 @@ extension TableStore {
             counts.unchanged = replay.stored.ids.count
             return counts
         }
+    }
+
+    /// Notes the page's ids as its job's, in a table jobs share.
+    private static func own(_ page: PageCommit, db: Database) throws {
+        let note = try db.cachedStatement(sql: """
+            INSERT INTO \(StoreSchema.owners) (table_name, account, job, id) VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING
+            """)
+        let raw = note.sqliteStatement
+        for record in page.records {
+            sqlite3_reset(raw)
+            Raw.bind(raw, 1, page.table)
+            Raw.bind(raw, 2, page.account)
+            Raw.bind(raw, 3, page.job)
+            Raw.bind(raw, 4, record.id)
+            try Raw.step(raw, db: db.sqliteConnection)
+        }
+        sqlite3_reset(raw)
+        sqlite3_clear_bindings(raw)
     }
 }

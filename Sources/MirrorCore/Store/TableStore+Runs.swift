@@ -1,10 +1,26 @@
 import GRDB
 
 extension TableStore {
-    /// Deletes the records of `account` not seen since `time` (the walk's start).
-    public func prune(table: String, account: String, notSeenSince time: String) async throws -> Int {
+    /// Deletes the records of `account` not seen since `time` (the walk's start). In a
+    /// table other jobs share (`share_table`), only those `job` stored: the others' records
+    /// are theirs to prune.
+    public func prune(table: String, account: String, notSeenSince time: String, job: String, shared: Bool) async throws -> Int {
         try await pool.write { db in
-            try db.execute(sql: "DELETE FROM \"\(table)\" WHERE account = ? AND last_seen < ?", arguments: [account, time])
+            if shared {
+                try db.execute(sql: """
+                    DELETE FROM "\(table)" WHERE account = ?1 AND last_seen < ?2 AND id IN (
+                      SELECT id FROM \(StoreSchema.owners) WHERE table_name = ?3 AND account = ?1 AND job = ?4)
+                    """, arguments: [account, time, table, job])
+                let pruned = db.changesCount
+                // Ids no job's records hold any more are no one's.
+                try db.execute(sql: """
+                    DELETE FROM \(StoreSchema.owners) WHERE table_name = ?1 AND account = ?2
+                      AND id NOT IN (SELECT id FROM "\(table)" WHERE account = ?2)
+                    """, arguments: [table, account])
+                return pruned
+            } else {
+                try db.execute(sql: "DELETE FROM \"\(table)\" WHERE account = ? AND last_seen < ?", arguments: [account, time])
+            }
             return db.changesCount
         }
     }

@@ -169,7 +169,7 @@ public struct PageWalker: Sendable {
                     requestBody: served.requestBody, page: step.target.page, status: served.status, etag: served.etag,
                     lastModified: served.lastModified, responseBytes: served.responseBytes, bytes: bytes, records: records,
                     elements: served.elementCount, lastPage: served.lastPage, total: served.total, files: served.files,
-                    onChange: job.onChange, firstPosition: position, nextPage: step.nextPage, nextURL: step.nextURL,
+                    onChange: job.onChange, shared: job.shareTable, firstPosition: position, nextPage: step.nextPage, nextURL: step.nextURL,
                     nextCursor: step.nextCursor, time: time)))
             case let .stored(stored):
                 let revalidated = served.origin == .notModified ? (served.etag, served.lastModified) : nil
