@@ -55,7 +55,7 @@ public final class Downloader: Sendable {
         let (stream, continuation) = AsyncStream.makeStream(of: RedactedURL.self)
         let downloader = Downloader(continuation: continuation)
         // A file on another origin than the API's (a CDN) gets no header holding a secret.
-        let apiURL = job.url.url(page: job.pages.from, cursor: nil, redactor: job.redactor).real
+        let apiURL = job.firstURL
         let fetcher = FileFetcher(job: job, output: output, client: client,
                                   sender: RetryingSender(job: job, limiter: limiter, policy: retry, logger: logger),
                                   logger: logger, apiURL: apiURL,

@@ -8,7 +8,7 @@ struct RedirectFailure: Error {
 /// The chain of requests one request becomes as its redirects are followed, as mirror
 /// follows them: at most 10; a hop to another origin (scheme, host and port; http to
 /// https on the same host counts as the same) takes no header that holds a secret, and a
-/// body that holds one is not sent there at all; 303, and 301 or 302 after a POST, go on
+/// body or a URL that holds one is not sent there at all; 303, and 301 or 302 after a POST, go on
 /// as a GET without a body, as browsers do.
 struct Redirects {
     static let limit = 10
@@ -47,6 +47,9 @@ struct Redirects {
             body = nil
         }
         if !HTTPClient.sameOrigin(url, next) {
+            if redactor.holdsSecret(next) {
+                throw RedirectFailure(reason: "HTTP \(status) redirect to another host with a secret in its URL: not followed")
+            }
             headers = headers.filter { !$0.value.holdsSecret }
             if let sent = body, redactor.holdsSecret(String(decoding: sent, as: UTF8.self)) {
                 throw RedirectFailure(reason: "HTTP \(status) redirect to another host: a body holding a secret is not sent there")

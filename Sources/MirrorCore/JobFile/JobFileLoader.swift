@@ -198,12 +198,15 @@ struct JobFileReader {
 
     /// A string value with `${NAME}` resolved: `value` to use, `shown` with every
     /// environment value masked, and the `secrets` themselves.
-    mutating func string(_ node: Node, key: String) -> Interpolated? {
+    /// `inURL`: a value placed in the URL's path, query or fragment is percent-encoded, as
+    /// one path segment or query value: a secret holding `&`, `=`, `/` or a space reaches
+    /// the API whole. One in the scheme and host (`${BASE}/items`) is placed as it is.
+    mutating func string(_ node: Node, key: String, inURL: Bool = false) -> Interpolated? {
         guard case let .scalar(scalar) = node else {
             error(node, "'\(key)' must be a string")
             return nil
         }
-        return interpolate(scalar.string, at: node)
+        return interpolate(scalar.string, at: node, inURL: inURL)
     }
 
     struct Interpolated {
@@ -212,7 +215,7 @@ struct JobFileReader {
         var secrets: [Redactor.Secret]
     }
 
-    mutating func interpolate(_ text: String, at node: Node) -> Interpolated? {
+    mutating func interpolate(_ text: String, at node: Node, inURL: Bool = false) -> Interpolated? {
         guard text.contains("${") else { return Interpolated(value: text, shown: text, secrets: []) }
         var value = ""
         var shown = ""
@@ -231,7 +234,7 @@ struct JobFileReader {
                 error(node, "'${\(name)}' is not a valid environment variable name")
                 failed = true
             } else if let secret = environment[name] {
-                value += secret
+                value += inURL && Self.isPastHost(value) ? secret.addingPercentEncodingForQuery() : secret
                 shown += Redactor.mask
                 secrets.append(Redactor.Secret(name: name, value: secret))
             } else {
@@ -243,6 +246,12 @@ struct JobFileReader {
         value += rest
         shown += rest
         return failed ? nil : Interpolated(value: value, shown: shown, secrets: secrets)
+    }
+
+    /// Whether a URL that begins with `prefix` has reached its path, query or fragment.
+    static func isPastHost(_ prefix: String) -> Bool {
+        guard let scheme = prefix.range(of: "://") else { return prefix.contains("?") || prefix.contains("#") }
+        return prefix[scheme.upperBound...].contains { $0 == "/" || $0 == "?" || $0 == "#" }
     }
 
     mutating func integer(_ node: Node, key: String) -> Int? {

@@ -71,7 +71,7 @@ extension JobFileReader {
     /// `url`, `method`, `body`, `headers`; the secrets they hold join `redactor`.
     private mutating func readRequest(_ job: JobNodes, redactor: inout Redactor) -> Request {
         var url: Interpolated?
-        if let urlNode = required(.url, of: job), let text = string(urlNode, key: "url") {
+        if let urlNode = required(.url, of: job), let text = string(urlNode, key: "url", inURL: true) {
             redactor = redactor.merged(with: Redactor(secrets: text.secrets))
             if text.value.hasPrefix("http://") || text.value.hasPrefix("https://") {
                 url = text

@@ -85,6 +85,10 @@ public struct JobSpec: Sendable {
     public let validate: [(path: JSONPath, kind: JSONKind)]
     /// Every value of this job that came from `${…}`.
     public let redactor: Redactor
+
+    /// The job's first request URL: a request to another origin (a next link, a file on a
+    /// CDN) gets no header or body holding a secret.
+    var firstURL: String { url.url(page: pages.from, cursor: nil, redactor: redactor).real }
 }
 
 /// A URL template with `{page}` and `{cursor}` placeholders, whose secrets print redacted.

@@ -10,6 +10,8 @@ struct PageFetcher: Sendable {
     let sender: RetryingSender
     /// Ignore `refresh_after` and send no validators: every page is fetched whole.
     let refresh: Bool
+    /// The job's first request: pages on another origin get no secret (see `JobSpec.firstURL`).
+    let firstURL: String
 
     /// Requests one page of `target` (retrying as the job says) and reads it. Unless the
     /// target asks for the page whole, a page fetched within `refresh_after` is not
@@ -31,9 +33,21 @@ struct PageFetcher: Sendable {
                                 retries: 0)
         }
         var headers = job.headers
-        if let etag = stored?.etag { headers.append(Header(name: "If-None-Match", value: RedactedText(real: etag, redactor: job.redactor))) }
+        if !HTTPClient.sameOrigin(firstURL, url.real) {
+            // A next link to another host: what holds a secret stays with the job's own host.
+            headers = headers.filter { !$0.value.holdsSecret }
+            if let body, job.redactor.holdsSecret(String(decoding: body, as: UTF8.self)) {
+                return FetchOutcome(result: .failure(PageFault(url: url, status: nil, problem:
+                    "a request body holding a secret is not sent to another host than the job's")), retries: 0)
+            }
+        }
+        // Validators are stored with any secret in them written as `${NAME}`.
+        if let etag = stored?.etag {
+            headers.append(Header(name: "If-None-Match", value: RedactedText(real: job.redactor.expand(etag), redactor: job.redactor)))
+        }
         if let lastModified = stored?.lastModified {
-            headers.append(Header(name: "If-Modified-Since", value: RedactedText(real: lastModified, redactor: job.redactor)))
+            headers.append(Header(name: "If-Modified-Since",
+                                  value: RedactedText(real: job.redactor.expand(lastModified), redactor: job.redactor)))
         }
         let request = HTTPRequest(method: job.method.rawValue, url: url, headers: headers, body: body,
                                   timeout: job.timeout, maxBytes: job.maxPageSize, redactor: job.redactor)

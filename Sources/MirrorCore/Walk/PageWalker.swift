@@ -31,7 +31,7 @@ public struct PageWalker: Sendable {
         self.downloader = downloader
         fetcher = PageFetcher(job: job, store: store, client: client,
                               sender: RetryingSender(job: job, limiter: limiter, policy: retry, logger: logger),
-                              refresh: refresh)
+                              refresh: refresh, firstURL: job.firstURL)
     }
 
     /// What a child task of the walk reports.
@@ -157,6 +157,12 @@ public struct PageWalker: Sendable {
         }
     }
 
+    /// A validator as it may be stored: a secret in it written as `${NAME}`; none when a
+    /// secret is in it in a form `${NAME}` cannot stand for (then the page is fetched whole).
+    private func storable(_ validator: String?) -> String? {
+        validator.flatMap(job.redactor.placeholders)
+    }
+
     /// Stores a fetched page, or sees a replayed one again; the checkpoint moves past it.
     private func commit(_ step: PageStep, position: Int) async -> StoreOutcome {
         let served = step.served
@@ -166,13 +172,14 @@ public struct PageWalker: Sendable {
             case let .fresh(bytes, records):
                 return .stored(try await store.commit(PageCommit(
                     job: job.name, account: job.account, table: job.table, url: step.target.url,
-                    requestBody: served.requestBody, page: step.target.page, status: served.status, etag: served.etag,
-                    lastModified: served.lastModified, responseBytes: served.responseBytes, bytes: bytes, records: records,
+                    requestBody: served.requestBody, page: step.target.page, status: served.status,
+                    etag: storable(served.etag), lastModified: storable(served.lastModified), responseBytes: served.responseBytes, bytes: bytes, records: records,
                     elements: served.elementCount, lastPage: served.lastPage, total: served.total, files: served.files,
                     onChange: job.onChange, shared: job.shareTable, firstPosition: position, nextPage: step.nextPage, nextURL: step.nextURL,
                     nextCursor: step.nextCursor, time: time)))
             case let .stored(stored):
-                let revalidated = served.origin == .notModified ? (served.etag, served.lastModified) : nil
+                let revalidated = served.origin == .notModified
+                    ? (storable(served.etag), storable(served.lastModified)) : nil
                 return .stored(try await store.replay(PageReplay(
                     job: job.name, account: job.account, table: job.table, stored: stored, firstPosition: position,
                     revalidated: revalidated, nextPage: step.nextPage, nextURL: step.nextURL,
