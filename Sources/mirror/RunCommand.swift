@@ -22,10 +22,22 @@ struct RunCommand: AsyncParsableCommand {
     @Flag(help: "Start every walk at its first page and fetch every page whole (no refresh_after, no conditional requests).") var refresh = false
     @Option(help: "Run at most this many jobs at once.") var parallel = 4
     @Option(help: "Write the run as JSON to this file.") var report: String?
+    @Option(name: .customLong("max-time"),
+            help: "Stop the run after this long (30m, 2h), as a signal would: it resumes next time.")
+    var maxTime: String?
     @Option(help: "Output folder (default: the job file's 'output:', else ./cache).") var output: String?
     @Flag(help: "Print only what failed: no summary line for a job that succeeded, errors only in the log, no progress lines.") var quiet = false
 
+    /// `--max-time`: at most a year.
+    static func limit(_ text: String) -> Duration? {
+        guard let seconds = JobFileLoader.duration(text), seconds > 0, seconds <= 366 * 86_400 else { return nil }
+        return .milliseconds(Int64(seconds * 1000))
+    }
+
     func validate() throws {
+        if let maxTime, Self.limit(maxTime) == nil {
+            throw ValidationError("--max-time must be a duration such as 30m or 2h, not '\(maxTime)'")
+        }
         if parallel < 1 { throw ValidationError("--parallel must be at least 1") }
     }
 
@@ -46,7 +58,10 @@ struct RunCommand: AsyncParsableCommand {
         }
         let runner = Runner(client: HTTPClient(), logger: logger, progress: progress)
         let chosen = options
-        let (summary, signal) = try await GracefulStop.run { try await runner.run(loaded, options: chosen) }
+        let limit = maxTime.flatMap(Self.limit)
+        let (summary, signal, timedOut) = try await GracefulStop.run(limit: limit) {
+            try await runner.run(loaded, options: chosen)
+        }
         display?.finish()
         // The report first: it is written even when stdout cannot be.
         if let report {
@@ -63,6 +78,10 @@ struct RunCommand: AsyncParsableCommand {
         let text = shown.flatMap(\.summaryLines).joined(separator: "\n")
         if !text.isEmpty { try printOut(text) }
         if let signal { throw Interrupted(signal: signal) }
+        if timedOut {
+            printError("error: --max-time \(maxTime ?? "") reached: the run stopped; the next run resumes where it did")
+            throw ExitCode(1)
+        }
         if !summary.allSucceeded { throw ExitCode(1) }
     }
 }

@@ -52,6 +52,10 @@ private final class FileAPI: Sendable {
             if name.hasPrefix("big") {
                 return FixtureResponse(body: [UInt8](repeating: 0x41, count: 4096), delivery: .chunked(512))
             }
+            if name.hasPrefix("trickle") {
+                return FixtureResponse(body: content(name) + [UInt8](repeating: 0x41, count: 20_000),
+                                       delivery: .trickle(bytes: 20, every: .milliseconds(50)))
+            }
             if name.hasPrefix("slow") {
                 return FixtureResponse(body: content(name), delivery: .stall(at: 10))
             }
@@ -219,6 +223,23 @@ struct DownloadTests {
             return server.base
         }
         #expect(try fileRows(harness).map(\.description) == ["\(base)/f/slow.jpg failed - -1 200 timed out"])
+        #expect(tree(harness.output + "/files").isEmpty)
+    }
+
+    @Test("a download trickling under min_download_rate is given up on once it has run for `timeout`, leaving nothing behind")
+    func trickle() async throws {
+        let harness = try Harness()
+        let api = FileAPI(pages: [[#"{"id":1,"cover":{"url":"BASE/f/trickle.jpg"}}"#]])
+        let base = try await FixtureServer.with(api.handle) { server in
+            // 400 bytes a second against a minimum of 1 KB a second; no stall ever lasts a second.
+            let summary = try await harness.run(job("timeout: 1s\nmin_download_rate: 1KB"), server: server)
+            #expect(summary.jobs.map(\.succeeded) == [true])
+            return server.base
+        }
+        let rows = try fileRows(harness).map(\.description)
+        #expect(rows.count == 1)
+        #expect(rows.first?.hasPrefix("\(base)/f/trickle.jpg failed - -1 200 too slow: ") == true)
+        #expect(rows.first?.hasSuffix("under the 1 KB/s of min_download_rate") == true)
         #expect(tree(harness.output + "/files").isEmpty)
     }
 

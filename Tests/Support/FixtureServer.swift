@@ -48,6 +48,9 @@ public struct FixtureResponse: Sendable {
         /// Announces the whole body's length, sends this many bytes, then nothing more until
         /// the server stops (when the rest goes to whoever still listens).
         case stall(at: Int)
+        /// Announces the whole body's length, then sends `bytes` bytes every `every` until
+        /// the body is sent or the server stops.
+        case trickle(bytes: Int, every: Duration)
     }
 
     public var status: Int
@@ -127,6 +130,14 @@ public final class FixtureServer: Sendable {
                     try await writer.write(ByteBuffer(bytes: bytes.dropFirst(at)))
                     try await writer.finish(nil)
                 }
+            case let .trickle(size, pause):
+                body = ResponseBody(contentLength: bytes.count) { writer in
+                    for start in stride(from: 0, to: bytes.count, by: max(1, size)) where !stopping.isOpen {
+                        try await writer.write(ByteBuffer(bytes: bytes[start..<min(bytes.count, start + size)]))
+                        try await Task.sleep(for: pause)
+                    }
+                    try await writer.finish(nil)
+                }
             case let .cutShort(at):
                 body = ResponseBody(contentLength: bytes.count) { writer in
                     try await writer.write(ByteBuffer(bytes: bytes.prefix(at)))
@@ -188,6 +199,8 @@ final class Gate: Sendable {
             if resume { continuation.resume() }
         }
     }
+
+    var isOpen: Bool { state.withLock { $0.open } }
 
     func open() {
         let waiting = state.withLock { state in

@@ -60,6 +60,49 @@ struct SignalTests {
         let ids = try await sqlite(folder + "/out/t_event.sqlite", "SELECT id FROM t_event ORDER BY position")
         #expect(ids == pageIDs.joined().map { $0 + "\n" }.joined())
     }
+
+    @Test("--max-time stops the run as a signal would: interrupted, pages kept, exit 1, and the next run resumes")
+    func maxTime() async throws {
+        let folder = try temporaryFolder()
+        let gate = SlowGate()
+        let pageIDs = (1...5).map { page in (0..<50).map { "\(page * 1000 + $0)" } }
+        try await FixtureServer.with({ request in
+            let page = Int(request.parameter("page") ?? "") ?? 0
+            while page == 4, gate.isClosed { try? await Task.sleep(for: .milliseconds(20)) }
+            let ids = page >= 1 && page <= 5 ? pageIDs[page - 1] : []
+            return .json(#"{"data":{"list":[\#(ids.map { #"{"id":"\#($0)"}"# }.joined(separator: ","))]}}"#)
+        }) { server in
+            try """
+                version: 1
+                output: out
+                jobs:
+                  - name: events
+                    url: "\(server.base)/events?page={page}"
+                    records: data.list
+                    id: id
+                    table: t_event
+                    concurrency: 1
+                """.write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+            // Page 4 never comes: the run would wait for it until its timeout and retries.
+            let stopped = try await mirror(["run", "jobs.yaml", "--max-time", "2s", "--report", "report.json"], in: folder)
+            #expect(stopped.status == 1)
+            #expect(stopped.stdout == "events: INTERRUPTED: job 'events': interrupted at page 4; pages 1-3 kept\n")
+            #expect(stopped.stderr.hasSuffix("error: --max-time 2s reached: the run stopped; the next run resumes where it did\n"))
+            let report = try JSONDecoder.snakeCase.decode(RunReport.self, from: Data(contentsOf: URL(fileURLWithPath: folder + "/report.json")))
+            #expect(report.exitStatus == 1)
+            #expect(report.jobs.map(\.status) == [.interrupted])
+            #expect(try await sqlite(folder + "/out/t_event.sqlite", "SELECT state, next_page FROM _mirror_walks") == "interrupted|4\n")
+            gate.open()
+            let rerun = try await mirror(["run", "jobs.yaml"], in: folder)
+            #expect(rerun.status == 0)
+            #expect(rerun.stdout.contains("resumed at page 4, "))
+        }
+        let ids = try await sqlite(folder + "/out/t_event.sqlite", "SELECT id FROM t_event ORDER BY position")
+        #expect(ids == pageIDs.joined().map { $0 + "\n" }.joined())
+        let bad = try await mirror(["run", "jobs.yaml", "--max-time", "soon"], in: folder)
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("--max-time must be a duration such as 30m or 2h, not 'soon'"))
+    }
 }
 
 extension JSONDecoder {

@@ -194,7 +194,7 @@ struct FileFetcher: Sendable {
             guard ftruncate(descriptor, 0) == 0, lseek(descriptor, 0, SEEK_SET) == 0 else {
                 throw .writeFailed(url, String(cString: strerror(errno)), status: nil)
             }
-            return try await client.download(request, to: descriptor)
+            return try await client.download(request, to: descriptor, minRate: job.minDownloadRate)
         })
         outcome.time = Timestamp.string(Date())
         switch sent.result {

@@ -24,10 +24,12 @@ extension HTTPClient {
 
     /// Streams a 2xx response body into `descriptor` (a file open for writing), hashing
     /// it on the way; any other status writes nothing. A body over `request.maxBytes` is
-    /// abandoned, and so is a response of which nothing arrives for `request.timeout`.
+    /// abandoned, and so is a response of which nothing arrives for `request.timeout`, and
+    /// one whose body, once it has run for `request.timeout`, averages under `minRate`
+    /// bytes a second (0: no minimum).
     /// What was written before an error is the caller's to remove. Redirects are followed
     /// as for pages (see `Redirects`).
-    public func download(_ request: HTTPRequest, to descriptor: Int32) async throws(HTTPError) -> Download {
+    public func download(_ request: HTTPRequest, to descriptor: Int32, minRate: Int = 0) async throws(HTTPError) -> Download {
         var status: Int?
         do {
             var redirects = Redirects(request)
@@ -37,7 +39,7 @@ extension HTTPClient {
                     headers: Self.headers(for: redirects, shownURL: request.url),
                     body: redirects.body.map { .bytes($0) })
                 let sink = FileSink(descriptor: descriptor, maxBytes: request.maxBytes,
-                                    idle: .nanoseconds(Int64(request.timeout * 1e9)))
+                                    idle: .nanoseconds(Int64(request.timeout * 1e9)), minRate: minRate)
                 let task = Self.shared.execute(request: outgoing, delegate: sink)
                 let received: FileSink.Received
                 do {
@@ -73,7 +75,9 @@ extension HTTPClient {
 /// library calls it: a 2xx body is hashed and written to the file piece by piece as it
 /// arrives, with no hop to another thread per piece, the way curl writes; any other body
 /// is read and dropped (up to 1 MB), so that its connection serves the next request. A
-/// watchdog on the same loop fails the request once nothing has arrived for `idle`.
+/// watchdog on the same loop fails the request once nothing has arrived for `idle`, or
+/// once a body that has run for `idle` averages under `minRate` bytes a second: a trickle
+/// cannot hold a run (and its lock) forever.
 final class FileSink: HTTPClientResponseDelegate {
     struct Received: Sendable {
         var status = 0
@@ -93,6 +97,8 @@ final class FileSink: HTTPClientResponseDelegate {
         var hash = Crypto.SHA256()
         var wanted = false
         var lastBeat = NIODeadline.now()
+        /// When the response's head arrived: the body's rate is measured from there.
+        var started: NIODeadline?
         var watchdog: Scheduled<Void>?
     }
 
@@ -101,14 +107,16 @@ final class FileSink: HTTPClientResponseDelegate {
     private let descriptor: Int32
     private let maxBytes: Int
     private let idle: TimeAmount
+    private let minRate: Int
     /// Only ever taken on the task's event loop, one callback at a time; the lock makes
     /// the class safely shareable, as the client library requires.
     private let state = Mutex(State())
 
-    init(descriptor: Int32, maxBytes: Int, idle: TimeAmount) {
+    init(descriptor: Int32, maxBytes: Int, idle: TimeAmount, minRate: Int) {
         self.descriptor = descriptor
         self.maxBytes = maxBytes
         self.idle = idle
+        self.minRate = minRate
     }
 
     /// The status and headers received, before any body.
@@ -126,6 +134,7 @@ final class FileSink: HTTPClientResponseDelegate {
         let wanted = (200..<300).contains(status)
         state.withLock { state in
             state.lastBeat = .now()
+            state.started = state.lastBeat
             state.received.status = status
             state.received.headers = HTTPClient.headers(head.headers)
             state.wanted = wanted
@@ -172,16 +181,26 @@ final class FileSink: HTTPClientResponseDelegate {
         }
     }
 
-    /// Fails the request once `idle` passes with nothing received; one timer per
-    /// response, set again only when it fires early.
+    /// Fails the request once `idle` passes with nothing received, or when the body is
+    /// too slow; one timer per response, set again when it fires on a response still
+    /// moving (at most once per `idle`).
     private func watch(_ task: LibraryTask) {
         let due = state.withLock { $0.lastBeat } + idle
         let watchdog = task.eventLoop.scheduleTask(deadline: due) { [self] in
-            if NIODeadline.now() >= state.withLock({ $0.lastBeat }) + idle {
+            let now = NIODeadline.now()
+            let (lastBeat, started, size) = state.withLock { ($0.lastBeat, $0.started, $0.received.size) }
+            if now >= lastBeat + idle {
                 task.fail(reason: HTTPClient.TimedOut())
-            } else {
-                watch(task)
+                return
             }
+            if minRate > 0, let started, now - started >= idle {
+                let seconds = Double((now - started).nanoseconds) / 1e9
+                if Double(size) / seconds < Double(minRate) {
+                    task.fail(reason: HTTPClient.TooSlow(bytes: size, seconds: Int(seconds.rounded()), rate: minRate))
+                    return
+                }
+            }
+            watch(task)
         }
         state.withLock { $0.watchdog = watchdog }
     }

@@ -92,6 +92,13 @@ public final class HTTPClient: Sendable {
     /// The body of a response took longer than the request's timeout.
     struct TimedOut: Error {}
 
+    /// A download slower on average than its minimum rate.
+    struct TooSlow: Error {
+        let bytes: Int
+        let seconds: Int
+        let rate: Int
+    }
+
     /// Runs `work`, failing with `TimedOut` at `deadline`. The client library's own
     /// deadline ends when the response's head arrives; this one covers its body.
     private static func before<T: Sendable>(_ deadline: NIODeadline,
@@ -197,6 +204,8 @@ public final class HTTPClient: Sendable {
         case let failure as WriteFailure: return .writeFailed(request.url, failure.reason, status: status)
         case let redirect as RedirectFailure: return .redirect(request.url, redirect.reason, status: status)
         case is TimedOut: return .timedOut(request.url, status: status)
+        case let slow as TooSlow: return .tooSlow(request.url, bytes: slow.bytes, seconds: slow.seconds, rate: slow.rate,
+                                                  status: status)
         default: return .classify(error, url: request.url, status: status)
         }
     }

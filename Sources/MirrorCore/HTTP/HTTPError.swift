@@ -28,6 +28,7 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
         case unreachable
         case connectTimeout
         case timedOut
+        case tooSlow(bytes: Int, seconds: Int, rate: Int)
         case closedEarly
         case closedWithoutResponse
         case malformed(String)
@@ -70,6 +71,8 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
         case .unreachable: return "cannot connect (host unreachable)"
         case .connectTimeout: return "connect timed out"
         case .timedOut: return "timed out"
+        case let .tooSlow(bytes, seconds, rate):
+            return "too slow: \(ByteSize.approximate(bytes)) in \(seconds)s, under the \(ByteSize.text(rate))/s of min_download_rate"
         case .closedEarly: return "body cut short: connection closed early"
         case .closedWithoutResponse: return "connection closed without a response"
         case let .malformed(what): return what
@@ -92,6 +95,10 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
     }
 
     static func timedOut(_ url: RedactedURL, status: Int?) -> HTTPError { HTTPError(.timedOut, url: url, status: status) }
+
+    static func tooSlow(_ url: RedactedURL, bytes: Int, seconds: Int, rate: Int, status: Int?) -> HTTPError {
+        HTTPError(.tooSlow(bytes: bytes, seconds: seconds, rate: rate), url: url, status: status)
+    }
 
     static func cancelled(_ url: RedactedURL) -> HTTPError { HTTPError(.cancelled, url: url, status: nil) }
 

@@ -3,6 +3,9 @@ import Yams
 
 /// Reads job files into `JobFile` values, collecting every problem before reporting any.
 public struct JobFileLoader: Sendable {
+    /// `500ms`, `30s`, `5m`, `12h`, `7d` → seconds, as job files write durations.
+    public static func duration(_ text: String) -> Double? { JobFileReader.duration(text) }
+
     public let environment: [String: String]
 
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {

@@ -49,6 +49,7 @@ extension JobFileReader {
             prune: storage.prune, shareTable: storage.shareTable, timeout: fetching.timeout, retries: fetching.retries, rateLimit: fetching.rateLimit,
             concurrency: fetching.concurrency, refreshAfter: fetching.refreshAfter, maxPageSize: fetching.maxPageSize,
             downloads: files.paths, downloadConcurrency: files.concurrency, maxFileSize: files.maxFileSize,
+            minDownloadRate: files.minRate,
             validate: validate, redactor: redactor)
     }
 
@@ -303,8 +304,8 @@ extension JobFileReader {
 
     // MARK: Files and checks
 
-    /// `downloads`, `download_concurrency`, `max_file_size`.
-    private mutating func readDownloads(_ job: JobNodes) -> (paths: [JSONPath], concurrency: Int, maxFileSize: Int) {
+    /// `downloads`, `download_concurrency`, `max_file_size`, `min_download_rate`.
+    private mutating func readDownloads(_ job: JobNodes) -> (paths: [JSONPath], concurrency: Int, maxFileSize: Int, minRate: Int) {
         var downloads: [JSONPath] = []
         if let n = job.keys[.downloads]?.value {
             let items: [Node]
@@ -325,7 +326,13 @@ extension JobFileReader {
                 error(n, "'max_file_size' must be a size such as 500KB, 50MB or 1GB, not '\(text.shown)'")
             }
         }
-        return (downloads, downloadConcurrency, maxFileSize)
+        var minRate = JobSpec.defaultMinDownloadRate
+        if let n = job.keys[.minDownloadRate]?.value, let text = string(n, key: "min_download_rate") {
+            if let bytes = Self.byteSize(text.value) { minRate = bytes } else {
+                error(n, "'min_download_rate' must be a size per second such as 1KB or 0, not '\(text.shown)'")
+            }
+        }
+        return (downloads, downloadConcurrency, maxFileSize, minRate)
     }
 
     /// `validate`: paths a response must hold, with their kinds.

@@ -144,7 +144,7 @@ extension JobKey {
         switch self {
         case .name, .url, .records, .id, .table: true
         case .method, .body, .headers, .pages, .next, .database, .account, .stop, .onChange, .prune, .shareTable, .timeout, .retries,
-             .rateLimit, .concurrency, .refreshAfter, .validate, .downloads, .downloadConcurrency, .maxFileSize, .maxPageSize:
+             .rateLimit, .concurrency, .refreshAfter, .validate, .downloads, .downloadConcurrency, .maxFileSize, .minDownloadRate, .maxPageSize:
             false
         }
     }
@@ -243,6 +243,9 @@ extension JobKey {
             integerValue("Downloads in flight for this job.", minimum: 1, maximum: 64, default: 8)
         case .maxFileSize:
             sizeValue("A larger download is abandoned and reported (units of 1024).", default: JobSpec.defaultMaxFileSize)
+        case .minDownloadRate:
+            sizeValue("Bytes per second (units of 1024): a download slower than this on average, once it has run for "
+                + "'timeout', is abandoned and reported; 0 never.", default: JobSpec.defaultMinDownloadRate)
         case .maxPageSize:
             sizeValue("A larger response body is abandoned and rejected (units of 1024).", default: JobSpec.defaultMaxPageSize)
         }

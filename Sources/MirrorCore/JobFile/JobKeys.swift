@@ -16,6 +16,7 @@ enum JobKey: String, CaseIterable {
     case validate, downloads
     case downloadConcurrency = "download_concurrency"
     case maxFileSize = "max_file_size"
+    case minDownloadRate = "min_download_rate"
     case maxPageSize = "max_page_size"
 
     /// Keys that `defaults` may not set.

@@ -43,6 +43,8 @@ public struct JobSpec: Sendable {
     public static let defaultMaxPageSize = 64 << 20
     /// `max_file_size` when the job does not set it.
     public static let defaultMaxFileSize = 100 << 20
+    /// `min_download_rate` when the job does not set it: bytes per second.
+    public static let defaultMinDownloadRate = 1 << 10
 
     public let name: String
     public let url: RequestTemplate
@@ -81,6 +83,8 @@ public struct JobSpec: Sendable {
     public let downloadConcurrency: Int
     /// A larger download is abandoned and reported.
     public let maxFileSize: Int
+    /// Bytes per second: a slower download is abandoned once it has run for `timeout`; 0 never.
+    public let minDownloadRate: Int
     /// Paths a response must hold, with their kinds, in file order.
     public let validate: [(path: JSONPath, kind: JSONKind)]
     /// Every value of this job that came from `${…}`.
