@@ -84,10 +84,10 @@ struct SignalTests {
                     concurrency: 1
                 """.write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
             // Page 4 never comes: the run would wait for it until its timeout and retries.
-            let stopped = try await mirror(["run", "jobs.yaml", "--max-time", "2s", "--report", "report.json"], in: folder)
+            let stopped = try await mirror(["run", "jobs.yaml", "--max-time", "4s", "--report", "report.json"], in: folder)
             #expect(stopped.status == 1)
             #expect(stopped.stdout == "events: INTERRUPTED: job 'events': interrupted at page 4; pages 1-3 kept\n")
-            #expect(stopped.stderr.hasSuffix("error: --max-time 2s reached: the run stopped; the next run resumes where it did\n"))
+            #expect(stopped.stderr.hasSuffix("error: --max-time 4s reached: the run stopped; the next run resumes where it did\n"))
             let report = try JSONDecoder.snakeCase.decode(RunReport.self, from: Data(contentsOf: URL(fileURLWithPath: folder + "/report.json")))
             #expect(report.exitStatus == 1)
             #expect(report.jobs.map(\.status) == [.interrupted])

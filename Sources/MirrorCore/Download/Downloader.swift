@@ -70,7 +70,7 @@ public final class Downloader: Sendable {
                     summary.downloaded += 1
                     summary.bytes += outcome.size ?? 0
                 case .failed, .refused:
-                    summary.failed.append(FileFailure(url: outcome.url.description, error: outcome.error ?? "failed"))
+                    summary.failed.append(FileFailure(url: outcome.url.shortDescription, error: outcome.error ?? "failed"))
                 }
                 return summary
             }
@@ -150,7 +150,7 @@ struct FileFetcher: Sendable {
         outcome.error = outcome.error.map(job.redactor.redact)
         if outcome.status != .ok {
             logger.warning("download failed", metadata: [
-                "job": "\(job.name)", "url": "\(url)", "error": "\(outcome.error ?? "")",
+                "job": "\(job.name)", "url": "\(url.shortDescription)", "error": "\(outcome.error ?? "")",
             ])
         }
         return outcome

@@ -181,6 +181,9 @@ public struct RedactedURL: Sendable, Hashable, CustomStringConvertible, CustomDe
     public var debugDescription: String { description }
     public var customMirror: Mirror { Mirror(self, children: ["url": description]) }
 
+    /// The masked URL for a message or a log line: one of thousands of characters is cut.
+    public var shortDescription: String { description.cutForMessage() }
+
     public static func == (lhs: RedactedURL, rhs: RedactedURL) -> Bool { lhs.real == rhs.real }
     public func hash(into hasher: inout Hasher) { hasher.combine(real) }
 }
@@ -200,6 +203,14 @@ extension String {
     }
 
     /// Percent-encodes everything but RFC 3986 unreserved characters.
+    /// Text from a server (a URL, a cursor) as a message quotes it: at most 500 characters,
+    /// the rest said in a count, so that a 10 MB URL does not fill a log or a cron mail.
+    func cutForMessage(limit: Int = 500) -> String {
+        guard utf8.count > limit else { return self }
+        let head = String(decoding: utf8.prefix(limit), as: UTF8.self)
+        return head + "… (\(utf8.count - limit) more bytes)"
+    }
+
     func addingPercentEncodingForQuery() -> String {
         var out = ""
         for byte in utf8 {

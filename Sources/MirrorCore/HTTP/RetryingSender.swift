@@ -93,7 +93,7 @@ public struct RetryingSender: Sendable {
         attempt += 1
         let delay = policy.delay(attempt: attempt, retryAfter: retryAfter)
         logger.warning("retrying", metadata: [
-            "job": "\(job)", "url": "\(url)", "cause": "\(cause)", "http.status": "\(status.map(String.init) ?? "none")",
+            "job": "\(job)", "url": "\(url.shortDescription)", "cause": "\(cause)", "http.status": "\(status.map(String.init) ?? "none")",
             "attempt": "\(attempt)", "delay": "\(String(format: "%.2f", delay))s",
         ])
         do {

@@ -106,7 +106,6 @@ public struct JSONDocument: Sendable {
             nodes.withUnsafeBufferPointer { tape in
                 let container = tape[object]
                 guard container.kind == .object else { return nil }
-                var found: Int?
                 var child = object + 1
                 for _ in 0 ..< container.count {
                     let name = tape[child]
@@ -119,10 +118,11 @@ public struct JSONDocument: Sendable {
                         matches = Int(name.end) - 1 - start == key.count
                             && JSONText.equal(all.baseAddress! + start, key.baseAddress, key.count)
                     }
-                    if matches { found = child + 1 }
+                    // The first of duplicate keys counts, as SQLite's JSON functions read it.
+                    if matches { return child + 1 }
                     child = Int(tape[child + 1].next)
                 }
-                return found
+                return nil
             }
         }
     }

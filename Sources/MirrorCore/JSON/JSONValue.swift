@@ -46,7 +46,8 @@ public struct JSONValue: Sendable {
         return result
     }
 
-    /// Object member lookup by unescaped key; the last of duplicate keys wins. Nil for
+    /// Object member lookup by unescaped key; the first of duplicate keys counts, as in
+    /// SQLite's `json_extract` (Python's and JavaScript's parsers take the last). Nil for
     /// a missing key and for anything but an object.
     public subscript(key: String) -> JSONValue? {
         guard node.kind == .object else { return nil }

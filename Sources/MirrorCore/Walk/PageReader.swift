@@ -89,9 +89,14 @@ struct PageReader: Sendable {
             if let id {
                 lastIndex[ExactText(id)] = index
             } else {
-                let found = value.map { "\($0.kind)" } ?? "nothing"
-                rejected.append(RejectedRecord(page: page, index: index,
-                                               reason: "record \(index) has no usable id at '\(job.id)' (found \(found))"))
+                let reason: String
+                if value == nil, element.kind != .object {
+                    let kind = element.kind == .null ? "null" : element.kind == .array ? "an array" : "a \(element.kind)"
+                    reason = "record \(index) is \(kind), not an object"
+                } else {
+                    reason = "record \(index) has no usable id at '\(job.id)' (found \(value.map { "\($0.kind)" } ?? "nothing"))"
+                }
+                rejected.append(RejectedRecord(page: page, index: index, reason: reason))
             }
             ids.append(id)
         }

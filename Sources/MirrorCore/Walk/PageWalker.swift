@@ -130,7 +130,7 @@ public struct PageWalker: Sendable {
                 switch storeOutcome {
                 case let .missingRecords(missing):
                     logger.info("stored copy lacks records: fetching the page whole", metadata: [
-                        "page": "\(target.page)", "url": "\(target.url)", "missing": "\(missing)",
+                        "page": "\(target.page)", "url": "\(target.url.shortDescription)", "missing": "\(missing)",
                     ])
                     state.refetchWhole(step)
                 case let .failed(reason):
@@ -142,7 +142,7 @@ public struct PageWalker: Sendable {
                     progress?(JobProgress(job: job.name, state: .running, page: target.page, lastPage: job.pages.to,
                                           walk: state.result, files: downloader?.summary))
                     logger.debug("page stored", metadata: [
-                        "page": "\(target.page)", "url": "\(target.url)", "origin": "\(step.served.origin)",
+                        "page": "\(target.page)", "url": "\(target.url.shortDescription)", "origin": "\(step.served.origin)",
                         "records": "\(step.served.recordCount)", "new": "\(counts.new)",
                     ])
                     if ended { break walking }

@@ -149,12 +149,12 @@ struct WalkState {
             case let .url(text):
                 let candidate = RedactedURL(real: text, redactor: job.redactor)
                 if !seen.insert(Self.key(url: text)).inserted {
-                    loop = "next URL \(candidate) seen twice"
+                    loop = "next URL \(candidate.shortDescription) seen twice"
                 }
                 followURL = candidate
             case let .cursor(text):
                 if !seen.insert(Self.key(cursor: text)).inserted {
-                    loop = "cursor '\(job.redactor.redact(text))' seen twice"
+                    loop = "cursor '\(job.redactor.redact(text).cutForMessage())' seen twice"
                 }
                 nextCursor = text
             }
@@ -202,7 +202,7 @@ struct WalkState {
         result.lastStored = page
         if let loop = step.loop {
             result.loop = loop
-            result.error = "job '\(job.name)': \(job.method.rawValue) \(step.target.url): loop: \(loop); \(keptText)"
+            result.error = "job '\(job.name)': \(job.method.rawValue) \(step.target.url.shortDescription): loop: \(loop); \(keptText)"
             return true
         }
         var stop = step.stop
@@ -231,10 +231,10 @@ struct WalkState {
     mutating func fail(_ fault: PageFault) {
         // What went wrong may quote the server or the client library: mask any secret in it.
         let problem = job.redactor.redact(fault.problem)
-        result.failure = PageFailure(page: page, method: job.method.rawValue, url: fault.url.description,
+        result.failure = PageFailure(page: page, method: job.method.rawValue, url: fault.url.shortDescription,
                                      status: fault.status, problem: problem)
         let status = fault.status.map { "HTTP \($0)" } ?? "no response"
-        result.error = "job '\(job.name)': \(job.method.rawValue) \(fault.url): \(status): \(problem); page \(page) not stored, \(keptText)"
+        result.error = "job '\(job.name)': \(job.method.rawValue) \(fault.url.shortDescription): \(status): \(problem); page \(page) not stored, \(keptText)"
     }
 
     /// The store could not take the page.
