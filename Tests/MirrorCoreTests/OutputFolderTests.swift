@@ -84,6 +84,26 @@ private let notFollowed = "is a symbolic link; mirror does not follow links in i
 
 @Suite("the output folder is mirror's alone")
 struct OutputFolderTests {
+    @Test("the sweep of files/.partial removes only the temporary files mirror names, never what a link points to")
+    func sweepKeepsWhatIsNotMirrors() async throws {
+        let harness = try Harness()
+        let partial = harness.output + "/files/.partial"
+        let outside = harness.folder + "/outside.txt"
+        try makeFolder(partial)
+        try makeFolder(partial + "/789-3")
+        try Data("secret\n".utf8).write(to: URL(fileURLWithPath: outside))
+        for name in ["123-1", "keep.txt", "123-1.jpg", "-1", "12-"] {
+            try Data(name.utf8).write(to: URL(fileURLWithPath: partial + "/" + name))
+        }
+        try link(partial + "/456-2", to: outside)
+        _ = try await FixtureServer.with(api(files: [])) { server in
+            try await harness.run(itemsJob(), server: server)
+        }
+        #expect(try names(partial) == ["-1", "12-", "123-1.jpg", "456-2", "789-3", "keep.txt"])
+        #expect(bytes(partial + "/keep.txt") == Array("keep.txt".utf8))
+        #expect(bytes(outside) == Array("secret\n".utf8))
+    }
+
     @Test("a lock file that is a link is refused, never followed: what it points to keeps every byte, nothing is fetched")
     func lockFileLink() async throws {
         let harness = try Harness()

@@ -237,7 +237,6 @@ final class FileFolders: Sendable {
     private let output: String
     private let made = Mutex(Set<String>())
     private let counter = Atomic<Int>(0)
-    private let prefix = "\(getpid())-"
 
     init(output: String) {
         self.output = output
@@ -251,7 +250,7 @@ final class FileFolders: Sendable {
             try make(folder)
         }
         let number = counter.wrappingAdd(1, ordering: .relaxed).newValue
-        return output + "/" + FileNaming.partialFolder + "/" + prefix + String(number)
+        return output + "/" + FileNaming.partialFolder + "/" + FileNaming.temporaryName(pid: getpid(), number: number)
     }
 
     private func make(_ folder: String) throws(Failure) {
