@@ -84,6 +84,99 @@ private let notFollowed = "is a symbolic link; mirror does not follow links in i
 
 @Suite("the output folder is mirror's alone")
 struct OutputFolderTests {
+    @Test("a link at files/ is not followed: no file is requested or written through it, each fails saying why, the job succeeds")
+    func filesFolderLink() async throws {
+        let harness = try Harness()
+        let outside = harness.folder + "/outside"
+        try makeFolder(outside)
+        try makeFolder(harness.output)
+        try link(harness.output + "/files", to: outside)
+        let (summary, base, requests) = try await FixtureServer.with(api(files: ["a.jpg", "b.png"])) { server in
+            (try await harness.run(downloadsJob, server: server), server.base, server.requests.map(\.target))
+        }
+        let refusal = "'files' \(notFollowed)"
+        let job = summary.jobs[0]
+        #expect(job.succeeded)
+        #expect(job.files.map { DownloadSummary(downloaded: $0.downloaded, bytes: $0.bytes, failed: $0.failed.sorted { $0.url < $1.url }) }
+            == DownloadSummary(failed: [FileFailure(url: "\(base)/f/a.jpg", error: refusal),
+                                        FileFailure(url: "\(base)/f/b.png", error: refusal)]))
+        #expect(job.summaryLines[0].hasPrefix("items: ok, 2 pages, 2 records (2 new, 0 updated, 0 unchanged), 0 files (0 B), 2 failed, stopped: empty page 2, "))
+        #expect(job.summaryLines.dropFirst().sorted() == [
+            "  file failed: \(base)/f/a.jpg: \(refusal)",
+            "  file failed: \(base)/f/b.png: \(refusal)",
+        ])
+        #expect(try fileRows(harness) == [
+            "\(base)/f/a.jpg failed - - \(refusal)",
+            "\(base)/f/b.png failed - - \(refusal)",
+        ])
+        #expect(requests.filter { !$0.hasPrefix("/items?") } == [])
+        #expect(try names(outside) == [])
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: harness.output + "/files") == outside)
+    }
+
+    @Test("a link at files/.partial is neither swept nor written through: what it points to stays whole")
+    func partialFolderLink() async throws {
+        let harness = try Harness()
+        let outside = harness.folder + "/outside"
+        try makeFolder(outside)
+        try Data("keep me\n".utf8).write(to: URL(fileURLWithPath: outside + "/keep.txt"))
+        try Data("not mirror's\n".utf8).write(to: URL(fileURLWithPath: outside + "/123-1"))
+        try makeFolder(harness.output + "/files")
+        try link(harness.output + "/files/.partial", to: outside)
+        let (summary, base, requests) = try await FixtureServer.with(api(files: ["a.jpg"])) { server in
+            (try await harness.run(downloadsJob, server: server), server.base, server.requests.map(\.target))
+        }
+        let refusal = "'files/.partial' \(notFollowed)"
+        #expect(summary.jobs[0].succeeded)
+        #expect(summary.jobs[0].files == DownloadSummary(failed: [FileFailure(url: "\(base)/f/a.jpg", error: refusal)]))
+        #expect(try fileRows(harness) == ["\(base)/f/a.jpg failed - - \(refusal)"])
+        #expect(requests.filter { !$0.hasPrefix("/items?") } == [])
+        #expect(try names(outside) == ["123-1", "keep.txt"])
+        #expect(bytes(outside + "/keep.txt") == Array("keep me\n".utf8))
+        #expect(bytes(outside + "/123-1") == Array("not mirror's\n".utf8))
+        // No bucket folder was made either.
+        #expect(try names(harness.output + "/files") == [".partial"])
+    }
+
+    @Test("a bucket folder that is a link, or becomes one while its file downloads, is not written through")
+    func bucketFolderLink() async throws {
+        let harness = try Harness()
+        let outside = harness.folder + "/outside"
+        try makeFolder(outside)
+        let output = harness.output
+        // The first file's bucket is a link before the run; the second's becomes one while
+        // the server answers it, after mirror made it; the third's is left alone.
+        let swapped = Mutex(false)
+        let handler = api(files: threeBuckets) { request in
+            guard request.path == "/f/" + threeBuckets(request.base)[1] else { return }
+            let folder = output + "/" + bucket(request.base + request.path)
+            swapped.withLock { swapped in
+                try? FileManager.default.removeItem(atPath: folder)
+                try? FileManager.default.createSymbolicLink(atPath: folder, withDestinationPath: outside)
+                swapped = true
+            }
+        }
+        let (summary, base, requests) = try await FixtureServer.with(handler) { server in
+            try makeFolder(output + "/files")
+            try link(output + "/" + bucket("\(server.base)/f/\(threeBuckets(server.base)[0])"), to: outside)
+            return (try await harness.run(downloadsJob, server: server), server.base, server.requests.map(\.target))
+        }
+        #expect(swapped.withLock { $0 })
+        let urls = threeBuckets(base).map { "\(base)/f/\($0)" }
+        let placed = bucket(urls[2]) + "/" + Crypto.SHA256.hash(data: Array(urls[2].utf8)).map { String(format: "%02x", $0) }.joined()
+            + ".jpg"
+        #expect(summary.jobs[0].succeeded)
+        #expect(try fileRows(harness) == [
+            "\(urls[0]) failed - - '\(bucket(urls[0]))' \(notFollowed)",
+            "\(urls[1]) failed - 200 '\(bucket(urls[1]))' \(notFollowed)",
+            "\(urls[2]) ok \(placed) 200 -",
+        ])
+        #expect(requests.filter { $0.hasPrefix("/f/") }.sorted() == urls.dropFirst().map { String($0.dropFirst(base.count)) })
+        #expect(bytes(output + "/" + placed) == content("/f/" + threeBuckets(base)[2]))
+        #expect(try names(outside) == [])
+        #expect(try names(output + "/files/.partial") == [])
+    }
+
     @Test("the sweep of files/.partial removes only the temporary files mirror names, never what a link points to")
     func sweepKeepsWhatIsNotMirrors() async throws {
         let harness = try Harness()
