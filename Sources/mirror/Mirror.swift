@@ -3,7 +3,8 @@ import Foundation
 import MirrorCore
 
 /// The root command. Exit statuses are decided here and nowhere else:
-/// 0 success, 1 a job failed, 2 usage or config error, 3 the output folder is locked,
+/// 0 success, 1 a job failed (or a file could not be read or written: the lock file too),
+/// 2 usage or config error, 3 another run holds the output folder's lock,
 /// 128 + N stopped by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 @main
 struct Mirror: AsyncParsableCommand {
@@ -42,6 +43,9 @@ struct Mirror: AsyncParsableCommand {
         } catch let error as LockedError {
             printError("error: \(error.description)")
             Foundation.exit(3)
+        } catch let error as LockFileError {
+            printError("error: \(error.description)")
+            Foundation.exit(1)
         } catch let interrupted as Interrupted {
             Foundation.exit(interrupted.exitStatus)
         } catch let error as OutputError {

@@ -12,7 +12,8 @@ struct RunCommand: AsyncParsableCommand {
 
             Exit status: 0 every job succeeded; 1 at least one job failed (the others still \
             ran); 2 usage or config error (nothing fetched); 3 another mirror run holds the \
-            output folder's lock; 130, 143 or 129: stopped by SIGINT, SIGTERM or SIGHUP (what \
+            output folder's lock (1 when the lock file is a symbolic link, never followed, or \
+            cannot be opened); 130, 143 or 129: stopped by SIGINT, SIGTERM or SIGHUP (what \
             was stored stays, the run is recorded as interrupted, the next run resumes).
 
             \(jobFileReference)

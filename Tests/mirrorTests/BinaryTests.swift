@@ -331,6 +331,26 @@ struct LockTests {
             #expect(third.stdout.hasPrefix("events: ok, 1 page, 0 records"))
         }
     }
+
+    @Test("a lock file that is a symbolic link is refused with exit 1, before any request; what it points to keeps its bytes")
+    func linkedLockFile() async throws {
+        let folder = try temporaryFolder()
+        let precious = Array("precious\ncontent\n".utf8)
+        try Data(precious).write(to: URL(fileURLWithPath: folder + "/outside.txt"))
+        try FileManager.default.createDirectory(atPath: folder + "/out", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: folder + "/out/.mirror.lock", withDestinationPath: folder + "/outside.txt")
+        try await FixtureServer.with(api) { server in
+            try jobYAML.replacingOccurrences(of: "BASE", with: server.base).write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+            let run = try await mirror(["run", "jobs.yaml"], in: folder, environment: ["API_KEY": "k"])
+            #expect(run.status == 1)
+            #expect(run.stdout == "")
+            #expect(run.stderr == "error: cannot lock the output folder 'out': '.mirror.lock' is a symbolic link; "
+                + "mirror does not follow links in its output folder\n")
+            #expect(server.requests.isEmpty)
+        }
+        #expect(FileManager.default.contents(atPath: folder + "/outside.txt").map { Array($0) } == precious)
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: folder + "/out/.mirror.lock") == folder + "/outside.txt")
+    }
 }
 
 /// Holds page 1 of the fixture back until opened.

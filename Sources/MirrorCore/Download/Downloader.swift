@@ -56,7 +56,7 @@ public final class Downloader: Sendable {
         let downloader = Downloader(continuation: continuation)
         // A file on another origin than the API's (a CDN) gets no header holding a secret.
         let apiURL = job.firstURL
-        let fetcher = FileFetcher(job: job, output: output, client: client,
+        let fetcher = FileFetcher(job: job, client: client,
                                   sender: RetryingSender(job: job, limiter: limiter, policy: retry, logger: logger),
                                   logger: logger, apiURL: apiURL,
                                   plainHeaders: job.headers.filter { !$0.value.holdsSecret }, folders: FileFolders(output: output))
@@ -133,7 +133,6 @@ public final class Downloader: Sendable {
 /// One download, start to end: the file lands under its final name whole, or not at all.
 struct FileFetcher: Sendable {
     let job: JobSpec
-    let output: String
     let client: HTTPClient
     let sender: RetryingSender
     let logger: Logger
@@ -164,26 +163,21 @@ struct FileFetcher: Sendable {
             return outcome
         }
         let relative = FileNaming.relativePath(for: url.real)
-        let final = output + "/" + relative
-        let partial: String
+        let temporary: FileFolders.Temporary
         do {
-            partial = try folders.prepare(for: relative)
+            temporary = try folders.prepare(for: relative)
         } catch {
-            outcome.error = "cannot create the files folder: \(error.reason)"
+            outcome.error = error.reason
             return outcome
         }
         let headers = HTTPClient.sameOrigin(apiURL, url.real) ? job.headers : plainHeaders
         let request = HTTPRequest(method: "GET", url: url, headers: headers, body: nil, timeout: job.timeout,
                                   maxBytes: job.maxFileSize, redactor: job.redactor)
-        let descriptor = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            outcome.error = "cannot create a temporary file: \(String(cString: strerror(errno)))"
-            return outcome
-        }
+        let descriptor = temporary.descriptor
         var open = true
         defer {
             if open { close(descriptor) }
-            unlink(partial)
+            folders.discard(temporary.name)
         }
         let client = client
         let sent = await sender.send(url, retryable: { (download: HTTPClient.Download) in
@@ -210,8 +204,14 @@ struct FileFetcher: Sendable {
                 return outcome
             }
             open = false
-            guard close(descriptor) == 0, rename(partial, final) == 0 else {
+            guard close(descriptor) == 0 else {
                 outcome.error = "cannot move the file into place: \(String(cString: strerror(errno)))"
+                return outcome
+            }
+            do {
+                try folders.place(temporary.name, at: relative)
+            } catch {
+                outcome.error = error.reason
                 return outcome
             }
             outcome.status = .ok
@@ -227,38 +227,114 @@ struct FileFetcher: Sendable {
     }
 }
 
-/// The folders downloads are written to, each created once per run, and the names of
-/// temporary files: a run's own, numbered (only one run at a time holds the output folder).
+/// The folders downloads are written to and the temporary files in them, all opened without
+/// following a link: `files/` and `files/.partial` once per job (a link or a failure there
+/// fails every download of the job alike, before its request), a file's bucket folder
+/// before its request and again to move it in. Temporary files are named by the run's pid
+/// and a number (only one run at a time holds the output folder).
 final class FileFolders: Sendable {
     struct Failure: Error {
         let reason: String
     }
 
+    /// A temporary file in `files/.partial`, open for writing.
+    struct Temporary {
+        let descriptor: Int32
+        let name: String
+    }
+
+    /// `files/` and `files/.partial`, open.
+    private struct Opened {
+        let files: Int32
+        let partial: Int32
+    }
+
     private let output: String
-    private let made = Mutex(Set<String>())
+    /// Opened at the first download, or why not; kept for the job.
+    private let opened = Mutex<Result<Opened, Failure>?>(nil)
     private let counter = Atomic<Int>(0)
-    private let prefix = "\(getpid())-"
 
     init(output: String) {
         self.output = output
     }
 
-    /// Makes the folders `relative` and its temporary file need; returns the temporary
-    /// file's path, unique in this run.
-    func prepare(for relative: String) throws(Failure) -> String {
-        let bucket = output + "/" + relative[..<(relative.lastIndex(of: "/") ?? relative.endIndex)]
-        for folder in [output + "/" + FileNaming.folder, output + "/" + FileNaming.partialFolder, bucket] {
-            try make(folder)
+    deinit {
+        opened.withLock { opened in
+            guard case let .success(folders)? = opened else { return }
+            close(folders.partial)
+            close(folders.files)
         }
-        let number = counter.wrappingAdd(1, ordering: .relaxed).newValue
-        return output + "/" + FileNaming.partialFolder + "/" + prefix + String(number)
     }
 
-    private func make(_ folder: String) throws(Failure) {
-        if made.withLock({ $0.contains(folder) }) { return }
-        if mkdir(folder, 0o755) != 0, errno != EEXIST {
-            throw Failure(reason: String(cString: strerror(errno)))
+    /// Makes sure the folders `relative` needs are real folders, made if missing, and
+    /// creates its temporary file, unique in this run.
+    func prepare(for relative: String) throws(Failure) -> Temporary {
+        let folders = try openFolders()
+        close(try bucket(of: relative, in: folders.files))
+        let number = counter.wrappingAdd(1, ordering: .relaxed).newValue
+        let name = FileNaming.temporaryName(pid: getpid(), number: number)
+        let descriptor = openat(folders.partial, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw Failure(reason: "cannot create a temporary file: \(String(cString: strerror(errno)))")
         }
-        made.withLock { _ = $0.insert(folder) }
+        return Temporary(descriptor: descriptor, name: name)
+    }
+
+    /// Moves the whole temporary file `name` to `relative`, into its bucket folder as it is now.
+    func place(_ name: String, at relative: String) throws(Failure) {
+        let folders = try openFolders()
+        let bucket = try bucket(of: relative, in: folders.files)
+        defer { close(bucket) }
+        let slash = relative.lastIndex(of: "/") ?? relative.startIndex
+        guard renameat(folders.partial, name, bucket, String(relative[relative.index(after: slash)...])) == 0 else {
+            throw Failure(reason: "cannot move the file into place: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Removes the temporary file `name`, if it is still there.
+    func discard(_ name: String) {
+        guard case let .success(folders)? = opened.withLock({ $0 }) else { return }
+        unlinkat(folders.partial, name, 0)
+    }
+
+    /// `files/` and `files/.partial`, opened at the first call; a failure is kept too.
+    private func openFolders() throws(Failure) -> Opened {
+        try opened.withLock { opened in
+            if let opened { return opened }
+            let result = Result { () throws(Failure) in try Self.openFolders(in: output) }
+            opened = result
+            return result
+        }.get()
+    }
+
+    private static func openFolders(in output: String) throws(Failure) -> Opened {
+        let root = open(output, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard root >= 0 else { throw failure(FileNaming.folder, OutputFolder.Refusal(isLink: false, code: errno)) }
+        defer { close(root) }
+        let files = try folder(FileNaming.folder, in: root, shown: FileNaming.folder)
+        do throws(Failure) {
+            return Opened(files: files, partial: try folder(FileNaming.partialName, in: files, shown: FileNaming.partialFolder))
+        } catch {
+            close(files)
+            throw error
+        }
+    }
+
+    /// The bucket folder of `relative` (`files/ab`), open.
+    private func bucket(of relative: String, in files: Int32) throws(Failure) -> Int32 {
+        let shown = String(relative[..<(relative.lastIndex(of: "/") ?? relative.endIndex)])
+        return try Self.folder(String(shown.dropFirst(FileNaming.folder.count + 1)), in: files, shown: shown)
+    }
+
+    private static func folder(_ name: String, in parent: Int32, shown: String) throws(Failure) -> Int32 {
+        do throws(OutputFolder.Refusal) {
+            return try OutputFolder.openFolder(name, in: parent, create: true)
+        } catch {
+            throw failure(shown, error)
+        }
+    }
+
+    private static func failure(_ shown: String, _ refusal: OutputFolder.Refusal) -> Failure {
+        Failure(reason: refusal.isLink ? refusal.reason(shown) : "cannot create the files folder: \(refusal.reason(shown))")
     }
 }

@@ -6,8 +6,9 @@ import Foundation
 /// leaves the output folder.
 public enum FileNaming {
     public static let folder = "files"
-    /// Downloads in progress; swept at the start of every run.
-    public static let partialFolder = "files/.partial"
+    /// Downloads in progress, in `folder`; swept at the start of every run.
+    static let partialName = ".partial"
+    public static let partialFolder = "\(folder)/\(partialName)"
 
     public static func relativePath(for url: String) -> String {
         let hash = Hex.string(Crypto.SHA256.hash(data: Array(url.utf8)))
@@ -28,11 +29,42 @@ public enum FileNaming {
         return ext.lowercased()
     }
 
-    /// Removes what killed runs left half-written. Only while holding the output lock.
+    /// The name of a download's temporary file in `partialFolder`: the run's pid and a number.
+    static func temporaryName(pid: Int32, number: Int) -> String {
+        "\(pid)-\(number)"
+    }
+
+    /// Whether `name` is one `temporaryName` makes.
+    static func isTemporaryName(_ name: String) -> Bool {
+        let parts = name.utf8.split(separator: UInt8(ascii: "-"), omittingEmptySubsequences: false)
+        return parts.count == 2 && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy { (0x30...0x39).contains($0) } }
+    }
+
+    /// Removes the temporary files killed runs left half-written: in `files/.partial`, when
+    /// it and `files` are real folders, the regular files with names `temporaryName` makes.
+    /// Nothing else is touched, and no link is followed. Only while holding the output lock.
     public static func sweepPartials(in output: String) {
-        let folder = (output as NSString).appendingPathComponent(partialFolder)
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
-        for name in names { unlink((folder as NSString).appendingPathComponent(name)) }
+        let root = open(output, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard root >= 0 else { return }
+        defer { close(root) }
+        guard let files = try? OutputFolder.openFolder(folder, in: root, create: false) else { return }
+        defer { close(files) }
+        guard let descriptor = try? OutputFolder.openFolder(partialName, in: files, create: false) else { return }
+        guard let listing = fdopendir(descriptor) else {
+            close(descriptor)
+            return
+        }
+        defer { closedir(listing) }
+        var names: [String] = []
+        while let entry = readdir(listing) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if isTemporaryName(name) { names.append(name) }
+        }
+        for name in names {
+            var info = stat()
+            guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
+            unlinkat(descriptor, name, 0)
+        }
     }
 }
 

@@ -11,6 +11,15 @@ public struct LockedError: Error, Sendable, CustomStringConvertible {
     }
 }
 
+/// The output folder could not be locked for another reason than another run: its lock
+/// file is a symbolic link (never followed) or cannot be opened (exit status 1).
+public struct LockFileError: Error, Sendable, CustomStringConvertible {
+    public let folder: String
+    public let reason: String
+
+    public var description: String { "cannot lock the output folder '\(folder)': \(reason)" }
+}
+
 /// An exclusive lock on an output folder, held while the process keeps this value.
 /// It is an `flock` on `<folder>/.mirror.lock`: the kernel drops it when the process
 /// dies, however it dies, so a killed run never leaves a stale lock behind.
@@ -18,13 +27,17 @@ public final class OutputLock: Sendable {
     public static let fileName = ".mirror.lock"
     private let descriptor: Int32
 
-    /// Takes the lock at once or throws `LockedError` naming the holder's pid.
+    /// Takes the lock at once or throws `LockedError` naming the holder's pid. A lock file
+    /// that is a symbolic link is refused (`LockFileError`), never followed: the pid written
+    /// into it would truncate whatever the link points to.
     public init(folder: String) throws {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let path = (folder as NSString).appendingPathComponent(Self.fileName)
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let descriptor = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
+            let code = errno
+            throw LockFileError(folder: folder, reason: OutputFolder.isLink(path, in: AT_FDCWD)
+                ? OutputFolder.linkRefusal(Self.fileName) : "'\(Self.fileName)': \(String(cString: strerror(code)))")
         }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             var buffer = [UInt8](repeating: 0, count: 32)

@@ -1,0 +1,49 @@
+import Foundation
+
+/// What mirror makes inside an output folder is mirror's alone. Every path there is opened
+/// without following a symbolic link, so a link planted in the folder can neither send a
+/// write outside it nor make mirror truncate or delete what the link points to. (The output
+/// folder itself is the user's to choose, and may be a link.)
+enum OutputFolder {
+    /// Why a path of mirror's was not opened.
+    struct Refusal: Error, Sendable {
+        /// The path is a symbolic link.
+        let isLink: Bool
+        /// The `errno` of the failure otherwise.
+        let code: Int32
+
+        /// What went wrong with `relative` (a path relative to the output folder), or,
+        /// for a failure other than a link, the system's reason.
+        func reason(_ relative: String) -> String {
+            isLink ? OutputFolder.linkRefusal(relative) : String(cString: strerror(code))
+        }
+    }
+
+    /// Why a symbolic link at `relative` (a path relative to the output folder) is refused.
+    static func linkRefusal(_ relative: String) -> String {
+        "'\(relative)' is a symbolic link; mirror does not follow links in its output folder"
+    }
+
+    /// Whether `name` in the folder open as `parent` is a symbolic link itself.
+    static func isLink(_ name: String, in parent: Int32) -> Bool {
+        var info = stat()
+        return fstatat(parent, name, &info, AT_SYMLINK_NOFOLLOW) == 0 && info.st_mode & S_IFMT == S_IFLNK
+    }
+
+    /// Opens the folder `name` in the folder open as `parent` without following a link;
+    /// with `create`, makes it first when it is missing. The descriptor is the caller's to close.
+    static func openFolder(_ name: String, in parent: Int32, create: Bool) throws(Refusal) -> Int32 {
+        var made = false
+        while true {
+            let descriptor = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            if descriptor >= 0 { return descriptor }
+            let code = errno
+            // A link to a folder fails as "not a directory" under O_DIRECTORY: tell it apart.
+            if isLink(name, in: parent) { throw Refusal(isLink: true, code: code) }
+            guard code == ENOENT, create, !made else { throw Refusal(isLink: false, code: code) }
+            // Another job may make it at the same moment: either way, it is opened again.
+            if mkdirat(parent, name, 0o755) != 0, errno != EEXIST { throw Refusal(isLink: false, code: errno) }
+            made = true
+        }
+    }
+}
