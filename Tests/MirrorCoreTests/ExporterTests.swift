@@ -132,7 +132,27 @@ struct ExporterTests {
         do {
             _ = try RecordReader.locate(table: "t_nope", in: harness.output)
         } catch {
-            #expect(error.description == "no table 't_nope' in any database of '\(harness.output)'")
+            #expect(error.description == "no table 't_nope' in '\(harness.output)'; its tables: t_item")
+        }
+    }
+
+    @Test("a table is found in any database of the output folder, whatever its file's name; an empty folder says to run first")
+    func anyDatabase() async throws {
+        let harness = try Harness()
+        try await FixtureServer.with({ _ in .json(#"{"data":{"list":[{"id":"1"}]}}"#) }) { server in
+            _ = try await harness.run(itemsJob("pages: { from: 1, to: 1 }\ndatabase: items.db"), server: server)
+        }
+        #expect(try RecordReader.locate(table: "t_item", in: harness.output) == harness.output + "/items.db")
+        #expect(try harness.export(.init(table: "t_item")) == #"{"id":"1"}"# + "\n")
+        let empty = harness.folder + "/empty"
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+        try Data("not a database".utf8).write(to: URL(fileURLWithPath: empty + "/notes.sqlite"))
+        do {
+            _ = try RecordReader.locate(table: "t_item", in: empty)
+            Issue.record("found a table in an empty folder")
+        } catch {
+            #expect(error.description == "no table 't_item': '\(empty)' holds no records yet: run `mirror run` first, "
+                + "or name the folder with --output")
         }
     }
 

@@ -274,7 +274,7 @@ struct BinaryTests {
         }
         let missingTable = try await mirror(["export", "--table", "t_x", "--output", "nowhere"], in: folder)
         #expect(missingTable.status == 1)
-        #expect(missingTable.stderr == "error: cannot read the output folder 'nowhere': no such folder\n")
+        #expect(missingTable.stderr == "error: no output folder 'nowhere': run `mirror run` first, or name the folder with --output\n")
     }
 
     @Test("every help text says the exit statuses and where the job-file reference is")

@@ -47,24 +47,46 @@ public struct RecordReader: Sendable {
     }
 
     /// The database file in `folder` that holds `table`: `<table>.sqlite` first, then the
-    /// others in name order.
+    /// others in name order, whatever their names (`items.db`). When none does, the error
+    /// lists the tables there are, or says that nothing was stored yet.
     public static func locate(table: String, in folder: String) throws(Failure) -> String {
-        let names: [String]
-        do {
-            names = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".sqlite") }.sorted()
-        } catch {
-            throw Failure(description: "cannot read the output folder '\(folder)': no such folder")
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+            throw Failure(description: "no output folder '\(folder)': run `mirror run` first, or name the folder with --output")
         }
+        let databases = Self.databases(in: folder)
         let conventional = "\(table).sqlite"
-        for name in names.filter({ $0 == conventional }) + names.filter({ $0 != conventional }) {
+        var tables: [String] = []
+        for name in databases.filter({ $0 == conventional }) + databases.filter({ $0 != conventional }) {
             let path = (folder as NSString).appendingPathComponent(name)
-            if (try? hasTable(table, at: path)) == true { return path }
+            guard let held = try? recordTables(at: path) else { continue }
+            if held.contains(table) { return path }
+            tables += held
         }
-        throw Failure(description: "no table '\(table)' in any database of '\(folder)'")
+        if tables.isEmpty {
+            throw Failure(description: "no table '\(table)': '\(folder)' holds no records yet: run `mirror run` first, "
+                + "or name the folder with --output")
+        }
+        throw Failure(description: "no table '\(table)' in '\(folder)'; its tables: \(Set(tables).sorted().joined(separator: ", "))")
     }
 
-    static func hasTable(_ table: String, at path: String) throws -> Bool {
-        try DatabaseQueue(path: path, configuration: readOnly).read { db in try db.tableExists(table) }
+    /// The SQLite files of a folder, by their first bytes, not their names; never a
+    /// journal, and nothing hidden.
+    static func databases(in folder: String) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return names.filter { name in
+            guard !name.hasPrefix("."), !name.hasSuffix("-wal"), !name.hasSuffix("-shm"), !name.hasSuffix("-journal"),
+                  let handle = FileHandle(forReadingAtPath: (folder as NSString).appendingPathComponent(name)) else { return false }
+            defer { try? handle.close() }
+            return (try? handle.read(upToCount: 16)) == Data("SQLite format 3\u{0}".utf8)
+        }.sorted()
+    }
+
+    /// A database's record tables: all but SQLite's and mirror's own.
+    static func recordTables(at path: String) throws -> [String] {
+        try DatabaseQueue(path: path, configuration: readOnly).read { db in
+            try String.fetchAll(db, sql: StoreSchema.recordTables)
+        }
     }
 
     private static var readOnly: Configuration {

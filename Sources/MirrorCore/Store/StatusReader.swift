@@ -44,7 +44,7 @@ public struct StatusReport: Sendable, Codable, Equatable {
 public enum StatusReader {
     public static func read(folder: String, jobFiles: [JobFile] = [], staleAfter: Double = 86_400, now: Date = Date()) throws -> StatusReport {
         var report = StatusReport(output: folder, tables: [], jobs: [])
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".sqlite") }.sorted()
+        let names = RecordReader.databases(in: folder)
         var configuration = Configuration()
         configuration.readonly = true
         configuration.busyMode = .timeout(10)
@@ -54,10 +54,7 @@ public enum StatusReader {
             let queue = try DatabaseQueue(path: path, configuration: configuration)
             try queue.read { db in
                 guard try db.tableExists(StoreSchema.runs) else { return }
-                let tables = try String.fetchAll(db, sql: """
-                    SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_mirror\\_%' ESCAPE '\\'
-                      AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name <> '\(StoreSchema.migrations)' ORDER BY name
-                    """)
+                let tables = try String.fetchAll(db, sql: StoreSchema.recordTables)
                 for table in tables {
                     let row = try Row.fetchOne(db, sql: "SELECT count(*) AS records, count(DISTINCT account) AS accounts FROM \"\(table)\"")
                     report.tables.append(.init(database: name, table: table, records: row?["records"] ?? 0, accounts: row?["accounts"] ?? 0))

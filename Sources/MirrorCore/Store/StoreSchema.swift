@@ -10,6 +10,12 @@ enum StoreSchema {
     /// Where the migrator keeps which migrations ran.
     static let migrations = "grdb_migrations"
 
+    /// The record tables of a database, by name: all but SQLite's and mirror's own.
+    static let recordTables = """
+        SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_mirror\\_%' ESCAPE '\\'
+          AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name <> '\(migrations)' ORDER BY name
+        """
+
     /// The bookkeeping tables every database file holds. Shipped migrations never change.
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
