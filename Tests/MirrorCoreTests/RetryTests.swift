@@ -89,4 +89,36 @@ struct RetryTests {
         }
         #expect(summary.jobs[0].succeeded && summary.jobs[0].retries == 1)
     }
+
+    @Test("once a job has failed, no page of it is tried again: the retries of pages in flight are called off")
+    func noRetryAfterFailure() async throws {
+        let harness = try Harness()
+        let asked = SharedCounter()
+        let summary = try await FixtureServer.with({ request in
+            let page = Int(request.parameter("page") ?? "") ?? 0
+            switch page {
+            case 1:
+                return .json(PagedAPI(ids: [["1"]]).body(page: 1))
+            case 2:
+                // Fails the job once pages 3-5 have each had their first answer (a 503 that
+                // asks for a retry in a second).
+                for _ in 0..<10_000 where asked.value < 3 { try? await Task.sleep(for: .milliseconds(1)) }
+                return .text("gone", status: 404)
+            default:
+                asked.increment()
+                return FixtureResponse(status: 503, headers: [("Retry-After", "1")], body: Array("busy".utf8))
+            }
+        }) { server in
+            let summary = try await harness.run("""
+                version: 1
+                jobs:
+                  - { name: items, url: "BASE/items?page={page}", pages: { from: 1, to: 5 }, records: data.list, id: id,
+                      table: t_item, retries: 3, concurrency: 5 }
+                """, server: server)
+            #expect(server.requests.map(\.target).sorted() == (1...5).map { "/items?page=\($0)" })
+            return summary
+        }
+        #expect(summary.jobs[0].error?.hasSuffix("/items?page=2: HTTP 404: unexpected status (not found); page 2 not stored, page 1 kept") == true)
+        #expect(summary.jobs[0].retries == 0)
+    }
 }
