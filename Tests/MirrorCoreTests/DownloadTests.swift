@@ -231,9 +231,9 @@ struct DownloadTests {
         let harness = try Harness()
         let api = FileAPI(pages: [[#"{"id":1,"cover":{"url":"BASE/f/trickle.jpg"}}"#]])
         let base = try await FixtureServer.with(api.handle) { server in
-            // 400 bytes a second against a minimum of 1 KB a second; no stall ever lasts a second.
-            let summary = try await harness.run(job("timeout: 1s\nmin_download_rate: 1KB"), server: server)
-            #expect(summary.jobs.map(\.succeeded) == [true])
+            // 400 bytes a second against a minimum of 1 KB a second; no stall ever lasts 2 seconds.
+            let summary = try await harness.run(job("timeout: 2s\nmin_download_rate: 1KB"), server: server)
+            #expect(summary.jobs.map(\.succeeded) == [true], "\(summary.jobs.map(\.error))")
             return server.base
         }
         let rows = try fileRows(harness).map(\.description)

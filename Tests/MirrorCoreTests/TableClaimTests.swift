@@ -50,7 +50,7 @@ struct TableClaimTests {
               - { name: a, table: grdb_migrations }
               - { name: b, table: t, database: files }
             """) == [
-                "jobs/x.yaml:4:43: table name 'grdb_migrations' is taken: mirror keeps its schema versions in that table",
+                "jobs/x.yaml:4:43: table name 'grdb_migrations' is taken: files of earlier mirror releases keep their schema versions in it",
                 "jobs/x.yaml:5:56: 'database' cannot be 'files': that name in the output folder holds downloaded files",
             ])
         // Allowed: different accounts, different databases, or both saying they share.

@@ -193,8 +193,8 @@ extension JobFileReader {
         if let tableNode = required(.table, of: job), let text = string(tableNode, key: "table") {
             if !Self.isValidTable(text.value) {
                 error(tableNode, "table name '\(text.shown)' must match [A-Za-z_][A-Za-z0-9_]* and not start with '_mirror_' or 'sqlite_'")
-            } else if text.value.lowercased() == StoreSchema.migrations {
-                error(tableNode, "table name '\(text.shown)' is taken: mirror keeps its schema versions in that table")
+            } else if text.value.lowercased() == StoreSchema.legacyMigrations {
+                error(tableNode, "table name '\(text.shown)' is taken: files of earlier mirror releases keep their schema versions in it")
             } else {
                 table = text.value
             }

@@ -7,19 +7,30 @@ enum StoreSchema {
     static let runs = "_mirror_runs"
     static let files = "_mirror_files"
     static let owners = "_mirror_owners"
-    /// Where the migrator keeps which migrations ran.
-    static let migrations = "grdb_migrations"
+    /// Where files written before the schema version lived in `PRAGMA user_version` kept
+    /// which migrations ran.
+    static let legacyMigrations = "grdb_migrations"
 
     /// The record tables of a database, by name: all but SQLite's and mirror's own.
     static let recordTables = """
         SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_mirror\\_%' ESCAPE '\\'
-          AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name <> '\(migrations)' ORDER BY name
+          AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name <> '\(legacyMigrations)' ORDER BY name
         """
 
-    /// The bookkeeping tables every database file holds. Shipped migrations never change.
-    static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("mirror-bookkeeping-1") { db in
+    /// A step of the schema. The file's `PRAGMA user_version` is the number of steps applied.
+    struct Migration: Sendable {
+        let name: String
+        let apply: @Sendable (Database) throws -> Void
+    }
+
+    /// The bookkeeping tables every database file holds, in order. Shipped migrations
+    /// never change; a new one goes at the end.
+    static let migrations: [Migration] = {
+        var migrations: [Migration] = []
+        func registerMigration(_ name: String, _ apply: @escaping @Sendable (Database) throws -> Void) {
+            migrations.append(Migration(name: name, apply: apply))
+        }
+        registerMigration("mirror-bookkeeping-1") { db in
             try db.execute(sql: """
                 CREATE TABLE \(pages) (
                   job           TEXT    NOT NULL,
@@ -69,7 +80,7 @@ enum StoreSchema {
         }
         // Pages are keyed by their request (a POST walk has one URL for every page) and
         // keep what a 304 or a fresh page needs to replay them: ids, next page, last page.
-        migrator.registerMigration("mirror-pages-replay-2") { db in
+        registerMigration("mirror-pages-replay-2") { db in
             try db.execute(sql: """
                 CREATE TABLE \(pages)_new (
                   job           TEXT    NOT NULL,
@@ -99,7 +110,7 @@ enum StoreSchema {
                 """)
         }
         // Files that records point to (`downloads`).
-        migrator.registerMigration("mirror-files-3") { db in
+        registerMigration("mirror-files-3") { db in
             try db.execute(sql: """
                 CREATE TABLE \(files) (
                   url           TEXT    NOT NULL PRIMARY KEY,
@@ -123,16 +134,16 @@ enum StoreSchema {
                 """)
         }
         // `stop.total`, kept so that a replayed page still counts towards it.
-        migrator.registerMigration("mirror-pages-total-4") { db in
+        registerMigration("mirror-pages-total-4") { db in
             try db.execute(sql: "ALTER TABLE \(pages) ADD COLUMN total INTEGER")
         }
         // The whole outcome of each run, as `--report` writes a job's (JSON).
-        migrator.registerMigration("mirror-runs-outcome-5") { db in
+        registerMigration("mirror-runs-outcome-5") { db in
             try db.execute(sql: "ALTER TABLE \(runs) ADD COLUMN outcome TEXT")
         }
         // Which job stored each id of a table jobs share (`share_table`), so that each
         // prunes only its own.
-        migrator.registerMigration("mirror-owners-6") { db in
+        registerMigration("mirror-owners-6") { db in
             try db.execute(sql: """
                 CREATE TABLE \(owners) (
                   table_name TEXT NOT NULL,
@@ -143,7 +154,34 @@ enum StoreSchema {
                 ) WITHOUT ROWID
                 """)
         }
-        return migrator
+        return migrations
+    }()
+
+    /// A file written by a later mirror, with steps this one does not know.
+    struct TooNew: Error, CustomStringConvertible {
+        let version: Int
+        var description: String {
+            "its schema version is \(version); this mirror knows \(migrations.count): use a newer mirror"
+        }
+    }
+
+    /// Brings a database file to the current schema in one transaction. A file of an
+    /// earlier release that kept its migrations in `grdb_migrations` has that table read
+    /// into `user_version` and dropped.
+    static func migrate(_ writer: some DatabaseWriter) throws {
+        try writer.write { db in
+            var version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+            if version == 0, try db.tableExists(legacyMigrations) {
+                let applied = Set(try String.fetchAll(db, sql: "SELECT identifier FROM \(legacyMigrations)"))
+                version = migrations.prefix { applied.contains($0.name) }.count
+                try db.execute(sql: "DROP TABLE \(legacyMigrations)")
+            }
+            guard version <= migrations.count else { throw TooNew(version: version) }
+            for migration in migrations[version...] {
+                try migration.apply(db)
+            }
+            try db.execute(sql: "PRAGMA user_version = \(migrations.count)")
+        }
     }
 
     /// A record table, exactly as SPEC §4 shows it, plus the index that serves walk order.

@@ -18,7 +18,7 @@ public final class TableStore: PageStore {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
         pool = try DatabasePool(path: path, configuration: configuration)
-        try StoreSchema.migrator.migrate(pool)
+        try StoreSchema.migrate(pool)
     }
 
     public func prepare(table: String) async throws {
