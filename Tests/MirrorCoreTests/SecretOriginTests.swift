@@ -116,4 +116,23 @@ struct SecretOriginTests {
         #expect(url.real == "https://api.example.com/x/v1/a%2Fb?q=1%202")
         #expect(url.description == "REDACTED/v1/REDACTED?q=REDACTED")
     }
+
+    @Test("variables listed in not_secret are shown as they are; every other one stays a secret")
+    func notSecret() throws {
+        let harness = try Harness()
+        let file = try harness.load("""
+            version: 1
+            not_secret: [PORT, CITY]
+            jobs:
+              - { name: a, url: "http://127.0.0.1:${PORT}/e?city=${CITY}&key=${KEY}", records: r, id: id, table: t }
+            """, environment: ["PORT": "8080", "CITY": "Z\u{fc}rich", "KEY": "k3y"])
+        let job = try #require(file.jobs.first)
+        let url = job.url.url(page: 1, cursor: nil, redactor: job.redactor)
+        #expect(url.real == "http://127.0.0.1:8080/e?city=Z%C3%BCrich&key=k3y")
+        #expect(url.description == "http://127.0.0.1:8080/e?city=Z%C3%BCrich&key=REDACTED")
+        #expect(job.redactor.description == "Redactor(KEY)")
+        #expect(throws: (any Error).self) {
+            try harness.load("version: 1\nnot_secret: [\"a b\"]\njobs: [{ name: a, url: \"http://h/x\", records: r, id: id, table: t }]")
+        }
+    }
 }

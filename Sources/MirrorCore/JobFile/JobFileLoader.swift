@@ -72,6 +72,8 @@ public struct JobFileLoader: Sendable {
 struct JobFileReader {
     let file: String
     let environment: [String: String]
+    /// Variables the file names in `not_secret`: their values are shown, not masked.
+    private var plain: Set<String> = []
     private(set) var diagnostics: [Diagnostic] = []
 
     init(file: String, environment: [String: String]) {
@@ -110,6 +112,17 @@ struct JobFileReader {
             return nil
         }
         let top = mapping(root, keys: FileKey.self, context: "the job file")
+        if let node = top[.notSecret]?.value {
+            let items: [Node]
+            if case let .sequence(sequence) = node { items = Array(sequence) } else { items = [node] }
+            for item in items {
+                if isPlain(item), let name = scalarText(item), Self.isValidVariable(name) {
+                    plain.insert(name)
+                } else {
+                    error(item, "'not_secret' must list environment variable names such as [PORT, CITY_ID]")
+                }
+            }
+        }
         if let version = top[.version]?.value {
             if scalarText(version) != "1" || !isPlain(version) {
                 error(version, "unsupported version '\(scalarText(version) ?? "")': this mirror reads version 1")
@@ -236,6 +249,10 @@ struct JobFileReader {
             if !Self.isValidVariable(name) {
                 error(node, "'${\(name)}' is not a valid environment variable name")
                 failed = true
+            } else if let secret = environment[name], plain.contains(name) {
+                let placed = inURL && Self.isPastHost(value) ? secret.addingPercentEncodingForQuery() : secret
+                value += placed
+                shown += placed
             } else if let secret = environment[name] {
                 value += inURL && Self.isPastHost(value) ? secret.addingPercentEncodingForQuery() : secret
                 shown += Redactor.mask

@@ -134,6 +134,10 @@ extension FileKey {
         case .jobs:
             .object([("description", "The jobs, each with a name unique in the file."), ("type", "array"), ("minItems", 1),
                      ("items", .object([("$ref", "#/$defs/job")]))])
+        case .notSecret:
+            .object([("description", .string("Environment variables whose values are shown as they are in URLs, logs "
+                        + "and errors (a port, a city id); every other ${NAME} is a secret.")),
+                     ("type", "array"), ("items", .object([("type", "string"), ("pattern", "^[A-Za-z_][A-Za-z0-9_]*$")]))])
         }
     }
 }

@@ -1,6 +1,7 @@
 /// The keys of a job file's top-level mapping, spelled as SPEC.md spells them.
 enum FileKey: String, CaseIterable {
     case version, output, defaults, jobs
+    case notSecret = "not_secret"
 }
 
 /// The keys of a job (and of `defaults`), spelled as SPEC.md spells them.
