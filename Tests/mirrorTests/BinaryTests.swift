@@ -247,6 +247,38 @@ struct BinaryTests {
         #expect(!FileManager.default.fileExists(atPath: folder + "/out"))
     }
 
+    @Test("numbers that would overflow a walk, a clock or a buffer are config errors for check and run, exit 2")
+    func numbersOutOfRange() async throws {
+        let folder = try temporaryFolder()
+        try await FixtureServer.with(api) { server in
+            let yaml = jobYAML.replacingOccurrences(of: "BASE", with: server.base) + """
+
+                    pages: { from: 9223372036854775800, step: 9223372036854775807 }
+                    timeout: 9999999999999999999999d
+                    retries: 9223372036854775807
+                    max_page_size: 99999999999999999999GB
+                """
+            try yaml.write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+            let expected = """
+                jobs.yaml:10:20: 'pages.from' must be between 0 and 1000000000000, not 9223372036854775800
+                jobs.yaml:10:47: 'pages.step' must be between 1 and 1000000, not 9223372036854775807
+                jobs.yaml:11:14: 'timeout' must be between 1ms and 7d, not '9999999999999999999999d'
+                jobs.yaml:12:14: 'retries' must be between 0 and 100, not 9223372036854775807
+                jobs.yaml:13:20: 'max_page_size' must be between 1B and 1GB, not '99999999999999999999GB'
+
+                """
+            let check = try await mirror(["check", "jobs.yaml"], in: folder, environment: ["API_KEY": "k"])
+            #expect(check.status == 2)
+            #expect(check.stdout == "")
+            #expect(check.stderr == expected)
+            let run = try await mirror(["run", "jobs.yaml"], in: folder, environment: ["API_KEY": "k"])
+            #expect(run.status == 2)
+            #expect(run.stderr == expected)
+            #expect(server.requests.isEmpty)
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder + "/out"))
+    }
+
     @Test("check accepts a good file; usage errors exit 2")
     func checkAndUsage() async throws {
         let folder = try temporaryFolder()

@@ -248,6 +248,46 @@ struct JobFileReader {
         return nil
     }
 
+    /// An integer within `range`; one outside it, however many digits it has, is reported
+    /// with the range.
+    mutating func integer(_ node: Node, key: String, in range: ClosedRange<Int>) -> Int? {
+        guard isPlain(node), let text = scalarText(node), Self.isInteger(text) else {
+            error(node, "'\(key)' must be an integer, not '\(scalarText(node) ?? "a collection")'")
+            return nil
+        }
+        if let value = Int(text), range.contains(value) { return value }
+        error(node, "'\(key)' must be between \(range.lowerBound) and \(range.upperBound), not \(text)")
+        return nil
+    }
+
+    /// A duration (`500ms`, `30s`, `5m`, `12h`, `7d`) within `range`, in seconds.
+    mutating func duration(_ node: Node, key: String, in range: ClosedRange<Double>, examples: String) -> Double? {
+        guard let text = string(node, key: key) else { return nil }
+        guard let seconds = Self.duration(text.value) else {
+            error(node, "'\(key)' must be a duration such as \(examples), not '\(text.shown)'")
+            return nil
+        }
+        guard range.contains(seconds) else {
+            error(node, "'\(key)' must be between \(durationText(range.lowerBound)) and \(durationText(range.upperBound)), not '\(text.shown)'")
+            return nil
+        }
+        return seconds
+    }
+
+    /// A size (`500KB`, `64MB`, `1GB`) within `range`, in bytes.
+    mutating func size(_ node: Node, key: String, in range: ClosedRange<Int>, examples: String) -> Int? {
+        guard let text = string(node, key: key) else { return nil }
+        guard let bytes = Self.byteSize(text.value) else {
+            error(node, "'\(key)' must be a size such as \(examples), not '\(text.shown)'")
+            return nil
+        }
+        guard range.contains(bytes) else {
+            error(node, "'\(key)' must be between \(sizeText(range.lowerBound)) and \(sizeText(range.upperBound)), not '\(text.shown)'")
+            return nil
+        }
+        return bytes
+    }
+
     mutating func bool(_ node: Node, key: String) -> Bool? {
         if isPlain(node), let text = scalarText(node) {
             if text == "true" { return true }
@@ -314,6 +354,12 @@ struct JobFileReader {
         return document.root.kind == .number
     }
 
+    /// Digits with an optional sign, as `Int(_:)` reads them, whatever their number.
+    static func isInteger(_ text: String) -> Bool {
+        let digits = text.hasPrefix("-") || text.hasPrefix("+") ? text.utf8.dropFirst() : text.utf8[...]
+        return !digits.isEmpty && digits.allSatisfy(\.isASCIIDigit)
+    }
+
     static func isValidName(_ name: String) -> Bool {
         !name.isEmpty && name.utf8.allSatisfy { $0.isASCIIAlphanumeric || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
     }
@@ -329,27 +375,28 @@ struct JobFileReader {
         return !lower.hasPrefix("_mirror_") && !lower.hasPrefix("sqlite_")
     }
 
-    /// `123`, `123B`, `500KB`, `64MB`, `1GB` → bytes (units of 1024).
+    /// `123`, `123B`, `500KB`, `64MB`, `1GB` → bytes (units of 1024); `Int.max` for a size
+    /// too large to count, which no range of `JobLimits` holds.
     public static func byteSize(_ text: String) -> Int? {
         let units: [(String, Int)] = [("KB", 1 << 10), ("MB", 1 << 20), ("GB", 1 << 30), ("B", 1), ("", 1)]
         let upper = text.uppercased()
         for (suffix, scale) in units where upper.hasSuffix(suffix) {
             let number = upper.dropLast(suffix.count)
-            guard !number.isEmpty, number.allSatisfy(\.isNumber), let value = Int(number),
-                  value <= Int.max / scale else { continue }
+            guard !number.isEmpty, number.utf8.allSatisfy(\.isASCIIDigit) else { continue }
+            guard let value = Int(number), value <= Int.max / scale else { return .max }
             return value * scale
         }
         return nil
     }
 
-    /// `500ms`, `30s`, `5m`, `12h`, `7d` → seconds.
+    /// `500ms`, `30s`, `5m`, `12h`, `7d` → seconds; infinity for one too long to count.
     public static func duration(_ text: String) -> Double? {
-        let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400)]
-        for (suffix, scale) in units where text.hasSuffix(suffix) {
+        let units: [(String, Double, Double)] = [("ms", 1, 1000), ("s", 1, 1), ("m", 60, 1), ("h", 3600, 1), ("d", 86400, 1)]
+        for (suffix, scale, divisor) in units where text.hasSuffix(suffix) {
             let number = text.dropLast(suffix.count)
-            guard !number.isEmpty, number.allSatisfy({ $0.isNumber || $0 == "." }),
+            guard !number.isEmpty, number.utf8.allSatisfy({ $0.isASCIIDigit || $0 == UInt8(ascii: ".") }),
                   let value = Double(number) else { continue }
-            return value * scale
+            return value * scale / divisor
         }
         return nil
     }
