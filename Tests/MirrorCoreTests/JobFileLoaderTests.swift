@@ -227,6 +227,33 @@ struct JobFileLoaderTests {
         #expect((Int.max - JobLimits.page.upperBound) / JobLimits.step.upperBound > 9_000_000_000_000)
     }
 
+    @Test("an output folder that is a file, or would be made inside one, is a config error")
+    func outputIsAFile() throws {
+        let folder = NSTemporaryDirectory() + "mirror-test-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try "".write(toFile: folder + "/cache", atomically: true, encoding: .utf8)
+        func diagnostics(output: String) -> [String] {
+            let yaml = """
+                version: 1
+                output: \(output)
+                jobs:
+                  - { name: a, url: "https://x.test/", records: l, id: id, table: t }
+                """
+            do {
+                _ = try JobFileLoader(environment: [:]).parse(text: yaml, path: "jobs/x.yaml", folder: folder)
+                return []
+            } catch {
+                return error.diagnostics.map(\.description)
+            }
+        }
+        #expect(diagnostics(output: "cache") == ["jobs/x.yaml:2:9: output folder 'cache' is a file"])
+        #expect(diagnostics(output: "cache/today") == [
+            "jobs/x.yaml:2:9: output folder 'cache/today' cannot be made: '\(folder)/cache' is a file",
+        ])
+        #expect(diagnostics(output: "fresh/today").isEmpty)
+        #expect(diagnostics(output: ".").isEmpty)
+    }
+
     @Test("invalid YAML is reported with its position")
     func invalidYAML() {
         #expect(diagnostics("version: 1\njobs: [\n  {name: a\n") == [

@@ -279,6 +279,33 @@ struct BinaryTests {
         #expect(!FileManager.default.fileExists(atPath: folder + "/out"))
     }
 
+    @Test("an output folder that is a file: a config error from the job file, a usage error from --output; exit 2")
+    func outputIsAFile() async throws {
+        let folder = try temporaryFolder()
+        try "not a folder".write(toFile: folder + "/out", atomically: true, encoding: .utf8)
+        try await FixtureServer.with(api) { server in
+            try jobYAML.replacingOccurrences(of: "BASE", with: server.base).write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+            for command in ["check", "run"] {
+                let fromFile = try await mirror([command, "jobs.yaml"], in: folder, environment: ["API_KEY": "k"])
+                #expect(fromFile.status == 2)
+                #expect(fromFile.stdout == "")
+                #expect(fromFile.stderr == "jobs.yaml:2:9: output folder 'out' is a file\n")
+            }
+            try jobYAML.replacingOccurrences(of: "BASE", with: server.base).replacingOccurrences(of: "output: out", with: "output: cache")
+                .write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+            let fromOption = try await mirror(["run", "jobs.yaml", "--output", "out"], in: folder, environment: ["API_KEY": "k"])
+            #expect(fromOption.status == 2)
+            #expect(fromOption.stdout == "")
+            #expect(fromOption.stderr == "error: output folder 'out' is a file\n")
+            let inside = try await mirror(["run", "jobs.yaml", "--output", "out/today"], in: folder, environment: ["API_KEY": "k"])
+            #expect(inside.status == 2)
+            #expect(inside.stderr == "error: output folder 'out/today' cannot be made: 'out' is a file\n")
+            #expect(server.requests.isEmpty)
+        }
+        #expect(try String(contentsOfFile: folder + "/out", encoding: .utf8) == "not a folder")
+        #expect(!FileManager.default.fileExists(atPath: folder + "/cache"))
+    }
+
     @Test("check accepts a good file; usage errors exit 2")
     func checkAndUsage() async throws {
         let folder = try temporaryFolder()

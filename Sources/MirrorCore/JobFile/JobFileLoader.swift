@@ -117,6 +117,12 @@ struct JobFileReader {
         var output: String?
         if let node = top[.output]?.value, let text = string(node, key: "output") {
             output = text.value.hasPrefix("/") || folder == "." ? text.value : (folder as NSString).appendingPathComponent(text.value)
+            switch output.flatMap(OutputLock.obstacle(to:)) {
+            case nil: break
+            case .isFile: error(node, "output folder '\(text.shown)' is a file")
+            case let .insideFile(file):
+                error(node, "output folder '\(text.shown)' cannot be made: '\(Redactor(secrets: text.secrets).redact(file))' is a file")
+            }
         }
         var defaults: [JobKey: (key: Node, value: Node)] = [:]
         if let node = top[.defaults]?.value {

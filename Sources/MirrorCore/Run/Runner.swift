@@ -53,6 +53,13 @@ public struct Runner: Sendable {
     /// Runs the selected jobs. Every output folder is locked before the first request;
     /// throws `LockedError` at once if another run holds one.
     public func run(_ files: [JobFile], options: Options) async throws -> RunSummary {
+        if let output = options.output {
+            switch OutputLock.obstacle(to: output) {
+            case nil: break
+            case .isFile: throw UsageError("output folder '\(output)' is a file")
+            case let .insideFile(file): throw UsageError("output folder '\(output)' cannot be made: '\(file)' is a file")
+            }
+        }
         let selected = try Self.select(files, options: options)
         var locks: [String: OutputLock] = [:]
         for entry in selected where locks[entry.output] == nil {
