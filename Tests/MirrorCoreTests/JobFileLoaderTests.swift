@@ -254,6 +254,30 @@ struct JobFileLoaderTests {
         #expect(diagnostics(output: ".").isEmpty)
     }
 
+    @Test("a file that is not UTF-8 is reported at its first bad byte")
+    func notUTF8() throws {
+        let folder = NSTemporaryDirectory() + "mirror-test-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        // Latin-1: "café" and "naïve" each in one byte a letter; the first, 0xE9, is not UTF-8 here.
+        let latin1 = Array("version: 1\n# caf".utf8) + [0xE9] + Array(" \u{2014} na".utf8) + [0xEF, 0x76, 0x65, 0x0A]
+        try Data(latin1).write(to: URL(fileURLWithPath: folder + "/latin1.yaml"))
+        #expect(throws: ConfigError.self) { try JobFileLoader().load(path: folder + "/latin1.yaml") }
+        do {
+            _ = try JobFileLoader().load(path: folder + "/latin1.yaml")
+        } catch {
+            #expect(error.description == "\(folder)/latin1.yaml:2:6: not UTF-8 text (byte 0xe9)")
+        }
+        // UTF-16, as some editors save: its byte-order mark is not UTF-8.
+        try Data([0xFF, 0xFE] + Array("v\0".utf8)).write(to: URL(fileURLWithPath: folder + "/utf16.yaml"))
+        do {
+            _ = try JobFileLoader().load(path: folder + "/utf16.yaml")
+        } catch {
+            #expect(error.description == "\(folder)/utf16.yaml:1:1: not UTF-8 text (byte 0xff)")
+        }
+        // Characters before the bad byte count one column each, however many bytes they take.
+        #expect(JobFileLoader.firstInvalidUTF8(Array("é—\u{1F600}".utf8) + [0x80]) == (1, 4, 0x80))
+    }
+
     @Test("invalid YAML is reported with its position")
     func invalidYAML() {
         #expect(diagnostics("version: 1\njobs: [\n  {name: a\n") == [

@@ -306,6 +306,24 @@ struct BinaryTests {
         #expect(!FileManager.default.fileExists(atPath: folder + "/cache"))
     }
 
+    @Test("a job file that is not UTF-8 is a config error at its first bad byte, exit 2")
+    func notUTF8() async throws {
+        let folder = try temporaryFolder()
+        let text = Array(jobYAML.replacingOccurrences(of: "BASE", with: "http://127.0.0.1:9").utf8)
+        // "Zürich" in Latin-1, in a comment after the first two lines.
+        let firstTwoLines = text.split(separator: UInt8(ascii: "\n"), maxSplits: 2, omittingEmptySubsequences: false)
+        let latin1 = Array(firstTwoLines[0]) + [0x0A] + Array(firstTwoLines[1]) + [0x0A]
+            + Array("# Z".utf8) + [0xFC] + Array("rich\n".utf8) + Array(firstTwoLines[2])
+        try Data(latin1).write(to: URL(fileURLWithPath: folder + "/jobs.yaml"))
+        for command in ["check", "run"] {
+            let invocation = try await mirror([command, "jobs.yaml"], in: folder, environment: ["API_KEY": "k"])
+            #expect(invocation.status == 2)
+            #expect(invocation.stdout == "")
+            #expect(invocation.stderr == "jobs.yaml:3:4: not UTF-8 text (byte 0xfc)\n")
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder + "/out"))
+    }
+
     @Test("check accepts a good file; usage errors exit 2")
     func checkAndUsage() async throws {
         let folder = try temporaryFolder()

@@ -25,11 +25,16 @@ public struct JobFileLoader: Sendable {
     }
 
     public func load(path: String) throws(ConfigError) -> JobFile {
-        let text: String
+        let bytes: Data
         do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
+            bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
             throw ConfigError([Diagnostic(file: path, line: 1, column: 1, message: "cannot read the file: \(Self.reason(error))")])
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            let bad = Self.firstInvalidUTF8(bytes)
+            throw ConfigError([Diagnostic(file: path, line: bad.line, column: bad.column,
+                                          message: "not UTF-8 text (byte 0x\(Hex.string([bad.byte])))")])
         }
         let folder = (path as NSString).deletingLastPathComponent
         return try parse(text: text, path: path, folder: folder.isEmpty ? "." : folder)
@@ -49,6 +54,32 @@ public struct JobFileLoader: Sendable {
         let file = reader.readFile(root, folder: folder)
         if !reader.diagnostics.isEmpty || file == nil { throw ConfigError(reader.diagnostics) }
         return file!
+    }
+
+    /// Where the first byte that is not part of valid UTF-8 is: its line and column (in
+    /// characters, as YAML positions count them) and its value.
+    static func firstInvalidUTF8(_ bytes: some Collection<UInt8>) -> (line: Int, column: Int, byte: UInt8) {
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = bytes.makeIterator()
+        var offset = 0
+        var line = 1
+        var column = 1
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case let .valid(scalar):
+                offset += scalar.count
+                if scalar.count == 1, scalar.first == UInt8(ascii: "\n") {
+                    line += 1
+                    column = 1
+                } else {
+                    column += 1
+                }
+            case .error:
+                return (line, column, bytes[bytes.index(bytes.startIndex, offsetBy: offset)])
+            case .emptyInput:
+                return (line, column, 0)
+            }
+        }
     }
 
     static func reason(_ error: any Error) -> String {
