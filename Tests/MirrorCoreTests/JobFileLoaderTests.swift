@@ -278,6 +278,49 @@ struct JobFileLoaderTests {
         #expect(JobFileLoader.firstInvalidUTF8(Array("é—\u{1F600}".utf8) + [0x80]) == (1, 4, 0x80))
     }
 
+    /// Nine nested lists of ten aliases each: 10⁹ values once expanded, in a dozen lines.
+    /// Each line starts with `lead`.
+    static func aliasBomb(lead: String) -> String {
+        let names = "abcdefghi".map(String.init)
+        var lines = [lead + #"a: &a ["x","x","x","x","x","x","x","x","x","x"]"#]
+        for (previous, name) in zip(names, names.dropFirst()) {
+            lines.append(lead + "\(name): &\(name) [" + Array(repeating: "*\(previous)", count: 10).joined(separator: ",") + "]")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    @Test("an alias bomb is refused at once, in a POST body or anywhere else", .timeLimit(.minutes(1)))
+    func aliasBomb() {
+        let inBody = """
+            version: 1
+            jobs:
+              - name: a
+                url: "https://x.test/"
+                method: POST
+                records: data
+                id: id
+                table: t
+                body:
+            \(Self.aliasBomb(lead: "      "))
+            """
+        #expect(diagnostics(inBody) == ["jobs/x.yaml:13:10: aliases here expand to more than 10000 values"])
+        let atTop = """
+            version: 1
+            \(Self.aliasBomb(lead: ""))
+            jobs:
+              - { name: a, url: "https://x.test/", method: POST, records: l, id: id, table: t, body: *i }
+            """
+        #expect(diagnostics(atTop) == ["jobs/x.yaml:5:4: aliases here expand to more than 10000 values"])
+        // Aliases that repeat a little are read as ever.
+        #expect(diagnostics("""
+            version: 1
+            defaults:
+              headers: &h { User-Agent: mirror }
+            jobs:
+              - { name: a, url: "https://x.test/", method: POST, records: l, id: id, table: t, body: [*h, *h] }
+            """).isEmpty)
+    }
+
     @Test("invalid YAML is reported with its position")
     func invalidYAML() {
         #expect(diagnostics("version: 1\njobs: [\n  {name: a\n") == [

@@ -11,7 +11,9 @@ struct Invocation {
     let stderr: String
 }
 
-func mirror(_ arguments: [String], in folder: String, environment: [String: String] = [:]) async throws -> Invocation {
+/// `killAfter`: a child still running then is killed (and ends by SIGKILL).
+func mirror(_ arguments: [String], in folder: String, environment: [String: String] = [:],
+            killAfter: Duration? = nil) async throws -> Invocation {
     let out = folder + "/.stdout-\(UUID().uuidString)"
     let err = folder + "/.stderr-\(UUID().uuidString)"
     defer {
@@ -20,7 +22,14 @@ func mirror(_ arguments: [String], in folder: String, environment: [String: Stri
     }
     let child = try Child(mirrorBinary.path, arguments, in: folder,
                           environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }, stdout: out, stderr: err)
+    let watchdog = killAfter.map { limit in
+        Task {
+            try await Task.sleep(for: limit)
+            kill(child.pid, SIGKILL)
+        }
+    }
     let ending = await child.ending()
+    watchdog?.cancel()
     return Invocation(status: ending.status,
                       stdout: try String(contentsOfFile: out, encoding: .utf8),
                       stderr: try String(contentsOfFile: err, encoding: .utf8))
@@ -320,6 +329,28 @@ struct BinaryTests {
             #expect(invocation.status == 2)
             #expect(invocation.stdout == "")
             #expect(invocation.stderr == "jobs.yaml:3:4: not UTF-8 text (byte 0xfc)\n")
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder + "/out"))
+    }
+
+    @Test("check and run refuse an alias bomb in a POST body at once, exit 2", .timeLimit(.minutes(1)))
+    func aliasBomb() async throws {
+        let folder = try temporaryFolder()
+        // Nine nested lists of ten aliases each: 10⁹ values once expanded.
+        let names = "abcdefghi".map(String.init)
+        var bomb = [#"      a: &a ["x","x","x","x","x","x","x","x","x","x"]"#]
+        for (previous, name) in zip(names, names.dropFirst()) {
+            bomb.append("      \(name): &\(name) [" + Array(repeating: "*\(previous)", count: 10).joined(separator: ",") + "]")
+        }
+        let yaml = jobYAML.replacingOccurrences(of: "BASE", with: "http://127.0.0.1:9") + "\n    method: POST\n    body:\n"
+            + bomb.joined(separator: "\n") + "\n"
+        try yaml.write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+        for command in ["check", "run"] {
+            let invocation = try await mirror([command, "jobs.yaml"], in: folder, environment: ["API_KEY": "k"],
+                                              killAfter: .seconds(20))
+            #expect(invocation.status == 2)
+            #expect(invocation.stdout == "")
+            #expect(invocation.stderr == "jobs.yaml:15:10: aliases here expand to more than 10000 values\n")
         }
         #expect(!FileManager.default.fileExists(atPath: folder + "/out"))
     }

@@ -51,6 +51,9 @@ public struct JobFileLoader: Sendable {
         } catch {
             throw ConfigError([Diagnostic(file: path, line: 1, column: 1, message: "not YAML: \(error)")])
         }
+        if let root, !reader.aliasesWithinBudget(root) {
+            throw ConfigError(reader.diagnostics)
+        }
         let file = reader.readFile(root, folder: folder)
         if !reader.diagnostics.isEmpty || file == nil { throw ConfigError(reader.diagnostics) }
         return file!
@@ -128,6 +131,69 @@ struct JobFileReader {
         default:
             return Diagnostic(file: file, line: 1, column: 1, message: "invalid YAML: \(error)")
         }
+    }
+
+    // MARK: Aliases
+
+    /// The values that aliases (`*name`) may repeat in one file. Each alias stands for the
+    /// whole value its anchor (`&name`) marks, aliases included, so a few nested lines can
+    /// stand for billions of values: a file past this is refused before it is read.
+    static let aliasBudget = 10_000
+
+    /// Walks the tree as reading it would, every alias expanded, and reports the file once
+    /// its aliases have repeated more than `aliasBudget` values, at the value whose aliases
+    /// went past it. A list or mapping met again at the place it was first met at is a
+    /// repetition, and so is every value inside it. (A scalar alias repeats one value per
+    /// alias written, so it cannot grow past the file's own size: it is not counted.)
+    /// True when the file is within the budget.
+    mutating func aliasesWithinBudget(_ root: Node) -> Bool {
+        struct Place: Hashable {
+            let line: Int
+            let column: Int
+            let isMapping: Bool
+        }
+        var seen = Set<Place>()
+        var repeated = 0
+        var culprit: Node?
+        /// False once the budget is spent. `original` is the nearest list or mapping met for
+        /// the first time; `inRepetition`, whether an enclosing one was met before.
+        func visit(_ node: Node, original: Node, inRepetition: Bool) -> Bool {
+            var original = original
+            var isRepetition = inRepetition
+            switch node {
+            case .mapping, .sequence:
+                if !isRepetition, let mark = node.mark {
+                    let place = Place(line: mark.line, column: mark.column, isMapping: node.mapping != nil)
+                    if seen.insert(place).inserted { original = node } else { isRepetition = true }
+                }
+            case .scalar, .alias:
+                break
+            }
+            if isRepetition {
+                repeated += 1
+                if repeated > Self.aliasBudget {
+                    culprit = original
+                    return false
+                }
+            }
+            switch node {
+            case let .mapping(mapping):
+                for (key, value) in mapping {
+                    guard visit(key, original: original, inRepetition: isRepetition),
+                          visit(value, original: original, inRepetition: isRepetition) else { return false }
+                }
+            case let .sequence(sequence):
+                for item in sequence {
+                    guard visit(item, original: original, inRepetition: isRepetition) else { return false }
+                }
+            case .scalar, .alias:
+                break
+            }
+            return true
+        }
+        if visit(root, original: root, inRepetition: false) { return true }
+        error(culprit, "aliases here expand to more than \(Self.aliasBudget) values")
+        return false
     }
 
     // MARK: The file
