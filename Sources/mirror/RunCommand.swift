@@ -20,13 +20,18 @@ struct RunCommand: AsyncParsableCommand {
 
     @OptionGroup var walk: WalkOptions
     @Flag(help: "Start every walk at its first page and fetch every page whole (no refresh_after, no conditional requests).") var refresh = false
-    @Option(help: "Run at most this many jobs at once.") var parallel = 4
+    @Option(help: "Run at most this many jobs at once (1-\(Self.parallelLimit)).") var parallel = 4
     @Option(help: "Write the run as JSON to this file.") var report: String?
     @Option(help: "Output folder (default: the job file's 'output:', else ./cache).") var output: String?
     @Flag(help: "Print only what failed: no summary line for a job that succeeded, errors only in the log, no progress lines.") var quiet = false
 
+    /// Each job running holds its database and connections open: this bounds what a run holds.
+    static let parallelLimit = 256
+
     func validate() throws {
-        if parallel < 1 { throw ValidationError("--parallel must be at least 1") }
+        if !(1...Self.parallelLimit).contains(parallel) {
+            throw ValidationError("--parallel must be between 1 and \(Self.parallelLimit), not \(parallel)")
+        }
     }
 
     func run() async throws {

@@ -355,6 +355,26 @@ struct BinaryTests {
         #expect(!FileManager.default.fileExists(atPath: folder + "/out"))
     }
 
+    @Test("--parallel takes 1 to 256: a larger width is a usage error, exit 2; 256 runs and ends", .timeLimit(.minutes(1)))
+    func parallelBounds() async throws {
+        let folder = try temporaryFolder()
+        try await FixtureServer.with(api) { server in
+            try jobYAML.replacingOccurrences(of: "BASE", with: server.base).write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+            for width in ["9223372036854775807", "257", "0"] {
+                let wide = try await mirror(["run", "jobs.yaml", "--parallel", width], in: folder, environment: ["API_KEY": "k"],
+                                            killAfter: .seconds(20))
+                #expect(wide.status == 2)
+                #expect(wide.stdout == "")
+                #expect(wide.stderr.hasPrefix("Error: --parallel must be between 1 and 256, not \(width)\nUsage: mirror run "))
+            }
+            #expect(server.requests.isEmpty)
+            let widest = try await mirror(["run", "jobs.yaml", "--parallel", "256", "--quiet"], in: folder,
+                                          environment: ["API_KEY": "k"], killAfter: .seconds(20))
+            #expect(widest.status == 0)
+            #expect(widest.stdout == "" && widest.stderr == "")
+        }
+    }
+
     @Test("check accepts a good file; usage errors exit 2")
     func checkAndUsage() async throws {
         let folder = try temporaryFolder()
