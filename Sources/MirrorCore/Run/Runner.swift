@@ -78,7 +78,8 @@ public struct Runner: Sendable {
         return RunSummary(jobs: outcomes.compactMap { $0 }, interrupted: Task.isCancelled)
     }
 
-    /// Runs one job on its database, taken from `stores` and given back when the job ends.
+    /// Runs one job on its database, taken from `stores` and given back when the job ends;
+    /// the last job to give a database back checkpoints it.
     func run(_ job: JobSpec, file: JobFile, output: String, stores: OpenStores, options: Options) async -> JobOutcome {
         let path = (output as NSString).appendingPathComponent(job.database)
         let store: TableStore
@@ -92,7 +93,13 @@ public struct Runner: Sendable {
                               walk: walk, pruned: 0, files: nil, startedAt: now, finishedAt: now, seconds: 0)
         }
         let outcome = await run(job, file: file, output: output, store: store, options: options)
-        _ = stores.giveBack(path)
+        if let last = stores.giveBack(path) {
+            do {
+                try await Self.bookkeeping { try await last.checkpoint() }
+            } catch {
+                logger.warning("cannot checkpoint the database", metadata: ["job": "\(job.name)", "error": "\(error)"])
+            }
+        }
         return outcome
     }
 
