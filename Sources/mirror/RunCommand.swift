@@ -21,7 +21,7 @@ struct RunCommand: AsyncParsableCommand {
 
     @OptionGroup var walk: WalkOptions
     @Flag(help: "Start every walk at its first page and fetch every page whole (no refresh_after, no conditional requests).") var refresh = false
-    @Option(help: "Run at most this many jobs at once.") var parallel = 4
+    @Option(help: "Run at most this many jobs at once (1-\(Self.parallelLimit)).") var parallel = 4
     @Option(help: "Write the run as JSON to this file.") var report: String?
     @Option(name: .customLong("max-time"),
             help: "Stop the run after this long (30m, 2h), as a signal would: it resumes next time.")
@@ -35,11 +35,16 @@ struct RunCommand: AsyncParsableCommand {
         return .milliseconds(Int64(seconds * 1000))
     }
 
+    /// Each job running holds its database and connections open: this bounds what a run holds.
+    static let parallelLimit = 256
+
     func validate() throws {
         if let maxTime, Self.limit(maxTime) == nil {
             throw ValidationError("--max-time must be a duration such as 30m or 2h, not '\(maxTime)'")
         }
-        if parallel < 1 { throw ValidationError("--parallel must be at least 1") }
+        if !(1...Self.parallelLimit).contains(parallel) {
+            throw ValidationError("--parallel must be between 1 and \(Self.parallelLimit), not \(parallel)")
+        }
     }
 
     func run() async throws {

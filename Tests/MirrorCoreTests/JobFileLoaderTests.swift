@@ -140,13 +140,185 @@ struct JobFileLoaderTests {
             "jobs/x.yaml:4:10: 'url' of job 'bad name' must start with http:// or https://, not 'ftp://x.test/'",
             "jobs/x.yaml:5:13: 'method' must be GET or POST, not 'PUT'",
             "jobs/x.yaml:6:27: 'pages.to' (1) is below 'pages.from' (5)",
-            "jobs/x.yaml:6:36: 'pages.step' must be a positive integer, not 0",
+            "jobs/x.yaml:6:36: 'pages.step' must be between 1 and 1000000, not 0",
             "jobs/x.yaml:7:20: 'stop.empty' must be true or false, not 'maybe'",
             "jobs/x.yaml:7:36: 'stop.status' must list HTTP statuses such as [404, 410]",
             "jobs/x.yaml:8:16: 'on_change' must be replace or keep, not 'merge'",
             "jobs/x.yaml:9:12: 'prune' must be true or false, not 'yes'",
             "jobs/x.yaml:10:11: 'next' must be a path in the response such as 'paging.next', or 'link', not 'a..b'",
         ])
+    }
+
+    @Test("every number is range-checked when the file is loaded, the range named, however many digits it has")
+    func numbersOutOfRange() {
+        let huge = "1" + String(repeating: "0", count: 400)
+        let yaml = """
+            version: 1
+            jobs:
+              - name: a
+                url: "https://x.test/?page={page}"
+                records: data
+                id: id
+                table: t
+                pages: { from: 9223372036854775800, to: -1, step: 9223372036854775807 }
+                timeout: \(huge)s
+                retries: 9223372036854775807
+                concurrency: 99999999999999999999
+                download_concurrency: -3
+                max_page_size: 99999999999999999999GB
+                max_file_size: 1025GB
+                refresh_after: 300000000000d
+                rate_limit: 9223372036854775807/s
+              - name: b
+                url: "https://x.test/?page={page}"
+                records: data
+                id: id
+                table: t2
+                pages: { step: 0, from: \(huge) }
+                timeout: 0.5ms
+                retries: -1
+                max_page_size: 0KB
+                refresh_after: 0s
+            """
+        #expect(diagnostics(yaml) == [
+            "jobs/x.yaml:8:20: 'pages.from' must be between 0 and 1000000000000, not 9223372036854775800",
+            "jobs/x.yaml:8:45: 'pages.to' must be between 0 and 1000000000000, not -1",
+            "jobs/x.yaml:8:55: 'pages.step' must be between 1 and 1000000, not 9223372036854775807",
+            "jobs/x.yaml:9:14: 'timeout' must be between 1ms and 7d, not '\(huge)s'",
+            "jobs/x.yaml:10:14: 'retries' must be between 0 and 100, not 9223372036854775807",
+            "jobs/x.yaml:11:18: 'concurrency' must be between 1 and 64, not 99999999999999999999",
+            "jobs/x.yaml:12:27: 'download_concurrency' must be between 1 and 64, not -3",
+            "jobs/x.yaml:13:20: 'max_page_size' must be between 1B and 1GB, not '99999999999999999999GB'",
+            "jobs/x.yaml:14:20: 'max_file_size' must be between 1B and 1024GB, not '1025GB'",
+            "jobs/x.yaml:15:20: 'refresh_after' must be between 1ms and 3650d, not '300000000000d'",
+            "jobs/x.yaml:16:17: 'rate_limit' must allow between 1 and 1000000 requests per s, m or h, not '9223372036854775807/s'",
+            "jobs/x.yaml:22:20: 'pages.step' must be between 1 and 1000000, not 0",
+            "jobs/x.yaml:22:29: 'pages.from' must be between 0 and 1000000000000, not \(huge)",
+            "jobs/x.yaml:23:14: 'timeout' must be between 1ms and 7d, not '0.5ms'",
+            "jobs/x.yaml:24:14: 'retries' must be between 0 and 100, not -1",
+            "jobs/x.yaml:25:20: 'max_page_size' must be between 1B and 1GB, not '0KB'",
+            "jobs/x.yaml:26:20: 'refresh_after' must be between 1ms and 3650d, not '0s'",
+        ])
+    }
+
+    @Test("the bounds themselves load: a walk from the last page value by the largest step cannot overflow")
+    func numbersAtTheirBounds() throws {
+        let file = try JobFileLoader(environment: [:]).parse(text: """
+            version: 1
+            jobs:
+              - name: a
+                url: "https://x.test/?page={page}"
+                records: data
+                id: id
+                table: t
+                pages: { from: 1000000000000, to: 1000000000000, step: 1000000 }
+                timeout: 604800000ms
+                retries: 100
+                max_page_size: 1GB
+                max_file_size: 1024GB
+                refresh_after: 3650d
+                rate_limit: 1000000/h
+            """, path: "jobs/x.yaml", folder: "jobs")
+        let job = try #require(file.jobs.first)
+        #expect(job.pages == .init(from: 1_000_000_000_000, to: 1_000_000_000_000, step: 1_000_000))
+        #expect(job.timeout == 7 * 86_400 && job.refreshAfter == 3650 * 86_400 && job.retries == 100)
+        #expect(job.maxPageSize == 1 << 30 && job.maxFileSize == 1 << 40 && job.rateLimit == RateLimit("1000000/h"))
+        // Pages past `Int.max` would take (Int.max - from) / step walks of pages.
+        #expect((Int.max - JobLimits.page.upperBound) / JobLimits.step.upperBound > 9_000_000_000_000)
+    }
+
+    @Test("an output folder that is a file, or would be made inside one, is a config error")
+    func outputIsAFile() throws {
+        let folder = NSTemporaryDirectory() + "mirror-test-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try "".write(toFile: folder + "/cache", atomically: true, encoding: .utf8)
+        func diagnostics(output: String) -> [String] {
+            let yaml = """
+                version: 1
+                output: \(output)
+                jobs:
+                  - { name: a, url: "https://x.test/", records: l, id: id, table: t }
+                """
+            do {
+                _ = try JobFileLoader(environment: [:]).parse(text: yaml, path: "jobs/x.yaml", folder: folder)
+                return []
+            } catch {
+                return error.diagnostics.map(\.description)
+            }
+        }
+        #expect(diagnostics(output: "cache") == ["jobs/x.yaml:2:9: output folder 'cache' is a file"])
+        #expect(diagnostics(output: "cache/today") == [
+            "jobs/x.yaml:2:9: output folder 'cache/today' cannot be made: '\(folder)/cache' is a file",
+        ])
+        #expect(diagnostics(output: "fresh/today").isEmpty)
+        #expect(diagnostics(output: ".").isEmpty)
+    }
+
+    @Test("a file that is not UTF-8 is reported at its first bad byte")
+    func notUTF8() throws {
+        let folder = NSTemporaryDirectory() + "mirror-test-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        // Latin-1: "café" and "naïve" each in one byte a letter; the first, 0xE9, is not UTF-8 here.
+        let latin1 = Array("version: 1\n# caf".utf8) + [0xE9] + Array(" \u{2014} na".utf8) + [0xEF, 0x76, 0x65, 0x0A]
+        try Data(latin1).write(to: URL(fileURLWithPath: folder + "/latin1.yaml"))
+        #expect(throws: ConfigError.self) { try JobFileLoader().load(path: folder + "/latin1.yaml") }
+        do {
+            _ = try JobFileLoader().load(path: folder + "/latin1.yaml")
+        } catch {
+            #expect(error.description == "\(folder)/latin1.yaml:2:6: not UTF-8 text (byte 0xe9)")
+        }
+        // UTF-16, as some editors save: its byte-order mark is not UTF-8.
+        try Data([0xFF, 0xFE] + Array("v\0".utf8)).write(to: URL(fileURLWithPath: folder + "/utf16.yaml"))
+        do {
+            _ = try JobFileLoader().load(path: folder + "/utf16.yaml")
+        } catch {
+            #expect(error.description == "\(folder)/utf16.yaml:1:1: not UTF-8 text (byte 0xff)")
+        }
+        // Characters before the bad byte count one column each, however many bytes they take.
+        #expect(JobFileLoader.firstInvalidUTF8(Array("é—\u{1F600}".utf8) + [0x80]) == (1, 4, 0x80))
+    }
+
+    /// Nine nested lists of ten aliases each: 10⁹ values once expanded, in a dozen lines.
+    /// Each line starts with `lead`.
+    static func aliasBomb(lead: String) -> String {
+        let names = "abcdefghi".map(String.init)
+        var lines = [lead + #"a: &a ["x","x","x","x","x","x","x","x","x","x"]"#]
+        for (previous, name) in zip(names, names.dropFirst()) {
+            lines.append(lead + "\(name): &\(name) [" + Array(repeating: "*\(previous)", count: 10).joined(separator: ",") + "]")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    @Test("an alias bomb is refused at once, in a POST body or anywhere else", .timeLimit(.minutes(1)))
+    func aliasBomb() {
+        let inBody = """
+            version: 1
+            jobs:
+              - name: a
+                url: "https://x.test/"
+                method: POST
+                records: data
+                id: id
+                table: t
+                body:
+            \(Self.aliasBomb(lead: "      "))
+            """
+        #expect(diagnostics(inBody) == ["jobs/x.yaml:13:10: aliases here expand to more than 10000 values"])
+        let atTop = """
+            version: 1
+            \(Self.aliasBomb(lead: ""))
+            jobs:
+              - { name: a, url: "https://x.test/", method: POST, records: l, id: id, table: t, body: *i }
+            """
+        #expect(diagnostics(atTop) == ["jobs/x.yaml:5:4: aliases here expand to more than 10000 values"])
+        // Aliases that repeat a little are read as ever.
+        #expect(diagnostics("""
+            version: 1
+            defaults:
+              headers: &h { User-Agent: mirror }
+            jobs:
+              - { name: a, url: "https://x.test/", method: POST, records: l, id: id, table: t, body: [*h, *h] }
+            """).isEmpty)
     }
 
     @Test("invalid YAML is reported with its position")

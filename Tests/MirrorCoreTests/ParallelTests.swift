@@ -59,4 +59,19 @@ struct ParallelTests {
         #expect(!overlapped)
         #expect(summary.jobs.map(\.job) == ["a", "b"])
     }
+
+    @Test("the scheduler starts no more tasks than items, whatever the width, and ends when they do",
+          .timeLimit(.minutes(1)))
+    func widthBeyondItems() async {
+        let started = Mutex(0)
+        for width in [Int.max, 1 << 40, 3, 0] {
+            let results = await JobScheduler.map([10, 20, 30], width: width) { item in
+                started.withLock { $0 += 1 }
+                return item + 1
+            }
+            #expect(results == [11, 21, 31], "width \(width)")
+        }
+        #expect(started.withLock { $0 } == 12)
+        #expect(await JobScheduler.map([Int](), width: .max) { $0 }.isEmpty)
+    }
 }

@@ -11,7 +11,9 @@ struct Invocation {
     let stderr: String
 }
 
-func mirror(_ arguments: [String], in folder: String, environment: [String: String] = [:]) async throws -> Invocation {
+/// `killAfter`: a child still running then is killed (and ends by SIGKILL).
+func mirror(_ arguments: [String], in folder: String, environment: [String: String] = [:],
+            killAfter: Duration? = nil) async throws -> Invocation {
     let out = folder + "/.stdout-\(UUID().uuidString)"
     let err = folder + "/.stderr-\(UUID().uuidString)"
     defer {
@@ -20,7 +22,14 @@ func mirror(_ arguments: [String], in folder: String, environment: [String: Stri
     }
     let child = try Child(mirrorBinary.path, arguments, in: folder,
                           environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }, stdout: out, stderr: err)
+    let watchdog = killAfter.map { limit in
+        Task {
+            try await Task.sleep(for: limit)
+            kill(child.pid, SIGKILL)
+        }
+    }
     let ending = await child.ending()
+    watchdog?.cancel()
     return Invocation(status: ending.status,
                       stdout: try String(contentsOfFile: out, encoding: .utf8),
                       stderr: try String(contentsOfFile: err, encoding: .utf8))
@@ -245,6 +254,125 @@ struct BinaryTests {
             #expect(check.stderr == run.stderr)
         }
         #expect(!FileManager.default.fileExists(atPath: folder + "/out"))
+    }
+
+    @Test("numbers that would overflow a walk, a clock or a buffer are config errors for check and run, exit 2")
+    func numbersOutOfRange() async throws {
+        let folder = try temporaryFolder()
+        try await FixtureServer.with(api) { server in
+            let yaml = jobYAML.replacingOccurrences(of: "BASE", with: server.base) + """
+
+                    pages: { from: 9223372036854775800, step: 9223372036854775807 }
+                    timeout: 9999999999999999999999d
+                    retries: 9223372036854775807
+                    max_page_size: 99999999999999999999GB
+                """
+            try yaml.write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+            let expected = """
+                jobs.yaml:10:20: 'pages.from' must be between 0 and 1000000000000, not 9223372036854775800
+                jobs.yaml:10:47: 'pages.step' must be between 1 and 1000000, not 9223372036854775807
+                jobs.yaml:11:14: 'timeout' must be between 1ms and 7d, not '9999999999999999999999d'
+                jobs.yaml:12:14: 'retries' must be between 0 and 100, not 9223372036854775807
+                jobs.yaml:13:20: 'max_page_size' must be between 1B and 1GB, not '99999999999999999999GB'
+
+                """
+            let check = try await mirror(["check", "jobs.yaml"], in: folder, environment: ["API_KEY": "k"])
+            #expect(check.status == 2)
+            #expect(check.stdout == "")
+            #expect(check.stderr == expected)
+            let run = try await mirror(["run", "jobs.yaml"], in: folder, environment: ["API_KEY": "k"])
+            #expect(run.status == 2)
+            #expect(run.stderr == expected)
+            #expect(server.requests.isEmpty)
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder + "/out"))
+    }
+
+    @Test("an output folder that is a file: a config error from the job file, a usage error from --output; exit 2")
+    func outputIsAFile() async throws {
+        let folder = try temporaryFolder()
+        try "not a folder".write(toFile: folder + "/out", atomically: true, encoding: .utf8)
+        try await FixtureServer.with(api) { server in
+            try jobYAML.replacingOccurrences(of: "BASE", with: server.base).write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+            for command in ["check", "run"] {
+                let fromFile = try await mirror([command, "jobs.yaml"], in: folder, environment: ["API_KEY": "k"])
+                #expect(fromFile.status == 2)
+                #expect(fromFile.stdout == "")
+                #expect(fromFile.stderr == "jobs.yaml:2:9: output folder 'out' is a file\n")
+            }
+            try jobYAML.replacingOccurrences(of: "BASE", with: server.base).replacingOccurrences(of: "output: out", with: "output: cache")
+                .write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+            let fromOption = try await mirror(["run", "jobs.yaml", "--output", "out"], in: folder, environment: ["API_KEY": "k"])
+            #expect(fromOption.status == 2)
+            #expect(fromOption.stdout == "")
+            #expect(fromOption.stderr == "error: output folder 'out' is a file\n")
+            let inside = try await mirror(["run", "jobs.yaml", "--output", "out/today"], in: folder, environment: ["API_KEY": "k"])
+            #expect(inside.status == 2)
+            #expect(inside.stderr == "error: output folder 'out/today' cannot be made: 'out' is a file\n")
+            #expect(server.requests.isEmpty)
+        }
+        #expect(try String(contentsOfFile: folder + "/out", encoding: .utf8) == "not a folder")
+        #expect(!FileManager.default.fileExists(atPath: folder + "/cache"))
+    }
+
+    @Test("a job file that is not UTF-8 is a config error at its first bad byte, exit 2")
+    func notUTF8() async throws {
+        let folder = try temporaryFolder()
+        let text = Array(jobYAML.replacingOccurrences(of: "BASE", with: "http://127.0.0.1:9").utf8)
+        // "Zürich" in Latin-1, in a comment after the first two lines.
+        let firstTwoLines = text.split(separator: UInt8(ascii: "\n"), maxSplits: 2, omittingEmptySubsequences: false)
+        let latin1 = Array(firstTwoLines[0]) + [0x0A] + Array(firstTwoLines[1]) + [0x0A]
+            + Array("# Z".utf8) + [0xFC] + Array("rich\n".utf8) + Array(firstTwoLines[2])
+        try Data(latin1).write(to: URL(fileURLWithPath: folder + "/jobs.yaml"))
+        for command in ["check", "run"] {
+            let invocation = try await mirror([command, "jobs.yaml"], in: folder, environment: ["API_KEY": "k"])
+            #expect(invocation.status == 2)
+            #expect(invocation.stdout == "")
+            #expect(invocation.stderr == "jobs.yaml:3:4: not UTF-8 text (byte 0xfc)\n")
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder + "/out"))
+    }
+
+    @Test("check and run refuse an alias bomb in a POST body at once, exit 2", .timeLimit(.minutes(1)))
+    func aliasBomb() async throws {
+        let folder = try temporaryFolder()
+        // Nine nested lists of ten aliases each: 10⁹ values once expanded.
+        let names = "abcdefghi".map(String.init)
+        var bomb = [#"      a: &a ["x","x","x","x","x","x","x","x","x","x"]"#]
+        for (previous, name) in zip(names, names.dropFirst()) {
+            bomb.append("      \(name): &\(name) [" + Array(repeating: "*\(previous)", count: 10).joined(separator: ",") + "]")
+        }
+        let yaml = jobYAML.replacingOccurrences(of: "BASE", with: "http://127.0.0.1:9") + "\n    method: POST\n    body:\n"
+            + bomb.joined(separator: "\n") + "\n"
+        try yaml.write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+        for command in ["check", "run"] {
+            let invocation = try await mirror([command, "jobs.yaml"], in: folder, environment: ["API_KEY": "k"],
+                                              killAfter: .seconds(20))
+            #expect(invocation.status == 2)
+            #expect(invocation.stdout == "")
+            #expect(invocation.stderr == "jobs.yaml:15:10: aliases here expand to more than 10000 values\n")
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder + "/out"))
+    }
+
+    @Test("--parallel takes 1 to 256: a larger width is a usage error, exit 2; 256 runs and ends", .timeLimit(.minutes(1)))
+    func parallelBounds() async throws {
+        let folder = try temporaryFolder()
+        try await FixtureServer.with(api) { server in
+            try jobYAML.replacingOccurrences(of: "BASE", with: server.base).write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+            for width in ["9223372036854775807", "257", "0"] {
+                let wide = try await mirror(["run", "jobs.yaml", "--parallel", width], in: folder, environment: ["API_KEY": "k"],
+                                            killAfter: .seconds(20))
+                #expect(wide.status == 2)
+                #expect(wide.stdout == "")
+                #expect(wide.stderr.hasPrefix("Error: --parallel must be between 1 and 256, not \(width)\nUsage: mirror run "))
+            }
+            #expect(server.requests.isEmpty)
+            let widest = try await mirror(["run", "jobs.yaml", "--parallel", "256", "--quiet"], in: folder,
+                                          environment: ["API_KEY": "k"], killAfter: .seconds(20))
+            #expect(widest.status == 0)
+            #expect(widest.stdout == "" && widest.stderr == "")
+        }
     }
 
     @Test("check accepts a good file; usage errors exit 2")

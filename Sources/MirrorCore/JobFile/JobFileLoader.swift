@@ -28,11 +28,16 @@ public struct JobFileLoader: Sendable {
     }
 
     public func load(path: String) throws(ConfigError) -> JobFile {
-        let text: String
+        let bytes: Data
         do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
+            bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
             throw ConfigError([Diagnostic(file: path, line: 1, column: 1, message: "cannot read the file: \(Self.reason(error))")])
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            let bad = Self.firstInvalidUTF8(bytes)
+            throw ConfigError([Diagnostic(file: path, line: bad.line, column: bad.column,
+                                          message: "not UTF-8 text (byte 0x\(Hex.string([bad.byte])))")])
         }
         let folder = (path as NSString).deletingLastPathComponent
         return try parse(text: text, path: path, folder: folder.isEmpty ? "." : folder)
@@ -49,9 +54,38 @@ public struct JobFileLoader: Sendable {
         } catch {
             throw ConfigError([Diagnostic(file: path, line: 1, column: 1, message: "not YAML: \(error)")])
         }
+        if let root, !reader.aliasesWithinBudget(root) {
+            throw ConfigError(reader.diagnostics)
+        }
         let file = reader.readFile(root, folder: folder)
         if !reader.diagnostics.isEmpty || file == nil { throw ConfigError(reader.diagnostics) }
         return file!
+    }
+
+    /// Where the first byte that is not part of valid UTF-8 is: its line and column (in
+    /// characters, as YAML positions count them) and its value.
+    static func firstInvalidUTF8(_ bytes: some Collection<UInt8>) -> (line: Int, column: Int, byte: UInt8) {
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = bytes.makeIterator()
+        var offset = 0
+        var line = 1
+        var column = 1
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case let .valid(scalar):
+                offset += scalar.count
+                if scalar.count == 1, scalar.first == UInt8(ascii: "\n") {
+                    line += 1
+                    column = 1
+                } else {
+                    column += 1
+                }
+            case .error:
+                return (line, column, bytes[bytes.index(bytes.startIndex, offsetBy: offset)])
+            case .emptyInput:
+                return (line, column, 0)
+            }
+        }
     }
 
     static func reason(_ error: any Error) -> String {
@@ -104,6 +138,69 @@ struct JobFileReader {
         }
     }
 
+    // MARK: Aliases
+
+    /// The values that aliases (`*name`) may repeat in one file. Each alias stands for the
+    /// whole value its anchor (`&name`) marks, aliases included, so a few nested lines can
+    /// stand for billions of values: a file past this is refused before it is read.
+    static let aliasBudget = 10_000
+
+    /// Walks the tree as reading it would, every alias expanded, and reports the file once
+    /// its aliases have repeated more than `aliasBudget` values, at the value whose aliases
+    /// went past it. A list or mapping met again at the place it was first met at is a
+    /// repetition, and so is every value inside it. (A scalar alias repeats one value per
+    /// alias written, so it cannot grow past the file's own size: it is not counted.)
+    /// True when the file is within the budget.
+    mutating func aliasesWithinBudget(_ root: Node) -> Bool {
+        struct Place: Hashable {
+            let line: Int
+            let column: Int
+            let isMapping: Bool
+        }
+        var seen = Set<Place>()
+        var repeated = 0
+        var culprit: Node?
+        /// False once the budget is spent. `original` is the nearest list or mapping met for
+        /// the first time; `inRepetition`, whether an enclosing one was met before.
+        func visit(_ node: Node, original: Node, inRepetition: Bool) -> Bool {
+            var original = original
+            var isRepetition = inRepetition
+            switch node {
+            case .mapping, .sequence:
+                if !isRepetition, let mark = node.mark {
+                    let place = Place(line: mark.line, column: mark.column, isMapping: node.mapping != nil)
+                    if seen.insert(place).inserted { original = node } else { isRepetition = true }
+                }
+            case .scalar, .alias:
+                break
+            }
+            if isRepetition {
+                repeated += 1
+                if repeated > Self.aliasBudget {
+                    culprit = original
+                    return false
+                }
+            }
+            switch node {
+            case let .mapping(mapping):
+                for (key, value) in mapping {
+                    guard visit(key, original: original, inRepetition: isRepetition),
+                          visit(value, original: original, inRepetition: isRepetition) else { return false }
+                }
+            case let .sequence(sequence):
+                for item in sequence {
+                    guard visit(item, original: original, inRepetition: isRepetition) else { return false }
+                }
+            case .scalar, .alias:
+                break
+            }
+            return true
+        }
+        if visit(root, original: root, inRepetition: false) { return true }
+        error(culprit, "aliases here expand to more than \(Self.aliasBudget) values")
+        return false
+    }
+
     // MARK: The file
 
     mutating func readFile(_ root: Node?, folder: String) -> JobFile? {
@@ -133,6 +230,12 @@ struct JobFileReader {
         var output: String?
         if let node = top[.output]?.value, let text = string(node, key: "output") {
             output = text.value.hasPrefix("/") || folder == "." ? text.value : (folder as NSString).appendingPathComponent(text.value)
+            switch output.flatMap(OutputLock.obstacle(to:)) {
+            case nil: break
+            case .isFile: error(node, "output folder '\(text.shown)' is a file")
+            case let .insideFile(file):
+                error(node, "output folder '\(text.shown)' cannot be made: '\(Redactor(secrets: text.secrets).redact(file))' is a file")
+            }
         }
         var defaults: [JobKey: (key: Node, value: Node)] = [:]
         if let node = top[.defaults]?.value {
@@ -280,6 +383,46 @@ struct JobFileReader {
         return nil
     }
 
+    /// An integer within `range`; one outside it, however many digits it has, is reported
+    /// with the range.
+    mutating func integer(_ node: Node, key: String, in range: ClosedRange<Int>) -> Int? {
+        guard isPlain(node), let text = scalarText(node), Self.isInteger(text) else {
+            error(node, "'\(key)' must be an integer, not '\(scalarText(node) ?? "a collection")'")
+            return nil
+        }
+        if let value = Int(text), range.contains(value) { return value }
+        error(node, "'\(key)' must be between \(range.lowerBound) and \(range.upperBound), not \(text)")
+        return nil
+    }
+
+    /// A duration (`500ms`, `30s`, `5m`, `12h`, `7d`) within `range`, in seconds.
+    mutating func duration(_ node: Node, key: String, in range: ClosedRange<Double>, examples: String) -> Double? {
+        guard let text = string(node, key: key) else { return nil }
+        guard let seconds = Self.duration(text.value) else {
+            error(node, "'\(key)' must be a duration such as \(examples), not '\(text.shown)'")
+            return nil
+        }
+        guard range.contains(seconds) else {
+            error(node, "'\(key)' must be between \(durationText(range.lowerBound)) and \(durationText(range.upperBound)), not '\(text.shown)'")
+            return nil
+        }
+        return seconds
+    }
+
+    /// A size (`500KB`, `64MB`, `1GB`) within `range`, in bytes.
+    mutating func size(_ node: Node, key: String, in range: ClosedRange<Int>, examples: String) -> Int? {
+        guard let text = string(node, key: key) else { return nil }
+        guard let bytes = Self.byteSize(text.value) else {
+            error(node, "'\(key)' must be a size such as \(examples), not '\(text.shown)'")
+            return nil
+        }
+        guard range.contains(bytes) else {
+            error(node, "'\(key)' must be between \(sizeText(range.lowerBound)) and \(sizeText(range.upperBound)), not '\(text.shown)'")
+            return nil
+        }
+        return bytes
+    }
+
     mutating func bool(_ node: Node, key: String) -> Bool? {
         if isPlain(node), let text = scalarText(node) {
             if text == "true" { return true }
@@ -346,6 +489,12 @@ struct JobFileReader {
         return document.root.kind == .number
     }
 
+    /// Digits with an optional sign, as `Int(_:)` reads them, whatever their number.
+    static func isInteger(_ text: String) -> Bool {
+        let digits = text.hasPrefix("-") || text.hasPrefix("+") ? text.utf8.dropFirst() : text.utf8[...]
+        return !digits.isEmpty && digits.allSatisfy(\.isASCIIDigit)
+    }
+
     static func isValidName(_ name: String) -> Bool {
         !name.isEmpty && name.utf8.allSatisfy { $0.isASCIIAlphanumeric || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
     }
@@ -361,27 +510,28 @@ struct JobFileReader {
         return !lower.hasPrefix("_mirror_") && !lower.hasPrefix("sqlite_")
     }
 
-    /// `123`, `123B`, `500KB`, `64MB`, `1GB` → bytes (units of 1024).
+    /// `123`, `123B`, `500KB`, `64MB`, `1GB` → bytes (units of 1024); `Int.max` for a size
+    /// too large to count, which no range of `JobLimits` holds.
     public static func byteSize(_ text: String) -> Int? {
         let units: [(String, Int)] = [("KB", 1 << 10), ("MB", 1 << 20), ("GB", 1 << 30), ("B", 1), ("", 1)]
         let upper = text.uppercased()
         for (suffix, scale) in units where upper.hasSuffix(suffix) {
             let number = upper.dropLast(suffix.count)
-            guard !number.isEmpty, number.allSatisfy(\.isNumber), let value = Int(number),
-                  value <= Int.max / scale else { continue }
+            guard !number.isEmpty, number.utf8.allSatisfy(\.isASCIIDigit) else { continue }
+            guard let value = Int(number), value <= Int.max / scale else { return .max }
             return value * scale
         }
         return nil
     }
 
-    /// `500ms`, `30s`, `5m`, `12h`, `7d` → seconds.
+    /// `500ms`, `30s`, `5m`, `12h`, `7d` → seconds; infinity for one too long to count.
     public static func duration(_ text: String) -> Double? {
-        let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400)]
-        for (suffix, scale) in units where text.hasSuffix(suffix) {
+        let units: [(String, Double, Double)] = [("ms", 1, 1000), ("s", 1, 1), ("m", 60, 1), ("h", 3600, 1), ("d", 86400, 1)]
+        for (suffix, scale, divisor) in units where text.hasSuffix(suffix) {
             let number = text.dropLast(suffix.count)
-            guard !number.isEmpty, number.allSatisfy({ $0.isNumber || $0 == "." }),
+            guard !number.isEmpty, number.utf8.allSatisfy({ $0.isASCIIDigit || $0 == UInt8(ascii: ".") }),
                   let value = Double(number) else { continue }
-            return value * scale
+            return value * scale / divisor
         }
         return nil
     }

@@ -142,11 +142,9 @@ extension JobFileReader {
         var pages = JobSpec.Pages.default
         if let pagesNode = job.keys[.pages]?.value {
             let map = mapping(pagesNode, keys: PagesKey.self, context: "pages")
-            if let n = map[.from]?.value, let value = integer(n, key: "pages.from") { pages.from = value }
-            if let n = map[.to]?.value, let value = integer(n, key: "pages.to") { pages.to = value }
-            if let n = map[.step]?.value, let value = integer(n, key: "pages.step") {
-                if value > 0 { pages.step = value } else { error(n, "'pages.step' must be a positive integer, not \(value)") }
-            }
+            if let n = map[.from]?.value, let value = integer(n, key: "pages.from", in: JobLimits.page) { pages.from = value }
+            if let n = map[.to]?.value, let value = integer(n, key: "pages.to", in: JobLimits.page) { pages.to = value }
+            if let n = map[.step]?.value, let value = integer(n, key: "pages.step", in: JobLimits.step) { pages.step = value }
             if let to = pages.to, to < pages.from {
                 error(map[.to]?.value, "'pages.to' (\(to)) is below 'pages.from' (\(pages.from))")
             }
@@ -264,39 +262,39 @@ extension JobFileReader {
     /// `timeout`, `retries`, `rate_limit`, `concurrency`, `refresh_after`, `max_page_size`.
     private mutating func readFetching(_ job: JobNodes) -> Fetching {
         var timeout = 30.0
-        if let n = job.keys[.timeout]?.value, let text = string(n, key: "timeout") {
-            if let seconds = Self.duration(text.value), seconds > 0 { timeout = seconds } else {
-                error(n, "'timeout' must be a duration such as 30s, 5m or 12h, not '\(text.shown)'")
-            }
+        if let n = job.keys[.timeout]?.value,
+           let seconds = duration(n, key: "timeout", in: JobLimits.timeout, examples: "30s, 5m or 12h") {
+            timeout = seconds
         }
 
         var retries = 4
-        if let n = job.keys[.retries]?.value, let value = integer(n, key: "retries") {
-            if value >= 0 { retries = value } else { error(n, "'retries' must not be negative, not \(value)") }
+        if let n = job.keys[.retries]?.value, let value = integer(n, key: "retries", in: JobLimits.retries) {
+            retries = value
         }
 
         var rateLimit: RateLimit?
         if let n = job.keys[.rateLimit]?.value, let text = string(n, key: "rate_limit") {
-            rateLimit = RateLimit(text.value)
-            if rateLimit == nil { error(n, "'rate_limit' must be requests per time such as 5/s, 100/m or 1000/h, not '\(text.shown)'") }
+            if let limit = RateLimit(text.value) {
+                if JobLimits.rateCount.contains(limit.count) { rateLimit = limit } else {
+                    error(n, "'rate_limit' must allow between \(JobLimits.rateCount.lowerBound) and \(JobLimits.rateCount.upperBound) "
+                        + "requests per s, m or h, not '\(text.shown)'")
+                }
+            } else {
+                error(n, "'rate_limit' must be requests per time such as 5/s, 100/m or 1000/h, not '\(text.shown)'")
+            }
         }
         var concurrency = 4
-        if let n = job.keys[.concurrency]?.value, let value = integer(n, key: "concurrency") {
-            if (1...64).contains(value) { concurrency = value } else {
-                error(n, "'concurrency' must be between 1 and 64, not \(value)")
-            }
+        if let n = job.keys[.concurrency]?.value, let value = integer(n, key: "concurrency", in: JobLimits.concurrency) {
+            concurrency = value
         }
         var refreshAfter: Double?
-        if let n = job.keys[.refreshAfter]?.value, let text = string(n, key: "refresh_after") {
-            if let seconds = Self.duration(text.value), seconds > 0 { refreshAfter = seconds } else {
-                error(n, "'refresh_after' must be a duration such as 30s, 5m, 12h or 7d, not '\(text.shown)'")
-            }
+        if let n = job.keys[.refreshAfter]?.value {
+            refreshAfter = duration(n, key: "refresh_after", in: JobLimits.refreshAfter, examples: "30s, 5m, 12h or 7d")
         }
         var maxPageSize = JobSpec.defaultMaxPageSize
-        if let n = job.keys[.maxPageSize]?.value, let text = string(n, key: "max_page_size") {
-            if let bytes = Self.byteSize(text.value), bytes > 0 { maxPageSize = bytes } else {
-                error(n, "'max_page_size' must be a size such as 500KB, 64MB or 1GB, not '\(text.shown)'")
-            }
+        if let n = job.keys[.maxPageSize]?.value,
+           let bytes = size(n, key: "max_page_size", in: JobLimits.pageSize, examples: "500KB, 64MB or 1GB") {
+            maxPageSize = bytes
         }
         return Fetching(timeout: timeout, retries: retries, rateLimit: rateLimit, concurrency: concurrency,
                         refreshAfter: refreshAfter, maxPageSize: maxPageSize)
@@ -315,16 +313,14 @@ extension JobFileReader {
             }
         }
         var downloadConcurrency = 8
-        if let n = job.keys[.downloadConcurrency]?.value, let value = integer(n, key: "download_concurrency") {
-            if (1...64).contains(value) { downloadConcurrency = value } else {
-                error(n, "'download_concurrency' must be between 1 and 64, not \(value)")
-            }
+        if let n = job.keys[.downloadConcurrency]?.value,
+           let value = integer(n, key: "download_concurrency", in: JobLimits.concurrency) {
+            downloadConcurrency = value
         }
         var maxFileSize = JobSpec.defaultMaxFileSize
-        if let n = job.keys[.maxFileSize]?.value, let text = string(n, key: "max_file_size") {
-            if let bytes = Self.byteSize(text.value), bytes > 0 { maxFileSize = bytes } else {
-                error(n, "'max_file_size' must be a size such as 500KB, 50MB or 1GB, not '\(text.shown)'")
-            }
+        if let n = job.keys[.maxFileSize]?.value,
+           let bytes = size(n, key: "max_file_size", in: JobLimits.fileSize, examples: "500KB, 50MB or 1GB") {
+            maxFileSize = bytes
         }
         var minRate = JobSpec.defaultMinDownloadRate
         if let n = job.keys[.minDownloadRate]?.value, let text = string(n, key: "min_download_rate") {

@@ -75,10 +75,9 @@ private func stringValue(_ description: String, pattern: String? = nil, expected
     return .object(members)
 }
 
-private func integerValue(_ description: String, minimum: Int? = nil, maximum: Int? = nil, default value: Int? = nil) -> SchemaValue {
-    var members: [(String, SchemaValue)] = [("description", .string(description)), ("type", "integer")]
-    if let minimum { members.append(("minimum", .int(minimum))) }
-    if let maximum { members.append(("maximum", .int(maximum))) }
+private func integerValue(_ description: String, range: ClosedRange<Int>, default value: Int? = nil) -> SchemaValue {
+    var members: [(String, SchemaValue)] = [("description", .string(description)), ("type", "integer"),
+                                            ("minimum", .int(range.lowerBound)), ("maximum", .int(range.upperBound))]
     if let value { members.append(("default", .int(value))) }
     return .object(members)
 }
@@ -109,6 +108,16 @@ private func durationValue(_ description: String, default value: String? = nil) 
 private func sizeValue(_ description: String, default bytes: Int) -> SchemaValue {
     stringValue(description, pattern: sizePattern, expected: "a size such as 500KB, 64MB or 1GB",
                 default: .string(sizeText(bytes)), examples: ["500KB", "64MB", "1GB"])
+}
+
+/// `1ms to 7d`: the durations a key takes, for its description.
+private func durationRange(_ range: ClosedRange<Double>) -> String {
+    "\(durationText(range.lowerBound)) to \(durationText(range.upperBound))"
+}
+
+/// `1B to 1GB`: the sizes a key takes, for its description.
+private func sizeRange(_ range: ClosedRange<Int>) -> String {
+    "\(sizeText(range.lowerBound)) to \(sizeText(range.upperBound))"
 }
 
 /// `64 << 20` → `64MB`, as a job file would write it.
@@ -220,17 +229,21 @@ extension JobKey {
                 + "meaning it: one row per id whichever job stored it last; prune removes only ids this job's pages held.",
                 default: false)
         case .timeout:
-            durationValue("Per request: a page's whole exchange must end within it.", default: "30s")
+            durationValue("Per request: a page's whole exchange must end within it; \(durationRange(JobLimits.timeout)).", default: "30s")
         case .retries:
-            integerValue("Retries after a network error, a timeout, a 5xx, 408 or 429, with exponential backoff.", minimum: 0, default: 4)
+            integerValue("Retries after a network error, a timeout, a 5xx, 408 or 429, with exponential backoff.",
+                         range: JobLimits.retries, default: 4)
         case .rateLimit:
-            stringValue("Requests per second, minute or hour to this job's host, shared by every job of the run.",
+            stringValue("Requests per second, minute or hour to this job's host, shared by every job of the run; "
+                            + "\(JobLimits.rateCount.lowerBound) to \(JobLimits.rateCount.upperBound) requests.",
                         pattern: "[0-9]+/[smh]", expected: "requests per time such as 5/s, 100/m or 1000/h",
                         examples: ["5/s", "100/m", "1000/h"])
         case .concurrency:
-            integerValue("Requests in flight for this job; pages are still stored in walk order.", minimum: 1, maximum: 64, default: 4)
+            integerValue("Requests in flight for this job; pages are still stored in walk order.", range: JobLimits.concurrency,
+                         default: 4)
         case .refreshAfter:
-            durationValue("A page fetched less than this long ago is not requested again; --refresh ignores it.")
+            durationValue("A page fetched less than this long ago is not requested again; --refresh ignores it; "
+                          + "\(durationRange(JobLimits.refreshAfter)).")
         case .validate:
             .object([
                 ("description", "Map of path to type: a response that does not match is rejected whole."),
@@ -244,14 +257,16 @@ extension JobKey {
                                   .object([("type", "array"), ("items", pathValue("A path.", examples: ["images.*.url"]))])])),
             ])
         case .downloadConcurrency:
-            integerValue("Downloads in flight for this job.", minimum: 1, maximum: 64, default: 8)
+            integerValue("Downloads in flight for this job.", range: JobLimits.concurrency, default: 8)
         case .maxFileSize:
-            sizeValue("A larger download is abandoned and reported (units of 1024).", default: JobSpec.defaultMaxFileSize)
+            sizeValue("A larger download is abandoned and reported (units of 1024); \(sizeRange(JobLimits.fileSize)).",
+                      default: JobSpec.defaultMaxFileSize)
         case .minDownloadRate:
             sizeValue("Bytes per second (units of 1024): a download slower than this on average, once it has run for "
                 + "'timeout', is abandoned and reported; 0 never.", default: JobSpec.defaultMinDownloadRate)
         case .maxPageSize:
-            sizeValue("A larger response body is abandoned and rejected (units of 1024).", default: JobSpec.defaultMaxPageSize)
+            sizeValue("A larger response body is abandoned and rejected (units of 1024); \(sizeRange(JobLimits.pageSize)).",
+                      default: JobSpec.defaultMaxPageSize)
         }
     }
 }
@@ -259,10 +274,10 @@ extension JobKey {
 extension PagesKey {
     var schema: SchemaValue {
         switch self {
-        case .from: integerValue("The first page value.", default: JobSpec.Pages.default.from)
-        case .to: integerValue("The last page value; without it the walk goes on until a stop condition.")
-        case .step: integerValue("Added to the page value for each page (100 for offset paging with limit=100).", minimum: 1,
-                            default: JobSpec.Pages.default.step)
+        case .from: integerValue("The first page value.", range: JobLimits.page, default: JobSpec.Pages.default.from)
+        case .to: integerValue("The last page value; without it the walk goes on until a stop condition.", range: JobLimits.page)
+        case .step: integerValue("Added to the page value for each page (100 for offset paging with limit=100).",
+                                 range: JobLimits.step, default: JobSpec.Pages.default.step)
         }
     }
 }

@@ -63,6 +63,13 @@ public struct Runner: Sendable {
     /// Runs the selected jobs. Every output folder is locked before the first request;
     /// throws `LockedError` at once if another run holds one.
     public func run(_ files: [JobFile], options: Options) async throws -> RunSummary {
+        if let output = options.output {
+            switch OutputLock.obstacle(to: output) {
+            case nil: break
+            case .isFile: throw UsageError("output folder '\(output)' is a file")
+            case let .insideFile(file): throw UsageError("output folder '\(output)' cannot be made: '\(file)' is a file")
+            }
+        }
         let selected = try Self.select(files, options: options)
         var locks: [String: OutputLock] = [:]
         for entry in selected where locks[entry.output] == nil {
@@ -70,30 +77,40 @@ public struct Runner: Sendable {
             FileNaming.sweepPartials(in: entry.output)
         }
         defer { withExtendedLifetime(locks) {} }
-        // Open every database first (jobs may share one), then run the jobs.
-        var stores: [String: TableStore] = [:]
-        var outcomes: [JobOutcome?] = Array(repeating: nil, count: selected.count)
-        var runnable: [(index: Int, job: JobSpec, file: JobFile, output: String, store: TableStore)] = []
-        for (index, entry) in selected.enumerated() {
-            let path = (entry.output as NSString).appendingPathComponent(entry.job.database)
+        // Up to `parallel` jobs at once; one job's failure never stops another. Once the run
+        // is cancelled (a signal), no job starts. Each job opens its database when it starts
+        // and lets it go when it ends, so the files a run holds open are bounded by
+        // `parallel`, not by the number of jobs.
+        let stores = OpenStores()
+        let outcomes = await JobScheduler.map(selected, width: options.parallel) { entry in
+            await self.run(entry.job, file: entry.file, output: entry.output, stores: stores, options: options)
+        }
+        return RunSummary(jobs: outcomes.compactMap { $0 }, interrupted: Task.isCancelled)
+    }
+
+    /// Runs one job on its database, taken from `stores` and given back when the job ends;
+    /// the last job to give a database back checkpoints it.
+    func run(_ job: JobSpec, file: JobFile, output: String, stores: OpenStores, options: Options) async -> JobOutcome {
+        let path = (output as NSString).appendingPathComponent(job.database)
+        let store: TableStore
+        do {
+            store = try stores.take(path)
+        } catch {
+            var walk = WalkResult()
+            walk.error = "job '\(job.name)': cannot open \(path): \(error)"
+            let now = Timestamp.string(Date())
+            return JobOutcome(job: job, file: file.path, database: path, status: .failed,
+                              walk: walk, pruned: 0, files: nil, startedAt: now, finishedAt: now, seconds: 0)
+        }
+        let outcome = await run(job, file: file, output: output, store: store, options: options)
+        if let last = stores.giveBack(path) {
             do {
-                if stores[path] == nil { stores[path] = try TableStore(path: path) }
-                runnable.append((index, entry.job, entry.file, entry.output, stores[path]!))
+                try await Self.bookkeeping { try await last.checkpoint() }
             } catch {
-                var walk = WalkResult()
-                walk.error = "job '\(entry.job.name)': cannot open \(path): \(error)"
-                let now = Timestamp.string(Date())
-                outcomes[index] = JobOutcome(job: entry.job, file: entry.file.path, database: path, status: .failed,
-                                             walk: walk, pruned: 0, files: nil, startedAt: now, finishedAt: now, seconds: 0)
+                logger.warning("cannot checkpoint the database", metadata: ["job": "\(job.name)", "error": "\(error)"])
             }
         }
-        // Up to `parallel` jobs at once; one job's failure never stops another. Once the run
-        // is cancelled (a signal), no job starts.
-        let ran = await JobScheduler.map(runnable, width: options.parallel) { entry in
-            (entry.index, await self.run(entry.job, file: entry.file, output: entry.output, store: entry.store, options: options))
-        }
-        for case let (index, outcome)? in ran { outcomes[index] = outcome }
-        return RunSummary(jobs: outcomes.compactMap { $0 }, interrupted: Task.isCancelled)
+        return outcome
     }
 
     func run(_ job: JobSpec, file: JobFile, output: String, store: TableStore, options: Options) async -> JobOutcome {

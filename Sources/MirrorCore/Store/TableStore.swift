@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// One SQLite file of the output folder: its record tables and bookkeeping.
 /// GRDB's pool serializes writes; each page is one `write` transaction. Every access from
@@ -12,13 +13,31 @@ public final class TableStore: PageStore {
     public init(path: String) throws {
         self.path = path
         var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
+        configuration.busyMode = .timeout(Self.busyTimeout)
         configuration.prepareDatabase { db in
             // WAL keeps every page atomic; NORMAL skips the fsync of each commit.
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
         pool = try DatabasePool(path: path, configuration: configuration)
         try StoreSchema.migrate(pool)
+    }
+
+    /// Seconds a write waits for another connection's lock before it fails.
+    static let busyTimeout = 10.0
+
+    /// Copies every page of the WAL into the database file and empties the WAL, so that the
+    /// database file alone holds what was stored: a reader that stays open while the run ends
+    /// keeps SQLite from deleting the WAL when the store closes, and without this it would
+    /// leave a WAL full of pages behind. A reader in the middle of a read keeps the WAL as it
+    /// is; that is no error, and nothing waits for it: a later checkpoint copies it.
+    public func checkpoint() async throws {
+        try await pool.writeWithoutTransaction { db in
+            let connection = db.sqliteConnection
+            sqlite3_busy_timeout(connection, 0)
+            defer { sqlite3_busy_timeout(connection, Int32(Self.busyTimeout * 1000)) }
+            // One row: busy (1 when a reader kept the checkpoint from finishing), WAL frames, frames copied.
+            _ = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+        }
     }
 
     public func prepare(table: String) async throws {

@@ -1,0 +1,33 @@
+/// The range of every number a job file may set, checked when the file is loaded. A page
+/// value stays far below `Int.max` in any walk (`from + step · pages` passes it only after
+/// some 9·10¹² pages), and every duration and size fits the integers that clocks, timers
+/// and buffers count in.
+public enum JobLimits {
+    /// `pages.from` and `pages.to`.
+    public static let page = 0...1_000_000_000_000
+    /// `pages.step`.
+    public static let step = 1...1_000_000
+    /// `retries`.
+    public static let retries = 0...100
+    /// `concurrency` and `download_concurrency`.
+    public static let concurrency = 1...64
+    /// The requests of a `rate_limit`, per second, minute or hour.
+    public static let rateCount = 1...1_000_000
+    /// `timeout`, in seconds: 1ms to 7d.
+    public static let timeout = 0.001...(7 * 86_400.0)
+    /// `refresh_after`, in seconds: 1ms to 3650d (ten years).
+    public static let refreshAfter = 0.001...(3650 * 86_400.0)
+    /// `max_page_size`, in bytes: 1B to 1GB (a page is held whole in memory).
+    public static let pageSize = 1...(1 << 30)
+    /// `max_file_size`, in bytes: 1B to 1024GB (a file is streamed to disk).
+    public static let fileSize = 1...(1 << 40)
+}
+
+/// `0.001` → `1ms`, `604800` → `7d`: a duration as a job file would write it.
+func durationText(_ seconds: Double) -> String {
+    for (unit, scale) in [("d", 86_400.0), ("h", 3600.0), ("m", 60.0), ("s", 1.0)]
+    where seconds >= scale && seconds.truncatingRemainder(dividingBy: scale) == 0 {
+        return "\(Int(seconds / scale))\(unit)"
+    }
+    return "\(Int((seconds * 1000).rounded()))ms"
+}

@@ -1,0 +1,36 @@
+import Synchronization
+
+/// The databases a run has open. A job takes its database when it starts and gives it back
+/// when it ends; jobs running at once on one file share one store, and the last of them to
+/// end gets the store back to finish and let go. So a run holds no more databases open than
+/// it runs jobs at once, however many jobs it has.
+final class OpenStores: Sendable {
+    private let stores = Mutex<[String: (store: TableStore, users: Int)]>([:])
+
+    /// The store of the database at `path`, opened unless a running job has it open.
+    func take(_ path: String) throws -> TableStore {
+        try stores.withLock { stores in
+            if let open = stores[path] {
+                stores[path] = (open.store, open.users + 1)
+                return open.store
+            }
+            let store = try TableStore(path: path)
+            stores[path] = (store, 1)
+            return store
+        }
+    }
+
+    /// A job is done with the database at `path`: its store if no other running job uses
+    /// it, to be finished and let go (it closes when its last reference goes).
+    func giveBack(_ path: String) -> TableStore? {
+        stores.withLock { stores in
+            guard let open = stores[path] else { return nil }
+            if open.users > 1 {
+                stores[path] = (open.store, open.users - 1)
+                return nil
+            }
+            stores[path] = nil
+            return open.store
+        }
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import MirrorTestSupport
+import Testing
+
+@Suite("open files")
+struct OpenFilesTests {
+    @Test("300 jobs, each with a database of its own, run within 256 open files and store every table",
+          .timeLimit(.minutes(5)))
+    func manyDatabases() async throws {
+        let folder = try temporaryFolder()
+        let jobs = 1...300
+        try await FixtureServer.with({ request in
+            let job = request.parameter("job") ?? ""
+            return .json(request.parameter("page") == "1"
+                ? #"{"data":{"list":[{"id":"\#(job)-1"},{"id":"\#(job)-2"}]}}"# : #"{"data":{"list":[]}}"#)
+        }) { server in
+            var yaml = "version: 1\noutput: out\ndefaults: { records: data.list, id: id, concurrency: 1 }\njobs:\n"
+            for job in jobs {
+                yaml += "  - { name: j\(job), url: \"\(server.base)/items?job=j\(job)&page={page}\", table: t_\(job) }\n"
+            }
+            try yaml.write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+            // The shell lowers the limit on open files for itself and the mirror it becomes.
+            let out = folder + "/run.stdout"
+            let err = folder + "/run.stderr"
+            let child = try Child("/bin/sh", ["-c", #"ulimit -n 256 && exec "$0" run jobs.yaml --quiet"#, mirrorBinary.path],
+                                  in: folder, environment: ProcessInfo.processInfo.environment, stdout: out, stderr: err)
+            let watchdog = Task {
+                try await Task.sleep(for: .seconds(240))
+                kill(child.pid, SIGKILL)
+            }
+            let ending = await child.ending()
+            watchdog.cancel()
+            #expect(ending == .exited(0))
+            #expect(try String(contentsOfFile: out, encoding: .utf8) == "")
+            #expect(try String(contentsOfFile: err, encoding: .utf8) == "")
+            #expect(server.requests.count == 2 * jobs.count)
+        }
+        // Every table, read by one sqlite3 shell that opens the databases one after another.
+        let script = folder + "/read.sql"
+        try jobs.map { job in
+            ".open --readonly out/t_\(job).sqlite\nSELECT 't_\(job)', group_concat(id, ' ') FROM (SELECT id FROM t_\(job) ORDER BY position);\n"
+        }.joined().write(toFile: script, atomically: true, encoding: .utf8)
+        let tables = folder + "/tables.txt"
+        _ = await (try Child("/usr/bin/sqlite3", [":memory:", ".read read.sql"], in: folder, environment: [:], stdout: tables)).ending()
+        #expect(try String(contentsOfFile: tables, encoding: .utf8) == jobs.map { "t_\($0)|j\($0)-1 j\($0)-2\n" }.joined())
+    }
+}
