@@ -3,6 +3,34 @@ import MirrorCore
 import MirrorTestSupport
 import Testing
 
+/// 5 pages of 50 records, each id `page·1000 + n`.
+private let pageIDs = (1...5).map { page in (0..<50).map { "\(page * 1000 + $0)" } }
+
+/// Serves `pageIDs` (then an empty page) with page 4 held until `gate` opens, and writes
+/// `folder/jobs.yaml`: one job, `events`, walking it one page at a time into `out/`.
+private func withHeldFourthPage(gate: SlowGate, jobsIn folder: String,
+                                _ body: (FixtureServer) async throws -> Void) async throws {
+    try await FixtureServer.with({ request in
+        let page = Int(request.parameter("page") ?? "") ?? 0
+        while page == 4, gate.isClosed { try? await Task.sleep(for: .milliseconds(20)) }
+        let ids = page >= 1 && page <= 5 ? pageIDs[page - 1] : []
+        return .json(#"{"data":{"list":[\#(ids.map { #"{"id":"\#($0)"}"# }.joined(separator: ","))]}}"#)
+    }) { server in
+        try """
+            version: 1
+            output: out
+            jobs:
+              - name: events
+                url: "\(server.base)/events?page={page}"
+                records: data.list
+                id: id
+                table: t_event
+                concurrency: 1
+            """.write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+        try await body(server)
+    }
+}
+
 @Suite("a stopped run")
 struct SignalTests {
     @Test("SIGTERM and SIGINT: the run stops, records itself as interrupted, keeps whole pages, releases its lock, and the next run resumes",
@@ -10,25 +38,7 @@ struct SignalTests {
     func graceful(signal: Int32, status: Int32) async throws {
         let folder = try temporaryFolder()
         let gate = SlowGate()
-        // 5 pages of 50 records; page 4 is held until the gate opens.
-        let pageIDs = (1...5).map { page in (0..<50).map { "\(page * 1000 + $0)" } }
-        try await FixtureServer.with({ request in
-            let page = Int(request.parameter("page") ?? "") ?? 0
-            while page == 4, gate.isClosed { try? await Task.sleep(for: .milliseconds(20)) }
-            let ids = page >= 1 && page <= 5 ? pageIDs[page - 1] : []
-            return .json(#"{"data":{"list":[\#(ids.map { #"{"id":"\#($0)"}"# }.joined(separator: ","))]}}"#)
-        }) { server in
-            try """
-                version: 1
-                output: out
-                jobs:
-                  - name: events
-                    url: "\(server.base)/events?page={page}"
-                    records: data.list
-                    id: id
-                    table: t_event
-                    concurrency: 1
-                """.write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+        try await withHeldFourthPage(gate: gate, jobsIn: folder) { server in
             let database = folder + "/out/t_event.sqlite"
             let run = try Child(mirrorBinary.path, ["run", "jobs.yaml", "--report", "report.json"], in: folder,
                                 environment: ProcessInfo.processInfo.environment, stdout: folder + "/.stdout",
@@ -65,24 +75,7 @@ struct SignalTests {
     func maxTime() async throws {
         let folder = try temporaryFolder()
         let gate = SlowGate()
-        let pageIDs = (1...5).map { page in (0..<50).map { "\(page * 1000 + $0)" } }
-        try await FixtureServer.with({ request in
-            let page = Int(request.parameter("page") ?? "") ?? 0
-            while page == 4, gate.isClosed { try? await Task.sleep(for: .milliseconds(20)) }
-            let ids = page >= 1 && page <= 5 ? pageIDs[page - 1] : []
-            return .json(#"{"data":{"list":[\#(ids.map { #"{"id":"\#($0)"}"# }.joined(separator: ","))]}}"#)
-        }) { server in
-            try """
-                version: 1
-                output: out
-                jobs:
-                  - name: events
-                    url: "\(server.base)/events?page={page}"
-                    records: data.list
-                    id: id
-                    table: t_event
-                    concurrency: 1
-                """.write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+        try await withHeldFourthPage(gate: gate, jobsIn: folder) { _ in
             // Page 4 never comes: the run would wait for it until its timeout and retries.
             let stopped = try await mirror(["run", "jobs.yaml", "--max-time", "4s", "--report", "report.json"], in: folder)
             #expect(stopped.status == 1)

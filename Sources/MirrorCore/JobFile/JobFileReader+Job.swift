@@ -323,10 +323,9 @@ extension JobFileReader {
             maxFileSize = bytes
         }
         var minRate = JobSpec.defaultMinDownloadRate
-        if let n = job.keys[.minDownloadRate]?.value, let text = string(n, key: "min_download_rate") {
-            if let bytes = Self.byteSize(text.value) { minRate = bytes } else {
-                error(n, "'min_download_rate' must be a size per second such as 1KB or 0, not '\(text.shown)'")
-            }
+        if let n = job.keys[.minDownloadRate]?.value,
+           let bytes = size(n, key: "min_download_rate", in: JobLimits.downloadRate, examples: "1KB, 100KB or 0") {
+            minRate = bytes
         }
         return (downloads, downloadConcurrency, maxFileSize, minRate)
     }

@@ -122,7 +122,7 @@ private func sizeRange(_ range: ClosedRange<Int>) -> String {
 
 /// `64 << 20` → `64MB`, as a job file would write it.
 func sizeText(_ bytes: Int) -> String {
-    for (unit, scale) in [("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)] where bytes % scale == 0 {
+    for (unit, scale) in [("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)] where bytes > 0 && bytes % scale == 0 {
         return "\(bytes / scale)\(unit)"
     }
     return "\(bytes)B"
@@ -263,7 +263,8 @@ extension JobKey {
                       default: JobSpec.defaultMaxFileSize)
         case .minDownloadRate:
             sizeValue("Bytes per second (units of 1024): a download slower than this on average, once it has run for "
-                + "'timeout', is abandoned and reported; 0 never.", default: JobSpec.defaultMinDownloadRate)
+                + "'timeout', is abandoned and reported; 0 never; \(sizeRange(JobLimits.downloadRate)).",
+                default: JobSpec.defaultMinDownloadRate)
         case .maxPageSize:
             sizeValue("A larger response body is abandoned and rejected (units of 1024); \(sizeRange(JobLimits.pageSize)).",
                       default: JobSpec.defaultMaxPageSize)

@@ -21,6 +21,8 @@ public enum JobLimits {
     public static let pageSize = 1...(1 << 30)
     /// `max_file_size`, in bytes: 1B to 1024GB (a file is streamed to disk).
     public static let fileSize = 1...(1 << 40)
+    /// `min_download_rate`, in bytes a second: 0 (no minimum) to 1GB.
+    public static let downloadRate = 0...(1 << 30)
 }
 
 /// `0.001` → `1ms`, `604800` → `7d`: a duration as a job file would write it.
