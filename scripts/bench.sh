@@ -37,7 +37,8 @@
 #                  `concurrency: 4` (pages), `max_file_size: 1MB`
 #   - reference:   one `curl --parallel --parallel-max 16` fetching the 2,000 URLs, each
 #                  to its own file (a -K config)
-# files/s = files / wall. Targets: mirror's files/s >= 0.5 x curl's, and mirror's peak
+# files/s = files / wall. Targets: mirror's files/s >= 0.8 x curl's, no measured mirror run
+# above 2 x the median, and mirror's peak
 # RSS <= 64 MB in every measured run. Checks: every mirror run has exactly 2,000 rows,
 # all status 'ok' (HTTP 200, image/jpeg), in `_mirror_files`, the files under files/ are
 # exactly those, and sha256sum of each equals its `sha256` column and the SHA-256 of the
@@ -85,7 +86,8 @@ FILES=${BENCH_FILES:-2000}
 DL_CONCURRENCY=16      # the job's download_concurrency and curl's --parallel-max
 DL_PAGE_CONCURRENCY=4  # the downloads job's concurrency (page requests)
 DL_MAX_RSS_MB=64       # target: mirror's peak RSS downloading, every measured run
-DL_MIN_RATIO=0.5       # target: mirror's files/s >= this x curl's
+DL_MIN_RATIO=0.8       # target: mirror's files/s >= this x curl's
+DL_MAX_SPREAD=2        # target: no measured mirror run above this x the median
 
 say() { printf '%s\n' "$*" >&2; }
 die() { printf 'bench: FAILED: %s\n' "$*" >&2; exit 1; }
@@ -640,6 +642,9 @@ if [ "$DOWNLOADS" = 1 ]; then
     dl_curl=$(median_wall dl-curl)
     python3 -c "import sys; sys.exit(0 if $FILES / $dl_mirror >= $DL_MIN_RATIO * $FILES / $dl_curl else 1)" \
         || failures+=("$(python3 -c "print('mirror run downloaded %.0f files/s (median), below %s x curl\'s %.0f files/s = %.0f files/s (%.2fx curl)' % ($FILES / $dl_mirror, '$DL_MIN_RATIO', $FILES / $dl_curl, $DL_MIN_RATIO * $FILES / $dl_curl, $dl_curl / $dl_mirror))")")
+    dl_slowest=$(awk -F'\t' '$1 == "dl-mirror" { print $3 }' "$RESULTS" | sort -g | tail -1)
+    python3 -c "import sys; sys.exit(0 if $dl_slowest <= $DL_MAX_SPREAD * $dl_mirror else 1)" \
+        || failures+=("a mirror run downloading $FILES files took ${dl_slowest}s, above $DL_MAX_SPREAD x the median ${dl_mirror}s")
     dl_rss=$(awk -F'\t' '$1 == "dl-mirror" && $5 > m { m = $5 } END { print m + 0 }' "$RESULTS")
     [ "$dl_rss" -le $((DL_MAX_RSS_MB * 1024)) ] \
         || failures+=("mirror run downloading $FILES files peaked at $(python3 -c "print('%.1f' % ($dl_rss / 1024))") MB resident (largest of the measured runs), above the $DL_MAX_RSS_MB MB target")
