@@ -120,6 +120,23 @@ struct BinaryTests {
         #expect(healthy.stdout.contains("job events: last run ") && !healthy.stdout.contains("STALE"))
     }
 
+    @Test("one-letter names work: a job file 'j', an output folder 'o' given relative")
+    func oneLetterNames() async throws {
+        let folder = try temporaryFolder()
+        try await FixtureServer.with({ _ in .json(#"{"r":[{"id":"1"}]}"#) }) { server in
+            try """
+                version: 1
+                jobs:
+                  - { name: a, url: "\(server.base)/x", records: r, id: id, table: t }
+                """.write(toFile: folder + "/j", atomically: true, encoding: .utf8)
+            let check = try await mirror(["check", "j"], in: folder)
+            #expect(check.status == 0 && check.stdout == "j: ok, 1 job\n")
+            let run = try await mirror(["run", "j", "--output", "o", "--quiet"], in: folder)
+            #expect(run.status == 0 && run.stderr == "")
+        }
+        #expect(try await sqlite(folder + "/o/t.sqlite", "SELECT id FROM t") == "1\n")
+    }
+
     @Test("--since-id and --max-id take a negative id after a space")
     func negativeIDs() async throws {
         let folder = try temporaryFolder()

@@ -39,7 +39,7 @@ public struct JobFileLoader: Sendable {
             throw ConfigError([Diagnostic(file: path, line: bad.line, column: bad.column,
                                           message: "not UTF-8 text (byte 0x\(Hex.string([bad.byte])))")])
         }
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = Paths.parent(of: path)
         return try parse(text: text, path: path, folder: folder.isEmpty ? "." : folder)
     }
 

@@ -62,7 +62,7 @@ public final class OutputLock: Sendable {
                 if isFolder.boolValue { return nil }
                 return path == folder ? .isFile : .insideFile(path)
             }
-            let parent = (path as NSString).deletingLastPathComponent
+            let parent = Paths.parent(of: path)
             if parent == path { return nil }
             path = parent
         }
