@@ -289,6 +289,24 @@ struct JobFileLoaderTests {
         return lines.joined(separator: "\n")
     }
 
+    @Test("an alias used as a mapping key is refused before the YAML is composed", .timeLimit(.minutes(1)))
+    func aliasAsKey() {
+        for (key, column) in [("*i: 1", 3), ("? *i", 5), ("{ *i : 1 }", 5)] {
+            let yaml = """
+                version: 1
+                \(Self.aliasBomb(lead: ""))
+                x:
+                  \(key)
+                jobs:
+                  - { name: a, url: "https://x.test/", records: l, id: id, table: t }
+                """
+            #expect(diagnostics(yaml) == ["jobs/x.yaml:12:\(column): an alias cannot be a mapping key"], "\(key)")
+        }
+        // Quoted or commented, a `*name:` is no alias; an alias as a value is read as ever.
+        #expect(JobFileLoader.aliasKey(in: "a: \"*b: c\"\nd: '*e: f' # *g: h\ni: *j\nk: [*l, *m]\n") == nil)
+        #expect(JobFileLoader.aliasKey(in: "- *a: 1\n") != nil)
+    }
+
     @Test("an alias bomb is refused at once, in a POST body or anywhere else", .timeLimit(.minutes(1)))
     func aliasBomb() {
         let inBody = """

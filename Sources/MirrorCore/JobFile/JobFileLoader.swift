@@ -43,9 +43,55 @@ public struct JobFileLoader: Sendable {
         return try parse(text: text, path: path, folder: folder.isEmpty ? "." : folder)
     }
 
+    /// Where an alias (`*name`) stands as a mapping key (`*name: …`, `? *name`), outside
+    /// quotes and comments; 1-based. No job file needs one, and one that names a bomb would
+    /// keep the YAML library hashing it for hours.
+    static func aliasKey(in text: String) -> (line: Int, column: Int)? {
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let characters = Array(line)
+            var quote: Character?
+            var column = 0
+            while column < characters.count {
+                let character = characters[column]
+                if let open = quote {
+                    if character == open { quote = nil }
+                    column += 1
+                    continue
+                }
+                if character == "\"" || character == "'" {
+                    quote = character
+                } else if character == "#", column == 0 || characters[column - 1] == " " {
+                    break
+                } else if character == "*", column == 0 || " \t[{,?".contains(characters[column - 1]) {
+                    var end = column + 1
+                    while end < characters.count, characters[end].isLetter || characters[end].isNumber
+                        || characters[end] == "_" || characters[end] == "-" { end += 1 }
+                    var after = end
+                    while after < characters.count, characters[after] == " " { after += 1 }
+                    let isKey = after < characters.count && characters[after] == ":"
+                        && (after + 1 == characters.count || " \t,}]".contains(characters[after + 1]))
+                    var before = column - 1
+                    while before >= 0, characters[before] == " " { before -= 1 }
+                    let isExplicitKey = before >= 0 && characters[before] == "?"
+                    if end > column + 1, isKey || isExplicitKey { return (index + 1, column + 1) }
+                    column = end
+                    continue
+                }
+                column += 1
+            }
+        }
+        return nil
+    }
+
     /// Parses job-file text; `folder` anchors a relative `output:`.
     public func parse(text: String, path: String, folder: String) throws(ConfigError) -> JobFile {
         var reader = JobFileReader(file: path, environment: environment)
+        // The YAML library hashes every mapping key whole, aliases expanded, before the tree
+        // can be checked: an alias used as a key is refused from the text itself.
+        if let mark = Self.aliasKey(in: text) {
+            throw ConfigError([Diagnostic(file: path, line: mark.line, column: mark.column,
+                                          message: "an alias cannot be a mapping key")])
+        }
         let root: Node?
         do {
             root = try Yams.compose(yaml: text)
