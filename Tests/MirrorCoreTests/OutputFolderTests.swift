@@ -226,4 +226,24 @@ struct OutputFolderTests {
         #expect(try names(harness.output) == [".mirror.lock"])
         #expect(try names(other.output) == [".mirror.lock"])
     }
+
+    @Test("a lock file that is a hard link to a file outside is refused: that file keeps every byte")
+    func lockFileHardLink() async throws {
+        let harness = try Harness()
+        let outside = harness.folder + "/outside.txt"
+        let precious = Array("precious\ncontent\n".utf8)
+        try Data(precious).write(to: URL(fileURLWithPath: outside))
+        try makeFolder(harness.output)
+        #expect(Foundation.link(outside, harness.output + "/.mirror.lock") == 0)
+        try await FixtureServer.with(api(files: [])) { server in
+            await #expect {
+                try await harness.run(itemsJob(), server: server)
+            } throws: { error in
+                (error as? LockFileError)?.description == "cannot lock the output folder '\(harness.output)': "
+                    + "'.mirror.lock' is a hard link or not a plain file; mirror does not write to files it did not make"
+            }
+            #expect(server.requests.isEmpty)
+        }
+        #expect(bytes(outside) == precious)
+    }
 }

@@ -28,8 +28,8 @@ public final class OutputLock: Sendable {
     private let descriptor: Int32
 
     /// Takes the lock at once or throws `LockedError` naming the holder's pid. A lock file
-    /// that is a symbolic link is refused (`LockFileError`), never followed: the pid written
-    /// into it would truncate whatever the link points to.
+    /// that is a symbolic link is refused (`LockFileError`), never followed, and so is a
+    /// hard link: the pid written into it would truncate whatever the link points to.
     public init(folder: String) throws {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let path = (folder as NSString).appendingPathComponent(Self.fileName)
@@ -38,6 +38,14 @@ public final class OutputLock: Sendable {
             let code = errno
             throw LockFileError(folder: folder, reason: OutputFolder.isLink(path, in: AT_FDCWD)
                 ? OutputFolder.linkRefusal(Self.fileName) : "'\(Self.fileName)': \(String(cString: strerror(code)))")
+        }
+        // A hard link planted at the lock's path shares its file with one outside the folder:
+        // writing the pid would truncate that file.
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_nlink <= 1, (info.st_mode & S_IFMT) == S_IFREG else {
+            close(descriptor)
+            throw LockFileError(folder: folder, reason: "'\(Self.fileName)' is a hard link or not a plain file; "
+                + "mirror does not write to files it did not make")
         }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             var buffer = [UInt8](repeating: 0, count: 32)
