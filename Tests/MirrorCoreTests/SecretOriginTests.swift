@@ -131,8 +131,11 @@ struct SecretOriginTests {
         #expect(url.real == "http://127.0.0.1:8080/e?city=Z%C3%BCrich&key=k3y")
         #expect(url.description == "http://127.0.0.1:8080/e?city=Z%C3%BCrich&key=REDACTED")
         #expect(job.redactor.description == "Redactor(KEY)")
-        #expect(throws: (any Error).self) {
-            try harness.load("version: 1\nnot_secret: [\"a b\"]\njobs: [{ name: a, url: \"http://h/x\", records: r, id: id, table: t }]")
+        do {
+            _ = try harness.load("version: 1\nnot_secret: [\"a b\"]\njobs: [{ name: a, url: \"http://h/x\", records: r, id: id, table: t }]")
+            Issue.record("a variable name with a space was accepted")
+        } catch {
+            #expect((error as? ConfigError)?.diagnostics.map(\.message) == ["'not_secret' must list environment variable names such as [PORT, CITY_ID]"])
         }
     }
 }

@@ -35,7 +35,9 @@ struct TableClaimTests {
         #expect(diagnostics("""
               - { name: a, table: items, share_table: true }
               - { name: b, table: items }
-            """).count == 1)
+            """) == ["jobs/x.yaml:5:43: job 'b' stores into table 'items' of items.sqlite under no account, as job 'a' "
+                + "does: each would overwrite the other's records and prune delete them; set share_table: true on both "
+                + "to mean it, or give one its own table or account"])
         #expect(diagnostics("""
               - { name: a, table: x, database: one.sqlite }
               - { name: b, table: x_walk_order, database: one.sqlite }

@@ -55,10 +55,9 @@ public final class Downloader: Sendable {
         let (stream, continuation) = AsyncStream.makeStream(of: RedactedURL.self)
         let downloader = Downloader(continuation: continuation)
         // A file on another origin than the API's (a CDN) gets no header holding a secret.
-        let apiURL = job.firstURL
         let fetcher = FileFetcher(job: job, client: client,
                                   sender: RetryingSender(job: job, limiter: limiter, policy: retry, logger: logger),
-                                  logger: logger, apiURL: apiURL,
+                                  logger: logger, origin: job.origin,
                                   plainHeaders: job.headers.filter { !$0.value.holdsSecret }, folders: FileFolders(output: output))
         let state = downloader.state
         // Counts each file as it ends, from its own task, so that progress moves between
@@ -136,8 +135,8 @@ struct FileFetcher: Sendable {
     let client: HTTPClient
     let sender: RetryingSender
     let logger: Logger
-    /// A request of the job's own: files on its origin get every header.
-    let apiURL: String
+    /// The job's own origin: files there get every header.
+    let origin: HTTPClient.Origin?
     /// The job's headers without those holding a secret, for files on other origins.
     let plainHeaders: [Header]
     let folders: FileFolders
@@ -170,7 +169,7 @@ struct FileFetcher: Sendable {
             outcome.error = error.reason
             return outcome
         }
-        let headers = HTTPClient.sameOrigin(apiURL, url.real) ? job.headers : plainHeaders
+        let headers = origin?.admits(url.real) == true ? job.headers : plainHeaders
         let request = HTTPRequest(method: "GET", url: url, headers: headers, body: nil, timeout: job.timeout,
                                   maxBytes: job.maxFileSize, redactor: job.redactor)
         let descriptor = temporary.descriptor

@@ -150,12 +150,35 @@ public final class HTTPClient: Sendable {
 
     /// Same scheme, host and port, or an upgrade from http to https on the same host.
     static func sameOrigin(_ from: String, _ to: String) -> Bool {
-        guard let a = URLComponents(string: from), let b = URLComponents(string: to),
-              let schemeA = a.scheme?.lowercased(), let schemeB = b.scheme?.lowercased() else { return false }
-        func port(_ c: URLComponents, _ scheme: String) -> Int? { c.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil) }
-        guard a.host?.lowercased() == b.host?.lowercased() else { return false }
-        if schemeA == schemeB { return port(a, schemeA) == port(b, schemeB) }
-        return schemeA == "http" && schemeB == "https" && (a.port == nil || a.port == 80) && (b.port == nil || b.port == 443)
+        Origin(from)?.admits(to) ?? false
+    }
+
+    /// A URL's scheme, host and port, parsed once: the job's own origin is compared with
+    /// every request a walk or a download makes.
+    struct Origin: Sendable {
+        let scheme: String
+        let host: String?
+        /// As written; nil when the URL names none.
+        let port: Int?
+
+        init?(_ url: String) {
+            guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased() else {
+                return nil
+            }
+            self.scheme = scheme
+            host = components.host?.lowercased()
+            port = components.port
+        }
+
+        private var effectivePort: Int? { port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil) }
+
+        /// Whether `url` is on this origin, or on its https upgrade.
+        func admits(_ url: String) -> Bool {
+            guard let other = Origin(url), host == other.host else { return false }
+            if scheme == other.scheme { return effectivePort == other.effectivePort }
+            return scheme == "http" && other.scheme == "https" && (port == nil || port == 80)
+                && (other.port == nil || other.port == 443)
+        }
     }
 
     /// The headers of the request `redirects` is at, as the client library takes them;

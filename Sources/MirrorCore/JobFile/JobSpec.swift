@@ -90,9 +90,9 @@ public struct JobSpec: Sendable {
     /// Every value of this job that came from `${…}`.
     public let redactor: Redactor
 
-    /// The job's first request URL: a request to another origin (a next link, a file on a
-    /// CDN) gets no header or body holding a secret.
-    var firstURL: String { url.url(page: pages.from, cursor: nil, redactor: redactor).real }
+    /// The origin of the job's first request: a request to another (a next link, a file on
+    /// a CDN) gets no header or body holding a secret.
+    var origin: HTTPClient.Origin? { HTTPClient.Origin(url.url(page: pages.from, cursor: nil, redactor: redactor).real) }
 }
 
 /// A URL template with `{page}` and `{cursor}` placeholders, whose secrets print redacted.

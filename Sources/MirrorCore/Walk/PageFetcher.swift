@@ -10,8 +10,8 @@ struct PageFetcher: Sendable {
     let sender: RetryingSender
     /// Ignore `refresh_after` and send no validators: every page is fetched whole.
     let refresh: Bool
-    /// The job's first request: pages on another origin get no secret (see `JobSpec.firstURL`).
-    let firstURL: String
+    /// The job's own origin: pages on another get no secret (see `JobSpec.origin`).
+    let origin: HTTPClient.Origin?
 
     /// Requests one page of `target` (retrying as the job says) and reads it. Unless the
     /// target asks for the page whole, a page fetched within `refresh_after` is not
@@ -33,7 +33,7 @@ struct PageFetcher: Sendable {
                                 retries: 0)
         }
         var headers = job.headers
-        if !HTTPClient.sameOrigin(firstURL, url.real) {
+        if origin?.admits(url.real) != true {
             // A next link to another host: what holds a secret stays with the job's own host.
             headers = headers.filter { !$0.value.holdsSecret }
             if let body, job.redactor.holdsSecret(String(decoding: body, as: UTF8.self)) {

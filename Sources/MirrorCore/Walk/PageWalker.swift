@@ -31,7 +31,7 @@ public struct PageWalker: Sendable {
         self.downloader = downloader
         fetcher = PageFetcher(job: job, store: store, client: client,
                               sender: RetryingSender(job: job, limiter: limiter, policy: retry, logger: logger),
-                              refresh: refresh, firstURL: job.firstURL)
+                              refresh: refresh, origin: job.origin)
     }
 
     /// What a child task of the walk reports.
