@@ -238,6 +238,80 @@ struct JSONDocumentTests {
         #expect(document.root.value(at: path("data.page"))?.intValue == 1)
     }
 
+    // MARK: Folding and compacting in place
+
+    @Test("a document compacted in place is the one parsed into a copy, whatever the whitespace before each string")
+    func inPlace() throws {
+        // Whitespace puts the compacted text 0 to 9 bytes behind the input, across the
+        // 8-byte steps of the string scanner, with special bytes at every position.
+        let specials = ["\"", "\\", "\n", "é", "😀"]
+        for gap in 0 ..< 10 {
+            for special in specials {
+                for position in 0 ... 12 {
+                    var text = String(repeating: "a", count: 12)
+                    text.insert(contentsOf: special, at: text.index(text.startIndex, offsetBy: position))
+                    var value: [UInt8] = []
+                    JSONText.appendQuoted(text, to: &value)
+                    let pad = [UInt8](repeating: 0x20, count: gap)
+                    let json = Array("{".utf8) + pad + value + pad + Array(":".utf8) + pad + value + pad + Array(",\"k\":[".utf8)
+                        + pad + value + pad + Array("]}".utf8)
+                    let copied = try JSONDocument(parsing: json)
+                    let inPlace = try JSONDocument(compacting: json)
+                    #expect(inPlace.bytes == copied.bytes)
+                    #expect(inPlace.root[text]?.stringValue == text)
+                    #expect(inPlace.root["k"]?.elements.map(\.stringValue) == [text])
+                }
+            }
+        }
+        #expect(throws: JSONSyntaxError(offset: 10, message: "unexpected character '}' at byte 10")) {
+            try JSONDocument(compacting: Array(#"{ "a" : 1,}"#.utf8))
+        }
+    }
+
+    @Test("folded containers answer paths, elements, members and counts as unfolded ones, and keep one node each")
+    func folding() throws {
+        let text = #"""
+            {"data":{"list":[{"id":"a\"1","tags":["x","y"],"n":{"m":1}},{"id":2,"tags":[]},7,[{"id":3}]],"total":3},
+             "meta":{"next":"c2","pages":[1,2]},"top":[{"a":1},{"a":2}]}
+            """#
+        let plain = try parse(text)
+        let paths = ["data.list", "data.list.0.id", "data.list.*.id", "data.list.0.tags.*", "data.list.0.n.m", "data.list.3.0.id",
+                     "data.total", "meta.next", "meta.pages.1", "top.*.a", "data.list.*.tags", "missing", "."]
+        for depth in 1 ... 5 {
+            let folded = try JSONDocument(compacting: Array(text.utf8), foldingAt: depth)
+            #expect(folded.bytes == plain.bytes)
+            for path in paths.map(path) {
+                #expect(folded.root.values(at: path).map(\.rawText) == plain.root.values(at: path).map(\.rawText), "\(path) at \(depth)")
+                #expect(folded.root.values(at: path).map(\.kind) == plain.root.values(at: path).map(\.kind))
+                #expect(folded.root.values(at: path).map(\.count) == plain.root.values(at: path).map(\.count))
+            }
+            #expect(folded.root.value(at: path("data.list.0.id"))?.stringValue == "a\"1")
+            #expect(folded.root.value(at: path("data.list"))?.elements.map(\.rawText)
+                    == plain.root.value(at: path("data.list"))?.elements.map(\.rawText))
+            #expect(folded.root.value(at: path("meta"))?.members.map(\.key) == ["next", "pages"])
+            #expect(folded.root["meta"]?["next"]?.stringValue == "c2")
+        }
+        // Folded at 2, `data`, `meta` and `top` are one node each: the root, three keys, three values.
+        #expect(try JSONDocument(compacting: Array(text.utf8), foldingAt: 2).nodes.count == 7)
+        #expect(plain.nodes.count == 44)
+    }
+
+    @Test("an array's elements are found in its compacted text, brackets, commas and quotes inside strings included")
+    func elementRanges() throws {
+        let text = #"[{"a":"],[{"},"x\"]\\",[1,[2,{}]],{"b":[","]},-1.5e3,null,[]]"#
+        let document = try parse(text)
+        var found: [String] = []
+        document.bytes.withUnsafeBufferPointer { bytes in
+            JSONText.forEachElement(of: bytes) { found.append(String(decoding: bytes[$0], as: UTF8.self)) }
+        }
+        #expect(found == [#"{"a":"],[{"}"#, #""x\"]\\""#, "[1,[2,{}]]", #"{"b":[","]}"#, "-1.5e3", "null", "[]"])
+        found = []
+        try parse("[ ]").bytes.withUnsafeBufferPointer { bytes in
+            JSONText.forEachElement(of: bytes) { found.append(String(decoding: bytes[$0], as: UTF8.self)) }
+        }
+        #expect(found.isEmpty)
+    }
+
     // MARK: Errors
 
     @Test("each syntax error names what and where, with the offset in the input")

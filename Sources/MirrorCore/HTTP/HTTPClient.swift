@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import Synchronization
 
 /// A request to send. Its headers, body and URL may hold secrets: printed, dumped or
 /// reflected, it shows its method, redacted URL, header names and body size only.
@@ -45,12 +46,33 @@ public struct HTTPResponse: Sendable {
     public let status: Int
     /// Header names lowercased.
     public let headers: [String: String]
-    public let body: [UInt8]
+    /// The body's length in bytes, as received (decompressed).
+    public let bodyCount: Int
+    private let storage: Body
 
     public init(status: Int, headers: [String: String], body: [UInt8]) {
         self.status = status
         self.headers = headers
-        self.body = body
+        bodyCount = body.count
+        storage = Body(body)
+    }
+
+    /// The body, until it is taken.
+    public var body: [UInt8] { storage.bytes.withLock { $0 } }
+
+    /// Hands the body over as the only reference to its bytes, so that a page's parser
+    /// compacts it in place instead of copying it; the response keeps no body.
+    public func takeBody() -> [UInt8] {
+        storage.bytes.withLock { bytes in
+            var taken: [UInt8] = []
+            swap(&taken, &bytes)
+            return taken
+        }
+    }
+
+    private final class Body: Sendable {
+        let bytes: Mutex<[UInt8]>
+        init(_ bytes: [UInt8]) { self.bytes = Mutex(bytes) }
     }
 }
 
@@ -74,16 +96,19 @@ public final class HTTPClient: Sendable {
 
     public init() {}
 
-    public func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
+    /// Sends `request` and reads its body whole. `admit`, if given, is called with the
+    /// size of each piece of the body before it is kept, and may wait (see `PageBudget`).
+    public func send(_ request: HTTPRequest,
+                     admit: (@Sendable (Int) async throws -> Void)? = nil) async throws(HTTPError) -> HTTPResponse {
         var status: Int?
         do {
             let deadline = Self.deadline(request)
             let response = try await Self.execute(request, deadline: deadline, compressed: true)
             status = Int(response.status.code)
-            try Self.checkLength(response, request)
+            let length = try Self.checkLength(response, request)
             let maxBytes = request.maxBytes
-            let buffer = try await Self.before(deadline) { try await response.body.collect(upTo: maxBytes) }
-            return HTTPResponse(status: Int(response.status.code), headers: Self.headers(response.headers), body: Array(buffer: buffer))
+            let body = try await Self.before(deadline) { try await Self.collect(response.body, upTo: maxBytes, length: length, admit: admit) }
+            return HTTPResponse(status: Int(response.status.code), headers: Self.headers(response.headers), body: body)
         } catch {
             throw Self.failure(error, request, status: status, what: "body")
         }
@@ -204,11 +229,29 @@ public final class HTTPClient: Sendable {
         NIODeadline.now() + .milliseconds(Int64(request.timeout * 1000))
     }
 
-    /// An announced length over the cap fails before any of the body is read.
-    private static func checkLength(_ response: HTTPClientResponse, _ request: HTTPRequest) throws {
-        if let length = response.headers.first(name: "content-length").flatMap(Int.init), length > request.maxBytes {
+    /// An announced length over the cap fails before any of the body is read. Returns
+    /// the announced length.
+    private static func checkLength(_ response: HTTPClientResponse, _ request: HTTPRequest) throws -> Int? {
+        let length = response.headers.first(name: "content-length").flatMap(Int.init)
+        if let length, length > request.maxBytes {
             throw NIOTooManyBytesError(maxBytes: request.maxBytes)
         }
+        return length
+    }
+
+    /// Reads a body into one array, sized to its announced length when there is one: a
+    /// page is held once, not once in the client's buffer and again in a copy.
+    private static func collect(_ body: HTTPClientResponse.Body, upTo maxBytes: Int, length: Int?,
+                                admit: (@Sendable (Int) async throws -> Void)?) async throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        // A compressed body's length is not its decompressed size: only a hint.
+        if let length, length > 0 { bytes.reserveCapacity(length) }
+        for try await chunk in body {
+            guard chunk.readableBytes <= maxBytes - bytes.count else { throw NIOTooManyBytesError(maxBytes: maxBytes) }
+            try await admit?(chunk.readableBytes)
+            chunk.withUnsafeReadableBytes { bytes.append(contentsOf: $0) }
+        }
+        return bytes
     }
 
     /// Header names lowercased; repeated headers joined with ", ".

@@ -46,8 +46,11 @@ public struct JSONDocument: Sendable {
         /// Elements of an array, members of an object, 0 for scalars.
         var count: UInt32
         var kind: JSONKind
-        /// A string holds a backslash escape, so its text is not its raw bytes.
+        /// A string holds a backslash escape, so its text is not its raw bytes; a
+        /// container is folded (see `foldingAt`): its children are not on the tape.
         var escaped: Bool
+
+        var isFolded: Bool { escaped && (kind == .object || kind == .array) }
     }
 
     /// Containers nested deeper than this are rejected.
@@ -65,7 +68,11 @@ public struct JSONDocument: Sendable {
         self = try parsed.get()
     }
 
-    public init(parsing input: UnsafeRawBufferPointer) throws(JSONSyntaxError) {
+    /// Parses `input`. With `foldingAt` N, the containers at nesting depth N (the
+    /// top-level value's is 1) are checked and compacted like the rest, but kept on the
+    /// tape as one node each, parsed again when a path looks inside one: a page's
+    /// records array of a million small records then costs one node, not millions.
+    public init(parsing input: UnsafeRawBufferPointer, foldingAt foldDepth: Int = 0) throws(JSONSyntaxError) {
         guard let base = input.baseAddress, !input.isEmpty else {
             throw JSONSyntaxError(offset: 0, message: "unexpected end of input")
         }
@@ -77,7 +84,7 @@ public struct JSONDocument: Sendable {
         var nodes: [Node] = []
         var failure: JSONSyntaxError?
         let bytes = [UInt8](unsafeUninitializedCapacity: input.count) { buffer, initialized in
-            var parser = JSONParser(input: base, count: input.count, output: buffer.baseAddress!)
+            var parser = JSONParser(input: base, count: input.count, output: buffer.baseAddress!, foldDepth: foldDepth)
             do throws(JSONSyntaxError) {
                 try parser.parseDocument()
                 initialized = parser.written
@@ -89,6 +96,35 @@ public struct JSONDocument: Sendable {
         }
         if let failure { throw failure }
         self.bytes = bytes
+        self.nodes = nodes
+    }
+
+    /// Parses `input`, compacting it in place: the document keeps `input`'s storage, so
+    /// a page's body and its compacted text are one buffer, not two (when the caller
+    /// hands over the only reference to it).
+    public init(compacting input: consuming [UInt8], foldingAt foldDepth: Int = 0) throws(JSONSyntaxError) {
+        let count = input.count
+        guard count > 0 else { throw JSONSyntaxError(offset: 0, message: "unexpected end of input") }
+        guard count < Int(UInt32.max) else {
+            throw JSONSyntaxError(offset: 0, message: "document larger than 4 GiB")
+        }
+        var nodes: [Node] = []
+        var written = 0
+        var failure: JSONSyntaxError?
+        input.withUnsafeMutableBufferPointer { buffer in
+            let base = buffer.baseAddress!
+            var parser = JSONParser(input: UnsafeRawPointer(base), count: count, output: base, foldDepth: foldDepth)
+            do throws(JSONSyntaxError) {
+                try parser.parseDocument()
+                written = parser.written
+                nodes = parser.nodes
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+        input.removeLast(count - written)
+        bytes = input
         self.nodes = nodes
     }
 

@@ -13,16 +13,22 @@ struct JSONParser {
     /// Bytes of compacted text written; never more than `position`.
     private(set) var written = 0
     private(set) var nodes: [JSONDocument.Node] = []
+    /// Containers at this depth (the top-level value's is 1) are folded: checked and
+    /// compacted whole, but kept on the tape as one node.
+    private let foldDepth: Int
+    /// The node of the folded container being read, or -1.
+    private var folding = -1
 
     private static let noParent = UInt32.max
 
-    init(input: UnsafeRawPointer, count: Int, output: UnsafeMutablePointer<UInt8>) {
+    init(input: UnsafeRawPointer, count: Int, output: UnsafeMutablePointer<UInt8>, foldDepth: Int = 0) {
         self.input = input
         self.count = count
         self.output = output
+        self.foldDepth = foldDepth
         // About one value per 16 bytes is generous for API responses; the tape grows
-        // if a document is denser.
-        nodes.reserveCapacity(count / 16 + 16)
+        // if a document is denser. A folded document keeps few nodes.
+        nodes.reserveCapacity(foldDepth > 0 ? 64 : count / 16 + 16)
     }
 
     // MARK: Structure
@@ -47,6 +53,7 @@ struct JSONParser {
                                           message: "nesting deeper than \(JSONDocument.maximumDepth) levels")
                 }
                 let isObject = byte == UInt8(ascii: "{")
+                if depth == foldDepth { folding = nodes.count }
                 nodes.append(JSONDocument.Node(
                     start: UInt32(truncatingIfNeeded: written), end: 0,
                     next: parent < 0 ? Self.noParent : UInt32(truncatingIfNeeded: parent), count: elements,
@@ -108,9 +115,19 @@ struct JSONParser {
     private mutating func close(_ parent: inout Int, _ parentIsObject: inout Bool, _ elements: inout UInt32) {
         let enclosing = nodes[parent].next
         let enclosingElements = nodes[parent].count
-        nodes[parent].end = UInt32(truncatingIfNeeded: written)
-        nodes[parent].next = UInt32(truncatingIfNeeded: nodes.count)
-        nodes[parent].count = elements
+        if folding >= 0, parent > folding {
+            // A container inside a folded one: checked, and on the tape only while open
+            // (it parks its parent there); its scalars never were.
+            nodes.removeLast()
+        } else {
+            if parent == folding {
+                nodes[parent].escaped = true
+                folding = -1
+            }
+            nodes[parent].end = UInt32(truncatingIfNeeded: written)
+            nodes[parent].next = UInt32(truncatingIfNeeded: nodes.count)
+            nodes[parent].count = elements
+        }
         parent = enclosing == Self.noParent ? -1 : Int(enclosing)
         parentIsObject = parent >= 0 && nodes[parent].kind == .object
         elements = enclosingElements
@@ -135,16 +152,20 @@ struct JSONParser {
         while true {
             // Eight bytes at a time: copy the word, then keep the bytes before the first
             // one that needs a look. The copy cannot overrun: written <= position.
+            // When compacting in place (`output` is `input`), a word is stored only when
+            // all of it is taken: stored whole before the look, it could overwrite input
+            // bytes not read yet.
             while position + 8 <= count {
                 let word = input.loadUnaligned(fromByteOffset: position, as: UInt64.self)
-                UnsafeMutableRawPointer(output + written).storeBytes(of: word, as: UInt64.self)
                 let special = Self.specialBytes(UInt64(littleEndian: word))
                 guard special == 0 else {
                     let plain = special.trailingZeroBitCount >> 3
+                    (output + written).update(from: (input + position).assumingMemoryBound(to: UInt8.self), count: plain)
                     position += plain
                     written += plain
                     break
                 }
+                UnsafeMutableRawPointer(output + written).storeBytes(of: word, as: UInt64.self)
                 position += 8
                 written += 8
             }
@@ -316,6 +337,7 @@ struct JSONParser {
 
     @inline(__always)
     private mutating func appendScalar(_ kind: JSONKind, start: Int, escaped: Bool = false) {
+        guard folding < 0 else { return }
         nodes.append(JSONDocument.Node(
             start: UInt32(truncatingIfNeeded: start), end: UInt32(truncatingIfNeeded: written),
             next: UInt32(truncatingIfNeeded: nodes.count + 1), count: 0, kind: kind, escaped: escaped))

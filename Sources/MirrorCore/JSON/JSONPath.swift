@@ -31,45 +31,50 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
 extension JSONValue {
     /// The first value the path leads to, in document order.
     public func value(at path: JSONPath) -> JSONValue? {
-        var found: Int?
-        _ = document.visit(path.segments[...], from: index) { match in
+        var found: JSONValue?
+        _ = visit(path.segments[...]) { match in
             found = match
             return false
         }
-        return found.map { JSONValue(document: document, index: $0) }
+        return found
     }
 
     /// Every value the path leads to, in document order.
     public func values(at path: JSONPath) -> [JSONValue] {
         var found: [JSONValue] = []
-        _ = document.visit(path.segments[...], from: index) { match in
-            found.append(JSONValue(document: document, index: match))
+        _ = visit(path.segments[...]) { match in
+            found.append(match)
             return true
         }
         return found
     }
-}
 
-extension JSONDocument {
-    /// Calls `body` with the node index of every value that `segments` lead to from node
-    /// `start`, while it returns true. Returns false if stopped.
-    func visit(_ segments: ArraySlice<JSONPath.Segment>, from start: Int, _ body: (Int) -> Bool) -> Bool {
-        var node = start
+    /// Calls `body` with every value that `segments` lead to from this one, while it
+    /// returns true. Returns false if stopped. A folded container on the way is parsed
+    /// again (`unfolded`), so a path reads a folded document as it reads any other.
+    func visit(_ segments: ArraySlice<JSONPath.Segment>, _ body: (JSONValue) -> Bool) -> Bool {
+        var value = self
         var rest = segments
         // Keys lead to at most one value each: follow them without recursion.
         while let segment = rest.first {
             guard case let .key(key) = segment else { break }
-            guard let child = child(of: node, key: key) else { return true }
-            node = child
+            let open = value.unfolded
+            guard let child = open.document.child(of: open.index, key: key) else { return true }
+            value = JSONValue(document: open.document, index: child)
             rest = rest.dropFirst()
         }
-        guard !rest.isEmpty else { return body(node) }
+        guard !rest.isEmpty else { return body(value) }
         let after = rest.dropFirst()
-        return forEachChild(of: node) { child in visit(after, from: child, body) }
+        let open = value.unfolded
+        return open.document.forEachChild(of: open.index) { child in
+            JSONValue(document: open.document, index: child).visit(after, body)
+        }
     }
+}
 
+extension JSONDocument {
     /// The member `key` of an object, or the element at index `key` of an array.
-    private func child(of node: Int, key: String) -> Int? {
+    func child(of node: Int, key: String) -> Int? {
         switch nodes[node].kind {
         case .object:
             return member(of: node, named: key)

@@ -4,9 +4,14 @@ public enum JSONText {
     /// `\n`, `\t`, `\r`, `\b`, `\f` or `\u00XX`), everything else, non-ASCII included,
     /// as its UTF-8.
     public static func appendQuoted(_ s: String, to out: inout [UInt8]) {
-        out.reserveCapacity(out.count + s.utf8.count + 2)
+        appendQuoted(s.utf8, to: &out)
+    }
+
+    /// Appends UTF-8 text as a quoted JSON string (see `appendQuoted(_:to:)`).
+    static func appendQuoted<Text: Collection<UInt8>>(_ text: Text, to out: inout [UInt8]) {
+        out.reserveCapacity(out.count + text.count + 2)
         out.append(UInt8(ascii: "\""))
-        for byte in s.utf8 {
+        for byte in text {
             switch byte {
             case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(UInt8(ascii: "\\")); out.append(byte)
             case 0x0A: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "n"))
@@ -21,6 +26,38 @@ public enum JSONText {
             }
         }
         out.append(UInt8(ascii: "\""))
+    }
+
+    /// Calls `body` with the range of each element of `array`, the compacted text of a
+    /// checked JSON array (no whitespace outside strings), in order.
+    static func forEachElement(of array: UnsafeBufferPointer<UInt8>, _ body: (Range<Int>) -> Void) {
+        var index = 1
+        guard array.count > 2 else { return }
+        var start = index
+        var depth = 0
+        while true {
+            switch array[index] {
+            case UInt8(ascii: "\""):
+                index += 1
+                while array[index] != UInt8(ascii: "\"") {
+                    index += array[index] == UInt8(ascii: "\\") ? 2 : 1
+                }
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                if depth == 0 {
+                    body(start ..< index)
+                    return
+                }
+                depth -= 1
+            case UInt8(ascii: ",") where depth == 0:
+                body(start ..< index)
+                start = index + 1
+            default:
+                break
+            }
+            index += 1
+        }
     }
 
     /// Decodes the content (between the quotes) of a string the parser has checked. A

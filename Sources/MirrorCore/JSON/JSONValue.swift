@@ -21,13 +21,29 @@ public struct JSONValue: Sendable {
     /// Elements of an array, members of an object; 0 for scalars.
     public var count: Int { Int(node.count) }
 
+    /// A string holding a backslash escape: its text is not its raw bytes.
+    var isEscaped: Bool { node.kind == .string && node.escaped }
+
+    /// The same value with its children on a tape: a folded container (see
+    /// `JSONDocument.init(parsing:foldingAt:)`) parsed again on its own, into a
+    /// document of its own bytes; any other value as it is.
+    var unfolded: JSONValue {
+        guard node.isFolded else { return self }
+        // Its bytes were checked when the page was parsed: parsing them again succeeds.
+        let document = document.bytes.withUnsafeBytes { all in
+            try? JSONDocument(parsing: UnsafeRawBufferPointer(rebasing: all[byteRange]))
+        }
+        return document?.root ?? self
+    }
+
     /// An array's elements in order; empty for anything else.
     public var elements: [JSONValue] {
         guard node.kind == .array else { return [] }
+        let open = unfolded
         var result: [JSONValue] = []
         result.reserveCapacity(count)
-        _ = document.forEachChild(of: index) { child in
-            result.append(JSONValue(document: document, index: child))
+        _ = open.document.forEachChild(of: open.index) { child in
+            result.append(JSONValue(document: open.document, index: child))
             return true
         }
         return result
@@ -36,11 +52,12 @@ public struct JSONValue: Sendable {
     /// An object's members in order, duplicates included.
     public var members: [(key: String, value: JSONValue)] {
         guard node.kind == .object else { return [] }
+        let open = unfolded
         var result: [(key: String, value: JSONValue)] = []
         result.reserveCapacity(count)
-        _ = document.forEachChild(of: index) { child in
-            let key = JSONValue(document: document, index: child - 1).stringValue ?? ""
-            result.append((key, JSONValue(document: document, index: child)))
+        _ = open.document.forEachChild(of: open.index) { child in
+            let key = JSONValue(document: open.document, index: child - 1).stringValue ?? ""
+            result.append((key, JSONValue(document: open.document, index: child)))
             return true
         }
         return result
@@ -51,7 +68,8 @@ public struct JSONValue: Sendable {
     /// a missing key and for anything but an object.
     public subscript(key: String) -> JSONValue? {
         guard node.kind == .object else { return nil }
-        return document.member(of: index, named: key).map { JSONValue(document: document, index: $0) }
+        let open = unfolded
+        return open.document.member(of: open.index, named: key).map { JSONValue(document: open.document, index: $0) }
     }
 
     /// A string's unescaped text; nil for other kinds.

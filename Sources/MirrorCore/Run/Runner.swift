@@ -20,6 +20,8 @@ public struct Runner: Sendable {
         public var output: String?
         /// Backoff between retries.
         public var retry = RetryPolicy()
+        /// Response bytes a walk holds for pages ahead of the one it stores next.
+        var pagesAhead = PageBudget.defaultLimit
         public init() {}
     }
 
@@ -130,7 +132,7 @@ public struct Runner: Sendable {
             func walker(_ downloader: Downloader?) -> PageWalker {
                 PageWalker(job: job, store: store, client: client, maxPages: options.maxPages, refresh: options.refresh,
                            retry: options.retry, limiter: limiter, logger: logger, progress: relay?.walked,
-                           downloader: downloader)
+                           downloader: downloader, pagesAhead: options.pagesAhead)
             }
             if job.downloads.isEmpty {
                 walk = await walker(nil).walk(from: start)

@@ -2,12 +2,6 @@ import Foundation
 
 /// One page of records ready to be stored, with the walk's checkpoint after it.
 public struct PageCommit: Sendable {
-    public struct Record: Sendable {
-        public let id: String
-        /// The record's compacted JSON inside `bytes`.
-        public let range: Range<Int>
-    }
-
     public var job: String
     public var account: String
     public var table: String
@@ -19,9 +13,7 @@ public struct PageCommit: Sendable {
     public var etag: String?
     public var lastModified: String?
     public var responseBytes: Int
-    /// The compacted response the records point into.
-    public var bytes: [UInt8]
-    public var records: [Record]
+    public var records: PageRecords
     /// Entries of the response's records array, stored ones and rejected ones.
     public var elements: Int
     /// The response's `stop.last_page` value.

@@ -4,6 +4,9 @@ import GRDBSQLite
 /// Thin helpers over the C API for the per-record hot path.
 enum Raw {
     static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+    /// SQLite reads the bytes where they are, without copying them: they must stay valid
+    /// until the parameter is bound again or cleared.
+    static let unmoving: sqlite3_destructor_type? = nil
 
     /// Binds the whole text, by its byte length: a NUL inside it is kept, not an end.
     static func bind(_ statement: OpaquePointer, _ index: Int32, _ text: String) {
@@ -16,6 +19,18 @@ enum Raw {
             _ = sqlite3_bind_text(statement, index, UnsafeRawPointer(start).assumingMemoryBound(to: CChar.self),
                                   Int32(bytes.count), transient)
         }
+    }
+
+    /// Binds UTF-8 text given as bytes, which SQLite reads in place: they must stay valid
+    /// until the parameter is bound again or the bindings are cleared. A page's records
+    /// and ids are bound so, without a copy each.
+    static func bind(_ statement: OpaquePointer, _ index: Int32, unmoving text: UnsafeBufferPointer<UInt8>) {
+        guard let start = text.baseAddress else {
+            _ = sqlite3_bind_text(statement, index, "", 0, transient)
+            return
+        }
+        _ = sqlite3_bind_text(statement, index, UnsafeRawPointer(start).assumingMemoryBound(to: CChar.self),
+                              Int32(text.count), unmoving)
     }
 
     static func step(_ statement: OpaquePointer, db: OpaquePointer?) throws {

@@ -21,17 +21,22 @@ extension TableStore {
                 UPDATE "\(table)" SET position = ?4, last_seen = ?5 WHERE account = ?1 AND id = ?2
                 """)
             let connection = db.sqliteConnection
-            try page.bytes.withUnsafeBufferPointer { buffer in
+            // The records are bound where they lie in the page; nothing is left bound to it.
+            defer {
+                for statement in [insert, update, touch] {
+                    sqlite3_reset(statement.sqliteStatement)
+                    sqlite3_clear_bindings(statement.sqliteStatement)
+                }
+            }
+            do {
                 var position = page.firstPosition
-                for record in page.records {
-                    let json = UnsafeBufferPointer(rebasing: buffer[record.range])
+                try page.records.forEach { id, json in
                     let bind = { (statement: Statement) in
                         let raw = statement.sqliteStatement
                         sqlite3_reset(raw)
                         Raw.bind(raw, 1, page.account)
-                        Raw.bind(raw, 2, record.id)
-                        sqlite3_bind_text(raw, 3, UnsafeRawPointer(json.baseAddress!).assumingMemoryBound(to: CChar.self),
-                                          Int32(json.count), Raw.transient)
+                        Raw.bind(raw, 2, unmoving: id)
+                        Raw.bind(raw, 3, unmoving: json)
                         sqlite3_bind_int64(raw, 4, Int64(position))
                         Raw.bind(raw, 5, page.time)
                     }
@@ -57,18 +62,8 @@ extension TableStore {
                     position += 1
                 }
             }
-            for statement in [insert, update, touch] {
-                sqlite3_reset(statement.sqliteStatement)
-                sqlite3_clear_bindings(statement.sqliteStatement)
-            }
             if page.shared { try Self.own(page, db: db) }
-            var ids: [UInt8] = [UInt8(ascii: "[")]
-            for (index, record) in page.records.enumerated() {
-                if index > 0 { ids.append(UInt8(ascii: ",")) }
-                JSONText.appendQuoted(record.id, to: &ids)
-            }
-            ids.append(UInt8(ascii: "]"))
-            try db.cachedStatement(sql: """
+            let pageRow = try db.cachedStatement(sql: """
                 INSERT INTO \(StoreSchema.pages) (job, account, url, body, page, status, etag, last_modified, records, bytes,
                   fetched_at, elements, ids, next_url, next_cursor, last_page, total)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -77,10 +72,19 @@ extension TableStore {
                   bytes = excluded.bytes, fetched_at = excluded.fetched_at, elements = excluded.elements, ids = excluded.ids,
                   next_url = excluded.next_url, next_cursor = excluded.next_cursor, last_page = excluded.last_page,
                   total = excluded.total
-                """).execute(arguments: [page.job, page.account, page.url.description, page.requestBody, page.page, page.status,
-                                 page.etag, page.lastModified, page.records.count, page.responseBytes, page.time,
-                                 page.elements, String(decoding: ids, as: UTF8.self), page.nextURL, page.nextCursor,
-                                 page.lastPage, page.total])
+                """)
+            // The ids, a JSON text as long as the page has records, are bound without a copy.
+            try pageRow.setArguments([page.job, page.account, page.url.description, page.requestBody, page.page, page.status,
+                                      page.etag, page.lastModified, page.records.count, page.responseBytes, page.time,
+                                      page.elements, nil, page.nextURL, page.nextCursor, page.lastPage, page.total])
+            try page.records.idsJSON.withUnsafeBufferPointer { ids in
+                defer {
+                    sqlite3_reset(pageRow.sqliteStatement)
+                    sqlite3_clear_bindings(pageRow.sqliteStatement)
+                }
+                Raw.bind(pageRow.sqliteStatement, 13, unmoving: ids)
+                try Raw.step(pageRow.sqliteStatement, db: connection)
+            }
             try Self.checkpoint(db, job: page.job, account: page.account, time: page.time, nextPage: page.nextPage,
                                 nextURL: page.nextURL, nextCursor: page.nextCursor,
                                 position: page.firstPosition + page.records.count)
@@ -161,15 +165,17 @@ extension TableStore {
             INSERT INTO \(StoreSchema.owners) (table_name, account, job, id) VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING
             """)
         let raw = note.sqliteStatement
-        for record in page.records {
+        defer {
+            sqlite3_reset(raw)
+            sqlite3_clear_bindings(raw)
+        }
+        try page.records.forEach { id, _ in
             sqlite3_reset(raw)
             Raw.bind(raw, 1, page.table)
             Raw.bind(raw, 2, page.account)
             Raw.bind(raw, 3, page.job)
-            Raw.bind(raw, 4, record.id)
+            Raw.bind(raw, 4, unmoving: id)
             try Raw.step(raw, db: db.sqliteConnection)
         }
-        sqlite3_reset(raw)
-        sqlite3_clear_bindings(raw)
     }
 }

@@ -32,11 +32,11 @@ final class WalkRecorder: PageStore {
 
     func commit(_ page: PageCommit) async throws -> CommitCounts {
         state.withLock { state in
-            for record in page.records {
-                let id = ExactText(record.id)
+            for text in page.records.ids {
+                let id = ExactText(text)
                 if let first = state.firstPage[id] {
                     state.drift.append(WalkFault(kind: .drift, page: page.page,
-                                                 message: "id '\(record.id)' was already on page \(first) (drift)"))
+                                                 message: "id '\(text)' was already on page \(first) (drift)"))
                 } else {
                     state.firstPage[id] = page.page
                 }

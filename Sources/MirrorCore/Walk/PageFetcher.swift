@@ -16,7 +16,8 @@ struct PageFetcher: Sendable {
     /// Requests one page of `target` (retrying as the job says) and reads it. Unless the
     /// target asks for the page whole, a page fetched within `refresh_after` is not
     /// requested, and the stored validators are sent so that a 304 replays the stored copy.
-    func fetch(_ target: PageTarget) async -> FetchOutcome {
+    /// The response bytes of pages ahead of the one stored next are counted in `budget`.
+    func fetch(_ target: PageTarget, budget: PageBudget? = nil) async -> FetchOutcome {
         let url = target.url, page = target.page, cursor = target.cursor?.text, replay = !target.whole
         let body = job.body?.render(page: page, cursor: cursor)
         let shownBody = body.map { job.redactor.redact(String(decoding: $0, as: UTF8.self)) } ?? ""
@@ -55,7 +56,13 @@ struct PageFetcher: Sendable {
         let sent = await sender.send(url, retryable: { (response: HTTPResponse) in
             stopStatuses.contains(response.status) || !RetryPolicy.isRetryable(status: response.status)
                 ? nil : RetryingSender.Retryable(status: response.status, retryAfter: response.headers["retry-after"])
-        }, exchange: { () throws(HTTPError) in try await client.send(request) })
+        }, exchange: { () throws(HTTPError) in
+            // What an earlier attempt read is not kept.
+            budget?.release(page)
+            return try await client.send(request, admit: budget.map { budget in
+                { @Sendable bytes in try await budget.take(bytes, for: page) }
+            })
+        })
         var result: Result<Fetched, PageFault>
         switch sent.result {
         case let .failure(error):

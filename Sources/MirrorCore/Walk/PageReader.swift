@@ -29,9 +29,9 @@ struct PageReader: Sendable {
             let lastPage = number(at: job.stop.lastPage, .lastPage)
             let total = number(at: job.stop.total, .total)
             return .success(.page(ServedPage(
-                origin: .fetched, content: .fresh(bytes: parsed.document.bytes, records: parsed.records),
+                origin: .fetched, content: .fresh(parsed.records),
                 requestBody: requestBody, status: response.status, etag: response.headers["etag"],
-                lastModified: response.headers["last-modified"], responseBytes: response.body.count,
+                lastModified: response.headers["last-modified"], responseBytes: response.bodyCount,
                 elementCount: parsed.elementCount, recordCount: parsed.records.count, rejected: parsed.rejected,
                 repeated: parsed.repeated, files: parsed.files,
                 next: next, lastPage: lastPage, total: total, unreadable: unreadable)))
@@ -45,19 +45,23 @@ struct PageReader: Sendable {
     struct ParsedPage: Sendable {
         let document: JSONDocument
         let elementCount: Int
-        let records: [PageCommit.Record]
+        let records: PageRecords
         let rejected: [RejectedRecord]
         let repeated: [RepeatedID]
         let files: [RedactedURL]
     }
 
+    /// Parses the response's body (taken from it, and compacted in place) and reads its
+    /// records. The records array is folded (see `JSONDocument`): each record is parsed
+    /// on its own when its id is read, and only the record's place is kept.
     func parse(_ response: HTTPResponse, url: RedactedURL, page: Int) throws -> ParsedPage {
+        let html = Self.looksLikeHTML(response)
         let document: JSONDocument
         do {
-            document = try response.body.withUnsafeBytes { try JSONDocument(parsing: $0) }
+            document = try JSONDocument(compacting: response.takeBody(), foldingAt: job.records.segments.count + 1)
         } catch {
-            let problem = Self.looksLikeHTML(response) ? "response is HTML, not JSON" : "response is not JSON: \(error)"
-            throw PageFault(url: url, status: response.status, problem: problem)
+            throw PageFault(url: url, status: response.status,
+                            problem: html ? "response is HTML, not JSON" : "response is not JSON: \(error)")
         }
         for rule in job.validate {
             let found = document.root.value(at: rule.path)
@@ -73,60 +77,15 @@ struct PageReader: Sendable {
             throw PageFault(url: url, status: response.status,
                             problem: "'\(job.records)' is not an array (found \(list.kind))")
         }
-        let elements = list.elements
-        var ids: [String?] = []
-        ids.reserveCapacity(elements.count)
-        var rejected: [RejectedRecord] = []
-        // Ids are compared byte for byte, as SQLite compares them.
-        var lastIndex: [ExactText: Int] = [:]
-        lastIndex.reserveCapacity(elements.count)
-        for (index, element) in elements.enumerated() {
-            let value = element.value(at: job.id)
-            var id: String?
-            if let value, value.kind == .string || value.kind == .number, let text = value.scalarText, !text.isEmpty {
-                id = text
-            }
-            if let id {
-                lastIndex[ExactText(id)] = index
-            } else {
-                let reason: String
-                if value == nil, element.kind != .object {
-                    let kind = element.kind == .null ? "null" : element.kind == .array ? "an array" : "a \(element.kind)"
-                    reason = "record \(index) is \(kind), not an object"
-                } else {
-                    reason = "record \(index) has no usable id at '\(job.id)' (found \(value.map { "\($0.kind)" } ?? "nothing"))"
-                }
-                rejected.append(RejectedRecord(page: page, index: index, reason: reason))
-            }
-            ids.append(id)
-        }
-        var records: [PageCommit.Record] = []
-        records.reserveCapacity(lastIndex.count)
-        var earlier: [ExactText: [Int]] = [:]
-        var stored: [JSONValue] = []
-        for (index, element) in elements.enumerated() {
-            guard let id = ids[index] else { continue }
-            let key = ExactText(id)
-            guard lastIndex[key] == index else {
-                earlier[key, default: []].append(index)
-                continue
-            }
-            records.append(PageCommit.Record(id: id, range: element.byteRange))
-            if !job.downloads.isEmpty { stored.append(element) }
-        }
-        // Ids listed more than once: stored once, their last occurrence.
-        let repeated = records.compactMap { record -> RepeatedID? in
-            let key = ExactText(record.id)
-            guard let before = earlier[key], let last = lastIndex[key] else { return nil }
-            return RepeatedID(page: page, id: record.id, indexes: before + [last])
-        }
+        let collected = RecordCollector(idPath: job.id, page: page).collect(list)
         // The files the stored records point to, each once, in record order.
         var files: [RedactedURL] = []
         if !job.downloads.isEmpty {
             var seen: Set<ExactText> = []
-            for element in stored {
+            collected.records.forEach { _, json in
+                guard let record = try? JSONDocument(parsing: UnsafeRawBufferPointer(json)) else { return }
                 for path in job.downloads {
-                    for value in element.values(at: path) {
+                    for value in record.root.values(at: path) {
                         let candidates = value.kind == .array ? value.elements : [value]
                         for candidate in candidates {
                             if let url = candidate.stringValue, !url.isEmpty, seen.insert(ExactText(url)).inserted {
@@ -137,8 +96,8 @@ struct PageReader: Sendable {
                 }
             }
         }
-        return ParsedPage(document: document, elementCount: elements.count, records: records, rejected: rejected,
-                          repeated: repeated, files: files)
+        return ParsedPage(document: document, elementCount: collected.elementCount, records: collected.records,
+                          rejected: collected.rejected, repeated: collected.repeated, files: files)
     }
 
     static func nextTarget(_ next: JobSpec.Next, document: JSONDocument, response: HTTPResponse, url: RedactedURL) -> NextTarget {

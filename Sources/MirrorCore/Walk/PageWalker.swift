@@ -17,10 +17,12 @@ public struct PageWalker: Sendable {
     let progress: ProgressHandler?
     /// Takes the files of each stored page.
     let downloader: Downloader?
+    /// Response bytes held for pages ahead of the one stored next (see `PageBudget`).
+    let pagesAhead: Int
 
     public init(job: JobSpec, store: any PageStore, client: HTTPClient, maxPages: Int?, refresh: Bool = false,
                 retry: RetryPolicy, limiter: RateLimiter, logger: Logger, progress: ProgressHandler? = nil,
-                downloader: Downloader? = nil) {
+                downloader: Downloader? = nil, pagesAhead: Int? = nil) {
         var logger = logger
         logger[metadataKey: "job"] = "\(job.name)"
         self.job = job
@@ -29,6 +31,7 @@ public struct PageWalker: Sendable {
         self.logger = logger
         self.progress = progress
         self.downloader = downloader
+        self.pagesAhead = pagesAhead ?? PageBudget.defaultLimit
         fetcher = PageFetcher(job: job, store: store, client: client,
                               sender: RetryingSender(job: job, limiter: limiter, policy: retry, logger: logger),
                               refresh: refresh, origin: job.origin)
@@ -52,6 +55,7 @@ public struct PageWalker: Sendable {
         if start.isResumed {
             logger.info("resuming the walk", metadata: ["page": "\(state.page)"])
         }
+        let budget = PageBudget(head: state.page, limit: pagesAhead)
         return await withTaskGroup(of: Event.self) { group in
             var window = state.isWindowed
                 ? PageWindow(width: job.concurrency, step: job.pages.step, head: state.page, limit: state.pageLimit) : nil
@@ -62,7 +66,7 @@ public struct PageWalker: Sendable {
 
             func request(_ target: PageTarget) {
                 guard arrived[target] == nil, pending.insert(target).inserted else { return }
-                group.addTask { .fetched(target, await fetcher.fetch(target)) }
+                group.addTask { .fetched(target, await fetcher.fetch(target, budget: budget)) }
             }
             func handle(_ event: Event) {
                 switch event {
@@ -95,6 +99,7 @@ public struct PageWalker: Sendable {
                     for page in pages { request(state.windowTarget(page)) }
                 }
                 request(target)
+                budget.moveHead(to: target.page)
                 await wait { arrived[target] != nil }
                 guard let outcome = arrived.removeValue(forKey: target) else {
                     state.cancel()
@@ -127,6 +132,7 @@ public struct PageWalker: Sendable {
                 let position = state.position
                 group.addTask { .stored(await commit(step, position: position)) }
                 await wait { storeOutcome != nil }
+                budget.release(target.page)
                 switch storeOutcome {
                 case let .missingRecords(missing):
                     logger.info("stored copy lacks records: fetching the page whole", metadata: [
@@ -169,11 +175,11 @@ public struct PageWalker: Sendable {
         let time = Timestamp.string(Date())
         do {
             switch served.content {
-            case let .fresh(bytes, records):
+            case let .fresh(records):
                 return .stored(try await store.commit(PageCommit(
                     job: job.name, account: job.account, table: job.table, url: step.target.url,
                     requestBody: served.requestBody, page: step.target.page, status: served.status,
-                    etag: storable(served.etag), lastModified: storable(served.lastModified), responseBytes: served.responseBytes, bytes: bytes, records: records,
+                    etag: storable(served.etag), lastModified: storable(served.lastModified), responseBytes: served.responseBytes, records: records,
                     elements: served.elementCount, lastPage: served.lastPage, total: served.total, files: served.files,
                     onChange: job.onChange, shared: job.shareTable, firstPosition: position, nextPage: step.nextPage, nextURL: step.nextURL,
                     nextCursor: step.nextCursor, time: time)))

@@ -40,8 +40,8 @@ struct ServedPage: Sendable {
     }
 
     enum Content: Sendable {
-        /// The compacted response and its records.
-        case fresh(bytes: [UInt8], records: [PageCommit.Record])
+        /// The compacted response's records.
+        case fresh(PageRecords)
         case stored(StoredPage)
     }
 

@@ -27,7 +27,7 @@ struct Harness {
     /// Loads and runs a job file; the output folder is `output` unless the file sets one.
     func run(_ yaml: String, server: FixtureServer, maxPages: Int? = nil, jobs: [String] = [],
              environment: [String: String] = [:], refresh: Bool = false,
-             limiter: RateLimiter = RateLimiter()) async throws -> RunSummary {
+             limiter: RateLimiter = RateLimiter(), pagesAhead: Int? = nil) async throws -> RunSummary {
         let file = try load(yaml, server: server, environment: environment)
         var options = Runner.Options()
         options.output = output
@@ -35,6 +35,7 @@ struct Harness {
         options.jobs = jobs
         options.refresh = refresh
         options.retry = RetryPolicy(baseDelay: 0.01)
+        if let pagesAhead { options.pagesAhead = pagesAhead }
         return try await Runner(client: HTTPClient(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
                                 limiter: limiter)
             .run([file], options: options)

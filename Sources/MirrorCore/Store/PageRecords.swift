@@ -1,0 +1,78 @@
+/// The records of one fetched page, kept compactly: the page's compacted text, and for
+/// each record where its JSON and its id lie in it (16 bytes a record). A page of four
+/// million `{"id":N}` records costs its text and 64 MB, not a String and an array per
+/// record.
+public struct PageRecords: Sendable {
+    /// One record. Offsets fit in 31 bits: a page is at most `max_page_size` (1 GB).
+    struct Entry: Sendable {
+        /// The record's compacted JSON: `bytes[start..<end]`.
+        var start: UInt32
+        var end: UInt32
+        /// The id's UTF-8 text: `bytes[idStart..<idEnd]`, or, when `idStart` has
+        /// `Entry.unescapedFlag` set, in `unescaped` (an id written with escapes).
+        var idStart: UInt32
+        var idEnd: UInt32
+
+        static let unescapedFlag: UInt32 = 1 << 31
+    }
+
+    /// The compacted response the records point into.
+    public let bytes: [UInt8]
+    let entries: [Entry]
+    /// The text of the ids that were strings with escapes, unescaped.
+    let unescaped: [UInt8]
+
+    init(bytes: [UInt8], entries: [Entry], unescaped: [UInt8]) {
+        self.bytes = bytes
+        self.entries = entries
+        self.unescaped = unescaped
+    }
+
+    public var count: Int { entries.count }
+
+    public var isEmpty: Bool { entries.isEmpty }
+
+    /// Calls `body` with each record's id and JSON, in page order, as bytes valid only
+    /// during the call.
+    public func forEach(_ body: (_ id: UnsafeBufferPointer<UInt8>, _ json: UnsafeBufferPointer<UInt8>) throws -> Void) rethrows {
+        try bytes.withUnsafeBufferPointer { page in
+            try unescaped.withUnsafeBufferPointer { spill in
+                for entry in entries {
+                    try body(Self.id(entry, page: page, spill: spill),
+                             UnsafeBufferPointer(rebasing: page[Int(entry.start) ..< Int(entry.end)]))
+                }
+            }
+        }
+    }
+
+    /// Every record's id, in page order.
+    public var ids: [String] {
+        var ids: [String] = []
+        ids.reserveCapacity(count)
+        forEach { id, _ in ids.append(String(decoding: id, as: UTF8.self)) }
+        return ids
+    }
+
+    /// The ids as a JSON array of strings, as `_mirror_pages.ids` keeps them.
+    var idsJSON: [UInt8] {
+        var text: [UInt8] = []
+        // Quotes and a comma each; escapes may add a little.
+        text.reserveCapacity(entries.reduce(2) { $0 + Int($1.idEnd - ($1.idStart & ~Entry.unescapedFlag)) + 3 })
+        text.append(UInt8(ascii: "["))
+        var first = true
+        forEach { id, _ in
+            if !first { text.append(UInt8(ascii: ",")) }
+            first = false
+            JSONText.appendQuoted(id, to: &text)
+        }
+        text.append(UInt8(ascii: "]"))
+        return text
+    }
+
+    private static func id(_ entry: Entry, page: UnsafeBufferPointer<UInt8>, spill: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
+        if entry.idStart & Entry.unescapedFlag != 0 {
+            return UnsafeBufferPointer(rebasing: spill[Int(entry.idStart & ~Entry.unescapedFlag) ..< Int(entry.idEnd)])
+        }
+        return UnsafeBufferPointer(rebasing: page[Int(entry.idStart) ..< Int(entry.idEnd)])
+    }
+}
