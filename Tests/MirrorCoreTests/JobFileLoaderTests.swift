@@ -54,7 +54,7 @@ struct JobFileLoaderTests {
         #expect(job.id == JSONPath("idstr"))
         #expect(job.database == "t_item.sqlite")
         #expect(job.account == "acc")
-        #expect(job.stop == .init(empty: true, known: true, statuses: [404], lastPage: JSONPath("data.pages")))
+        #expect(job.stop == .init(empty: true, known: .page, statuses: [404], lastPage: JSONPath("data.pages")))
         #expect(job.onChange == .keep)
         #expect(job.prune)
         #expect(job.timeout == 300)

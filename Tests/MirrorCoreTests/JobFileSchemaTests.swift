@@ -57,13 +57,13 @@ struct JobFileSchemaTests {
         #expect(JobFileReader.byteSize(try #require(value(.maxFileSize) as? String)) == spec.maxFileSize)
         let pages = try #require(value(.pages) as? [String: Int])
         #expect(pages == ["from": spec.pages.from, "step": spec.pages.step] && spec.pages.to == nil)
-        #expect(value(.stop) as? [String: Bool] == ["empty": spec.stop.empty] && !spec.stop.known)
+        #expect(value(.stop) as? [String: Bool] == ["empty": spec.stop.empty] && spec.stop.known == nil)
         let pagesKeys = try properties(defs["pages"])
         #expect((pagesKeys["from"] as? [String: Any])?["default"] as? Int == spec.pages.from)
         #expect((pagesKeys["step"] as? [String: Any])?["default"] as? Int == spec.pages.step)
         let stopKeys = try properties(defs["stop"])
         #expect((stopKeys["empty"] as? [String: Any])?["default"] as? Bool == spec.stop.empty)
-        #expect((stopKeys["known"] as? [String: Any])?["default"] as? Bool == spec.stop.known)
+        #expect((stopKeys["known"] as? [String: Any])?["default"] as? Bool == false && spec.stop.known == nil)
     }
 
     @Test("sizes are written as a job file would write them")

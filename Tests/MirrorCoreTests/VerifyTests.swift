@@ -174,7 +174,7 @@ struct VerifyTests {
                                                serve(api) { page in
                                                    switch page {
                                                    case 1: return #","total":8,"last":4"#
-                                                   case 2: return #","total":"8","last":4.5"#
+                                                   case 2: return #","total":"8 items","last":4.5"#
                                                    default: return #","total":9"#
                                                    }
                                                })

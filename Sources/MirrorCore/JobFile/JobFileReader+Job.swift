@@ -218,7 +218,14 @@ extension JobFileReader {
         if let stopNode = job.keys[.stop]?.value {
             let map = mapping(stopNode, keys: StopKey.self, context: "stop")
             if let n = map[.empty]?.value, let value = bool(n, key: "stop.empty") { stop.empty = value }
-            if let n = map[.known]?.value, let value = bool(n, key: "stop.known") { stop.known = value }
+            if let n = map[.known]?.value {
+                switch isPlain(n) ? scalarText(n) : nil {
+                case "true", "page": stop.known = .page
+                case "record": stop.known = .record
+                case "false": stop.known = nil
+                default: error(n, "'stop.known' must be true, false, page or record, not '\(scalarText(n) ?? "a collection")'")
+                }
+            }
             if let n = map[.status]?.value {
                 let items: [Node]
                 if case let .sequence(sequence) = n { items = Array(sequence) } else { items = [n] }
@@ -232,6 +239,12 @@ extension JobFileReader {
             }
             if let n = map[.lastPage]?.value { stop.lastPage = path(n, key: "stop.last_page") }
             if let n = map[.total]?.value { stop.total = path(n, key: "stop.total") }
+            if let n = map[.hasMore]?.value { stop.hasMore = path(n, key: "stop.has_more") }
+            if let n = map[.pages]?.value { stop.pages = path(n, key: "stop.pages") }
+            if let n = map[.short]?.value { stop.short = integer(n, key: "stop.short", in: JobLimits.shortPage) }
+            if let lastPage = map[.lastPage], map[.pages] != nil {
+                error(lastPage.key, "'stop.last_page' and 'stop.pages' both say where the walk ends: keep one")
+            }
         }
 
         var onChange = JobSpec.OnChange.replace

@@ -289,7 +289,11 @@ extension StopKey {
         case .empty:
             booleanValue("A page with no records ends the walk.", default: JobSpec.Stop.default.empty)
         case .known:
-            booleanValue("A page whose ids were all stored before ends the walk (newest-first APIs).", default: JobSpec.Stop.default.known)
+            .object([
+                ("description", "Newest-first APIs: true (or page) ends the walk at a page whose ids were all stored before; record, at the first record stored before."),
+                ("anyOf", .array([.object([("type", "boolean")]), .object([("type", "string"), ("enum", .array(["page", "record"]))])])),
+                ("default", false),
+            ])
         case .status:
             .object([
                 ("description", "HTTP statuses that end the walk cleanly."),
@@ -300,9 +304,19 @@ extension StopKey {
                 ("examples", .array([.array([404])])),
             ])
         case .lastPage:
-            pathValue("Path in the response to the number of the last page.", examples: ["meta.last_page"])
+            pathValue("Path in the response to the number of the last page (a number or a numeric string).",
+                      examples: ["meta.last_page"])
         case .total:
-            pathValue("Path in the response to the count of records in the whole walk.", examples: ["meta.total"])
+            pathValue("Path in the response to the count of records in the whole walk (a number or a numeric string).",
+                      examples: ["meta.total"])
+        case .hasMore:
+            pathValue("Path in the response to a flag: the walk ends after a page whose flag is false or missing.",
+                      examples: ["has_more", "data.pageInfo.hasNextPage"])
+        case .short:
+            integerValue("The page size: a page of fewer records ends the walk.", range: JobLimits.shortPage)
+        case .pages:
+            pathValue("Path in the response to the count of pages in the whole walk (a number or a numeric string).",
+                      examples: ["meta.total_pages"])
         }
     }
 }

@@ -32,6 +32,8 @@ enum StopKey: String, CaseIterable {
     case empty, known, status
     case lastPage = "last_page"
     case total
+    case hasMore = "has_more"
+    case short, pages
 }
 
 /// Suggests the closest known key for a misspelt one, as compilers do.

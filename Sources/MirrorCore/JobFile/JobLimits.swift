@@ -23,6 +23,8 @@ public enum JobLimits {
     public static let fileSize = 1...(1 << 40)
     /// `min_download_rate`, in bytes a second: 0 (no minimum) to 1GB.
     public static let downloadRate = 0...(1 << 30)
+    /// `stop.short`: the records of a full page.
+    public static let shortPage = 1...1_000_000
 }
 
 /// `0.001` → `1ms`, `604800` → `7d`: a duration as a job file would write it.

@@ -30,13 +30,30 @@ public struct JobSpec: Sendable {
     }
 
     public struct Stop: Sendable, Equatable {
+        /// What `stop.known` ends a walk at.
+        public enum Known: String, Sendable, Equatable {
+            /// A page whose records were all stored before.
+            case page
+            /// The first record stored before (newest-first feeds).
+            case record
+        }
+
         public var empty: Bool
-        public var known: Bool
+        public var known: Known?
         public var statuses: Set<Int>
         public var lastPage: JSONPath?
         /// The response's count of records in the whole walk.
         public var total: JSONPath?
-        public static let `default` = Stop(empty: true, known: false, statuses: [], lastPage: nil, total: nil)
+        /// The response's flag saying whether pages follow (`has_more`).
+        public var hasMore: JSONPath? = nil
+        /// A page of fewer records than this is the last one.
+        public var short: Int? = nil
+        /// The response's count of pages in the whole walk.
+        public var pages: JSONPath? = nil
+        public static let `default` = Stop(empty: true, known: nil, statuses: [], lastPage: nil, total: nil)
+
+        /// Responses announce the last page: `last_page`, or a count of `pages`.
+        var announcesLastPage: Bool { lastPage != nil || pages != nil }
     }
 
     /// `max_page_size` when the job does not set it.

@@ -13,6 +13,7 @@ public struct WalkFault: Sendable, Equatable, CustomStringConvertible {
         case lastPage = "last page"
         case total
         case maxPages = "max pages"
+        case hasMore = "has_more"
     }
 
     public let kind: Kind
@@ -191,9 +192,15 @@ public struct Verifier: Sendable {
                 "id '\(repeated.id)' appears \(repeated.indexes.count) times (records \(repeated.indexes.map(String.init).joined(separator: ", ")))"))
         }
         faults += drift
-        // A configured `stop.last_page` or `stop.total` path that does not lead to a whole number.
+        // A configured `stop` path that does not lead to a whole number (or, `has_more`, to a flag).
         for value in walk.unreadable {
-            faults.append(WalkFault(kind: value.key == .total ? .total : .lastPage, page: value.page, message: value.message))
+            let kind: WalkFault.Kind
+            switch value.key {
+            case .total: kind = .total
+            case .lastPage, .pages: kind = .lastPage
+            case .hasMore: kind = .hasMore
+            }
+            faults.append(WalkFault(kind: kind, page: value.page, message: value.message))
         }
         // The last page the responses announce: it must not change, and the walk must reach it.
         if let first = walk.announcedLast.first {
@@ -204,7 +211,9 @@ public struct Verifier: Sendable {
             let last = walk.announcedLast.last!.last
             let endedAt: Int?
             switch walk.stop {
-            case let .emptyPage(page), let .noNextPage(page), let .status(_, page), let .knownPage(page): endedAt = page
+            case let .emptyPage(page), let .noNextPage(page), let .status(_, page), let .knownPage(page), let .noMore(page),
+                 let .shortPage(page), let .knownRecord(page):
+                endedAt = page
             default: endedAt = nil
             }
             if walk.error == nil, let endedAt, endedAt < last {

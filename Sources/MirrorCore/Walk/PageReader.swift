@@ -19,22 +19,37 @@ struct PageReader: Sendable {
             let next = job.next.map { Self.nextTarget($0, document: parsed.document, response: response, url: url) } ?? NextTarget.none
             // A configured path must lead to a whole number; what does not is reported by `verify`.
             var unreadable: [(key: UnreadableValue.Key, message: String)] = []
+            // A number, or a string of one (`"20"`), as APIs written in PHP send them.
             func number(at path: JSONPath?, _ key: UnreadableValue.Key) -> Int? {
                 guard let path else { return nil }
                 let value = parsed.document.root.value(at: path)
-                if let number = value?.intValue { return number }
+                if let number = value?.intValue ?? value?.stringValue.flatMap({ Int($0) }) { return number }
                 unreadable.append((key, "'\(path)' is not a whole number (found \(value.map { "\($0.kind)" } ?? "nothing"))"))
                 return nil
             }
-            let lastPage = number(at: job.stop.lastPage, .lastPage)
+            var lastPage = number(at: job.stop.lastPage, .lastPage)
+            if let count = number(at: job.stop.pages, .pages) {
+                // The page value of page number `count`, for walks from 0 and from 1 alike.
+                let (span, overflow) = max(count - 1, 0).multipliedReportingOverflow(by: job.pages.step)
+                let (last, beyond) = job.pages.from.addingReportingOverflow(span)
+                if !overflow, !beyond { lastPage = last }
+            }
             let total = number(at: job.stop.total, .total)
+            var hasMore: Bool?
+            if let path = job.stop.hasMore {
+                let value = parsed.document.root.value(at: path)
+                hasMore = value?.boolValue ?? false
+                if let value, value.kind != .bool, value.kind != .null {
+                    unreadable.append((.hasMore, "'\(path)' is not true or false (found \(value.kind))"))
+                }
+            }
             return .success(.page(ServedPage(
                 origin: .fetched, content: .fresh(parsed.records),
                 requestBody: requestBody, status: response.status, etag: response.headers["etag"],
                 lastModified: response.headers["last-modified"], responseBytes: response.bodyCount,
                 elementCount: parsed.elementCount, recordCount: parsed.records.count, rejected: parsed.rejected,
                 repeated: parsed.repeated, files: parsed.files,
-                next: next, lastPage: lastPage, total: total, unreadable: unreadable)))
+                next: next, lastPage: lastPage, total: total, hasMore: hasMore, unreadable: unreadable)))
         } catch let fault as PageFault {
             return .failure(fault)
         } catch {
@@ -73,7 +88,8 @@ struct PageReader: Sendable {
         guard let list = document.root.value(at: job.records) else {
             throw PageFault(url: url, status: response.status, problem: "no '\(job.records)' in the response")
         }
-        guard list.kind == .array else {
+        // `null` is an empty page; `records: "."` on an object is that one record.
+        guard list.kind == .array || list.kind == .null || (list.kind == .object && job.records.segments.isEmpty) else {
             throw PageFault(url: url, status: response.status,
                             problem: "'\(job.records)' is not an array (found \(list.kind))")
         }

@@ -116,7 +116,7 @@ public struct PageWalker: Sendable {
                     fetched = value
                 }
                 guard let step = state.decide(fetched, for: target) else { break }
-                if job.stop.lastPage != nil, let last = step.served.lastPage {
+                if job.stop.announcesLastPage, let last = step.served.lastPage {
                     // Nothing past the last page a response announced is requested.
                     window?.announce(last)
                 }

@@ -15,17 +15,18 @@ struct RecordCollector {
     let idPath: JSONPath
     let page: Int
 
-    /// Reads `list`, an array (folded or not: only its text is read).
+    /// Reads `list`: an array (folded or not: only its text is read), `null` (no
+    /// records), or an object (one record).
     func collect(_ list: JSONValue) -> Collected {
         let document = list.document
         let array = list.byteRange
         var entries: [PageRecords.Entry] = []
-        entries.reserveCapacity(list.count)
+        entries.reserveCapacity(list.kind == .array ? list.count : 1)
         var unescaped: [UInt8] = []
         var rejected: [RejectedRecord] = []
         // Earlier indexes of the ids listed more than once, by id.
         var earlier: [ExactText: [Int]] = [:]
-        var table = IDTable(count: list.count)
+        var table = IDTable(count: list.kind == .array ? list.count : 1)
         /// An element with no usable id, or one listed again later, is not stored.
         let dropped = PageRecords.Entry(start: 0, end: 0, idStart: 0, idEnd: 0)
 
@@ -39,7 +40,7 @@ struct RecordCollector {
                     body(UnsafeBufferPointer(rebasing: spill[Int(entry.idStart & ~PageRecords.Entry.unescapedFlag) ..< Int(entry.idEnd)]))
                 }
             }
-            JSONText.forEachElement(of: UnsafeBufferPointer(rebasing: page[array])) { local in
+            func add(_ local: Range<Int>) {
                 let index = entries.count
                 let record = array.lowerBound + local.lowerBound ..< array.lowerBound + local.upperBound
                 // Each record is parsed on its own: its offsets count from its first byte.
@@ -50,6 +51,10 @@ struct RecordCollector {
                     entries.append(dropped)
                     return
                 }
+                keep(entry, index: index)
+            }
+            /// Keeps the record of `entry`, and drops an earlier one with its id.
+            func keep(_ entry: PageRecords.Entry, index: Int) {
                 entries.append(entry)
                 let hash = withID(entry) { text in
                     var hasher = Hasher()
@@ -65,6 +70,11 @@ struct RecordCollector {
                     entries[Int(before)] = dropped
                     earlier[ExactText(withID(entry) { String(decoding: $0, as: UTF8.self) }), default: []].append(Int(before))
                 }
+            }
+            switch list.kind {
+            case .array: JSONText.forEachElement(of: UnsafeBufferPointer(rebasing: page[array])) { add($0) }
+            case .object: add(0 ..< array.count)
+            case .string, .number, .bool, .null: break
             }
         }
         let count = entries.count

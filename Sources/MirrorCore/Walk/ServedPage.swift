@@ -61,6 +61,9 @@ struct ServedPage: Sendable {
     let next: NextTarget
     let lastPage: Int?
     let total: Int?
+    /// The response's `stop.has_more` flag; nil when not configured, or for a stored
+    /// copy (the flag is not kept: the walk goes on as its next cursor or page says).
+    var hasMore: Bool? = nil
     /// Configured `stop` paths this response did not answer with a whole number.
     let unreadable: [(key: UnreadableValue.Key, message: String)]
 }

@@ -9,6 +9,12 @@ public enum StopReason: Sendable, Equatable, CustomStringConvertible {
     case total(Int, page: Int)
     case endOfPages(page: Int)
     case noNextPage(page: Int)
+    /// The page's `has_more` flag was false or missing.
+    case noMore(page: Int)
+    /// The page held fewer records than `stop.short`.
+    case shortPage(page: Int)
+    /// The page held a record stored before (`known: record`).
+    case knownRecord(page: Int)
     case singlePage
     case maxPages(Int)
     case failed
@@ -27,7 +33,7 @@ public enum StopReason: Sendable, Equatable, CustomStringConvertible {
     public var page: Int? {
         switch self {
         case let .emptyPage(page), let .knownPage(page), let .status(_, page), let .lastPage(page), let .total(_, page),
-             let .endOfPages(page), let .noNextPage(page):
+             let .endOfPages(page), let .noNextPage(page), let .noMore(page), let .shortPage(page), let .knownRecord(page):
             return page
         case .singlePage, .maxPages, .failed, .interrupted:
             return nil
@@ -43,6 +49,9 @@ public enum StopReason: Sendable, Equatable, CustomStringConvertible {
         case let .total(total, page): return "all \(total) records walked at page \(page)"
         case let .endOfPages(page): return "pages.to reached at page \(page)"
         case let .noNextPage(page): return "no next page after page \(page)"
+        case let .noMore(page): return "no more pages after page \(page) (has_more)"
+        case let .shortPage(page): return "short page \(page)"
+        case let .knownRecord(page): return "page \(page) reached a known record"
         case .singlePage: return "single page"
         case let .maxPages(count): return "--max-pages \(count) reached"
         case .failed: return "failed"
@@ -95,7 +104,7 @@ public struct AnnouncedTotal: Sendable, Equatable {
 
 /// A `stop.last_page` or `stop.total` value a response did not give as a whole number.
 public struct UnreadableValue: Sendable, Equatable {
-    public enum Key: Sendable, Equatable { case lastPage, total }
+    public enum Key: Sendable, Equatable { case lastPage, total, pages, hasMore }
 
     public let page: Int
     public let key: Key

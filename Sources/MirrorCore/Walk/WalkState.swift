@@ -123,7 +123,7 @@ struct WalkState {
         case let .page(page):
             served = page
         }
-        if job.stop.lastPage != nil, let last = served.lastPage {
+        if job.stop.announcesLastPage, let last = served.lastPage {
             lastAnnounced = last
             result.announcedLast.append(AnnouncedLastPage(page: page, last: last))
         }
@@ -132,7 +132,11 @@ struct WalkState {
             result.announcedTotals.append(AnnouncedTotal(page: page, total: total))
         }
         result.unreadable += served.unreadable.map { UnreadableValue(page: page, key: $0.key, message: $0.message) }
-        if served.elementCount == 0 && job.stop.empty {
+        // With `has_more`, the flag says whether pages follow; a stored copy (whose flag
+        // was not kept) goes on as its next cursor or page says.
+        let more: Bool? = job.stop.hasMore == nil ? nil : served.hasMore ?? true
+        // An empty page whose flag says more follow does not end the walk.
+        if served.elementCount == 0 && job.stop.empty && more != true {
             result.count(served)
             result.stop = .emptyPage(page: page)
             return nil
@@ -142,7 +146,9 @@ struct WalkState {
         var loop: String?
         var nextCursor: String?
         var followURL: RedactedURL?
-        if job.next != nil {
+        if more == false {
+            stop = .noMore(page: page)
+        } else if job.next != nil {
             switch served.next {
             case .none:
                 stop = .noNextPage(page: page)
@@ -162,8 +168,11 @@ struct WalkState {
             stop = .singlePage
         }
         let step = job.pages.step
-        if job.stop.lastPage != nil, let last = lastAnnounced, stop == nil, page >= last {
+        if job.stop.announcesLastPage, let last = lastAnnounced, stop == nil, page >= last {
             stop = .lastPage(page: page)
+        }
+        if stop == nil, let short = job.stop.short, served.elementCount < short {
+            stop = .shortPage(page: page)
         }
         if stop == nil, let total = announcedTotal, result.elementsWalked + served.elementCount >= total {
             stop = .total(total, page: page)
@@ -187,7 +196,7 @@ struct WalkState {
     /// `stop.known` the next request hangs on this commit: only a window wider than one guesses.
     func mayFetchAhead(_ step: PageStep) -> Bool {
         guard step.next != nil, result.pages + 1 < (maxPages ?? .max) else { return false }
-        return !job.stop.known || (isWindowed && job.concurrency > 1)
+        return job.stop.known == nil || (isWindowed && job.concurrency > 1)
     }
 
     /// The step's page was stored: counts it; true when the walk ends with it.
@@ -206,8 +215,12 @@ struct WalkState {
             return true
         }
         var stop = step.stop
-        if stop == nil, job.stop.known, served.recordCount > 0, counts.new == 0 {
-            stop = .knownPage(page: page)
+        if stop == nil, let known = job.stop.known, served.recordCount > 0 {
+            switch known {
+            case .page where counts.new == 0: stop = .knownPage(page: page)
+            case .record where counts.new < served.recordCount: stop = .knownRecord(page: page)
+            default: break
+            }
         }
         if let stop {
             result.stop = stop
