@@ -97,7 +97,19 @@ struct BadResponseTests {
 
     @Test("an HTTP error status fails the job")
     func serverError() async throws {
-        try await check(.text("oops", status: 500), problem: "HTTP 500: unexpected status (internal server error) (after 4 retries)")
+        try await check(.text("oops", status: 500), problem: "HTTP 500: unexpected status (internal server error): oops (after 4 retries)")
+    }
+
+    @Test("an error status names the start of what the server said, on one line, cut at 200 characters; a web page is not quoted")
+    func errorBody() async throws {
+        try await check(.text("{\n  \"error\": \"_size must be <= 1000\"\n}", status: 400),
+                        problem: #"HTTP 400: unexpected status (bad request): { "error": "_size must be <= 1000" }"#)
+        let long = String(repeating: "word ", count: 100)
+        try await check(.text(long, status: 422),
+                        problem: "HTTP 422: unexpected status (unprocessable entity): "
+                            + String(repeating: "word ", count: 40).dropLast() + "…")
+        try await check(.text("<html><body>Forbidden</body></html>", status: 403, contentType: "text/html"),
+                        problem: "HTTP 403: unexpected status (forbidden)")
     }
 
     @Test("other jobs of the run still run after one fails")
@@ -116,7 +128,7 @@ struct BadResponseTests {
             return try await harness.run(yaml, server: server)
         }
         #expect(summary.jobs.map(\.succeeded) == [false, true])
-        #expect(summary.jobs[0].error?.hasSuffix("HTTP 403: unexpected status (forbidden); page 1 not stored, nothing stored") == true)
+        #expect(summary.jobs[0].error?.hasSuffix("HTTP 403: unexpected status (forbidden): nope; page 1 not stored, nothing stored") == true)
         #expect(try harness.ids() == ["9"])
     }
 

@@ -129,7 +129,7 @@ struct ConcurrencyTests {
         }) { server in
             let summary = try await harness.run(itemsJob("concurrency: 6\npages: { from: 1, to: 20 }"), server: server)
             #expect(summary.jobs[0].error
-                == "job 'items': GET \(server.base)/items?page=5: HTTP 410: unexpected status (gone); page 5 not stored, pages 1-4 kept")
+                == "job 'items': GET \(server.base)/items?page=5: HTTP 410: unexpected status (gone): gone; page 5 not stored, pages 1-4 kept")
         }
         #expect(try harness.ids() == (1...4).flatMap { ["\($0)a", "\($0)b"] })
     }

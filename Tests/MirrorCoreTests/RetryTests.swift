@@ -49,7 +49,7 @@ struct RetryTests {
         let summary = try await FixtureServer.with(serve(status: 502, failures: 9)) { server in
             let summary = try await harness.run(yaml, server: server)
             #expect(server.requests.count == 3)
-            #expect(summary.jobs[0].error == "job 'items': GET \(server.base)/items?page=1: HTTP 502: unexpected status (bad gateway) (after 2 retries); page 1 not stored, nothing stored")
+            #expect(summary.jobs[0].error == "job 'items': GET \(server.base)/items?page=1: HTTP 502: unexpected status (bad gateway): busy (after 2 retries); page 1 not stored, nothing stored")
             return summary
         }
         #expect(summary.jobs[0].retries == 2)
@@ -118,7 +118,7 @@ struct RetryTests {
             #expect(server.requests.map(\.target).sorted() == (1...5).map { "/items?page=\($0)" })
             return summary
         }
-        #expect(summary.jobs[0].error?.hasSuffix("/items?page=2: HTTP 404: unexpected status (not found); page 2 not stored, page 1 kept") == true)
+        #expect(summary.jobs[0].error?.hasSuffix("/items?page=2: HTTP 404: unexpected status (not found): gone; page 2 not stored, page 1 kept") == true)
         #expect(summary.jobs[0].retries == 0)
     }
 }

@@ -70,7 +70,7 @@ struct SecretTests {
             #expect(server.requests.contains { $0.parameter("key") == secrets["KEY"] && $0.headers["x-api-key"] == secrets["HEADER"] })
             #expect(server.requests.contains { String(decoding: $0.body, as: UTF8.self) == #"{"token":"t0ken-R2Wx"}"# })
             #expect(summary.jobs.map(\.error) == [
-                "job 'urls': POST \(server.base)/urls?page=3&key=REDACTED: HTTP 500: unexpected status (internal server error) (after 1 retry); page 3 not stored, pages 1-2 kept",
+                "job 'urls': POST \(server.base)/urls?page=3&key=REDACTED: HTTP 500: unexpected status (internal server error): bad key REDACTED, token {\"token\":\"REDACTED\"}, header REDACTED (after 1 retry); page 3 not stored, pages 1-2 kept",
                 "job 'cursors': GET \(server.base)/cursors?c=c-REDACTED&key=REDACTED: HTTP 200: 'items' is not an array (found string); page 2 not stored, page 1 kept",
             ])
             return summary

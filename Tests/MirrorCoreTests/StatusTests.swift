@@ -30,7 +30,7 @@ struct StatusTests {
         #expect(fresh.jobs.map(\.stale) == [true, false, true])
         #expect(fresh.jobs[1].lastRun?.records.new == 2)
         #expect(fresh.jobs[0].lastRun?.error
-            == "job 'bad': GET \(file.jobs[1].url.redacted): HTTP 503: unexpected status (service unavailable); page 1 not stored, nothing stored")
+            == "job 'bad': GET \(file.jobs[1].url.redacted): HTTP 503: unexpected status (service unavailable): down; page 1 not stored, nothing stored")
         // A day later the successful job is stale too.
         let later = try StatusReader.read(folder: harness.output, jobFiles: [file], now: now.addingTimeInterval(86_401))
         #expect(later.jobs.map(\.stale) == [true, true, true])

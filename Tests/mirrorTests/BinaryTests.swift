@@ -236,9 +236,9 @@ struct BinaryTests {
             let counts: [Int] = [records.new, records.updated, records.unchanged, records.rejected, records.pruned]
             #expect(counts == [3, 0, 0, 0, 0])
             #expect(job.bytes == 76 + 48)
-            let expected: String = "job 'events': GET \(server.base)/broken?page=3&key=REDACTED: HTTP 503: unexpected status (service unavailable) (after 1 retry); page 3 not stored, pages 1-2 kept"
+            let expected: String = "job 'events': GET \(server.base)/broken?page=3&key=REDACTED: HTTP 503: unexpected status (service unavailable): down (after 1 retry); page 3 not stored, pages 1-2 kept"
             #expect(job.error == expected)
-            #expect(run.stdout == "events: FAILED: job 'events': GET \(server.base)/broken?page=3&key=REDACTED: HTTP 503: unexpected status (service unavailable) (after 1 retry); page 3 not stored, pages 1-2 kept\n")
+            #expect(run.stdout == "events: FAILED: job 'events': GET \(server.base)/broken?page=3&key=REDACTED: HTTP 503: unexpected status (service unavailable): down (after 1 retry); page 3 not stored, pages 1-2 kept\n")
             #expect(server.requests.map(\.target).suffix(2) == ["/broken?page=3&key=hunter2", "/broken?page=3&key=hunter2"])
             #expect(!run.stderr.contains("hunter2"))
             let status = try await mirror(["status", "jobs.yaml", "--check"], in: folder, environment: ["API_KEY": "k"])

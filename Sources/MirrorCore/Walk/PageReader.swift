@@ -141,6 +141,31 @@ struct PageReader: Sendable {
 
     static func statusProblem(_ response: HTTPResponse) -> String {
         let reason = HTTPResponseStatus(statusCode: response.status).reasonPhrase
-        return reason.isEmpty || reason.hasPrefix("unknown") ? "unexpected status" : "unexpected status (\(reason.lowercased()))"
+        let problem = reason.isEmpty || reason.hasPrefix("unknown") ? "unexpected status" : "unexpected status (\(reason.lowercased()))"
+        // What the server said about it, unless it is a web page.
+        guard !looksLikeHTML(response), let said = errorText(response.body) else { return problem }
+        return problem + ": " + said
+    }
+
+    /// The start of an error body as one line of text: whitespace and control characters
+    /// as single spaces, at most 200 characters; nil when nothing is left.
+    static func errorText(_ body: [UInt8]) -> String? {
+        var text = ""
+        var space = false
+        for character in String(decoding: body.prefix(4096), as: UTF8.self) {
+            if character.isWhitespace || character.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                space = !text.isEmpty
+                continue
+            }
+            if text.count + (space ? 1 : 0) >= 200 {
+                return text + "…"
+            }
+            if space {
+                text.append(" ")
+                space = false
+            }
+            text.append(character)
+        }
+        return text.isEmpty ? nil : text
     }
 }
