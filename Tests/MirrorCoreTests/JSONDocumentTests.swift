@@ -194,7 +194,9 @@ struct JSONDocumentTests {
         #expect(root.value(at: path("data.list.0.user.id"))?.intValue == 7)
         #expect(root.value(at: path("data.list.1.id"))?.stringValue == "b")
         #expect(root.value(at: path("data.list.2")) == nil)
-        #expect(root.value(at: path("data.list.-1")) == nil)
+        #expect(root.value(at: path("data.list.-1.id"))?.stringValue == "b")
+        #expect(root.value(at: path("data.list.-2.id"))?.stringValue == "a")
+        #expect(root.value(at: path("data.list.-3")) == nil)
         #expect(root.value(at: path("data.list.x")) == nil)
         #expect(root.value(at: path("data.0"))?.stringValue == "zero")
         #expect(root.value(at: path("data.missing")) == nil)
@@ -203,6 +205,21 @@ struct JSONDocumentTests {
         #expect(root.values(at: path("data.nothing")).isEmpty)
         let second = try #require(root.value(at: path("data.list.1")))
         #expect(second.value(at: path("id"))?.scalarText == "b")
+    }
+
+    @Test("JSON Pointers name any key: dots, slashes, @, spaces, ~; and index arrays as dot paths do")
+    func pointers() throws {
+        let document = try parse(#"{"@odata.nextLink":"n","a/b":{"c~d":1,"e f":[10,20]},"":{"x":2}}"#)
+        let root = document.root
+        #expect(root.value(at: path("/@odata.nextLink"))?.stringValue == "n")
+        #expect(root.value(at: path("/a~1b/c~0d"))?.intValue == 1)
+        #expect(root.value(at: path("/a~1b/e f/1"))?.intValue == 20)
+        #expect(root.value(at: path("/a~1b/e f/-1"))?.intValue == 20)
+        #expect(root.values(at: path("/a~1b/e f/*")).map(\.rawText) == ["10", "20"])
+        #expect(root.value(at: path("//x"))?.intValue == 2)
+        #expect(root.value(at: path("@odata.nextLink")) == nil)
+        #expect(JSONPath("/a~2b") == nil && JSONPath("/a~") == nil)
+        #expect(JSONPath("/a/b")?.segments == [.key("a"), .key("b")])
     }
 
     @Test("wildcards visit array elements and object member values in order")

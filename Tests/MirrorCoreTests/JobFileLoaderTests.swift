@@ -370,7 +370,7 @@ struct JobFileLoaderTests {
             """
         #expect(diagnostics(yaml) == [
             "jobs/x.yaml:3:3: 'table' cannot be set in defaults",
-            "jobs/x.yaml:7:10: 'url' of job 'a' uses {cursor} but 'next' is not a path in the response",
+            "jobs/x.yaml:7:10: 'url' of job 'a' uses {cursor} but 'next' gives no cursor",
         ])
     }
 

@@ -177,4 +177,112 @@ struct PagingDialectTests {
         #expect(try harness.load(itemsJob("stop: { known: true }")).jobs[0].stop.known == .page)
         #expect(try harness.load(itemsJob("stop: { known: false }")).jobs[0].stop.known == nil)
     }
+
+    /// A job `items` on `url`, records at `records`, with more `keys`, run against `handler`.
+    private func walk(_ url: String, records: String = "items", keys: String,
+                      _ handler: @escaping @Sendable (FixtureRequest) async -> FixtureResponse) async throws
+        -> (targets: [String], ids: [String], summary: RunSummary) {
+        let harness = try Harness()
+        let yaml = """
+            version: 1
+            jobs:
+              - name: items
+                url: "\(url)"
+                records: \(records)
+                id: id
+                table: t_item
+                concurrency: 1
+            \(keys.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
+            """
+        return try await FixtureServer.with(handler) { server in
+            let summary = try await harness.run(yaml, server: server)
+            return (server.requests.map(\.target), try harness.ids(), summary)
+        }
+    }
+
+    @Test("a JSON Pointer names a key with dots and an @: OData's @odata.nextLink")
+    func odata() async throws {
+        let (targets, ids, summary) = try await walk("BASE/odata/People", records: "value", keys: #"next: "/@odata.nextLink""#) { request in
+            let skip = Int(request.parameter("$skip") ?? "0") ?? 0
+            let next = skip < 4 ? #","@odata.nextLink":"http://\#(request.authority)/odata/People?$skip=\#(skip + 2)""# : ""
+            return .json(#"{"@odata.context":"x","value":[{"id":\#(skip)},{"id":\#(skip + 1)}]\#(next)}"#)
+        }
+        #expect(targets == ["/odata/People", "/odata/People?$skip=2", "/odata/People?$skip=4"])
+        #expect(ids == ["0", "1", "2", "3", "4", "5"])
+        #expect(summary.jobs[0].stopReason == StopReason.noNextPage(page: 3).description)
+    }
+
+    @Test("relative next URLs in the body are resolved against the request URL")
+    func relativeNext() async throws {
+        let (targets, ids, _) = try await walk("BASE/api/v1/items?page=1", keys: "next: links.next") { request in
+            switch request.target {
+            case "/api/v1/items?page=1": return .json(#"{"items":[{"id":1}],"links":{"next":"/api/v1/items?page=2"}}"#)
+            case "/api/v1/items?page=2": return .json(#"{"items":[{"id":2}],"links":{"next":"?page=3"}}"#)
+            case "/api/v1/items?page=3": return .json(#"{"items":[{"id":3}],"links":{"next":"../v2/items?p=4"}}"#)
+            case "/api/v2/items?p=4": return .json(#"{"items":[{"id":4}],"links":{"next":"./more?p=5"}}"#)
+            default: return .json(#"{"items":[{"id":5}],"links":{}}"#)
+            }
+        }
+        #expect(targets == ["/api/v1/items?page=1", "/api/v1/items?page=2", "/api/v1/items?page=3", "/api/v2/items?p=4",
+                            "/api/v2/more?p=5"])
+        #expect(ids == ["1", "2", "3", "4", "5"])
+    }
+
+    @Test("next.cursor sends back a value that looks like a URL as a parameter; next.url takes one that does not look like one")
+    func explicitNext() async throws {
+        let (targets, ids, _) = try await walk("BASE/items?after={cursor}", keys: "next: { cursor: meta.after }") { request in
+            let after = request.parameter("after") ?? ""
+            return .json(after.isEmpty ? #"{"items":[{"id":1}],"meta":{"after":"https://x.example/2"}}"#
+                                       : #"{"items":[{"id":2}],"meta":{}}"#)
+        }
+        #expect(targets == ["/items?after=", "/items?after=https%3A%2F%2Fx.example%2F2"])
+        #expect(ids == ["1", "2"])
+
+        let (urls, _, _) = try await walk("BASE/items", keys: "next: { url: meta.next }") { request in
+            .json(request.target == "/items" ? #"{"items":[{"id":1}],"meta":{"next":"items-2"}}"# : #"{"items":[{"id":2}]}"#)
+        }
+        #expect(urls == ["/items", "/items-2"])
+    }
+
+    @Test("next.header reads the next cursor or URL from a response header")
+    func headerNext() async throws {
+        let (targets, ids, _) = try await walk("BASE/items?page={cursor}", keys: "next: { header: X-Next-Page }") { request in
+            let page = Int(request.parameter("page") ?? "") ?? 1
+            return .json(#"{"items":[{"id":\#(page)}]}"#, headers: page < 3 ? [("X-Next-Page", "\(page + 1)")] : [])
+        }
+        #expect(targets == ["/items?page=", "/items?page=2", "/items?page=3"])
+        #expect(ids == ["1", "2", "3"])
+    }
+
+    @Test("Stripe: the last record's id is the next cursor, has_more ends the walk with no request past it")
+    func stripe() async throws {
+        let (targets, ids, summary) = try await walk("BASE/v1/customers?limit=2&starting_after={cursor}", records: "data",
+                                                     keys: "next: { cursor: data.-1.id }\nstop: { has_more: has_more }") { request in
+            let after = request.parameter("starting_after") ?? ""
+            let start = after.isEmpty ? 1 : Int(after.dropFirst(4))! + 1
+            let ids = (start ..< min(start + 2, 6)).map { #"{"id":"cus_\#($0)"}"# }
+            return .json(#"{"object":"list","data":[\#(ids.joined(separator: ","))],"has_more":\#(start + 2 < 6)}"#)
+        }
+        #expect(targets == ["/v1/customers?limit=2&starting_after=", "/v1/customers?limit=2&starting_after=cus_2",
+                            "/v1/customers?limit=2&starting_after=cus_4"])
+        #expect(ids == ["cus_1", "cus_2", "cus_3", "cus_4", "cus_5"])
+        #expect(summary.jobs[0].stopReason == StopReason.noMore(page: 3).description)
+    }
+
+    @Test("next takes one of url, cursor or header; a header name has no colon or space")
+    func nextKeys() throws {
+        let harness = try Harness()
+        let url = "http://127.0.0.1:1/items?c={cursor}"
+        do {
+            _ = try harness.load(itemsJob("next: { url: a, cursor: b }", url: url))
+            Issue.record("loaded")
+        } catch {
+            #expect("\(error)" == "\(harness.folder)/jobs.yaml:5:10: 'url' of job 'items' uses {cursor} but 'next' gives no cursor\n"
+                + "\(harness.folder)/jobs.yaml:9:11: 'next' takes one of url, cursor or header")
+        }
+        #expect(throws: (any Error).self) { try harness.load(itemsJob("next: { header: 'X Next' }", url: url)) }
+        #expect(throws: (any Error).self) { try harness.load(itemsJob("next: { url: links.next }", url: url)) }
+        #expect(try harness.load(itemsJob("next: { header: X-Next }", url: url)).jobs[0].next == .header("X-Next"))
+        #expect(try harness.load(itemsJob("next: { cursor: /meta/after }", url: url)).jobs[0].next == .cursor(JSONPath("/meta/after")!))
+    }
 }

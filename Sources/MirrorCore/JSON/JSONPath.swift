@@ -1,9 +1,10 @@
-/// A dot path into a JSON value: `data.list`, `user.id`, `images.*.url`; a lone `.` is
-/// the value itself.
+/// A path into a JSON value: a dot path (`data.list`, `user.id`, `images.*.url`; a lone
+/// `.` is the value itself), or an RFC 6901 JSON Pointer (`/@odata.nextLink`,
+/// `/a~1b/c`), for keys that hold dots, slashes or spaces.
 ///
-/// A key segment looks up an object member; on an array, a key that is a non-negative
-/// decimal integer indexes it (`data.list.0.id`). `*` visits every element of an array
-/// or every member value of an object.
+/// A key segment looks up an object member; on an array, a key that is a decimal integer
+/// indexes it (`data.list.0.id`), from the end when negative (`data.-1.id`: the last
+/// element). `*` visits every element of an array or every member value of an object.
 public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
     public enum Segment: Sendable, Hashable {
         case key(String)
@@ -15,16 +16,47 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
     public let description: String
 
     /// Nil for an empty text, an empty segment (`a..b`) or a leading or trailing dot
-    /// other than the lone `.`.
+    /// other than the lone `.`, and for a pointer with a `~` not followed by 0 or 1.
     public init?(_ text: String) {
         description = text
         if text == "." {
             segments = []
             return
         }
+        if text.hasPrefix("/") {
+            var segments: [Segment] = []
+            for part in text.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
+                guard let key = Self.unescapePointer(part) else { return nil }
+                segments.append(key == "*" ? .wildcard : .key(key))
+            }
+            self.segments = segments
+            return
+        }
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         guard !text.isEmpty, !parts.contains(where: \.isEmpty) else { return nil }
         segments = parts.map { $0 == "*" ? .wildcard : .key(String($0)) }
+    }
+
+    /// A pointer segment: `~1` is `/`, `~0` is `~`; nil for any other `~`.
+    private static func unescapePointer(_ part: Substring) -> String? {
+        guard part.contains("~") else { return String(part) }
+        var key = ""
+        var tilde = false
+        for character in part {
+            if tilde {
+                switch character {
+                case "0": key.append("~")
+                case "1": key.append("/")
+                default: return nil
+                }
+                tilde = false
+            } else if character == "~" {
+                tilde = true
+            } else {
+                key.append(character)
+            }
+        }
+        return tilde ? nil : key
     }
 }
 
@@ -80,21 +112,24 @@ extension JSONDocument {
             return member(of: node, named: key)
         case .array:
             guard let position = Self.arrayIndex(key) else { return nil }
-            return element(of: node, at: position)
+            return element(of: node, at: position < 0 ? Int(nodes[node].count) + position : position)
         case .string, .number, .bool, .null:
             return nil
         }
     }
 
-    /// `key` as an array index if it is all decimal digits (and not absurdly long).
+    /// `key` as an array index if it is all decimal digits, or a minus and digits (from
+    /// the end), and not absurdly long.
     private static func arrayIndex(_ key: String) -> Int? {
-        guard !key.isEmpty, key.utf8.count <= 18 else { return nil }
+        let negative = key.hasPrefix("-")
+        let digits = negative ? key.utf8.dropFirst() : key.utf8[...]
+        guard !digits.isEmpty, digits.count <= 18 else { return nil }
         var value = 0
-        for byte in key.utf8 {
+        for byte in digits {
             let digit = byte &- UInt8(ascii: "0")
             guard digit < 10 else { return nil }
             value = value * 10 + Int(digit)
         }
-        return value
+        return negative ? -value : value
     }
 }

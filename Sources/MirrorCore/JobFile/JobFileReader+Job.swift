@@ -151,19 +151,34 @@ extension JobFileReader {
         }
 
         var next: JobSpec.Next?
-        if let nextNode = job.keys[.next]?.value, let text = string(nextNode, key: "next") {
-            if text.value == "link" {
-                next = .link
-            } else if let path = JSONPath(text.value) {
-                next = .path(path)
-            } else {
-                error(nextNode, "'next' must be a path in the response such as 'paging.next', or 'link', not '\(text.shown)'")
+        if let nextNode = job.keys[.next]?.value {
+            if case .mapping = nextNode {
+                let map = mapping(nextNode, keys: NextKey.self, context: "next")
+                if map.count != 1 {
+                    error(nextNode, "'next' takes one of url, cursor or header")
+                } else if let n = map[.url]?.value {
+                    next = path(n, key: "next.url").map { .url($0) }
+                } else if let n = map[.cursor]?.value {
+                    next = path(n, key: "next.cursor").map { .cursor($0) }
+                } else if let n = map[.header]?.value, let text = string(n, key: "next.header") {
+                    if text.value.isEmpty || text.value.contains(where: { $0 == ":" || $0.isWhitespace }) {
+                        error(n, "'next.header' must be a header name such as X-Next-Page, not '\(text.shown)'")
+                    } else {
+                        next = .header(text.value)
+                    }
+                }
+            } else if let text = string(nextNode, key: "next") {
+                if text.value == "link" {
+                    next = .link
+                } else if let path = JSONPath(text.value) {
+                    next = .path(path)
+                } else {
+                    error(nextNode, "'next' must be a path in the response such as 'paging.next', or 'link', not '\(text.shown)'")
+                }
             }
         }
-        if let url, url.value.contains("{cursor}") {
-            if case .path = next {} else {
-                error(job.keys[.url]?.value, "'url' of \(job.label) uses {cursor} but 'next' is not a path in the response")
-            }
+        if let url, url.value.contains("{cursor}"), next?.givesCursor != true {
+            error(job.keys[.url]?.value, "'url' of \(job.label) uses {cursor} but 'next' gives no cursor")
         }
         return (pages, next)
     }

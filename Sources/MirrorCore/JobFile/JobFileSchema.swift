@@ -198,8 +198,19 @@ extension JobKey {
                 ("default", .object([("from", .int(JobSpec.Pages.default.from)), ("step", .int(JobSpec.Pages.default.step))])),
             ])
         case .next:
-            stringValue("Cursor or next-link paging: a path in the response to the next cursor or next URL, or 'link' for the Link: rel=\"next\" header.",
-                        pattern: pathPattern, examples: ["link", "paging.next"])
+            .object([
+                ("description", "Cursor or next-link paging: a path in the response to the next cursor or next URL, 'link' for the Link: rel=\"next\" header, or one of url, cursor, header saying what the value is."),
+                ("anyOf", .array([
+                    stringValue("A path to the next cursor or URL, or 'link'.", pattern: pathPattern, examples: ["link", "paging.next"]),
+                    .object([
+                        ("type", "object"),
+                        ("properties", .object(NextKey.allCases.map { ($0.rawValue, $0.schema) })),
+                        ("additionalProperties", false),
+                        ("minProperties", 1),
+                        ("maxProperties", 1),
+                    ]),
+                ])),
+            ])
         case .records:
             pathValue("Dot path to the array of records in a response; '.' for a top-level array.", examples: ["data.list", "."])
         case .id:
@@ -268,6 +279,16 @@ extension JobKey {
         case .maxPageSize:
             sizeValue("A larger response body is abandoned and rejected (units of 1024); \(sizeRange(JobLimits.pageSize)).",
                       default: JobSpec.defaultMaxPageSize)
+        }
+    }
+}
+
+extension NextKey {
+    var schema: SchemaValue {
+        switch self {
+        case .url: pathValue("Path in the response to the next URL, absolute or relative to the request's.", examples: ["links.next"])
+        case .cursor: pathValue("Path in the response to the next cursor, even one that looks like a URL.", examples: ["meta.cursor"])
+        case .header: stringValue("A response header holding the next cursor or URL.", examples: ["X-Next-Page"])
         }
     }
 }

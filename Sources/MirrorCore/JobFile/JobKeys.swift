@@ -28,6 +28,11 @@ enum PagesKey: String, CaseIterable {
     case from, to, step
 }
 
+/// The long forms of `next`: one of them, saying what the value is.
+enum NextKey: String, CaseIterable {
+    case url, cursor, header
+}
+
 enum StopKey: String, CaseIterable {
     case empty, known, status
     case lastPage = "last_page"

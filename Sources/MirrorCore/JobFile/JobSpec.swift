@@ -16,10 +16,25 @@ public struct JobSpec: Sendable {
 
     /// How the walk finds the next page after `{page}` has been advanced.
     public enum Next: Sendable, Equatable {
-        /// A path in the body holding the next cursor, or an absolute next URL.
+        /// A path in the body holding the next cursor, or the next URL: an http(s) URL, or
+        /// a relative one (`/…`, `?…`, `./…`, `../…`, resolved against the request URL).
         case path(JSONPath)
+        /// A path in the body holding the next URL, absolute or relative.
+        case url(JSONPath)
+        /// A path in the body holding the next cursor, whatever it looks like.
+        case cursor(JSONPath)
+        /// A response header holding the next cursor or URL, told apart as `path` does.
+        case header(String)
         /// The RFC 8288 `Link: <…>; rel="next"` header.
         case link
+
+        /// The walk has a cursor to put in `{cursor}`.
+        var givesCursor: Bool {
+            switch self {
+            case .path, .cursor, .header: return true
+            case .url, .link: return false
+            }
+        }
     }
 
     public struct Pages: Sendable, Equatable {

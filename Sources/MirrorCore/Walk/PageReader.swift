@@ -124,13 +124,39 @@ struct PageReader: Sendable {
             }
             return .url(target)
         case let .path(path):
-            guard let value = document.root.value(at: path), value.kind == .string || value.kind == .number,
-                  let text = value.scalarText, !text.isEmpty else {
+            return text(at: path).map { classify($0, base: url.real) } ?? .none
+        case let .url(path):
+            return text(at: path).map { .url(resolve($0, base: url.real)) } ?? .none
+        case let .cursor(path):
+            return text(at: path).map { .cursor($0) } ?? .none
+        case let .header(name):
+            guard let value = response.headers[name.lowercased()]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else {
                 return .none
             }
-            let lower = text.lowercased()
-            return lower.hasPrefix("http://") || lower.hasPrefix("https://") ? .url(text) : .cursor(text)
+            return classify(value, base: url.real)
         }
+
+        /// A string or number at `path`; nil for anything else and for an empty string.
+        func text(at path: JSONPath) -> String? {
+            guard let value = document.root.value(at: path), value.kind == .string || value.kind == .number,
+                  let text = value.scalarText, !text.isEmpty else { return nil }
+            return text
+        }
+    }
+
+    /// A next value as a URL (absolute, or relative and resolved against `base`) or a cursor.
+    static func classify(_ text: String, base: String) -> NextTarget {
+        let lower = text.prefix(8).lowercased()
+        if lower.hasPrefix("http://") || lower.hasPrefix("https://") { return .url(text) }
+        if text.hasPrefix("/") || text.hasPrefix("?") || text.hasPrefix("./") || text.hasPrefix("../") {
+            return .url(resolve(text, base: base))
+        }
+        return .cursor(text)
+    }
+
+    /// `text` resolved against `base`, as a browser resolves a link.
+    static func resolve(_ text: String, base: String) -> String {
+        URL(string: text, relativeTo: URL(string: base))?.absoluteString ?? text
     }
 
     static func looksLikeHTML(_ response: HTTPResponse) -> Bool {
