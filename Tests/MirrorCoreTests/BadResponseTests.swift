@@ -150,7 +150,7 @@ struct BadResponseTests {
         let harness = try Harness()
         let summary = try await FixtureServer.with({ request in
             switch request.parameter("c") {
-            case "": return .json(#"{"items":[{"id":"1"}],"next":"A"}"#)
+            case nil: return .json(#"{"items":[{"id":"1"}],"next":"A"}"#)
             case "A": return .json(#"{"items":[{"id":"2"}],"next":"B"}"#)
             default: return .json(#"{"items":[{"id":"3"}],"next":"A"}"#)
             }

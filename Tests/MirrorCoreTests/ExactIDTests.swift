@@ -97,7 +97,7 @@ struct ExactIDTests {
         let harness = try Harness()
         let summary = try await FixtureServer.with({ request in
             // Matched by bytes: a Swift `switch` on strings would match either form.
-            switch Array((request.parameter("cursor") ?? "-").utf8) {
+            switch Array((request.parameter("cursor") ?? "").utf8) {
             case []: return .json(page(["1"], extra: #","next":"caf\u00e9""#))
             case Array("caf\u{e9}".utf8): return .json(page(["2"], extra: #","next":"cafe\u0301""#))
             case Array("cafe\u{301}".utf8): return .json(page(["3"], extra: #","next":null"#))

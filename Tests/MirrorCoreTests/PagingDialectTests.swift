@@ -1,7 +1,15 @@
 import Foundation
 @testable import MirrorCore
 import MirrorTestSupport
+import Synchronization
 import Testing
+
+/// Lines a fixture handler writes down, in the order its requests came.
+private final class Lines: Sendable {
+    private let mutex = Mutex<[String]>([])
+    func append(_ line: String) { mutex.withLock { $0.append(line) } }
+    var lines: [String] { mutex.withLock { $0 } }
+}
 
 /// Serves `api`'s pages at `/items?page=N`, each with `extra(N)` added to its `data`.
 private func serve(_ api: PagedAPI, extra: @escaping @Sendable (Int) -> String = { _ in "" })
@@ -235,7 +243,7 @@ struct PagingDialectTests {
             return .json(after.isEmpty ? #"{"items":[{"id":1}],"meta":{"after":"https://x.example/2"}}"#
                                        : #"{"items":[{"id":2}],"meta":{}}"#)
         }
-        #expect(targets == ["/items?after=", "/items?after=https%3A%2F%2Fx.example%2F2"])
+        #expect(targets == ["/items", "/items?after=https%3A%2F%2Fx.example%2F2"])
         #expect(ids == ["1", "2"])
 
         let (urls, _, _) = try await walk("BASE/items", keys: "next: { url: meta.next }") { request in
@@ -250,7 +258,7 @@ struct PagingDialectTests {
             let page = Int(request.parameter("page") ?? "") ?? 1
             return .json(#"{"items":[{"id":\#(page)}]}"#, headers: page < 3 ? [("X-Next-Page", "\(page + 1)")] : [])
         }
-        #expect(targets == ["/items?page=", "/items?page=2", "/items?page=3"])
+        #expect(targets == ["/items", "/items?page=2", "/items?page=3"])
         #expect(ids == ["1", "2", "3"])
     }
 
@@ -263,7 +271,7 @@ struct PagingDialectTests {
             let ids = (start ..< min(start + 2, 6)).map { #"{"id":"cus_\#($0)"}"# }
             return .json(#"{"object":"list","data":[\#(ids.joined(separator: ","))],"has_more":\#(start + 2 < 6)}"#)
         }
-        #expect(targets == ["/v1/customers?limit=2&starting_after=", "/v1/customers?limit=2&starting_after=cus_2",
+        #expect(targets == ["/v1/customers?limit=2", "/v1/customers?limit=2&starting_after=cus_2",
                             "/v1/customers?limit=2&starting_after=cus_4"])
         #expect(ids == ["cus_1", "cus_2", "cus_3", "cus_4", "cus_5"])
         #expect(summary.jobs[0].stopReason == StopReason.noMore(page: 3).description)
@@ -284,5 +292,85 @@ struct PagingDialectTests {
         #expect(throws: (any Error).self) { try harness.load(itemsJob("next: { url: links.next }", url: url)) }
         #expect(try harness.load(itemsJob("next: { header: X-Next }", url: url)).jobs[0].next == .header("X-Next"))
         #expect(try harness.load(itemsJob("next: { cursor: /meta/after }", url: url)).jobs[0].next == .cursor(JSONPath("/meta/after")!))
+    }
+
+    @Test("Notion: a POST body leaves out an empty cursor on the first request; has_more ends the walk")
+    func notion() async throws {
+        let bodies = Lines()
+        let (targets, ids, _) = try await walk("BASE/v1/databases/d/query", records: "results", keys: """
+            method: POST
+            body: { start_cursor: "{cursor}", page_size: 2 }
+            next: next_cursor
+            stop: { has_more: has_more }
+            """) { request in
+            let body = String(decoding: request.body, as: UTF8.self)
+            bodies.append(body)
+            return .json(body.contains("c2") ? #"{"results":[{"id":"3"}],"next_cursor":null,"has_more":false}"#
+                                             : #"{"results":[{"id":"1"},{"id":"2"}],"next_cursor":"c2","has_more":true}"#)
+        }
+        #expect(targets == ["/v1/databases/d/query", "/v1/databases/d/query"])
+        #expect(bodies.lines == [#"{"page_size":2}"#, #"{"start_cursor":"c2","page_size":2}"#])
+        #expect(ids == ["1", "2", "3"])
+    }
+
+    @Test("a cursor that was a number goes back in a JSON body as a number; in a form body, form-encoded")
+    func bodyCursors() async throws {
+        let bodies = Lines()
+        let (_, ids, _) = try await walk("BASE/search", keys: """
+            method: POST
+            body: { after: "{cursor}", q: "x" }
+            next: meta.next
+            """) { request in
+            let body = String(decoding: request.body, as: UTF8.self)
+            bodies.append(body)
+            return .json(body.contains("20") ? #"{"items":[{"id":2}],"meta":{}}"# : #"{"items":[{"id":1}],"meta":{"next":20}}"#)
+        }
+        #expect(bodies.lines == [#"{"q":"x"}"#, #"{"after":20,"q":"x"}"#])
+        #expect(ids == ["1", "2"])
+
+        let forms = Lines()
+        let (_, formIDs, _) = try await walk("BASE/search", keys: """
+            method: POST
+            headers: { Content-Type: application/x-www-form-urlencoded }
+            body: { q: "a b&c=d", after: "{cursor}", n: 5 }
+            next: meta.next
+            """) { request in
+            let body = String(decoding: request.body, as: UTF8.self)
+            forms.append(body + " " + (request.headers["content-type"] ?? ""))
+            return .json(body.contains("after") ? #"{"items":[{"id":2}],"meta":{}}"# : #"{"items":[{"id":1}],"meta":{"next":"x/y z"}}"#)
+        }
+        #expect(forms.lines == ["q=a+b%26c%3Dd&n=5 application/x-www-form-urlencoded",
+                                "q=a+b%26c%3Dd&after=x%2Fy+z&n=5 application/x-www-form-urlencoded"])
+        #expect(formIDs == ["1", "2"])
+    }
+
+    @Test("{cursor} and {page} in header values")
+    func headerCursor() async throws {
+        let seen = Lines()
+        let (_, ids, _) = try await walk("BASE/items", keys: """
+            headers: { X-Cursor: "{cursor}", X-Page: "p{page}" }
+            next: meta.next
+            """) { request in
+            seen.append("\(request.headers["x-cursor"] ?? "-") \(request.headers["x-page"] ?? "-")")
+            return .json(request.headers["x-cursor"] == "k2" ? #"{"items":[{"id":2}],"meta":{}}"#
+                                                             : #"{"items":[{"id":1}],"meta":{"next":"k2"}}"#)
+        }
+        #expect(seen.lines == [" p1", "k2 p2"])
+        #expect(ids == ["1", "2"])
+    }
+
+    @Test("a form body must be a flat mapping")
+    func formBody() throws {
+        let harness = try Harness()
+        do {
+            _ = try harness.load(itemsJob("""
+                method: POST
+                headers: { Content-Type: application/x-www-form-urlencoded }
+                body: { a: { b: 1 } }
+                """, url: "http://127.0.0.1:1/items"))
+            Issue.record("loaded")
+        } catch {
+            #expect("\(error)" == "\(harness.folder)/jobs.yaml:11:11: a form body (Content-Type: application/x-www-form-urlencoded) must be a mapping of names to values")
+        }
     }
 }

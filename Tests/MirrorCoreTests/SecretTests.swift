@@ -24,7 +24,7 @@ private func echo(_ request: FixtureRequest) -> FixtureResponse {
         }
     default:
         switch request.parameter("c") {
-        case "": return .json(#"{"items":[{"id":"3"}],"next":"c-\#(key)"}"#)
+        case nil: return .json(#"{"items":[{"id":"3"}],"next":"c-\#(key)"}"#)
         default: return .json(#"{"items":"not a list: \#(key) \#(header)"}"#)
         }
     }

@@ -123,7 +123,7 @@ struct VerifyTests {
             """
         let (summary, _, _) = try await verify(yaml, { request in
             switch request.parameter("c") {
-            case "": return .json(#"{"items":[{"id":"1"}],"next":"A"}"#)
+            case nil: return .json(#"{"items":[{"id":"1"}],"next":"A"}"#)
             case "A": return .json(#"{"items":[{"id":"2"}],"next":"B"}"#)
             default: return .json(#"{"items":[{"id":"3"}],"next":"A"}"#)
             }

@@ -108,6 +108,7 @@ extension JobFileReader {
             redactor = redactor.merged(with: Redactor(secrets: secrets))
             body = BodyTemplate(json: json, redactor: redactor)
         }
+        let bodyNode = job.keys[.body]?.value
 
         var headers: [(name: String, value: String)] = []
         for headerNode in job.headers {
@@ -130,6 +131,20 @@ extension JobFileReader {
                 }
                 headers.removeAll { $0.name.lowercased() == name.lowercased() }
                 headers.append((name, text.value))
+            }
+        }
+        // `Content-Type: application/x-www-form-urlencoded`: the body is sent as a form.
+        if let template = body, let bodyNode,
+           headers.contains(where: { $0.name.lowercased() == "content-type"
+               && $0.value.lowercased().hasPrefix("application/x-www-form-urlencoded") }) {
+            var flat = false
+            if case let .mapping(map) = bodyNode {
+                flat = map.allSatisfy { if case .scalar = $0.value { return true } else { return false } }
+            }
+            if flat {
+                body = BodyTemplate(json: template.json, redactor: redactor, form: true)
+            } else {
+                error(bodyNode, "a form body (Content-Type: application/x-www-form-urlencoded) must be a mapping of names to values")
             }
         }
         return Request(url: url, method: method, body: body, headers: headers)

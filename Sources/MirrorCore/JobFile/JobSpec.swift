@@ -143,40 +143,148 @@ public struct RequestTemplate: Sendable, CustomStringConvertible, CustomDebugStr
     public var usesPage: Bool { real.contains("{page}") }
 
     /// The URL for one page: the page value and the cursor (percent-encoded) filled in.
+    /// Without a cursor (the first request), a query parameter whose value is `{cursor}`
+    /// is left out rather than sent empty.
     public func url(page: Int, cursor: String?, redactor: Redactor) -> RedactedURL {
         func fill(_ template: String, cursor: String) -> String {
-            template.replacingAll("{page}", with: String(page))
+            let template = cursor.isEmpty ? Self.withoutCursorParameters(template) : template
+            return template.replacingAll("{page}", with: String(page))
                 .replacingAll("{cursor}", with: cursor.addingPercentEncodingForQuery())
         }
         // A cursor the API sent may echo a secret: mask it in the shown form too.
         return RedactedURL(real: fill(real, cursor: cursor ?? ""), shown: fill(shown, cursor: redactor.redact(cursor ?? "")))
     }
+
+    /// `template` without the query parameters whose value is exactly `{cursor}`.
+    static func withoutCursorParameters(_ template: String) -> String {
+        guard let question = template.firstIndex(of: "?") else { return template }
+        let end = template[question...].firstIndex(of: "#") ?? template.endIndex
+        let parameters = template[template.index(after: question) ..< end].split(separator: "&", omittingEmptySubsequences: false)
+        let kept = parameters.filter { parameter in
+            guard let equals = parameter.firstIndex(of: "=") else { return true }
+            return parameter[parameter.index(after: equals)...] != "{cursor}"
+        }
+        guard kept.count < parameters.count else { return template }
+        return String(template[..<question]) + (kept.isEmpty ? "" : "?" + kept.joined(separator: "&")) + template[end...]
+    }
 }
 
 /// A POST body: JSON text in which a string that is exactly `"{page}"` becomes the page
-/// number, and `{page}` / `{cursor}` inside other strings are replaced in place. It prints,
-/// dumps and reflects with its secrets masked.
+/// number, a string that is exactly `"{cursor}"` the cursor (a number when the API gave
+/// a number; left out with its key while there is no cursor yet), and `{page}` /
+/// `{cursor}` inside other strings are replaced in place. A form body
+/// (`application/x-www-form-urlencoded`) is a flat mapping sent as `name=value&…`. It
+/// prints, dumps and reflects with its secrets masked.
 public struct BodyTemplate: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     let json: String
     /// The template with every `${…}` value masked.
     public let description: String
+    /// Sent form-encoded rather than as JSON.
+    public let form: Bool
+    /// A value of the template came from `${…}`.
+    public var holdsSecret: Bool { json != description }
 
-    init(json: String, redactor: Redactor) {
+    init(json: String, redactor: Redactor, form: Bool = false) {
         self.json = json
         description = redactor.redact(json)
+        self.form = form
     }
 
     public var debugDescription: String { description }
     public var customMirror: Mirror { Mirror(self, children: ["json": description]) }
 
-    public func render(page: Int, cursor: String?) -> [UInt8] {
-        var cursorText: [UInt8] = []
-        JSONText.appendQuoted(cursor ?? "", to: &cursorText)
-        let cursorInner = String(decoding: cursorText.dropFirst().dropLast(), as: UTF8.self)
-        let text = json
-            .replacingAll("\"{page}\"", with: String(page))
-            .replacingAll("{page}", with: String(page))
-            .replacingAll("{cursor}", with: cursorInner)
-        return Array(text.utf8)
+    /// The body of one request. `shown` renders the masked template (for what is stored
+    /// and logged): pass it a masked cursor.
+    public func render(page: Int, cursor: String?, cursorIsNumber: Bool = false, shown: Bool = false) -> [UInt8] {
+        let template = shown ? description : json
+        guard let document = try? JSONDocument(parsing: Array(template.utf8)) else { return Array(template.utf8) }
+        var out: [UInt8] = []
+        let renderer = Renderer(page: page, cursor: cursor ?? "", cursorIsNumber: cursorIsNumber)
+        if form {
+            renderer.form(document.root, into: &out)
+        } else {
+            renderer.json(document.root, into: &out)
+        }
+        return out
+    }
+
+    private struct Renderer {
+        let page: Int
+        let cursor: String
+        let cursorIsNumber: Bool
+
+        /// A member or parameter whose value is exactly `{cursor}` is left out while there is none.
+        func omits(_ value: JSONValue) -> Bool {
+            cursor.isEmpty && value.kind == .string && value.stringValue == "{cursor}"
+        }
+
+        func filled(_ text: String) -> String {
+            text.replacingAll("{page}", with: String(page)).replacingAll("{cursor}", with: cursor)
+        }
+
+        func json(_ value: JSONValue, into out: inout [UInt8]) {
+            switch value.kind {
+            case .object:
+                out.append(UInt8(ascii: "{"))
+                var first = true
+                for (key, member) in value.members where !omits(member) {
+                    if !first { out.append(UInt8(ascii: ",")) }
+                    first = false
+                    JSONText.appendQuoted(key, to: &out)
+                    out.append(UInt8(ascii: ":"))
+                    json(member, into: &out)
+                }
+                out.append(UInt8(ascii: "}"))
+            case .array:
+                out.append(UInt8(ascii: "["))
+                for (index, element) in value.elements.enumerated() {
+                    if index > 0 { out.append(UInt8(ascii: ",")) }
+                    json(element, into: &out)
+                }
+                out.append(UInt8(ascii: "]"))
+            case .string:
+                let text = value.stringValue ?? ""
+                if text == "{page}" {
+                    out += Array(String(page).utf8)
+                } else if text == "{cursor}", cursorIsNumber {
+                    out += Array(cursor.utf8)
+                } else {
+                    JSONText.appendQuoted(filled(text), to: &out)
+                }
+            case .number, .bool, .null:
+                out += value.rawBytes
+            }
+        }
+
+        func form(_ value: JSONValue, into out: inout [UInt8]) {
+            var first = true
+            for (key, member) in value.members where !omits(member) {
+                if !first { out.append(UInt8(ascii: "&")) }
+                first = false
+                out += Array(Self.formEncoded(key).utf8)
+                out.append(UInt8(ascii: "="))
+                let text = member.kind == .string ? filled(member.stringValue ?? "") : member.kind == .null ? "" : member.rawText
+                out += Array(Self.formEncoded(text).utf8)
+            }
+        }
+
+        /// `application/x-www-form-urlencoded`: letters, digits and `-._*` as they are, a
+        /// space as `+`, every other byte as `%XX`.
+        static func formEncoded(_ text: String) -> String {
+            var out = ""
+            for byte in text.utf8 {
+                switch byte {
+                case UInt8(ascii: "a") ... UInt8(ascii: "z"), UInt8(ascii: "A") ... UInt8(ascii: "Z"),
+                     UInt8(ascii: "0") ... UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                     UInt8(ascii: "*"):
+                    out.unicodeScalars.append(Unicode.Scalar(byte))
+                case UInt8(ascii: " "):
+                    out += "+"
+                default:
+                    out += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+                }
+            }
+            return out
+        }
     }
 }

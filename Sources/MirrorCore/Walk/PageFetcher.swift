@@ -19,8 +19,14 @@ struct PageFetcher: Sendable {
     /// The response bytes of pages ahead of the one stored next are counted in `budget`.
     func fetch(_ target: PageTarget, budget: PageBudget? = nil) async -> FetchOutcome {
         let url = target.url, page = target.page, cursor = target.cursor?.text, replay = !target.whole
-        let body = job.body?.render(page: page, cursor: cursor)
-        let shownBody = body.map { job.redactor.redact(String(decoding: $0, as: UTF8.self)) } ?? ""
+        let body = job.body?.render(page: page, cursor: cursor, cursorIsNumber: target.cursorIsNumber)
+        var shownBody = body.map { job.redactor.redact(String(decoding: $0, as: UTF8.self)) } ?? ""
+        if let template = job.body, template.form {
+            // Form-encoded, a secret is no longer its own text: the masked template is rendered instead.
+            shownBody = job.redactor.redact(String(decoding: template.render(
+                page: page, cursor: cursor.map(job.redactor.redact), cursorIsNumber: target.cursorIsNumber, shown: true),
+                as: UTF8.self))
+        }
         var stored: StoredPage?
         if replay, !refresh, let copy = try? await store.storedPage(job: job.name, account: job.account, url: url.description,
                                                               requestBody: shownBody),
@@ -33,11 +39,20 @@ struct PageFetcher: Sendable {
                                                                          redactor: job.redactor))),
                                 retries: 0)
         }
-        var headers = job.headers
+        if let cursor, cursor.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }),
+           job.headers.contains(where: { $0.value.real.contains("{cursor}") }) {
+            return FetchOutcome(result: .failure(PageFault(url: url, status: nil, problem:
+                "the cursor holds a control character: it cannot be sent in a header")), retries: 0)
+        }
+        var headers = job.headers.map { header in
+            guard header.value.real.contains("{page}") || header.value.real.contains("{cursor}") else { return header }
+            let value = header.value.real.replacingAll("{page}", with: String(page)).replacingAll("{cursor}", with: cursor ?? "")
+            return Header(name: header.name, value: RedactedText(real: value, redactor: job.redactor))
+        }
         if origin?.admits(url.real) != true {
             // A next link to another host: what holds a secret stays with the job's own host.
             headers = headers.filter { !$0.value.holdsSecret }
-            if let body, job.redactor.holdsSecret(String(decoding: body, as: UTF8.self)) {
+            if let body, job.body?.holdsSecret == true || job.redactor.holdsSecret(String(decoding: body, as: UTF8.self)) {
                 return FetchOutcome(result: .failure(PageFault(url: url, status: nil, problem:
                     "a request body holding a secret is not sent to another host than the job's")), retries: 0)
             }

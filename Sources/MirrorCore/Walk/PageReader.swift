@@ -49,7 +49,8 @@ struct PageReader: Sendable {
                 lastModified: response.headers["last-modified"], responseBytes: response.bodyCount,
                 elementCount: parsed.elementCount, recordCount: parsed.records.count, rejected: parsed.rejected,
                 repeated: parsed.repeated, files: parsed.files,
-                next: next, lastPage: lastPage, total: total, hasMore: hasMore, unreadable: unreadable)))
+                next: next, lastPage: lastPage, total: total, hasMore: hasMore,
+                cursorIsNumber: Self.cursorIsNumber(job.next, document: parsed.document), unreadable: unreadable)))
         } catch let fault as PageFault {
             return .failure(fault)
         } catch {
@@ -141,6 +142,14 @@ struct PageReader: Sendable {
             guard let value = document.root.value(at: path), value.kind == .string || value.kind == .number,
                   let text = value.scalarText, !text.isEmpty else { return nil }
             return text
+        }
+    }
+
+    /// Whether the next cursor the response gives is a JSON number.
+    static func cursorIsNumber(_ next: JobSpec.Next?, document: JSONDocument) -> Bool {
+        switch next {
+        case let .path(path)?, let .cursor(path)?: return document.root.value(at: path)?.kind == .number
+        default: return false
         }
     }
 

@@ -64,6 +64,8 @@ struct ServedPage: Sendable {
     /// The response's `stop.has_more` flag; nil when not configured, or for a stored
     /// copy (the flag is not kept: the walk goes on as its next cursor or page says).
     var hasMore: Bool? = nil
+    /// The next cursor was a JSON number: a body sends it back as one.
+    var cursorIsNumber = false
     /// Configured `stop` paths this response did not answer with a whole number.
     let unreadable: [(key: UnreadableValue.Key, message: String)]
 }

@@ -6,6 +6,8 @@ struct PageTarget: Hashable, Sendable {
     let page: Int
     let url: RedactedURL
     let cursor: ExactText?
+    /// The cursor was a JSON number in the response that gave it.
+    var cursorIsNumber = false
     var whole = false
 }
 
@@ -40,6 +42,8 @@ struct WalkState {
     /// The `{page}` value of the page stored next.
     private(set) var page: Int
     private var cursor: String?
+    /// The cursor came as a JSON number (not known for one read from a checkpoint).
+    private var cursorIsNumber = false
     private var nextURL: RedactedURL?
     /// The position of the next record stored.
     private(set) var position: Int
@@ -100,7 +104,7 @@ struct WalkState {
         let url = nextURL ?? job.url.url(page: page, cursor: cursor, redactor: job.redactor)
         let whole = fetchWhole == url
         if whole { fetchWhole = nil }
-        return PageTarget(page: page, url: url, cursor: cursor.map(ExactText.init), whole: whole)
+        return PageTarget(page: page, url: url, cursor: cursor.map(ExactText.init), cursorIsNumber: cursorIsNumber, whole: whole)
     }
 
     /// The `{page}` target of page value `page`, as a window requests it.
@@ -183,7 +187,8 @@ struct WalkState {
         var next: PageTarget?
         if stop == nil, loop == nil {
             let url = followURL ?? job.url.url(page: page + step, cursor: nextCursor, redactor: job.redactor)
-            next = PageTarget(page: page + step, url: url, cursor: nextCursor.map(ExactText.init))
+            next = PageTarget(page: page + step, url: url, cursor: nextCursor.map(ExactText.init),
+                              cursorIsNumber: nextCursor != nil && served.cursorIsNumber)
         }
         return PageStep(
             target: target, served: served, stop: stop, loop: loop, next: next, followURL: followURL, followCursor: nextCursor,
@@ -228,6 +233,7 @@ struct WalkState {
         }
         page += job.pages.step
         cursor = step.followCursor
+        cursorIsNumber = step.followCursor != nil && served.cursorIsNumber
         nextURL = step.followURL
         return false
     }
