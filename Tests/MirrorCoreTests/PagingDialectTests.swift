@@ -286,7 +286,7 @@ struct PagingDialectTests {
             Issue.record("loaded")
         } catch {
             #expect("\(error)" == "\(harness.folder)/jobs.yaml:5:10: 'url' of job 'items' uses {cursor} but 'next' gives no cursor\n"
-                + "\(harness.folder)/jobs.yaml:9:11: 'next' takes one of url, cursor or header")
+                + "\(harness.folder)/jobs.yaml:9:11: 'next' takes one of url, cursor, header or scroll")
         }
         #expect(throws: (any Error).self) { try harness.load(itemsJob("next: { header: 'X Next' }", url: url)) }
         #expect(throws: (any Error).self) { try harness.load(itemsJob("next: { url: links.next }", url: url)) }
@@ -372,5 +372,27 @@ struct PagingDialectTests {
         } catch {
             #expect("\(error)" == "\(harness.folder)/jobs.yaml:11:11: a form body (Content-Type: application/x-www-form-urlencoded) must be a mapping of names to values")
         }
+    }
+
+    @Test("a scroll cursor, the same on every page, walks until an empty page; a page repeating the one before is a loop")
+    func scroll() async throws {
+        let calls = Lines()
+        let (targets, ids, summary) = try await walk("BASE/contacts/scroll?scroll_param={cursor}", records: "data",
+                                                     keys: "next: { scroll: scroll_param }") { request in
+            calls.append(request.target)
+            let pages = [#"[{"id":1},{"id":2}]"#, #"[{"id":3},{"id":4}]"#, #"[{"id":5}]"#, "[]"]
+            return .json(#"{"data":\#(pages[min(calls.lines.count - 1, 3)]),"scroll_param":"s1"}"#)
+        }
+        #expect(targets == ["/contacts/scroll"] + Array(repeating: "/contacts/scroll?scroll_param=s1", count: 3))
+        #expect(ids == ["1", "2", "3", "4", "5"])
+        #expect(summary.jobs[0].stopReason == StopReason.emptyPage(page: 4).description)
+
+        let (repeated, kept, loop) = try await walk("BASE/contacts/scroll?scroll_param={cursor}", records: "data",
+                                                    keys: "next: { scroll: scroll_param }") { _ in
+            .json(#"{"data":[{"id":1},{"id":2}],"scroll_param":"s1"}"#)
+        }
+        #expect(repeated.count == 2)
+        #expect(kept == ["1", "2"])
+        #expect(loop.jobs[0].error?.contains("loop: page 2 repeats the page before it") == true)
     }
 }

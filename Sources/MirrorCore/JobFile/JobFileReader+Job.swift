@@ -170,11 +170,13 @@ extension JobFileReader {
             if case .mapping = nextNode {
                 let map = mapping(nextNode, keys: NextKey.self, context: "next")
                 if map.count != 1 {
-                    error(nextNode, "'next' takes one of url, cursor or header")
+                    error(nextNode, "'next' takes one of url, cursor, header or scroll")
                 } else if let n = map[.url]?.value {
                     next = path(n, key: "next.url").map { .url($0) }
                 } else if let n = map[.cursor]?.value {
                     next = path(n, key: "next.cursor").map { .cursor($0) }
+                } else if let n = map[.scroll]?.value {
+                    next = path(n, key: "next.scroll").map { .scroll($0) }
                 } else if let n = map[.header]?.value, let text = string(n, key: "next.header") {
                     if text.value.isEmpty || text.value.contains(where: { $0 == ":" || $0.isWhitespace }) {
                         error(n, "'next.header' must be a header name such as X-Next-Page, not '\(text.shown)'")

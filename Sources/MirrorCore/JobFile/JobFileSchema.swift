@@ -199,7 +199,7 @@ extension JobKey {
             ])
         case .next:
             .object([
-                ("description", "Cursor or next-link paging: a path in the response to the next cursor or next URL, 'link' for the Link: rel=\"next\" header, or one of url, cursor, header saying what the value is."),
+                ("description", "Cursor or next-link paging: a path in the response to the next cursor or next URL, 'link' for the Link: rel=\"next\" header, or one of url, cursor, header, scroll saying what the value is."),
                 ("anyOf", .array([
                     stringValue("A path to the next cursor or URL, or 'link'.", pattern: pathPattern, examples: ["link", "paging.next"]),
                     .object([
@@ -289,6 +289,8 @@ extension NextKey {
         case .url: pathValue("Path in the response to the next URL, absolute or relative to the request's.", examples: ["links.next"])
         case .cursor: pathValue("Path in the response to the next cursor, even one that looks like a URL.", examples: ["meta.cursor"])
         case .header: stringValue("A response header holding the next cursor or URL.", examples: ["X-Next-Page"])
+        case .scroll: pathValue("Path in the response to a scroll cursor, the same on every page; an empty page ends the walk.",
+                                examples: ["scroll_param", "_scroll_id"])
         }
     }
 }

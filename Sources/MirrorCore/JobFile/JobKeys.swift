@@ -30,7 +30,7 @@ enum PagesKey: String, CaseIterable {
 
 /// The long forms of `next`: one of them, saying what the value is.
 enum NextKey: String, CaseIterable {
-    case url, cursor, header
+    case url, cursor, header, scroll
 }
 
 enum StopKey: String, CaseIterable {

@@ -25,13 +25,16 @@ public struct JobSpec: Sendable {
         case cursor(JSONPath)
         /// A response header holding the next cursor or URL, told apart as `path` does.
         case header(String)
+        /// A scroll cursor: the same on every page (Intercom, Elasticsearch). The walk
+        /// ends on an empty page; a page repeating the one before is a loop.
+        case scroll(JSONPath)
         /// The RFC 8288 `Link: <…>; rel="next"` header.
         case link
 
         /// The walk has a cursor to put in `{cursor}`.
         var givesCursor: Bool {
             switch self {
-            case .path, .cursor, .header: return true
+            case .path, .cursor, .header, .scroll: return true
             case .url, .link: return false
             }
         }

@@ -128,7 +128,7 @@ struct PageReader: Sendable {
             return text(at: path).map { classify($0, base: url.real) } ?? .none
         case let .url(path):
             return text(at: path).map { .url(resolve($0, base: url.real)) } ?? .none
-        case let .cursor(path):
+        case let .cursor(path), let .scroll(path):
             return text(at: path).map { .cursor($0) } ?? .none
         case let .header(name):
             guard let value = response.headers[name.lowercased()]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else {
@@ -148,7 +148,7 @@ struct PageReader: Sendable {
     /// Whether the next cursor the response gives is a JSON number.
     static func cursorIsNumber(_ next: JobSpec.Next?, document: JSONDocument) -> Bool {
         switch next {
-        case let .path(path)?, let .cursor(path)?: return document.root.value(at: path)?.kind == .number
+        case let .path(path)?, let .cursor(path)?, let .scroll(path)?: return document.root.value(at: path)?.kind == .number
         default: return false
         }
     }

@@ -49,6 +49,8 @@ struct WalkState {
     private(set) var position: Int
     /// Cursors and next URLs met so far, byte for byte: one met twice is a loop.
     private var seen: Set<ExactText> = []
+    /// A scroll walk's last page's ids: a page repeating them is a loop.
+    private var scrolled: [ExactText] = []
     /// The last page (`stop.last_page`) and the records of the whole walk (`stop.total`),
     /// as the latest response that gave them announced them.
     private(set) var lastAnnounced: Int?
@@ -163,7 +165,14 @@ struct WalkState {
                 }
                 followURL = candidate
             case let .cursor(text):
-                if !seen.insert(Self.key(cursor: text)).inserted {
+                if case .scroll = job.next {
+                    // The cursor stays; the records move on.
+                    if case let .fresh(records) = served.content {
+                        let ids = records.ids.map(ExactText.init)
+                        if !ids.isEmpty, ids == scrolled { loop = "page \(page) repeats the page before it" }
+                        scrolled = ids
+                    }
+                } else if !seen.insert(Self.key(cursor: text)).inserted {
                     loop = "cursor '\(job.redactor.redact(text).cutForMessage())' seen twice"
                 }
                 nextCursor = text
