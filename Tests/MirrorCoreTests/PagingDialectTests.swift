@@ -395,4 +395,28 @@ struct PagingDialectTests {
         #expect(kept == ["1", "2"])
         #expect(loop.jobs[0].error?.contains("loop: page 2 repeats the page before it") == true)
     }
+
+    @Test("no silent truncation: a next path missing from the first page, a stop path and a downloads path found nowhere are warned of")
+    func missingPaths() async throws {
+        let (targets, ids, summary) = try await walk("BASE/odata/People", records: "value", keys: """
+            next: "@odata.nextLink"
+            stop: { total: "@odata.count" }
+            downloads: [photo.url]
+            """) { _ in
+            .json(#"{"@odata.context":"x","value":[{"id":1},{"id":2}],"@odata.nextLink":"http://127.0.0.1:1/2"}"#)
+        }
+        #expect(targets == ["/odata/People"])
+        #expect(ids == ["1", "2"])
+        #expect(summary.jobs[0].succeeded)
+        #expect(summary.jobs[0].warnings == [
+            "page 1: '@odata.nextLink' is not in the response (its keys: '@odata.context', 'value', '@odata.nextLink')",
+            "'@odata.count' (stop) was in no response of the walk",
+            "'photo.url' (downloads) was in no record of the walk",
+        ])
+        // A next value that is there and null is the last page, and no warning.
+        let (_, _, quiet) = try await walk("BASE/items", keys: "next: meta.next\nstop: { has_more: meta.more }") { _ in
+            .json(#"{"items":[{"id":1}],"meta":{"next":null,"more":false}}"#)
+        }
+        #expect(quiet.jobs[0].warnings == nil)
+    }
 }

@@ -58,6 +58,17 @@ struct VerifyTests {
         summary.jobs.flatMap(\.faults).map(\.description)
     }
 
+    @Test("a next path absent from the first page of records is a fault naming the keys the response has")
+    func missingNext() async throws {
+        let (summary, _, _) = try await verify(itemsJob("next: \"@odata.nextLink\"", url: "BASE/odata", output: "cache")) { _ in
+            .json(#"{"@odata.context":"x","data":{"list":[{"id":"1"}]},"@odata.nextLink":"http://elsewhere/2"}"#)
+        }
+        #expect(faults(summary) == [
+            "page 1: '@odata.nextLink' is not in the response (its keys: '@odata.context', 'data', '@odata.nextLink')",
+        ])
+        #expect(summary.jobs[0].faults.map(\.kind) == [.missingPath])
+    }
+
     @Test("a clean API passes: every page walked, nothing stored")
     func clean() async throws {
         let (summary, _, harness) = try await verify(itemsJob(output: "cache"), serve(PagedAPI(ids: [["1", "2"], ["3"], ["4"]])))

@@ -55,6 +55,9 @@ public struct JobOutcome: Sendable, Codable, Equatable {
     public var files: DownloadSummary?
     /// Redacted.
     public var error: String?
+    /// Configured paths the responses did not hold (see `WalkResult.missingPaths`); absent
+    /// when there are none.
+    public var warnings: [String]?
 
     public var succeeded: Bool { status == .ok }
 
@@ -81,6 +84,7 @@ public struct JobOutcome: Sendable, Codable, Equatable {
         durationSeconds = (seconds * 1000).rounded() / 1000
         self.files = files
         error = walk.error
+        warnings = walk.missingPaths.isEmpty ? nil : walk.missingPaths.map(\.description)
     }
 
     /// One line for the summary on stdout, plus one line per rejected record and failed file.

@@ -14,6 +14,7 @@ public struct WalkFault: Sendable, Equatable, CustomStringConvertible {
         case total
         case maxPages = "max pages"
         case hasMore = "has_more"
+        case missingPath = "missing path"
     }
 
     public let kind: Kind
@@ -192,6 +193,7 @@ public struct Verifier: Sendable {
                 "id '\(repeated.id)' appears \(repeated.indexes.count) times (records \(repeated.indexes.map(String.init).joined(separator: ", ")))"))
         }
         faults += drift
+        faults += walk.missingPaths.map { WalkFault(kind: .missingPath, page: $0.page, message: $0.message) }
         // A configured `stop` path that does not lead to a whole number (or, `has_more`, to a flag).
         for value in walk.unreadable {
             let kind: WalkFault.Kind

@@ -50,7 +50,9 @@ struct PageReader: Sendable {
                 elementCount: parsed.elementCount, recordCount: parsed.records.count, rejected: parsed.rejected,
                 repeated: parsed.repeated, files: parsed.files,
                 next: next, lastPage: lastPage, total: total, hasMore: hasMore,
-                cursorIsNumber: Self.cursorIsNumber(job.next, document: parsed.document), unreadable: unreadable)))
+                cursorIsNumber: Self.cursorIsNumber(job.next, document: parsed.document),
+                absent: absentPaths(parsed.document), stopPathsFound: stopPathsFound(parsed.document),
+                downloadsFound: parsed.downloadsFound, unreadable: unreadable)))
         } catch let fault as PageFault {
             return .failure(fault)
         } catch {
@@ -65,6 +67,30 @@ struct PageReader: Sendable {
         let rejected: [RejectedRecord]
         let repeated: [RepeatedID]
         let files: [RedactedURL]
+        /// Indexes into `downloads` of the paths some stored record holds.
+        let downloadsFound: Set<Int>
+    }
+
+    /// The `next` and `has_more` paths `document` lacks (a null is there), with the keys
+    /// the response has.
+    func absentPaths(_ document: JSONDocument) -> [String] {
+        var paths: [JSONPath] = []
+        switch job.next {
+        case let .path(path)?, let .url(path)?, let .cursor(path)?, let .scroll(path)?: paths.append(path)
+        case .header?, .link?, nil: break
+        }
+        if let hasMore = job.stop.hasMore { paths.append(hasMore) }
+        return paths.filter { document.root.value(at: $0) == nil }.map { path in
+            let keys = document.root.members.map(\.key)
+            let shown = keys.prefix(10).map { "'\($0)'" }.joined(separator: ", ") + (keys.count > 10 ? ", …" : "")
+            return "'\(path)' is not in the response" + (keys.isEmpty ? "" : " (its keys: \(shown))")
+        }
+    }
+
+    /// The configured `stop` paths `document` holds.
+    func stopPathsFound(_ document: JSONDocument) -> Set<String> {
+        Set([job.stop.lastPage, job.stop.pages, job.stop.total].compactMap { $0 }
+            .filter { document.root.value(at: $0) != nil }.map(\.description))
     }
 
     /// Parses the response's body (taken from it, and compacted in place) and reads its
@@ -97,12 +123,15 @@ struct PageReader: Sendable {
         let collected = RecordCollector(idPath: job.id, page: page).collect(list)
         // The files the stored records point to, each once, in record order.
         var files: [RedactedURL] = []
+        var downloadsFound: Set<Int> = []
         if !job.downloads.isEmpty {
             var seen: Set<ExactText> = []
             collected.records.forEach { _, json in
                 guard let record = try? JSONDocument(parsing: UnsafeRawBufferPointer(json)) else { return }
-                for path in job.downloads {
-                    for value in record.root.values(at: path) {
+                for (index, path) in job.downloads.enumerated() {
+                    let values = record.root.values(at: path)
+                    if !values.isEmpty { downloadsFound.insert(index) }
+                    for value in values {
                         let candidates = value.kind == .array ? value.elements : [value]
                         for candidate in candidates {
                             if let url = candidate.stringValue, !url.isEmpty, seen.insert(ExactText(url)).inserted {
@@ -114,7 +143,8 @@ struct PageReader: Sendable {
             }
         }
         return ParsedPage(document: document, elementCount: collected.elementCount, records: collected.records,
-                          rejected: collected.rejected, repeated: collected.repeated, files: files)
+                          rejected: collected.rejected, repeated: collected.repeated, files: files,
+                          downloadsFound: downloadsFound)
     }
 
     static func nextTarget(_ next: JobSpec.Next, document: JSONDocument, response: HTTPResponse, url: RedactedURL) -> NextTarget {

@@ -159,6 +159,10 @@ public struct PageWalker: Sendable {
             }
             // Requests made past the end are not wanted: their responses are dropped unread.
             group.cancelAll()
+            state.finish()
+            for missing in state.result.missingPaths {
+                logger.warning("path not in the responses", metadata: ["problem": "\(missing)"])
+            }
             return state.result
         }
     }

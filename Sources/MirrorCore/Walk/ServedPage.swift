@@ -66,6 +66,12 @@ struct ServedPage: Sendable {
     var hasMore: Bool? = nil
     /// The next cursor was a JSON number: a body sends it back as one.
     var cursorIsNumber = false
+    /// The `next` and `has_more` paths this response lacks, as messages; empty for a stored copy.
+    var absent: [String] = []
+    /// The `stop` paths (`last_page`, `pages`, `total`) this response holds.
+    var stopPathsFound: Set<String> = []
+    /// Indexes into `downloads` of the paths some stored record of the page holds.
+    var downloadsFound: Set<Int> = []
     /// Configured `stop` paths this response did not answer with a whole number.
     let unreadable: [(key: UnreadableValue.Key, message: String)]
 }

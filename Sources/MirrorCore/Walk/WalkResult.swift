@@ -111,6 +111,15 @@ public struct UnreadableValue: Sendable, Equatable {
     public let message: String
 }
 
+/// A configured path the responses did not hold.
+public struct MissingPath: Sendable, Equatable, CustomStringConvertible {
+    /// The page it was looked for on; nil when no page of the walk held it.
+    public let page: Int?
+    public let message: String
+
+    public var description: String { page.map { "page \($0): \(message)" } ?? message }
+}
+
 /// What a job's walk did.
 public struct WalkResult: Sendable {
     public var stop: StopReason = .failed
@@ -146,6 +155,10 @@ public struct WalkResult: Sendable {
     public var firstStored: Int?
     public var lastStored: Int?
     public var error: String?
+    /// Configured paths the API's responses did not hold, where that would end the walk
+    /// early or quietly do nothing: a `next` or `has_more` path absent from the first page
+    /// of records, a `stop` path no response held, a `downloads` path no record held.
+    public var missingPaths: [MissingPath] = []
 
     public var pagesFetched: Int { pages - pagesNotModified - pagesSkipped }
 }

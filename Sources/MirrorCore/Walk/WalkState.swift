@@ -49,6 +49,9 @@ struct WalkState {
     private(set) var position: Int
     /// Cursors and next URLs met so far, byte for byte: one met twice is a loop.
     private var seen: Set<ExactText> = []
+    /// Configured `stop` and `downloads` paths some response of the walk held.
+    private var stopPathsFound: Set<String> = []
+    private var downloadsFound: Set<Int> = []
     /// A scroll walk's last page's ids: a page repeating them is a loop.
     private var scrolled: [ExactText] = []
     /// The last page (`stop.last_page`) and the records of the whole walk (`stop.total`),
@@ -138,6 +141,15 @@ struct WalkState {
             result.announcedTotals.append(AnnouncedTotal(page: page, total: total))
         }
         result.unreadable += served.unreadable.map { UnreadableValue(page: page, key: $0.key, message: $0.message) }
+        if served.origin == .fetched {
+            // A first page of records without its `next` or `has_more` path: the walk
+            // would end after it without a word.
+            if result.pages == 0, served.recordCount > 0 {
+                result.missingPaths += served.absent.map { MissingPath(page: page, message: $0) }
+            }
+            stopPathsFound.formUnion(served.stopPathsFound)
+            downloadsFound.formUnion(served.downloadsFound)
+        }
         // With `has_more`, the flag says whether pages follow; a stored copy (whose flag
         // was not kept) goes on as its next cursor or page says.
         let more: Bool? = job.stop.hasMore == nil ? nil : served.hasMore ?? true
@@ -253,6 +265,21 @@ struct WalkState {
         fetchWhole = step.target.url
         if let url = step.followURL { seen.remove(Self.key(url: url.real)) }
         if let cursor = step.followCursor { seen.remove(Self.key(cursor: cursor)) }
+    }
+
+    /// The walk is over: the `stop` paths no response held and the `downloads` paths no
+    /// stored record held are noted, when responses were read and records stored.
+    mutating func finish() {
+        guard result.pagesFetched > 0 else { return }
+        for path in [job.stop.lastPage, job.stop.pages, job.stop.total].compactMap({ $0 })
+            where !stopPathsFound.contains(path.description) {
+            result.missingPaths.append(MissingPath(page: nil, message: "'\(path)' (stop) was in no response of the walk"))
+        }
+        if result.counts.new + result.counts.updated + result.counts.unchanged > 0 {
+            for (index, path) in job.downloads.enumerated() where !downloadsFound.contains(index) {
+                result.missingPaths.append(MissingPath(page: nil, message: "'\(path)' (downloads) was in no record of the walk"))
+            }
+        }
     }
 
     /// A response failed the walk: nothing of it is stored.
