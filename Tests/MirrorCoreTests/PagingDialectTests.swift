@@ -291,6 +291,20 @@ struct PagingDialectTests {
         #expect(throws: (any Error).self) { try harness.load(itemsJob("next: { header: 'X Next' }", url: url)) }
         #expect(throws: (any Error).self) { try harness.load(itemsJob("next: { url: links.next }", url: url)) }
         #expect(try harness.load(itemsJob("next: { header: X-Next }", url: url)).jobs[0].next == .header("X-Next"))
+        for (keys, message) in [
+            (#"next: { cursor: a, request: "http://127.0.0.1:1/s?c={cursor}" }"#, "9:24: 'next.request' goes with 'next.scroll' only"),
+            (#"next: { scroll: a, request: "http://127.0.0.1:1/s" }"#, "9:33: 'next.request' must hold {cursor}, where the scroll cursor goes"),
+        ] {
+            do {
+                _ = try harness.load(itemsJob(keys, url: "http://127.0.0.1:1/items"))
+                Issue.record("loaded: \(keys)")
+            } catch {
+                #expect("\(error)" == "\(harness.folder)/jobs.yaml:\(message)")
+            }
+        }
+        let scroll = try harness.load(itemsJob(#"next: { scroll: _scroll_id, request: "http://127.0.0.1:1/s?id={cursor}" }"#, url: url))
+        #expect(scroll.jobs[0].requestURL(page: 2, cursor: "x y").description == "http://127.0.0.1:1/s?id=x%20y")
+        #expect(scroll.jobs[0].requestURL(page: 1, cursor: nil).description == "http://127.0.0.1:1/items")
         #expect(try harness.load(itemsJob("next: { cursor: /meta/after }", url: url)).jobs[0].next == .cursor(JSONPath("/meta/after")!))
     }
 

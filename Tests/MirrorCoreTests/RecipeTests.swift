@@ -55,7 +55,7 @@ struct RecipeTests {
 
     @Test("every recipe of README.md is here", arguments: [
         "drf_pages", "drf_offset", "drf_cursor", "github_issues", "stripe_customers", "notion_pages", "graphql_issues",
-        "graph_users", "intercom_contacts", "datasette_rows", "hal_orders", "jsonapi_articles", "feed",
+        "graph_users", "intercom_contacts", "es_logs", "datasette_rows", "hal_orders", "jsonapi_articles", "feed",
     ])
     func listed(_ name: String) {
         #expect(recipes[name] != nil)
@@ -63,7 +63,7 @@ struct RecipeTests {
 
     @Test("README lists no recipe without a test")
     func complete() {
-        #expect(recipes.keys.sorted() == ["datasette_rows", "drf_cursor", "drf_offset", "drf_pages", "feed", "github_issues",
+        #expect(recipes.keys.sorted() == ["datasette_rows", "drf_cursor", "drf_offset", "drf_pages", "es_logs", "feed", "github_issues",
                                           "graph_users", "graphql_issues", "hal_orders", "intercom_contacts", "jsonapi_articles",
                                           "notion_pages", "stripe_customers"])
     }
@@ -182,6 +182,23 @@ struct RecipeTests {
         }
         #expect(targets == ["/contacts/scroll", "/contacts/scroll?scroll_param=s-9", "/contacts/scroll?scroll_param=s-9"])
         #expect(ids == ["c1", "c2", "c3"])
+    }
+
+    @Test("Elasticsearch: scroll")
+    func elasticsearch() async throws {
+        let calls = Seen()
+        let (targets, ids, summary) = try await run("es_logs") { request, _ in
+            calls.append(request.target)
+            switch (request.path, calls.lines.count) {
+            case ("/logs/_search", _): return .json(#"{"_scroll_id":"DXF1+/=","hits":{"total":{"value":3},"hits":[{"_id":"a"},{"_id":"b"}]}}"#)
+            case ("/_search/scroll", 2): return .json(#"{"_scroll_id":"DXF1+/=","hits":{"hits":[{"_id":"c"}]}}"#)
+            default: return .json(#"{"_scroll_id":"DXF1+/=","hits":{"hits":[]}}"#)
+            }
+        }
+        #expect(targets == ["/logs/_search?scroll=1m&size=1000&sort=_doc", "/_search/scroll?scroll=1m&scroll_id=DXF1%2B%2F%3D",
+                            "/_search/scroll?scroll=1m&scroll_id=DXF1%2B%2F%3D"])
+        #expect(ids == ["a", "b", "c"])
+        #expect(summary.jobs[0].stopReason == StopReason.emptyPage(page: 3).description)
     }
 
     @Test("Datasette: next_url")

@@ -33,7 +33,7 @@ extension JobFileReader {
 
         var redactor = Redactor.none
         let request = readRequest(job, redactor: &redactor)
-        let paging = readPaging(job, url: request.url)
+        let paging = readPaging(job, url: request.url, redactor: &redactor)
         let storage = readStorage(job)
         let fetching = readFetching(job)
         let files = readDownloads(job)
@@ -153,7 +153,8 @@ extension JobFileReader {
     // MARK: Paging
 
     /// `pages` and `next`.
-    private mutating func readPaging(_ job: JobNodes, url: Interpolated?) -> (pages: JobSpec.Pages, next: JobSpec.Next?) {
+    private mutating func readPaging(_ job: JobNodes, url: Interpolated?,
+                                     redactor: inout Redactor) -> (pages: JobSpec.Pages, next: JobSpec.Next?) {
         var pages = JobSpec.Pages.default
         if let pagesNode = job.keys[.pages]?.value {
             let map = mapping(pagesNode, keys: PagesKey.self, context: "pages")
@@ -169,14 +170,27 @@ extension JobFileReader {
         if let nextNode = job.keys[.next]?.value {
             if case .mapping = nextNode {
                 let map = mapping(nextNode, keys: NextKey.self, context: "next")
-                if map.count != 1 {
+                if map.keys.filter({ $0 != .request }).count != 1 {
                     error(nextNode, "'next' takes one of url, cursor, header or scroll")
+                } else if let request = map[.request], map[.scroll] == nil {
+                    error(request.key, "'next.request' goes with 'next.scroll' only")
                 } else if let n = map[.url]?.value {
                     next = path(n, key: "next.url").map { .url($0) }
                 } else if let n = map[.cursor]?.value {
                     next = path(n, key: "next.cursor").map { .cursor($0) }
                 } else if let n = map[.scroll]?.value {
-                    next = path(n, key: "next.scroll").map { .scroll($0) }
+                    var request: RequestTemplate?
+                    if let requestNode = map[.request]?.value, let text = string(requestNode, key: "next.request", inURL: true) {
+                        if !(text.value.hasPrefix("http://") || text.value.hasPrefix("https://")) {
+                            error(requestNode, "'next.request' must start with http:// or https://, not '\(text.shown)'")
+                        } else if !text.value.contains("{cursor}") {
+                            error(requestNode, "'next.request' must hold {cursor}, where the scroll cursor goes")
+                        } else {
+                            redactor = redactor.merged(with: Redactor(secrets: text.secrets))
+                            request = RequestTemplate(real: text.value, shown: text.shown)
+                        }
+                    }
+                    next = path(n, key: "next.scroll").map { .scroll($0, request: request) }
                 } else if let n = map[.header]?.value, let text = string(n, key: "next.header") {
                     if text.value.isEmpty || text.value.contains(where: { $0 == ":" || $0.isWhitespace }) {
                         error(n, "'next.header' must be a header name such as X-Next-Page, not '\(text.shown)'")

@@ -207,7 +207,7 @@ extension JobKey {
                         ("properties", .object(NextKey.allCases.map { ($0.rawValue, $0.schema) })),
                         ("additionalProperties", false),
                         ("minProperties", 1),
-                        ("maxProperties", 1),
+                        ("maxProperties", 2),
                     ]),
                 ])),
             ])
@@ -289,6 +289,8 @@ extension NextKey {
         case .url: pathValue("Path in the response to the next URL, absolute or relative to the request's.", examples: ["links.next"])
         case .cursor: pathValue("Path in the response to the next cursor, even one that looks like a URL.", examples: ["meta.cursor"])
         case .header: stringValue("A response header holding the next cursor or URL.", examples: ["X-Next-Page"])
+        case .request: stringValue("With scroll: the URL of every request after the first, holding {cursor} (Elasticsearch's _search/scroll).",
+                                   examples: ["https://es.example.com/_search/scroll?scroll=1m&scroll_id={cursor}"])
         case .scroll: pathValue("Path in the response to a scroll cursor, the same on every page; an empty page ends the walk.",
                                 examples: ["scroll_param", "_scroll_id"])
         }

@@ -31,6 +31,8 @@ enum PagesKey: String, CaseIterable {
 /// The long forms of `next`: one of them, saying what the value is.
 enum NextKey: String, CaseIterable {
     case url, cursor, header, scroll
+    /// With `scroll`: the URL of the requests after the first.
+    case request
 }
 
 enum StopKey: String, CaseIterable {

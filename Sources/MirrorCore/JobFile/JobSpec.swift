@@ -26,8 +26,10 @@ public struct JobSpec: Sendable {
         /// A response header holding the next cursor or URL, told apart as `path` does.
         case header(String)
         /// A scroll cursor: the same on every page (Intercom, Elasticsearch). The walk
-        /// ends on an empty page; a page repeating the one before is a loop.
-        case scroll(JSONPath)
+        /// ends on an empty page; a page repeating the one before is a loop. `request`,
+        /// when the API continues a scroll elsewhere (Elasticsearch's `_search/scroll`),
+        /// is the URL of every request after the first.
+        case scroll(JSONPath, request: RequestTemplate?)
         /// The RFC 8288 `Link: <…>; rel="next"` header.
         case link
 
@@ -128,10 +130,18 @@ public struct JobSpec: Sendable {
     /// The origin of the job's first request: a request to another (a next link, a file on
     /// a CDN) gets no header or body holding a secret.
     var origin: HTTPClient.Origin? { HTTPClient.Origin(url.url(page: pages.from, cursor: nil, redactor: redactor).real) }
+
+    /// The URL of one request: a scroll's own request once there is a cursor, else `url`.
+    func requestURL(page: Int, cursor: String?) -> RedactedURL {
+        if case let .scroll(_, request?) = next, let cursor, !cursor.isEmpty {
+            return request.url(page: page, cursor: cursor, redactor: redactor)
+        }
+        return url.url(page: page, cursor: cursor, redactor: redactor)
+    }
 }
 
 /// A URL template with `{page}` and `{cursor}` placeholders, whose secrets print redacted.
-public struct RequestTemplate: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+public struct RequestTemplate: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The template as sent.
     let real: String
     /// The template with every `${…}` value masked.

@@ -76,7 +76,7 @@ struct PageReader: Sendable {
     func absentPaths(_ document: JSONDocument) -> [String] {
         var paths: [JSONPath] = []
         switch job.next {
-        case let .path(path)?, let .url(path)?, let .cursor(path)?, let .scroll(path)?: paths.append(path)
+        case let .path(path)?, let .url(path)?, let .cursor(path)?, let .scroll(path, _)?: paths.append(path)
         case .header?, .link?, nil: break
         }
         if let hasMore = job.stop.hasMore { paths.append(hasMore) }
@@ -158,7 +158,7 @@ struct PageReader: Sendable {
             return text(at: path).map { classify($0, base: url.real) } ?? .none
         case let .url(path):
             return text(at: path).map { .url(resolve($0, base: url.real)) } ?? .none
-        case let .cursor(path), let .scroll(path):
+        case let .cursor(path), let .scroll(path, _):
             return text(at: path).map { .cursor($0) } ?? .none
         case let .header(name):
             guard let value = response.headers[name.lowercased()]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else {
@@ -178,7 +178,7 @@ struct PageReader: Sendable {
     /// Whether the next cursor the response gives is a JSON number.
     static func cursorIsNumber(_ next: JobSpec.Next?, document: JSONDocument) -> Bool {
         switch next {
-        case let .path(path)?, let .cursor(path)?, let .scroll(path)?: return document.root.value(at: path)?.kind == .number
+        case let .path(path)?, let .cursor(path)?, let .scroll(path, _)?: return document.root.value(at: path)?.kind == .number
         default: return false
         }
     }

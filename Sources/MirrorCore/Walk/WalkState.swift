@@ -106,7 +106,7 @@ struct WalkState {
             result.stop = .maxPages(maxPages)
             return nil
         }
-        let url = nextURL ?? job.url.url(page: page, cursor: cursor, redactor: job.redactor)
+        let url = nextURL ?? job.requestURL(page: page, cursor: cursor)
         let whole = fetchWhole == url
         if whole { fetchWhole = nil }
         return PageTarget(page: page, url: url, cursor: cursor.map(ExactText.init), cursorIsNumber: cursorIsNumber, whole: whole)
@@ -207,7 +207,7 @@ struct WalkState {
         }
         var next: PageTarget?
         if stop == nil, loop == nil {
-            let url = followURL ?? job.url.url(page: page + step, cursor: nextCursor, redactor: job.redactor)
+            let url = followURL ?? job.requestURL(page: page + step, cursor: nextCursor)
             next = PageTarget(page: page + step, url: url, cursor: nextCursor.map(ExactText.init),
                               cursorIsNumber: nextCursor != nil && served.cursorIsNumber)
         }
