@@ -100,7 +100,7 @@ struct JobFileLoaderTests {
             "jobs/x.yaml:15:18: 'concurrency' must be between 1 and 64, not 0",
             "jobs/x.yaml:16:20: 'refresh_after' must be a duration such as 30s, 5m, 12h or 7d, not 'soon'",
             "jobs/x.yaml:17:20: 'max_page_size' must be a size such as 500KB, 64MB or 1GB, not '64 megabytes'",
-            "jobs/x.yaml:18:28: 'downloads' must be a dot path such as 'data.list' (or '.' for the whole response), not 'images..url'",
+            "jobs/x.yaml:18:28: 'downloads' must be a dot path such as 'data.list' ('.' for the whole response) or a JSON Pointer such as '/@odata.nextLink', not 'images..url'",
             "jobs/x.yaml:19:27: 'download_concurrency' must be between 1 and 64, not 100",
             "jobs/x.yaml:20:20: 'max_file_size' must be a size such as 500KB, 50MB or 1GB, not 'big'",
         ])

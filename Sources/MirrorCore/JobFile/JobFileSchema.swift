@@ -91,12 +91,12 @@ private func choiceValue(_ description: String, _ values: [String], default valu
              ("enum", .array(values.map { .string($0) })), ("default", .string(value))])
 }
 
-private let pathPattern = #"\.|[^.]+(?:\.[^.]+)*"#
+private let pathPattern = #"\.|/.*|[^.]+(?:\.[^.]+)*"#
 private let durationPattern = #"[0-9.]+(?:ms|s|m|h|d)"#
 private let sizePattern = "[0-9]+(?:[KkMmGg]?[Bb])?"
 
 private func pathValue(_ description: String, examples: [String]) -> SchemaValue {
-    stringValue(description, pattern: pathPattern, expected: "a dot path such as data.list, or . for the whole response",
+    stringValue(description, pattern: pathPattern, expected: "a dot path such as data.list, . for the whole response, or a JSON Pointer such as /@odata.nextLink",
                 examples: examples)
 }
 
