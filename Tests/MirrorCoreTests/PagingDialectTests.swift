@@ -290,6 +290,14 @@ struct PagingDialectTests {
         }
         #expect(throws: (any Error).self) { try harness.load(itemsJob("next: { header: 'X Next' }", url: url)) }
         #expect(throws: (any Error).self) { try harness.load(itemsJob("next: { url: links.next }", url: url)) }
+        do {
+            _ = try harness.load(itemsJob("method: POST\nbody: { after: \"{cursor}\" }\nheaders: { X-C: \"{cursor}\" }",
+                                          url: "http://127.0.0.1:1/items"))
+            Issue.record("loaded")
+        } catch {
+            #expect("\(error)" == "\(harness.folder)/jobs.yaml:10:11: 'body' of job 'items' uses {cursor} but 'next' gives no cursor\n"
+                + "\(harness.folder)/jobs.yaml:11:14: header 'X-C' of job 'items' uses {cursor} but 'next' gives no cursor")
+        }
         #expect(try harness.load(itemsJob("next: { header: X-Next }", url: url)).jobs[0].next == .header("X-Next"))
         for (keys, message) in [
             (#"next: { cursor: a, request: "http://127.0.0.1:1/s?c={cursor}" }"#, "9:24: 'next.request' goes with 'next.scroll' only"),
@@ -432,5 +440,61 @@ struct PagingDialectTests {
             .json(#"{"items":[{"id":1}],"meta":{"next":null,"more":false}}"#)
         }
         #expect(quiet.jobs[0].warnings == nil)
+        // A last page that leaves its next link out (HAL, OData) is no mistake; a key like the one named is.
+        let (_, _, last) = try await walk("BASE/orders", keys: "next: _links.next.href") { _ in
+            .json(#"{"items":[{"id":1}],"_links":{"self":{"href":"/orders"}}}"#)
+        }
+        #expect(last.jobs[0].warnings == nil)
+        let (_, _, typo) = try await walk("BASE/items", keys: "next: nextCursor") { _ in
+            .json(#"{"items":[{"id":1}],"next_cursor":"abc"}"#)
+        }
+        #expect(typo.jobs[0].warnings == ["page 1: 'nextCursor' is not in the response (its keys: 'items', 'next_cursor')"])
+    }
+
+    @Test("pages told apart by a header alone are walked as pages, and never replayed from each other's stored copy")
+    func headerPages() async throws {
+        let harness = try Harness()
+        let yaml = """
+            version: 1
+            jobs:
+              - name: items
+                url: "BASE/items"
+                headers: { X-Page: "{page}" }
+                refresh_after: 1h
+                concurrency: 1
+                records: data.list
+                id: id
+                table: t_item
+            """
+        let api = PagedAPI(ids: [["1", "2"], ["3"]])
+        let handler: @Sendable (FixtureRequest) async -> FixtureResponse = { request in
+            .json(api.body(page: Int(request.headers["x-page"] ?? "") ?? 0), headers: [("ETag", #""same""#)])
+        }
+        let (first, second) = try await FixtureServer.with(handler) { server in
+            let first = try await harness.run(yaml, server: server)
+            let second = try await harness.run(yaml, server: server)
+            #expect(server.requests.map { $0.headers["x-page"] ?? "-" } == ["1", "2", "3", "1", "2", "3"])
+            #expect(server.requests.allSatisfy { $0.headers["if-none-match"] == nil })
+            return (first, second)
+        }
+        #expect(first.jobs[0].stopReason == StopReason.emptyPage(page: 3).description)
+        #expect(second.jobs[0].records == JobOutcome.Records(new: 0, updated: 0, unchanged: 3, rejected: 0, pruned: 0))
+        #expect(try harness.ids() == ["1", "2", "3"])
+    }
+
+    @Test("a secret the server echoes in an error body is masked before the body is cut, so no part of it shows")
+    func errorSecret() async throws {
+        let harness = try Harness()
+        let secret = "s3cr3t-value-123"
+        let summary = try await FixtureServer.with({ _ in
+            .text(String(repeating: "a", count: 190) + " bad key \(secret) and more", status: 401)
+        }) { server in
+            try await harness.run(itemsJob("concurrency: 1", url: "BASE/items?key=${KEY}"), server: server,
+                                  environment: ["KEY": secret])
+        }
+        let error = try #require(summary.jobs[0].error)
+        #expect(error.contains("HTTP 401: unexpected status (unauthorized): aaaa"))
+        #expect(error.contains(" bad key R…;"))
+        #expect(!error.contains("s3cr"))
     }
 }

@@ -11,7 +11,7 @@ private let recipes: [String: String] = {
         .deletingLastPathComponent().appendingPathComponent("README.md")
     guard let text = try? String(contentsOf: readme, encoding: .utf8),
           let start = text.range(of: "\n## Paging recipes\n") else { return [:] }
-    let section = text[start.upperBound...].prefix { _ in true }
+    let section = text[start.upperBound...]
     let body = section.range(of: "\n## ").map { section[..<$0.lowerBound] } ?? section
     var found: [String: String] = [:]
     for block in body.components(separatedBy: "```yaml\n").dropFirst() {

@@ -107,7 +107,19 @@ public final class HTTPClient: Sendable {
             status = Int(response.status.code)
             let length = try Self.checkLength(response, request)
             let maxBytes = request.maxBytes
-            let body = try await Self.before(deadline) { try await Self.collect(response.body, upTo: maxBytes, length: length, admit: admit) }
+            // Time spent waiting for the walk's turn (`admit`) is not the server's: it moves
+            // the deadline back.
+            let moving = MovingDeadline(deadline)
+            let waiting = admit.map { admit in
+                { @Sendable (bytes: Int) async throws in
+                    let start = NIODeadline.now()
+                    try await admit(bytes)
+                    moving.push(by: .now() - start)
+                }
+            }
+            let body = try await Self.before(moving) {
+                try await Self.collect(response.body, upTo: maxBytes, length: length, admit: waiting)
+            }
             return HTTPResponse(status: Int(response.status.code), headers: Self.headers(response.headers), body: body)
         } catch {
             throw Self.failure(error, request, status: status, what: "body")
@@ -124,14 +136,30 @@ public final class HTTPClient: Sendable {
         let rate: Int
     }
 
+    /// A deadline that can move back while it runs.
+    final class MovingDeadline: Sendable {
+        private let value: Mutex<NIODeadline>
+        init(_ deadline: NIODeadline) { value = Mutex(deadline) }
+        var current: NIODeadline { value.withLock { $0 } }
+        func push(by amount: TimeAmount) { value.withLock { $0 = $0 + amount } }
+    }
+
     /// Runs `work`, failing with `TimedOut` at `deadline`. The client library's own
     /// deadline ends when the response's head arrives; this one covers its body.
     private static func before<T: Sendable>(_ deadline: NIODeadline,
                                             _ work: @escaping @Sendable () async throws -> T) async throws -> T {
+        try await before(MovingDeadline(deadline), work)
+    }
+
+    private static func before<T: Sendable>(_ deadline: MovingDeadline,
+                                            _ work: @escaping @Sendable () async throws -> T) async throws -> T {
         try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { try await work() }
             group.addTask {
-                try await Task.sleep(nanoseconds: UInt64(max(0, (deadline - .now()).nanoseconds)))
+                // Sleeps again when the deadline moved back while it slept.
+                while case let remaining = deadline.current - .now(), remaining.nanoseconds > 0 {
+                    try await Task.sleep(nanoseconds: UInt64(remaining.nanoseconds))
+                }
                 return nil
             }
             defer { group.cancelAll() }

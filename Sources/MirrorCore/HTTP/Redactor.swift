@@ -95,6 +95,9 @@ public struct Redactor: Sendable, Equatable, CustomStringConvertible, CustomDebu
             }
         }
         forms.append(full.replacingOccurrences(of: "%20", with: "+"))
+        // Form-encoded (`~` as `%7E`), and JSON written with `\/` for `/` (PHP's encoder).
+        forms.append(BodyTemplate.formEncoded(secret))
+        forms.append(forms[2].replacingOccurrences(of: "/", with: "\\/"))
         var seen: Set<String> = [secret]
         return forms.filter { seen.insert($0).inserted }
     }

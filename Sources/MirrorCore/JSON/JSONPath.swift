@@ -25,9 +25,10 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
         }
         if text.hasPrefix("/") {
             var segments: [Segment] = []
+            // A pointer names keys as they are: `*` is a key here, not a wildcard.
             for part in text.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
                 guard let key = Self.unescapePointer(part) else { return nil }
-                segments.append(key == "*" ? .wildcard : .key(key))
+                segments.append(.key(key))
             }
             self.segments = segments
             return
@@ -90,9 +91,8 @@ extension JSONValue {
         // Keys lead to at most one value each: follow them without recursion.
         while let segment = rest.first {
             guard case let .key(key) = segment else { break }
-            let open = value.unfolded
-            guard let child = open.document.child(of: open.index, key: key) else { return true }
-            value = JSONValue(document: open.document, index: child)
+            guard let child = value.child(key) else { return true }
+            value = child
             rest = rest.dropFirst()
         }
         guard !rest.isEmpty else { return body(value) }
@@ -101,6 +101,33 @@ extension JSONValue {
         return open.document.forEachChild(of: open.index) { child in
             JSONValue(document: open.document, index: child).visit(after, body)
         }
+    }
+}
+
+extension JSONValue {
+    /// The member `key` of an object, or the element at index `key` of an array. One
+    /// element of a folded array is found in its text and parsed alone, not the array.
+    func child(_ key: String) -> JSONValue? {
+        if isFolded, kind == .array, let position = JSONDocument.arrayIndex(key) {
+            let wanted = position < 0 ? count + position : position
+            guard wanted >= 0, wanted < count else { return nil }
+            let range = byteRange
+            var element: Range<Int>?
+            var index = 0
+            document.bytes.withUnsafeBufferPointer { all in
+                JSONText.forEachElement(of: UnsafeBufferPointer(rebasing: all[range])) { local in
+                    if index == wanted { element = range.lowerBound + local.lowerBound ..< range.lowerBound + local.upperBound }
+                    index += 1
+                    return element == nil
+                }
+            }
+            guard let element else { return nil }
+            return document.bytes.withUnsafeBytes { all in
+                (try? JSONDocument(parsing: UnsafeRawBufferPointer(rebasing: all[element])))?.root
+            }
+        }
+        let open = unfolded
+        return open.document.child(of: open.index, key: key).map { JSONValue(document: open.document, index: $0) }
     }
 }
 
@@ -119,8 +146,8 @@ extension JSONDocument {
     }
 
     /// `key` as an array index if it is all decimal digits, or a minus and digits (from
-    /// the end), and not absurdly long.
-    private static func arrayIndex(_ key: String) -> Int? {
+    /// the end; not `-0`), and not absurdly long.
+    static func arrayIndex(_ key: String) -> Int? {
         let negative = key.hasPrefix("-")
         let digits = negative ? key.utf8.dropFirst() : key.utf8[...]
         guard !digits.isEmpty, digits.count <= 18 else { return nil }
@@ -130,6 +157,7 @@ extension JSONDocument {
             guard digit < 10 else { return nil }
             value = value * 10 + Int(digit)
         }
-        return negative ? -value : value
+        guard negative else { return value }
+        return value == 0 ? nil : -value
     }
 }

@@ -29,8 +29,8 @@ public enum JSONText {
     }
 
     /// Calls `body` with the range of each element of `array`, the compacted text of a
-    /// checked JSON array (no whitespace outside strings), in order.
-    static func forEachElement(of array: UnsafeBufferPointer<UInt8>, _ body: (Range<Int>) -> Void) {
+    /// checked JSON array (no whitespace outside strings), in order, while it returns true.
+    static func forEachElement(of array: UnsafeBufferPointer<UInt8>, _ body: (Range<Int>) -> Bool) {
         var index = 1
         guard array.count > 2 else { return }
         var start = index
@@ -46,12 +46,12 @@ public enum JSONText {
                 depth += 1
             case UInt8(ascii: "}"), UInt8(ascii: "]"):
                 if depth == 0 {
-                    body(start ..< index)
+                    _ = body(start ..< index)
                     return
                 }
                 depth -= 1
             case UInt8(ascii: ",") where depth == 0:
-                body(start ..< index)
+                guard body(start ..< index) else { return }
                 start = index + 1
             default:
                 break

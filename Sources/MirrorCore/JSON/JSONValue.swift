@@ -21,6 +21,9 @@ public struct JSONValue: Sendable {
     /// Elements of an array, members of an object; 0 for scalars.
     public var count: Int { Int(node.count) }
 
+    /// A container whose children are not on the tape (see `unfolded`).
+    var isFolded: Bool { node.isFolded }
+
     /// A string holding a backslash escape: its text is not its raw bytes.
     var isEscaped: Bool { node.kind == .string && node.escaped }
 

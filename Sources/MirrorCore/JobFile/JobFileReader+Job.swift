@@ -34,6 +34,14 @@ extension JobFileReader {
         var redactor = Redactor.none
         let request = readRequest(job, redactor: &redactor)
         let paging = readPaging(job, url: request.url, redactor: &redactor)
+        if paging.next?.givesCursor != true {
+            if request.body?.json.contains("{cursor}") == true {
+                error(job.keys[.body]?.value, "'body' of \(job.label) uses {cursor} but 'next' gives no cursor")
+            }
+            if let header = request.headers.first(where: { $0.value.contains("{cursor}") }) {
+                error(job.keys[.headers]?.value, "header '\(header.name)' of \(job.label) uses {cursor} but 'next' gives no cursor")
+            }
+        }
         let storage = readStorage(job)
         let fetching = readFetching(job)
         let files = readDownloads(job)

@@ -131,6 +131,12 @@ public struct JobSpec: Sendable {
     /// a CDN) gets no header or body holding a secret.
     var origin: HTTPClient.Origin? { HTTPClient.Origin(url.url(page: pages.from, cursor: nil, redactor: redactor).real) }
 
+    /// A header value holds `{page}` or `{cursor}`: requests differing only there share a
+    /// URL and body, so no stored copy of one stands for another.
+    var headersCarryPaging: Bool {
+        headers.contains { $0.value.real.contains("{page}") || $0.value.real.contains("{cursor}") }
+    }
+
     /// The URL of one request: a scroll's own request once there is a cursor, else `url`.
     func requestURL(page: Int, cursor: String?) -> RedactedURL {
         if case let .scroll(_, request?) = next, let cursor, !cursor.isEmpty {
@@ -152,7 +158,6 @@ public struct RequestTemplate: Sendable, Equatable, CustomStringConvertible, Cus
     public var debugDescription: String { shown }
     public var customMirror: Mirror { Mirror(self, children: ["template": shown]) }
 
-    public var usesCursor: Bool { real.contains("{cursor}") }
     public var usesPage: Bool { real.contains("{page}") }
 
     /// The URL for one page: the page value and the cursor (percent-encoded) filled in.
@@ -274,30 +279,30 @@ public struct BodyTemplate: Sendable, CustomStringConvertible, CustomDebugString
             for (key, member) in value.members where !omits(member) {
                 if !first { out.append(UInt8(ascii: "&")) }
                 first = false
-                out += Array(Self.formEncoded(key).utf8)
+                out += Array(BodyTemplate.formEncoded(key).utf8)
                 out.append(UInt8(ascii: "="))
                 let text = member.kind == .string ? filled(member.stringValue ?? "") : member.kind == .null ? "" : member.rawText
-                out += Array(Self.formEncoded(text).utf8)
+                out += Array(BodyTemplate.formEncoded(text).utf8)
             }
         }
+    }
 
-        /// `application/x-www-form-urlencoded`: letters, digits and `-._*` as they are, a
-        /// space as `+`, every other byte as `%XX`.
-        static func formEncoded(_ text: String) -> String {
-            var out = ""
-            for byte in text.utf8 {
-                switch byte {
-                case UInt8(ascii: "a") ... UInt8(ascii: "z"), UInt8(ascii: "A") ... UInt8(ascii: "Z"),
-                     UInt8(ascii: "0") ... UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                     UInt8(ascii: "*"):
-                    out.unicodeScalars.append(Unicode.Scalar(byte))
-                case UInt8(ascii: " "):
-                    out += "+"
-                default:
-                    out += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
-                }
+    /// `application/x-www-form-urlencoded`: letters, digits and `-._*` as they are, a
+    /// space as `+`, every other byte as `%XX`.
+    static func formEncoded(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a") ... UInt8(ascii: "z"), UInt8(ascii: "A") ... UInt8(ascii: "Z"),
+                 UInt8(ascii: "0") ... UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                 UInt8(ascii: "*"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            case UInt8(ascii: " "):
+                out += "+"
+            default:
+                out += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
             }
-            return out
         }
+        return out
     }
 }

@@ -30,8 +30,6 @@ public struct PageRecords: Sendable {
 
     public var count: Int { entries.count }
 
-    public var isEmpty: Bool { entries.isEmpty }
-
     /// Calls `body` with each record's id and JSON, in page order, as bytes valid only
     /// during the call.
     public func forEach(_ body: (_ id: UnsafeBufferPointer<UInt8>, _ json: UnsafeBufferPointer<UInt8>) throws -> Void) rethrows {

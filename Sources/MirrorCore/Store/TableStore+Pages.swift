@@ -21,14 +21,14 @@ extension TableStore {
                 UPDATE "\(table)" SET position = ?4, last_seen = ?5 WHERE account = ?1 AND id = ?2
                 """)
             let connection = db.sqliteConnection
-            // The records are bound where they lie in the page; nothing is left bound to it.
-            defer {
-                for statement in [insert, update, touch] {
-                    sqlite3_reset(statement.sqliteStatement)
-                    sqlite3_clear_bindings(statement.sqliteStatement)
-                }
-            }
             do {
+                // The records are bound where they lie in the page; nothing stays bound to it.
+                defer {
+                    for statement in [insert, update, touch] {
+                        sqlite3_reset(statement.sqliteStatement)
+                        sqlite3_clear_bindings(statement.sqliteStatement)
+                    }
+                }
                 var position = page.firstPosition
                 try page.records.forEach { id, json in
                     let bind = { (statement: Statement) in

@@ -18,10 +18,12 @@ struct PageFetcher: Sendable {
     /// requested, and the stored validators are sent so that a 304 replays the stored copy.
     /// The response bytes of pages ahead of the one stored next are counted in `budget`.
     func fetch(_ target: PageTarget, budget: PageBudget? = nil) async -> FetchOutcome {
-        // Every page of a scroll walk has the same request: no stored copy stands for one.
+        // Every page of a scroll walk has the same request, and pages told apart by a header
+        // share their URL and body: no stored copy stands for one of them.
         var scroll = false
         if case .scroll = job.next { scroll = true }
-        let url = target.url, page = target.page, cursor = target.cursor?.text, replay = !target.whole && !scroll
+        let url = target.url, page = target.page, cursor = target.cursor?.text
+        let replay = !target.whole && !scroll && !job.headersCarryPaging
         let body = job.body?.render(page: page, cursor: cursor, cursorIsNumber: target.cursorIsNumber)
         var shownBody = body.map { job.redactor.redact(String(decoding: $0, as: UTF8.self)) } ?? ""
         if let template = job.body, template.form {

@@ -12,7 +12,7 @@ struct PageReader: Sendable {
             return .success(.stopStatus(response.status))
         }
         guard (200..<300).contains(response.status) else {
-            return .failure(PageFault(url: url, status: response.status, problem: Self.statusProblem(response)))
+            return .failure(PageFault(url: url, status: response.status, problem: Self.statusProblem(response, redactor: job.redactor)))
         }
         do {
             let parsed = try parse(response, url: url, page: page)
@@ -71,8 +71,11 @@ struct PageReader: Sendable {
         let downloadsFound: Set<Int>
     }
 
-    /// The `next` and `has_more` paths `document` lacks (a null is there), with the keys
-    /// the response has.
+    /// The `next` and `has_more` paths `document` lacks where that looks like a mistake in
+    /// the job rather than a last page that leaves its link out: none of the path is there
+    /// (`@odata.nextLink` as a dot path, or `meta.next` where the API says `pagination`),
+    /// or the deepest object found holds a key like the one missing (`next_cursor` for
+    /// `nextCursor`). Each with the keys of the deepest value found.
     func absentPaths(_ document: JSONDocument) -> [String] {
         var paths: [JSONPath] = []
         switch job.next {
@@ -80,8 +83,21 @@ struct PageReader: Sendable {
         case .header?, .link?, nil: break
         }
         if let hasMore = job.stop.hasMore { paths.append(hasMore) }
-        return paths.filter { document.root.value(at: $0) == nil }.map { path in
-            let keys = document.root.members.map(\.key)
+        return paths.compactMap { path in
+            guard document.root.value(at: path) == nil, !path.segments.isEmpty else { return nil }
+            // The deepest value the path's keys lead to.
+            var found = document.root
+            var depth = 0
+            for case let .key(key) in path.segments {
+                guard let child = found.child(key) else { break }
+                found = child
+                depth += 1
+            }
+            let keys = found.members.map(\.key)
+            if depth > 0 || path.segments.count == 1, case let .key(missing) = path.segments[depth] {
+                func plain(_ key: String) -> String { key.lowercased().filter { $0 != "_" && $0 != "-" } }
+                guard keys.contains(where: { plain($0) == plain(missing) }) else { return nil }
+            }
             let shown = keys.prefix(10).map { "'\($0)'" }.joined(separator: ", ") + (keys.count > 10 ? ", …" : "")
             return "'\(path)' is not in the response" + (keys.isEmpty ? "" : " (its keys: \(shown))")
         }
@@ -204,20 +220,21 @@ struct PageReader: Sendable {
         return prefix.first == UInt8(ascii: "<")
     }
 
-    static func statusProblem(_ response: HTTPResponse) -> String {
+    static func statusProblem(_ response: HTTPResponse, redactor: Redactor) -> String {
         let reason = HTTPResponseStatus(statusCode: response.status).reasonPhrase
         let problem = reason.isEmpty || reason.hasPrefix("unknown") ? "unexpected status" : "unexpected status (\(reason.lowercased()))"
         // What the server said about it, unless it is a web page.
-        guard !looksLikeHTML(response), let said = errorText(response.body) else { return problem }
+        guard !looksLikeHTML(response), let said = errorText(response.body, redactor: redactor) else { return problem }
         return problem + ": " + said
     }
 
-    /// The start of an error body as one line of text: whitespace and control characters
+    /// The start of an error body as one line of text: secrets masked before anything is
+    /// cut (a cut secret would no longer be recognised), whitespace and control characters
     /// as single spaces, at most 200 characters; nil when nothing is left.
-    static func errorText(_ body: [UInt8]) -> String? {
+    static func errorText(_ body: [UInt8], redactor: Redactor) -> String? {
         var text = ""
         var space = false
-        for character in String(decoding: body.prefix(4096), as: UTF8.self) {
+        for character in redactor.redact(String(decoding: body.prefix(1 << 16), as: UTF8.self)) {
             if character.isWhitespace || character.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
                 space = !text.isEmpty
                 continue

@@ -33,8 +33,16 @@ public struct PageWalker: Sendable {
         self.downloader = downloader
         self.pagesAhead = pagesAhead ?? PageBudget.defaultLimit
         fetcher = PageFetcher(job: job, store: store, client: client,
-                              sender: RetryingSender(job: job, limiter: limiter, policy: retry, logger: logger),
+                              sender: RetryingSender(job: job.name, retries: Self.pageRetries(job), rateLimit: job.rateLimit,
+                                                     limiter: limiter, policy: retry, logger: logger),
                               refresh: refresh, origin: job.origin)
+    }
+
+    /// A scroll moves on with every request it serves: asking again after a lost answer
+    /// could skip a batch, so its pages are not retried.
+    static func pageRetries(_ job: JobSpec) -> Int {
+        if case .scroll = job.next { return 0 }
+        return job.retries
     }
 
     /// What a child task of the walk reports.

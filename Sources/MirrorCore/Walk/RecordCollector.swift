@@ -72,7 +72,11 @@ struct RecordCollector {
                 }
             }
             switch list.kind {
-            case .array: JSONText.forEachElement(of: UnsafeBufferPointer(rebasing: page[array])) { add($0) }
+            case .array:
+                JSONText.forEachElement(of: UnsafeBufferPointer(rebasing: page[array])) { element in
+                    add(element)
+                    return true
+                }
             case .object: add(0 ..< array.count)
             case .string, .number, .bool, .null: break
             }

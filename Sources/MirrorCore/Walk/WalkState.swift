@@ -74,6 +74,7 @@ struct WalkState {
         result.elementsWalked = start.position
         if start.isResumed { result.resumedAt = page }
         singlePage = job.next == nil && !job.url.usesPage && !(job.body?.json.contains("{page}") ?? false)
+            && !job.headers.contains { $0.value.real.contains("{page}") }
         // A next URL or cursor that leads back to where the walk started is a loop too.
         if job.next != nil {
             if let nextURL {
@@ -145,7 +146,7 @@ struct WalkState {
             // A first page of records without its `next` or `has_more` path: the walk
             // would end after it without a word.
             if result.pages == 0, served.recordCount > 0 {
-                result.missingPaths += served.absent.map { MissingPath(page: page, message: $0) }
+                result.missingPaths += served.absent.map { MissingPath(page: page, message: job.redactor.redact($0)) }
             }
             stopPathsFound.formUnion(served.stopPathsFound)
             downloadsFound.formUnion(served.downloadsFound)
@@ -153,8 +154,11 @@ struct WalkState {
         // With `has_more`, the flag says whether pages follow; a stored copy (whose flag
         // was not kept) goes on as its next cursor or page says.
         let more: Bool? = job.stop.hasMore == nil ? nil : served.hasMore ?? true
-        // An empty page whose flag says more follow does not end the walk.
-        if served.elementCount == 0 && job.stop.empty && more != true {
+        // An empty page whose flag says more follow does not end the walk; one of a scroll
+        // walk always does (its cursor cannot tell an end from a pause).
+        var scroll = false
+        if case .scroll = job.next { scroll = true }
+        if served.elementCount == 0 && (job.stop.empty && more != true || scroll) {
             result.count(served)
             result.stop = .emptyPage(page: page)
             return nil
