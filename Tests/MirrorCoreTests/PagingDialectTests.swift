@@ -101,27 +101,6 @@ struct PagingDialectTests {
         #expect(total.jobs[0].stopReason == StopReason.total(3, page: 2).description)
     }
 
-    @Test("known: record ends a newest-first walk at the page of the first record stored before")
-    func knownRecord() async throws {
-        let harness = try Harness()
-        let first = PagedAPI(ids: [["5", "4"], ["3", "2"], ["1"]])
-        let second = PagedAPI(ids: [["7", "6"], ["5", "4"], ["3", "2"], ["1"]])
-        let round = SharedCounter()
-        try await FixtureServer.with({ request in
-            let api = round.value == 0 ? first : second
-            return .json(api.body(page: Int(request.parameter("page") ?? "") ?? 0))
-        }) { server in
-            _ = try await harness.run(itemsJob("stop: { known: record }\nconcurrency: 1"), server: server)
-            #expect(server.requests.count == 4)
-            round.increment()
-            // Page 1 holds only new records; page 2 starts with a known one: the walk ends there.
-            let summary = try await harness.run(itemsJob("stop: { known: record }\nconcurrency: 1"), server: server)
-            #expect(server.requests.suffix(2).map(\.target) == ["/items?page=1", "/items?page=2"])
-            #expect(summary.jobs[0].stopReason == StopReason.knownRecord(page: 2).description)
-        }
-        #expect(try Set(harness.ids()) == ["1", "2", "3", "4", "5", "6", "7"])
-    }
-
     @Test("a records array that is null is an empty page; a missing one still fails the job")
     func nullRecords() async throws {
         let harness = try Harness()

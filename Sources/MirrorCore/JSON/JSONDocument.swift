@@ -81,22 +81,27 @@ public struct JSONDocument: Sendable {
         }
         // The compacted text is never longer than the input, so it is written straight
         // into an array of the input's capacity: no copy at the end.
-        var nodes: [Node] = []
-        var failure: JSONSyntaxError?
+        var parsed: Result<[Node], JSONSyntaxError> = .success([])
         let bytes = [UInt8](unsafeUninitializedCapacity: input.count) { buffer, initialized in
-            var parser = JSONParser(input: base, count: input.count, output: buffer.baseAddress!, foldDepth: foldDepth)
-            do throws(JSONSyntaxError) {
-                try parser.parseDocument()
-                initialized = parser.written
-                nodes = parser.nodes
-            } catch {
-                failure = error
-                initialized = 0
-            }
+            parsed = Self.parse(base, count: input.count, into: buffer.baseAddress!, foldDepth: foldDepth, written: &initialized)
         }
-        if let failure { throw failure }
+        self.nodes = try parsed.get()
         self.bytes = bytes
-        self.nodes = nodes
+    }
+
+    /// Runs the parser over `count` bytes at `input`, writing the compacted text to
+    /// `output` (which may be `input`); `written` is its length, 0 on failure.
+    private static func parse(_ input: UnsafeRawPointer, count: Int, into output: UnsafeMutablePointer<UInt8>,
+                              foldDepth: Int, written: inout Int) -> Result<[Node], JSONSyntaxError> {
+        var parser = JSONParser(input: input, count: count, output: output, foldDepth: foldDepth)
+        do throws(JSONSyntaxError) {
+            try parser.parseDocument()
+            written = parser.written
+            return .success(parser.nodes)
+        } catch {
+            written = 0
+            return .failure(error)
+        }
     }
 
     /// Parses `input`, compacting it in place: the document keeps `input`'s storage, so
@@ -108,24 +113,14 @@ public struct JSONDocument: Sendable {
         guard count < Int(UInt32.max) else {
             throw JSONSyntaxError(offset: 0, message: "document larger than 4 GiB")
         }
-        var nodes: [Node] = []
         var written = 0
-        var failure: JSONSyntaxError?
-        input.withUnsafeMutableBufferPointer { buffer in
-            let base = buffer.baseAddress!
-            var parser = JSONParser(input: UnsafeRawPointer(base), count: count, output: base, foldDepth: foldDepth)
-            do throws(JSONSyntaxError) {
-                try parser.parseDocument()
-                written = parser.written
-                nodes = parser.nodes
-            } catch {
-                failure = error
-            }
+        let parsed = input.withUnsafeMutableBufferPointer { buffer in
+            Self.parse(UnsafeRawPointer(buffer.baseAddress!), count: count, into: buffer.baseAddress!, foldDepth: foldDepth,
+                       written: &written)
         }
-        if let failure { throw failure }
+        nodes = try parsed.get()
         input.removeLast(count - written)
         bytes = input
-        self.nodes = nodes
     }
 
     /// The top-level value.
