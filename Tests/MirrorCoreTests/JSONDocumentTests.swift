@@ -336,6 +336,28 @@ struct JSONDocumentTests {
         #expect(found.isEmpty)
     }
 
+    @Test("a member of a compacted object is found in its text: the first of duplicates; an escaped key before it makes it unsure")
+    func memberScan() throws {
+        func find(_ key: String, _ json: String) throws -> String {
+            let document = try parse(json)
+            return document.bytes.withUnsafeBufferPointer { object in
+                Array(key.utf8).withUnsafeBufferPointer { key in
+                    switch JSONText.member(key, in: object) {
+                    case let .value(range): return String(decoding: object[range], as: UTF8.self)
+                    case .missing: return "missing"
+                    case .unsure: return "unsure"
+                    }
+                }
+            }
+        }
+        #expect(try find("id", #"{"a":{"id":9,"b":[1,{"c":"}"}]},"s":"x\",\"id\":1","id":"7","id":8}"#) == #""7""#)
+        #expect(try find("id", #"{ "n" : [ ] , "id" : -12.5e3 }"#) == "-12.5e3")
+        #expect(try find("id", #"{"idx":1,"i":2}"#) == "missing")
+        #expect(try find("id", "{}") == "missing")
+        #expect(try find("id", #"{"i\u0064":1,"id":2}"#) == "unsure")
+        #expect(try find("id", #"{"id":{"x":[1,2]},"z":1}"#) == #"{"x":[1,2]}"#)
+    }
+
     // MARK: Errors
 
     @Test("each syntax error names what and where, with the offset in the input")

@@ -60,6 +60,63 @@ public enum JSONText {
         }
     }
 
+    /// What `member(_:in:)` found.
+    enum Member: Equatable {
+        /// The value's bytes, within the object's.
+        case value(Range<Int>)
+        case missing
+        /// A key before it is written with escapes: only a parse can tell.
+        case unsure
+    }
+
+    /// The first member named `key` of `object`, the compacted text of a checked JSON
+    /// object, found in its text without parsing it (the first of duplicate keys counts,
+    /// as SQLite reads it).
+    static func member(_ key: UnsafeBufferPointer<UInt8>, in object: UnsafeBufferPointer<UInt8>) -> Member {
+        guard object.count > 2 else { return .missing }
+        var index = 1
+        while true {
+            // A key: `"…"` then `:`.
+            let keyStart = index + 1
+            var escaped = false
+            index += 1
+            while object[index] != UInt8(ascii: "\"") {
+                if object[index] == UInt8(ascii: "\\") {
+                    escaped = true
+                    index += 2
+                } else {
+                    index += 1
+                }
+            }
+            let keyEnd = index
+            index += 2
+            // The value: up to the `,` or `}` that ends it.
+            let valueStart = index
+            var depth = 0
+            while true {
+                let byte = object[index]
+                if byte == UInt8(ascii: "\"") {
+                    index += 1
+                    while object[index] != UInt8(ascii: "\"") { index += object[index] == UInt8(ascii: "\\") ? 2 : 1 }
+                } else if byte == UInt8(ascii: "{") || byte == UInt8(ascii: "[") {
+                    depth += 1
+                } else if byte == UInt8(ascii: "}") || byte == UInt8(ascii: "]") {
+                    if depth == 0 { break }
+                    depth -= 1
+                } else if byte == UInt8(ascii: ","), depth == 0 {
+                    break
+                }
+                index += 1
+            }
+            if escaped { return .unsure }
+            if keyEnd - keyStart == key.count, equal(object.baseAddress! + keyStart, key.baseAddress, key.count) {
+                return .value(valueStart ..< index)
+            }
+            if object[index] == UInt8(ascii: "}") { return .missing }
+            index += 1
+        }
+    }
+
     /// Decodes the content (between the quotes) of a string the parser has checked. A
     /// `\u` escape of an unpaired surrogate becomes U+FFFD.
     static func unescape(_ raw: UnsafeBufferPointer<UInt8>) -> String {

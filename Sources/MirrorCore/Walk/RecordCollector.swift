@@ -43,7 +43,12 @@ struct RecordCollector {
             func add(_ local: Range<Int>) {
                 let index = entries.count
                 let record = array.lowerBound + local.lowerBound ..< array.lowerBound + local.upperBound
-                // Each record is parsed on its own: its offsets count from its first byte.
+                // An id at a plain key of an object is found in the record's text; any other
+                // record is parsed on its own (its offsets count from its first byte).
+                if let entry = scan(page, record) {
+                    keep(entry, index: index)
+                    return
+                }
                 let element = try? JSONDocument(parsing: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: page[record])))
                 guard let element, let entry = locate(element.root, at: record, unescaped: &unescaped) else {
                     let problem = element.map { reason(for: $0.root, index: index) } ?? "record \(index) is not JSON"
@@ -99,6 +104,29 @@ struct RecordCollector {
         entries.removeAll { $0.end == 0 }
         return Collected(records: PageRecords(bytes: document.bytes, entries: entries, unescaped: unescaped),
                          elementCount: count, rejected: rejected, repeated: repeated)
+    }
+
+    /// The record and its id, found without a parse when the id path is one key, the
+    /// record an object and its id a number or a string without escapes; nil otherwise
+    /// (the record is then parsed, and rejected there if it has no usable id).
+    private func scan(_ page: UnsafeBufferPointer<UInt8>, _ record: Range<Int>) -> PageRecords.Entry? {
+        guard idPath.segments.count == 1, case let .key(key) = idPath.segments[0],
+              page[record.lowerBound] == UInt8(ascii: "{") else { return nil }
+        let found = key.utf8.withContiguousStorageIfAvailable { key in
+            JSONText.member(key, in: UnsafeBufferPointer(rebasing: page[record]))
+        }
+        guard case let .value(local)? = found else { return nil }
+        let start = record.lowerBound + local.lowerBound, end = record.lowerBound + local.upperBound
+        let first = page[start]
+        if first == UInt8(ascii: "\"") {
+            let inner = start + 1 ..< end - 1
+            guard !inner.isEmpty, !page[inner].contains(UInt8(ascii: "\\")) else { return nil }
+            return PageRecords.Entry(start: UInt32(record.lowerBound), end: UInt32(record.upperBound),
+                                     idStart: UInt32(inner.lowerBound), idEnd: UInt32(inner.upperBound))
+        }
+        guard first == UInt8(ascii: "-") || (first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9")) else { return nil }
+        return PageRecords.Entry(start: UInt32(record.lowerBound), end: UInt32(record.upperBound),
+                                 idStart: UInt32(start), idEnd: UInt32(end))
     }
 
     /// Where `element` (the root of the record's own document) and its id lie in the
