@@ -329,6 +329,27 @@ struct JSONDocumentTests {
             JSONText.forEachElement(of: bytes) { found.append(String(decoding: bytes[$0], as: UTF8.self)); return true }
         }
         #expect(found == [#"{"a":"],[{"}"#, #""x\"]\\""#, "[1,[2,{}]]", #"{"b":[","]}"#, "-1.5e3", "null", "[]"])
+        // Strings of every length with a quote, a backslash or a bracket at every position:
+        // the element scanner skips string content eight bytes at a time.
+        for length in 0 ..< 20 {
+            for special in ["\"", "\\", "]", ",", "é"] {
+                for position in 0 ... length {
+                    var text = String(repeating: "a", count: length)
+                    text.insert(contentsOf: special, at: text.index(text.startIndex, offsetBy: position))
+                    var json: [UInt8] = Array("[".utf8)
+                    JSONText.appendQuoted(text, to: &json)
+                    json += Array(#",{"k":"#.utf8)
+                    JSONText.appendQuoted(text, to: &json)
+                    json += Array("},1]".utf8)
+                    let document = try JSONDocument(parsing: json)
+                    var ranges: [String] = []
+                    document.bytes.withUnsafeBufferPointer { bytes in
+                        JSONText.forEachElement(of: bytes) { ranges.append(String(decoding: bytes[$0], as: UTF8.self)); return true }
+                    }
+                    #expect(ranges == document.root.elements.map(\.rawText))
+                }
+            }
+        }
         found = []
         try parse("[ ]").bytes.withUnsafeBufferPointer { bytes in
             JSONText.forEachElement(of: bytes) { found.append(String(decoding: bytes[$0], as: UTF8.self)); return true }
