@@ -33,6 +33,12 @@ public struct JobSpec: Sendable {
         /// The RFC 8288 `Link: <…>; rel="next"` header.
         case link
 
+        /// A scroll walk: one request, asked again with the same cursor.
+        var isScroll: Bool {
+            if case .scroll = self { return true }
+            return false
+        }
+
         /// The walk has a cursor to put in `{cursor}`.
         var givesCursor: Bool {
             switch self {

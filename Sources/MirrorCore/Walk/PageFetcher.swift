@@ -20,10 +20,8 @@ struct PageFetcher: Sendable {
     func fetch(_ target: PageTarget, budget: PageBudget? = nil) async -> FetchOutcome {
         // Every page of a scroll walk has the same request, and pages told apart by a header
         // share their URL and body: no stored copy stands for one of them.
-        var scroll = false
-        if case .scroll = job.next { scroll = true }
         let url = target.url, page = target.page, cursor = target.cursor?.text
-        let replay = !target.whole && !scroll && !job.headersCarryPaging
+        let replay = !target.whole && job.next?.isScroll != true && !job.headersCarryPaging
         let body = job.body?.render(page: page, cursor: cursor, cursorIsNumber: target.cursorIsNumber)
         var shownBody = body.map { job.redactor.redact(String(decoding: $0, as: UTF8.self)) } ?? ""
         if let template = job.body, template.form {

@@ -41,8 +41,7 @@ public struct PageWalker: Sendable {
     /// A scroll moves on with every request it serves: asking again after a lost answer
     /// could skip a batch, so its pages are not retried.
     static func pageRetries(_ job: JobSpec) -> Int {
-        if case .scroll = job.next { return 0 }
-        return job.retries
+        job.next?.isScroll == true ? 0 : job.retries
     }
 
     /// What a child task of the walk reports.

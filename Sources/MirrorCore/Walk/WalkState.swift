@@ -156,9 +156,7 @@ struct WalkState {
         let more: Bool? = job.stop.hasMore == nil ? nil : served.hasMore ?? true
         // An empty page whose flag says more follow does not end the walk; one of a scroll
         // walk always does (its cursor cannot tell an end from a pause).
-        var scroll = false
-        if case .scroll = job.next { scroll = true }
-        if served.elementCount == 0 && (job.stop.empty && more != true || scroll) {
+        if served.elementCount == 0 && (job.stop.empty && more != true || job.next?.isScroll == true) {
             result.count(served)
             result.stop = .emptyPage(page: page)
             return nil
@@ -181,7 +179,7 @@ struct WalkState {
                 }
                 followURL = candidate
             case let .cursor(text):
-                if case .scroll = job.next {
+                if job.next?.isScroll == true {
                     // The cursor stays; the records move on.
                     if case let .fresh(records) = served.content {
                         let ids = records.ids.map(ExactText.init)
