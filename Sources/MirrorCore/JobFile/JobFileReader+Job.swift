@@ -46,6 +46,10 @@ extension JobFileReader {
         let fetching = readFetching(job)
         let files = readDownloads(job)
         let validate = readValidate(job)
+        let incremental = readIncremental(job)
+        let deleted = readDeleted(job)
+        checkIncremental(job, incremental, prune: storage.prune,
+                         templates: [request.url?.value ?? "", request.body?.json ?? ""] + request.headers.map(\.value))
 
         guard let name = nameText, let url = request.url, let records = storage.records, let id = storage.id,
               let table = storage.table, let database = storage.database else { return nil }
@@ -58,7 +62,7 @@ extension JobFileReader {
             concurrency: fetching.concurrency, refreshAfter: fetching.refreshAfter, maxPageSize: fetching.maxPageSize,
             downloads: files.paths, downloadConcurrency: files.concurrency, maxFileSize: files.maxFileSize,
             minDownloadRate: files.minRate,
-            validate: validate, redactor: redactor)
+            validate: validate, redactor: redactor, incremental: incremental, deleted: deleted)
     }
 
     /// A key the job must have; its absence is reported at the job.

@@ -157,7 +157,8 @@ extension JobKey {
         switch self {
         case .name, .url, .records, .id, .table: true
         case .method, .body, .headers, .pages, .next, .database, .account, .stop, .onChange, .prune, .shareTable, .timeout, .retries,
-             .rateLimit, .concurrency, .refreshAfter, .validate, .downloads, .downloadConcurrency, .maxFileSize, .minDownloadRate, .maxPageSize:
+             .rateLimit, .concurrency, .refreshAfter, .validate, .downloads, .downloadConcurrency, .maxFileSize, .minDownloadRate, .maxPageSize,
+             .incremental, .deleted:
             false
         }
     }
@@ -279,6 +280,54 @@ extension JobKey {
         case .maxPageSize:
             sizeValue("A larger response body is abandoned and rejected (units of 1024); \(sizeRange(JobLimits.pageSize)).",
                       default: JobSpec.defaultMaxPageSize)
+        case .incremental:
+            .object([
+                ("description", .string("Incremental walks: {since} in the url, body or headers takes the highest value of a "
+                    + "record path among the stored records, or the start time of the last complete walk (from: last_run).")),
+                ("anyOf", .array([
+                    pathValue("A record path whose highest stored value becomes {since}.", examples: ["updated_at", "id"]),
+                    .object([
+                        ("type", "object"),
+                        ("properties", .object(IncrementalKey.allCases.map { ($0.rawValue, $0.schema) })),
+                        ("additionalProperties", false),
+                    ]),
+                ])),
+            ])
+        case .deleted:
+            .object([
+                ("description", "A record marked deleted at this path is removed from the table."),
+                ("anyOf", .array([
+                    pathValue("A record path whose value, when true, a non-empty string or a number but 0, marks a deleted record.",
+                              examples: ["deleted", "meta.is_deleted"]),
+                    .object([
+                        ("type", "object"),
+                        ("properties", .object(DeletedKey.allCases.map { ($0.rawValue, $0.schema) })),
+                        ("additionalProperties", false),
+                        ("required", .array(["path"])),
+                    ]),
+                ])),
+            ])
+        }
+    }
+}
+
+extension IncrementalKey {
+    var schema: SchemaValue {
+        switch self {
+        case .path: pathValue("A record path whose highest stored value becomes {since}.", examples: ["updated_at"])
+        case .from: choiceValue("last_run: {since} is the start time of the job's last complete walk.", ["last_run"], default: "last_run")
+        case .initial: stringValue("{since} while nothing is stored yet (and with --refresh).",
+                                   examples: ["2024-01-01T00:00:00Z", "0"])
+        case .lookback: durationValue("Moves a time {since} back, to take in late writes; \(durationRange(JobLimits.lookback)).")
+        }
+    }
+}
+
+extension DeletedKey {
+    var schema: SchemaValue {
+        switch self {
+        case .path: pathValue("The record path that marks a deleted record.", examples: ["status"])
+        case .equals: stringValue("The value there that marks it.", examples: ["deleted"])
         }
     }
 }

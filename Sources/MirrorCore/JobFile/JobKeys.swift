@@ -19,6 +19,7 @@ enum JobKey: String, CaseIterable {
     case maxFileSize = "max_file_size"
     case minDownloadRate = "min_download_rate"
     case maxPageSize = "max_page_size"
+    case incremental, deleted
 
     /// Keys that `defaults` may not set.
     var isJobOnly: Bool { self == .name || self == .url || self == .table }
@@ -33,6 +34,14 @@ enum NextKey: String, CaseIterable {
     case url, cursor, header, scroll
     /// With `scroll`: the URL of the requests after the first.
     case request
+}
+
+enum IncrementalKey: String, CaseIterable {
+    case path, from, initial, lookback
+}
+
+enum DeletedKey: String, CaseIterable {
+    case path, equals
 }
 
 enum StopKey: String, CaseIterable {

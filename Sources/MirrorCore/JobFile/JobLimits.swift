@@ -17,6 +17,8 @@ public enum JobLimits {
     public static let timeout = 0.001...(7 * 86_400.0)
     /// `refresh_after`, in seconds: 1ms to 3650d (ten years).
     public static let refreshAfter = 0.001...(3650 * 86_400.0)
+    /// `incremental.lookback`, in seconds: 1ms to 3650d.
+    public static let lookback = 0.001...(3650 * 86_400.0)
     /// `max_page_size`, in bytes: 1B to 1GB (a page is held whole in memory).
     public static let pageSize = 1...(1 << 30)
     /// `max_file_size`, in bytes: 1B to 1024GB (a file is streamed to disk).

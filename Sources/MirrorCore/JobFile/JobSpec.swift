@@ -82,6 +82,49 @@ public struct JobSpec: Sendable {
         var announcesLastPage: Bool { lastPage != nil || pages != nil }
     }
 
+    /// `incremental`: where `{since}` comes from.
+    public struct Incremental: Sendable, Equatable {
+        public enum Source: Sendable, Equatable {
+            /// The highest value at this path among the job's stored records.
+            case path(JSONPath)
+            /// The start time of the job's last complete walk.
+            case lastRun
+        }
+
+        public var source: Source
+        /// `{since}` while there is nothing to take it from; none: `{since}` is empty.
+        public var initial: SinceValue?
+        /// Seconds `{since}` is moved back by, when it is a time.
+        public var lookback: Double?
+    }
+
+    /// `deleted`: the records that say they are gone.
+    public struct Deleted: Sendable, Equatable {
+        public var path: JSONPath
+        /// The value there that marks a deleted record; none: any value but false, null,
+        /// 0 and the empty string.
+        public var equals: String?
+
+        /// Whether the record whose root is `record` is marked deleted.
+        func marks(_ record: JSONValue) -> Bool {
+            guard let value = record.value(at: path) else { return false }
+            if let equals {
+                switch value.kind {
+                case .string: return value.stringValue == equals
+                case .number, .bool: return value.rawText == equals
+                case .object, .array, .null: return false
+                }
+            }
+            switch value.kind {
+            case .bool: return value.boolValue == true
+            case .string: return !(value.stringValue ?? "").isEmpty
+            case .number: return Double(value.rawText) != 0
+            case .null: return false
+            case .object, .array: return true
+            }
+        }
+    }
+
     /// `max_page_size` when the job does not set it.
     public static let defaultMaxPageSize = 64 << 20
     /// `max_file_size` when the job does not set it.
@@ -90,12 +133,12 @@ public struct JobSpec: Sendable {
     public static let defaultMinDownloadRate = 1 << 10
 
     public let name: String
-    public let url: RequestTemplate
+    public internal(set) var url: RequestTemplate
     public let method: Method
     /// JSON body template: `{page}` and `{cursor}` are filled in when a request is built.
-    public let body: BodyTemplate?
+    public internal(set) var body: BodyTemplate?
     /// Header values may hold secrets: they are sent, never shown.
-    public let headers: [Header]
+    public internal(set) var headers: [Header]
     public let pages: Pages
     public let next: Next?
     public let records: JSONPath
@@ -132,6 +175,8 @@ public struct JobSpec: Sendable {
     public let validate: [(path: JSONPath, kind: JSONKind)]
     /// Every value of this job that came from `${…}`.
     public let redactor: Redactor
+    public var incremental: Incremental? = nil
+    public var deleted: Deleted? = nil
 
     /// The origin of the job's first request: a request to another (a next link, a file on
     /// a CDN) gets no header or body holding a secret.
@@ -171,7 +216,7 @@ public struct RequestTemplate: Sendable, Equatable, CustomStringConvertible, Cus
     /// is left out rather than sent empty.
     public func url(page: Int, cursor: String?, redactor: Redactor) -> RedactedURL {
         func fill(_ template: String, cursor: String) -> String {
-            let template = cursor.isEmpty ? Self.withoutCursorParameters(template) : template
+            let template = cursor.isEmpty ? Self.withoutParameters(valued: "{cursor}", in: template) : template
             return template.replacingAll("{page}", with: String(page))
                 .replacingAll("{cursor}", with: cursor.addingPercentEncodingForQuery())
         }
@@ -179,14 +224,14 @@ public struct RequestTemplate: Sendable, Equatable, CustomStringConvertible, Cus
         return RedactedURL(real: fill(real, cursor: cursor ?? ""), shown: fill(shown, cursor: redactor.redact(cursor ?? "")))
     }
 
-    /// `template` without the query parameters whose value is exactly `{cursor}`.
-    static func withoutCursorParameters(_ template: String) -> String {
+    /// `template` without the query parameters whose value is exactly `placeholder`.
+    static func withoutParameters(valued placeholder: String, in template: String) -> String {
         guard let question = template.firstIndex(of: "?") else { return template }
         let end = template[question...].firstIndex(of: "#") ?? template.endIndex
         let parameters = template[template.index(after: question) ..< end].split(separator: "&", omittingEmptySubsequences: false)
         let kept = parameters.filter { parameter in
             guard let equals = parameter.firstIndex(of: "=") else { return true }
-            return parameter[parameter.index(after: equals)...] != "{cursor}"
+            return parameter[parameter.index(after: equals)...] != placeholder
         }
         guard kept.count < parameters.count else { return template }
         return String(template[..<question]) + (kept.isEmpty ? "" : "?" + kept.joined(separator: "&")) + template[end...]
@@ -211,6 +256,12 @@ public struct BodyTemplate: Sendable, CustomStringConvertible, CustomDebugString
     init(json: String, redactor: Redactor, form: Bool = false) {
         self.json = json
         description = redactor.redact(json)
+        self.form = form
+    }
+
+    init(json: String, description: String, form: Bool) {
+        self.json = json
+        self.description = description
         self.form = form
     }
 

@@ -27,6 +27,28 @@ public struct JobOutcome: Sendable, Codable, Equatable {
         public var unchanged: Int
         public var rejected: Int
         public var pruned: Int
+        /// Removed because a page marked them deleted (`deleted`).
+        public var deleted: Int
+
+        init(new: Int, updated: Int, unchanged: Int, rejected: Int, pruned: Int, deleted: Int = 0) {
+            self.new = new
+            self.updated = updated
+            self.unchanged = unchanged
+            self.rejected = rejected
+            self.pruned = pruned
+            self.deleted = deleted
+        }
+
+        /// Outcomes recorded before `deleted` was counted have none.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            new = try container.decode(Int.self, forKey: .new)
+            updated = try container.decode(Int.self, forKey: .updated)
+            unchanged = try container.decode(Int.self, forKey: .unchanged)
+            rejected = try container.decode(Int.self, forKey: .rejected)
+            pruned = try container.decode(Int.self, forKey: .pruned)
+            deleted = try container.decodeIfPresent(Int.self, forKey: .deleted) ?? 0
+        }
     }
 
     public var job: String
@@ -55,6 +77,8 @@ public struct JobOutcome: Sendable, Codable, Equatable {
     public var files: DownloadSummary?
     /// Redacted.
     public var error: String?
+    /// The `{since}` the walk used (`incremental`); absent for other jobs and when it was empty.
+    public var since: String?
     /// Configured paths the responses did not hold (see `WalkResult.missingPaths`); absent
     /// when there are none.
     public var warnings: [String]?
@@ -62,7 +86,7 @@ public struct JobOutcome: Sendable, Codable, Equatable {
     public var succeeded: Bool { status == .ok }
 
     init(job: JobSpec, file: String, database: String, status: JobResult, walk: WalkResult, pruned: Int,
-         files: DownloadSummary?, startedAt: String, finishedAt: String, seconds: Double) {
+         files: DownloadSummary?, startedAt: String, finishedAt: String, seconds: Double, since: SinceValue? = nil) {
         self.job = job.name
         self.file = file
         table = job.table
@@ -77,7 +101,7 @@ public struct JobOutcome: Sendable, Codable, Equatable {
                       skipped: walk.pagesSkipped)
         resumedAt = walk.resumedAt
         records = Records(new: walk.counts.new, updated: walk.counts.updated, unchanged: walk.counts.unchanged,
-                          rejected: walk.rejected.count, pruned: pruned)
+                          rejected: walk.rejected.count, pruned: pruned, deleted: walk.counts.deleted)
         rejected = walk.rejected
         retries = walk.retries
         bytes = walk.bytes
@@ -85,6 +109,7 @@ public struct JobOutcome: Sendable, Codable, Equatable {
         self.files = files
         error = walk.error
         warnings = walk.missingPaths.isEmpty ? nil : walk.missingPaths.map(\.description)
+        self.since = since?.text
     }
 
     /// One line for the summary on stdout, plus one line per rejected record and failed file.
@@ -107,6 +132,8 @@ public struct JobOutcome: Sendable, Codable, Equatable {
             if retries > 0 { line += ", \(retries) \(retries == 1 ? "retry" : "retries")" }
             if let resumedAt { line += ", resumed at page \(resumedAt)" }
             if records.pruned > 0 { line += ", \(records.pruned) pruned" }
+            if records.deleted > 0 { line += ", \(records.deleted) deleted" }
+            if let since { line += ", since \(since)" }
             if let files {
                 line += ", \(files.downloaded) \(files.downloaded == 1 ? "file" : "files") (\(ByteSize.approximate(files.bytes)))"
                 if !files.failed.isEmpty { line += ", \(files.failed.count) failed" }

@@ -121,12 +121,15 @@ public struct Runner: Sendable {
         var walkStartedAt = startedAt
         var walk = WalkResult()
         var files: DownloadSummary?
+        var since: SinceValue?
         let relay = progress.map(ProgressRelay.init)
         do {
             try await store.prepare(table: job.table)
             let start = try await store.startWalk(job: job.name, account: job.account, table: job.table, at: startedAt,
                                                   fresh: options.refresh)
             walkStartedAt = start.startedAt
+            since = try await store.since(for: job, resumed: start.isResumed, refresh: options.refresh)
+            let job = job.incremental == nil ? job : job.filling("since", with: since)
             relay?.walked(JobProgress(job: job.name, state: .running, page: nil, lastPage: job.pages.to, walk: walk,
                                       files: job.downloads.isEmpty ? nil : DownloadSummary()))
             func walker(_ downloader: Downloader?) -> PageWalker {
@@ -176,7 +179,7 @@ public struct Runner: Sendable {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let outcome = JobOutcome(job: job, file: file.path, database: store.path, status: result, walk: walk,
                                  pruned: pruned, files: files, startedAt: startedAt,
-                                 finishedAt: Timestamp.string(Date()), seconds: seconds)
+                                 finishedAt: Timestamp.string(Date()), seconds: seconds, since: since)
         do {
             try await Self.bookkeeping { try await store.record(run: outcome) }
         } catch {

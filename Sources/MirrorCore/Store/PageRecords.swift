@@ -30,6 +30,11 @@ public struct PageRecords: Sendable {
 
     public var count: Int { entries.count }
 
+    /// The records whose index `isKept` says to keep, in page order.
+    func keeping(_ isKept: (Int) -> Bool) -> PageRecords {
+        PageRecords(bytes: bytes, entries: entries.indices.filter(isKept).map { entries[$0] }, unescaped: unescaped)
+    }
+
     /// Calls `body` with each record's id and JSON, in page order, as bytes valid only
     /// during the call.
     public func forEach(_ body: (_ id: UnsafeBufferPointer<UInt8>, _ json: UnsafeBufferPointer<UInt8>) throws -> Void) rethrows {

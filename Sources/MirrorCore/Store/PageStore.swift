@@ -33,6 +33,16 @@ public struct PageCommit: Sendable {
     public var nextURL: String?
     public var nextCursor: String?
     public var time: String
+    /// Ids of the page's records marked deleted (`deleted`): removed from the table.
+    public var deleted: [String] = []
+    /// The highest value of the job's `incremental` path among the page's records.
+    public var highWater: HighWater? = nil
+}
+
+/// The highest value of an `incremental` path seen in a page, and the path.
+public struct HighWater: Sendable {
+    public var path: String
+    public var value: SinceValue
 }
 
 /// A page served again from what was stored: a 304 answer, or a page within
@@ -101,6 +111,8 @@ public struct CommitCounts: Sendable, Equatable {
     public var new = 0
     public var updated = 0
     public var unchanged = 0
+    /// Records removed because the page marked them deleted.
+    public var deleted = 0
     /// Files of the page not downloaded yet (or whose download is gone from disk).
     public var pendingFiles: [RedactedURL] = []
     public init() {}

@@ -32,6 +32,11 @@ public struct StatusReport: Sendable, Codable, Equatable {
         /// When the last successful run finished, if any.
         public var lastSuccess: String?
         public var stale: Bool
+        /// For an incremental job: the `{since}` its last walk used, and the highest value
+        /// of its incremental path stored (from which the next walk's is taken).
+        public var since: String?
+        public var highWater: String?
+        public var highWaterPath: String?
     }
 
     public var output: String
@@ -79,9 +84,23 @@ public enum StatusReader {
                                                   pending: row["pending"])
                     }
                 }
+                var marks: [String: Row] = [:]
+                if try db.columns(in: StoreSchema.walks).contains(where: { $0.name == "high_water" }) {
+                    for row in try Row.fetchAll(db, sql: """
+                        SELECT job, account, since, high_water, high_water_path FROM \(StoreSchema.walks)
+                        WHERE since IS NOT NULL OR high_water_path IS NOT NULL
+                        """) {
+                        marks[(row["job"] as String) + "\u{0}" + (row["account"] as String)] = row
+                    }
+                }
                 for row in rows {
                     var job = try Self.job(from: row, database: name, threshold: threshold)
                     job.files = files[job.job]
+                    if let mark = marks[job.job + "\u{0}" + job.account] {
+                        job.since = (mark["since"] as String?).flatMap(SinceValue.init(json:))?.text
+                        job.highWater = (mark["high_water"] as String?).flatMap(SinceValue.init(json:))?.text
+                        job.highWaterPath = mark["high_water_path"]
+                    }
                     report.jobs.append(job)
                 }
             }
@@ -131,7 +150,7 @@ extension JobOutcome {
                       skipped: skipped)
         resumedAt = nil
         records = Records(new: row["records_new"], updated: row["records_updated"], unchanged: row["records_unchanged"],
-                          rejected: row["records_rejected"], pruned: row["records_pruned"])
+                          rejected: row["records_rejected"], pruned: row["records_pruned"], deleted: row["records_deleted"] ?? 0)
         rejected = []
         retries = 0
         bytes = 0
@@ -139,6 +158,7 @@ extension JobOutcome {
         let downloaded: Int = row["files_downloaded"] ?? 0
         files = downloaded > 0 ? DownloadSummary(downloaded: downloaded) : nil
         error = row["error"]
+        since = nil
     }
 }
 
@@ -160,6 +180,12 @@ extension StatusReport {
                 if let files = job.files {
                     line += "\n  files: \(files.downloaded) downloaded (\(ByteSize.approximate(files.bytes))), "
                         + "\(files.failed) failed, \(files.pending) pending"
+                }
+                if job.since != nil || job.highWater != nil {
+                    line += "\n  since: \(job.since ?? "(empty)")"
+                    if let path = job.highWaterPath {
+                        line += ", highest \(path) stored: \(job.highWater ?? "none")"
+                    }
                 }
                 if let error = run.error { line += "\n  error: \(error)" }
                 lines.append(line)

@@ -154,6 +154,17 @@ enum StoreSchema {
                 ) WITHOUT ROWID
                 """)
         }
+        // `incremental`: the `{since}` each walk uses, the highest value of the job's
+        // incremental path stored, the start of the last complete walk; `deleted` counts.
+        registerMigration("mirror-incremental-7") { db in
+            try db.execute(sql: """
+                ALTER TABLE \(walks) ADD COLUMN since TEXT;
+                ALTER TABLE \(walks) ADD COLUMN high_water TEXT;
+                ALTER TABLE \(walks) ADD COLUMN high_water_path TEXT;
+                ALTER TABLE \(walks) ADD COLUMN last_complete_start TEXT;
+                ALTER TABLE \(runs) ADD COLUMN records_deleted INTEGER NOT NULL DEFAULT 0;
+                """)
+        }
         return migrations
     }()
 

@@ -63,6 +63,10 @@ extension TableStore {
                 }
             }
             if page.shared { try Self.own(page, db: db) }
+            if !page.deleted.isEmpty {
+                counts.deleted = try Self.delete(page.deleted, table: table, account: page.account, shared: page.shared, db: db)
+            }
+            if let highWater = page.highWater { try Self.raise(highWater, job: page.job, account: page.account, db: db) }
             let pageRow = try db.cachedStatement(sql: """
                 INSERT INTO \(StoreSchema.pages) (job, account, url, body, page, status, etag, last_modified, records, bytes,
                   fetched_at, elements, ids, next_url, next_cursor, last_page, total)
@@ -157,6 +161,34 @@ extension TableStore {
             counts.unchanged = replay.stored.ids.count
             return counts
         }
+    }
+
+    /// Removes the records `ids` names; says how many there were.
+    private static func delete(_ ids: [String], table: String, account: String, shared: Bool, db: Database) throws -> Int {
+        let delete = try db.cachedStatement(sql: "DELETE FROM \"\(table)\" WHERE account = ? AND id = ?")
+        let disown = shared ? try db.cachedStatement(sql: """
+            DELETE FROM \(StoreSchema.owners) WHERE table_name = ? AND account = ? AND id = ?
+            """) : nil
+        var deleted = 0
+        for id in ids {
+            try delete.execute(arguments: [account, id])
+            deleted += db.changesCount
+            try disown?.execute(arguments: [table, account, id])
+        }
+        return deleted
+    }
+
+    /// Moves the walk's high-water mark up to `highWater` if it is higher.
+    private static func raise(_ highWater: HighWater, job: String, account: String, db: Database) throws {
+        let row = try Row.fetchOne(db, sql: """
+            SELECT high_water, high_water_path FROM \(StoreSchema.walks) WHERE job = ? AND account = ?
+            """, arguments: [job, account])
+        let path: String? = row?["high_water_path"]
+        let current = path == highWater.path ? (row?["high_water"] as String?).flatMap(SinceValue.init(json:)) : nil
+        if let current, SinceValue.compare(highWater.value, current) <= 0 { return }
+        try db.execute(sql: """
+            UPDATE \(StoreSchema.walks) SET high_water = ?, high_water_path = ? WHERE job = ? AND account = ?
+            """, arguments: [highWater.value.json, highWater.path, job, account])
     }
 
     /// Notes the page's ids as its job's, in a table jobs share.

@@ -86,8 +86,12 @@ public final class TableStore: PageStore {
 
     public func finishWalk(job: String, account: String, state: WalkEnd, at time: String) async throws {
         try await pool.write { db in
-            try db.execute(sql: "UPDATE \(StoreSchema.walks) SET state = ?, updated_at = ? WHERE job = ? AND account = ?",
-                           arguments: [state.rawValue, time, job, account])
+            // A complete walk's start is what `incremental: {from: last_run}` takes next.
+            try db.execute(sql: """
+                UPDATE \(StoreSchema.walks) SET state = ?1, updated_at = ?2,
+                  last_complete_start = CASE WHEN ?1 = 'complete' THEN started_at ELSE last_complete_start END
+                WHERE job = ?3 AND account = ?4
+                """, arguments: [state.rawValue, time, job, account])
         }
     }
 }

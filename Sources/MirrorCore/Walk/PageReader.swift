@@ -52,7 +52,8 @@ struct PageReader: Sendable {
                 next: next, lastPage: lastPage, total: total, hasMore: hasMore,
                 cursorIsNumber: Self.cursorIsNumber(job.next, document: parsed.document),
                 absent: absentPaths(parsed.document), stopPathsFound: stopPathsFound(parsed.document),
-                downloadsFound: parsed.downloadsFound, unreadable: unreadable)))
+                downloadsFound: parsed.downloadsFound, unreadable: unreadable,
+                deleted: parsed.deleted, highest: parsed.highest)))
         } catch let fault as PageFault {
             return .failure(fault)
         } catch {
@@ -69,6 +70,10 @@ struct PageReader: Sendable {
         let files: [RedactedURL]
         /// Indexes into `downloads` of the paths some stored record holds.
         let downloadsFound: Set<Int>
+        /// Ids of the records marked deleted (`deleted`): not among `records`.
+        let deleted: [String]
+        /// The highest value of the `incremental` path among the page's records.
+        let highest: SinceValue?
     }
 
     /// The `next` and `has_more` paths `document` lacks where that looks like a mistake in
@@ -137,12 +142,13 @@ struct PageReader: Sendable {
                             problem: "'\(job.records)' is not an array (found \(list.kind))")
         }
         let collected = RecordCollector(idPath: job.id, page: page).collect(list)
+        let marked = marks(collected.records)
         // The files the stored records point to, each once, in record order.
         var files: [RedactedURL] = []
         var downloadsFound: Set<Int> = []
         if !job.downloads.isEmpty {
             var seen: Set<ExactText> = []
-            collected.records.forEach { _, json in
+            marked.kept.forEach { _, json in
                 guard let record = try? JSONDocument(parsing: UnsafeRawBufferPointer(json)) else { return }
                 for (index, path) in job.downloads.enumerated() {
                     let values = record.root.values(at: path)
@@ -158,9 +164,35 @@ struct PageReader: Sendable {
                 }
             }
         }
-        return ParsedPage(document: document, elementCount: collected.elementCount, records: collected.records,
+        return ParsedPage(document: document, elementCount: collected.elementCount, records: marked.kept,
                           rejected: collected.rejected, repeated: collected.repeated, files: files,
-                          downloadsFound: downloadsFound)
+                          downloadsFound: downloadsFound, deleted: marked.deleted, highest: marked.highest)
+    }
+
+    /// What `deleted` and `incremental` read in the records: the records to store (those
+    /// not marked deleted), the ids of those marked deleted, and the highest value of the
+    /// incremental path among them all.
+    func marks(_ records: PageRecords) -> (kept: PageRecords, deleted: [String], highest: SinceValue?) {
+        var sincePath: JSONPath?
+        if case let .path(path)? = job.incremental?.source { sincePath = path }
+        guard sincePath != nil || job.deleted != nil else { return (records, [], nil) }
+        var deleted: [String] = []
+        var deletedIndexes: Set<Int> = []
+        var highest: SinceValue?
+        var index = 0
+        records.forEach { id, json in
+            defer { index += 1 }
+            guard let record = try? JSONDocument(parsing: UnsafeRawBufferPointer(json)) else { return }
+            if let sincePath, let value = record.root.value(at: sincePath).flatMap(SinceValue.init) {
+                highest = SinceValue.max(highest, value)
+            }
+            if job.deleted?.marks(record.root) == true {
+                deleted.append(String(decoding: id, as: UTF8.self))
+                deletedIndexes.insert(index)
+            }
+        }
+        guard !deleted.isEmpty else { return (records, [], highest) }
+        return (records.keeping { !deletedIndexes.contains($0) }, deleted, highest)
     }
 
     static func nextTarget(_ next: JobSpec.Next, document: JSONDocument, response: HTTPResponse, url: RedactedURL) -> NextTarget {

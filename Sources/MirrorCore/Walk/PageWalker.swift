@@ -180,6 +180,12 @@ public struct PageWalker: Sendable {
         validator.flatMap(job.redactor.placeholders)
     }
 
+    /// The page's highest value of the `incremental` path, as the store keeps it.
+    private func highWater(_ highest: SinceValue?) -> HighWater? {
+        guard case let .path(path)? = job.incremental?.source, let highest else { return nil }
+        return HighWater(path: path.description, value: highest)
+    }
+
     /// Stores a fetched page, or sees a replayed one again; the checkpoint moves past it.
     private func commit(_ step: PageStep, position: Int) async -> StoreOutcome {
         let served = step.served
@@ -193,7 +199,8 @@ public struct PageWalker: Sendable {
                     etag: storable(served.etag), lastModified: storable(served.lastModified), responseBytes: served.responseBytes, records: records,
                     elements: served.elementCount, lastPage: served.lastPage, total: served.total, files: served.files,
                     onChange: job.onChange, shared: job.shareTable, firstPosition: position, nextPage: step.nextPage, nextURL: step.nextURL,
-                    nextCursor: step.nextCursor, time: time)))
+                    nextCursor: step.nextCursor, time: time, deleted: served.deleted,
+                    highWater: highWater(served.highest))))
             case let .stored(stored):
                 let revalidated = served.origin == .notModified
                     ? (storable(served.etag), storable(served.lastModified)) : nil

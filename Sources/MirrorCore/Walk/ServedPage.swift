@@ -74,6 +74,10 @@ struct ServedPage: Sendable {
     var downloadsFound: Set<Int> = []
     /// Configured `stop` paths this response did not answer with a whole number.
     let unreadable: [(key: UnreadableValue.Key, message: String)]
+    /// Ids of the records marked deleted (`deleted`); none for a stored copy.
+    var deleted: [String] = []
+    /// The highest value of the `incremental` path among the page's records.
+    var highest: SinceValue? = nil
 }
 
 extension ServedPage {

@@ -235,6 +235,7 @@ struct WalkState {
         result.counts.new += counts.new
         result.counts.updated += counts.updated
         result.counts.unchanged += counts.unchanged
+        result.counts.deleted += counts.deleted
         result.firstStored = result.firstStored ?? page
         result.lastStored = page
         if let loop = step.loop {

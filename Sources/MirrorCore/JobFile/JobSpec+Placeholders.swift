@@ -1,0 +1,100 @@
+/// `{since}` and `{parent.<path>}`: placeholders whose values are known once per walk,
+/// filled into a job's URL, body and headers before the walk starts. `{page}` and
+/// `{cursor}` change from request to request and are filled as each is made.
+extension JobSpec {
+    /// The job with `{name}` filled in with `value` everywhere a request is built from:
+    /// percent-encoded in the URL; in the body, a string that is exactly `"{name}"`
+    /// becomes `value` (a number when it is one), and inside other strings it is put in
+    /// place; as it is in headers. With no value (an empty one), a query parameter or a
+    /// body member whose value is exactly `{name}` is left out, and elsewhere the
+    /// placeholder is removed.
+    func filling(_ name: String, with value: SinceValue?) -> JobSpec {
+        var job = self
+        let placeholder = "{\(name)}"
+        job.url = url.filling(placeholder, with: value?.text ?? "")
+        if let body { job.body = body.filling(placeholder, with: value) }
+        job.headers = headers.map { header in
+            Header(name: header.name,
+                   value: RedactedText(real: header.value.real.replacingAll(placeholder, with: value?.text ?? ""),
+                                       redactor: redactor))
+        }
+        return job
+    }
+
+    /// The `{parent.<path>}` placeholders of the URL, body and headers, by path, in the
+    /// order they first appear.
+    var parentPlaceholders: [String] {
+        var found: [String] = []
+        for text in [url.real, body?.json ?? ""] + headers.map(\.value.real) {
+            var rest = Substring(text)
+            while let open = rest.range(of: "{parent.") {
+                guard let close = rest[open.upperBound...].firstIndex(of: "}") else { break }
+                let path = String(rest[open.upperBound ..< close])
+                if !found.contains(path) { found.append(path) }
+                rest = rest[rest.index(after: close)...]
+            }
+        }
+        return found
+    }
+}
+
+extension RequestTemplate {
+    /// The template with `placeholder` filled in with `text`, percent-encoded; a query
+    /// parameter whose value is exactly `placeholder` is left out when `text` is empty.
+    func filling(_ placeholder: String, with text: String) -> RequestTemplate {
+        func fill(_ template: String) -> String {
+            let template = text.isEmpty ? Self.withoutParameters(valued: placeholder, in: template) : template
+            return template.replacingAll(placeholder, with: text.addingPercentEncodingForQuery())
+        }
+        return RequestTemplate(real: fill(real), shown: fill(shown))
+    }
+}
+
+extension BodyTemplate {
+    /// The template with `placeholder` filled in with `value` (see `JobSpec.filling`).
+    func filling(_ placeholder: String, with value: SinceValue?) -> BodyTemplate {
+        func fill(_ template: String) -> String {
+            guard let document = try? JSONDocument(parsing: Array(template.utf8)) else {
+                return template.replacingAll(placeholder, with: value?.text ?? "")
+            }
+            var out: [UInt8] = []
+            Self.fill(document.root, placeholder: placeholder, value: value, into: &out)
+            return String(decoding: out, as: UTF8.self)
+        }
+        return BodyTemplate(json: fill(json), description: fill(description), form: form)
+    }
+
+    private static func fill(_ value: JSONValue, placeholder: String, value filler: SinceValue?, into out: inout [UInt8]) {
+        let text = filler?.text ?? ""
+        switch value.kind {
+        case .object:
+            out.append(UInt8(ascii: "{"))
+            var first = true
+            for (key, member) in value.members {
+                if text.isEmpty, member.kind == .string, member.stringValue == placeholder { continue }
+                if !first { out.append(UInt8(ascii: ",")) }
+                first = false
+                JSONText.appendQuoted(key, to: &out)
+                out.append(UInt8(ascii: ":"))
+                fill(member, placeholder: placeholder, value: filler, into: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        case .array:
+            out.append(UInt8(ascii: "["))
+            for (index, element) in value.elements.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                fill(element, placeholder: placeholder, value: filler, into: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .string:
+            let string = value.stringValue ?? ""
+            if string == placeholder, filler?.isNumber == true {
+                out += Array(text.utf8)
+            } else {
+                JSONText.appendQuoted(string.replacingAll(placeholder, with: text), to: &out)
+            }
+        case .number, .bool, .null:
+            out += value.rawBytes
+        }
+    }
+}
