@@ -58,7 +58,7 @@ struct StoreUpgradeTests {
             #expect(try Int.fetchOne(db, sql: "PRAGMA user_version") == StoreSchema.migrations.count)
             #expect(StoreSchema.migrations.map(\.name) == ["mirror-bookkeeping-1", "mirror-pages-replay-2", "mirror-files-3",
                                                             "mirror-pages-total-4", "mirror-runs-outcome-5", "mirror-owners-6",
-                                                            "mirror-incremental-7"])
+                                                            "mirror-incremental-7", "mirror-parents-8"])
             #expect(try !db.tableExists("grdb_migrations"))
             #expect(try db.tableExists("_mirror_files"))
             #expect(try db.columns(in: "_mirror_pages").map(\.name) == [

@@ -315,6 +315,16 @@ struct JobFileReader {
         } else {
             error(root, "missing required key 'jobs'")
         }
+        var jobNodes: [String: Node] = [:]
+        if case let .sequence(sequence)? = top[.jobs]?.value {
+            for jobNode in sequence {
+                if let name = mapping(jobNode, keys: JobKey.self, context: nil, report: false)[.name]?.value,
+                   let text = scalarText(name), jobNodes[text] == nil {
+                    jobNodes[text] = jobNode
+                }
+            }
+        }
+        linkParents(&jobs, nodes: jobNodes)
         return JobFile(path: file, output: output, jobs: jobs)
     }
 

@@ -62,7 +62,7 @@ extension JobFileReader {
             concurrency: fetching.concurrency, refreshAfter: fetching.refreshAfter, maxPageSize: fetching.maxPageSize,
             downloads: files.paths, downloadConcurrency: files.concurrency, maxFileSize: files.maxFileSize,
             minDownloadRate: files.minRate,
-            validate: validate, redactor: redactor, incremental: incremental, deleted: deleted)
+            validate: validate, redactor: redactor, incremental: incremental, deleted: deleted, parent: readParent(job))
     }
 
     /// A key the job must have; its absence is reported at the job.

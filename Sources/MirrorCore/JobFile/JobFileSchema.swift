@@ -158,7 +158,7 @@ extension JobKey {
         case .name, .url, .records, .id, .table: true
         case .method, .body, .headers, .pages, .next, .database, .account, .stop, .onChange, .prune, .shareTable, .timeout, .retries,
              .rateLimit, .concurrency, .refreshAfter, .validate, .downloads, .downloadConcurrency, .maxFileSize, .minDownloadRate, .maxPageSize,
-             .incremental, .deleted:
+             .incremental, .deleted, .parent:
             false
         }
     }
@@ -293,6 +293,9 @@ extension JobKey {
                     ]),
                 ])),
             ])
+        case .parent:
+            stringValue("The name of another job of this file: this job is walked once per record of that one, "
+                + "{parent.<path>} in its url, body and headers taking the values of that record.", examples: ["events"])
         case .deleted:
             .object([
                 ("description", "A record marked deleted at this path is removed from the table."),

@@ -19,7 +19,7 @@ enum JobKey: String, CaseIterable {
     case maxFileSize = "max_file_size"
     case minDownloadRate = "min_download_rate"
     case maxPageSize = "max_page_size"
-    case incremental, deleted
+    case incremental, deleted, parent
 
     /// Keys that `defaults` may not set.
     var isJobOnly: Bool { self == .name || self == .url || self == .table }

@@ -158,7 +158,7 @@ public struct JobSpec: Sendable {
     /// Requests per time to this job's host, shared with every job of the run on that host.
     public let rateLimit: RateLimit?
     /// Requests in flight for this job; pages still commit in walk order.
-    public let concurrency: Int
+    public internal(set) var concurrency: Int
     /// Seconds: a page fetched less than this long ago is not requested again.
     public let refreshAfter: Double?
     /// A page response body larger than this is rejected.
@@ -175,8 +175,12 @@ public struct JobSpec: Sendable {
     public let validate: [(path: JSONPath, kind: JSONKind)]
     /// Every value of this job that came from `${…}`.
     public let redactor: Redactor
-    public var incremental: Incremental? = nil
-    public var deleted: Deleted? = nil
+    public internal(set) var incremental: Incremental? = nil
+    public internal(set) var deleted: Deleted? = nil
+    /// The job this one walks once per record of (`parent`).
+    public internal(set) var parent: String? = nil
+    /// The jobs whose parent this one is.
+    public internal(set) var children: [String] = []
 
     /// The origin of the job's first request: a request to another (a next link, a file on
     /// a CDN) gets no header or body holding a secret.

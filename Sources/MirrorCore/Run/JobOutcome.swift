@@ -79,6 +79,8 @@ public struct JobOutcome: Sendable, Codable, Equatable {
     public var error: String?
     /// The `{since}` the walk used (`incremental`); absent for other jobs and when it was empty.
     public var since: String?
+    /// For a child job (`parent`): the parents walked, failed, and the children of gone parents deleted.
+    public var parents: ParentWalks?
     /// Configured paths the responses did not hold (see `WalkResult.missingPaths`); absent
     /// when there are none.
     public var warnings: [String]?
@@ -86,7 +88,8 @@ public struct JobOutcome: Sendable, Codable, Equatable {
     public var succeeded: Bool { status == .ok }
 
     init(job: JobSpec, file: String, database: String, status: JobResult, walk: WalkResult, pruned: Int,
-         files: DownloadSummary?, startedAt: String, finishedAt: String, seconds: Double, since: SinceValue? = nil) {
+         files: DownloadSummary?, startedAt: String, finishedAt: String, seconds: Double, since: SinceValue? = nil,
+         parents: ParentWalks? = nil) {
         self.job = job.name
         self.file = file
         table = job.table
@@ -110,6 +113,7 @@ public struct JobOutcome: Sendable, Codable, Equatable {
         error = walk.error
         warnings = walk.missingPaths.isEmpty ? nil : walk.missingPaths.map(\.description)
         self.since = since?.text
+        self.parents = parents
     }
 
     /// One line for the summary on stdout, plus one line per rejected record and failed file.

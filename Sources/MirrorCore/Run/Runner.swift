@@ -84,10 +84,29 @@ public struct Runner: Sendable {
         // and lets it go when it ends, so the files a run holds open are bounded by
         // `parallel`, not by the number of jobs.
         let stores = OpenStores()
-        let outcomes = await JobScheduler.map(selected, width: options.parallel) { entry in
-            await self.run(entry.job, file: entry.file, output: entry.output, stores: stores, options: options)
+        // A child job runs once its parent, if it runs too, has ended: jobs run in waves,
+        // by how many of their ancestors run.
+        var outcomes: [JobOutcome?] = Array(repeating: nil, count: selected.count)
+        let depths = Self.depths(selected.map { ($0.job, $0.file.path) })
+        for depth in Set(depths).sorted() {
+            let wave = selected.indices.filter { depths[$0] == depth }
+            let results = await JobScheduler.map(wave, width: options.parallel) { index in
+                let entry = selected[index]
+                return await self.run(entry.job, file: entry.file, output: entry.output, stores: stores, options: options)
+            }
+            for (index, result) in zip(wave, results) { outcomes[index] = result }
         }
         return RunSummary(jobs: outcomes.compactMap { $0 }, interrupted: Task.isCancelled)
+    }
+
+    /// For each job, how many of its ancestors (`parent`, within its file) are among `jobs`.
+    static func depths(_ jobs: [(job: JobSpec, file: String)]) -> [Int] {
+        func depth(_ job: JobSpec, file: String, seen: Int) -> Int {
+            guard seen < jobs.count, let name = job.parent,
+                  let parent = jobs.first(where: { $0.file == file && $0.job.name == name }) else { return 0 }
+            return 1 + depth(parent.job, file: file, seen: seen + 1)
+        }
+        return jobs.map { depth($0.job, file: $0.file, seen: 0) }
     }
 
     /// Runs one job on its database, taken from `stores` and given back when the job ends;
@@ -104,7 +123,29 @@ public struct Runner: Sendable {
             return JobOutcome(job: job, file: file.path, database: path, status: .failed,
                               walk: walk, pruned: 0, files: nil, startedAt: now, finishedAt: now, seconds: 0)
         }
-        let outcome = await run(job, file: file, output: output, store: store, options: options)
+        // A child job reads and settles its parents in the parent's database.
+        var family: Family?
+        if let parentName = job.parent, let parent = file.jobs.first(where: { $0.name == parentName }) {
+            let parentPath = (output as NSString).appendingPathComponent(parent.database)
+            do {
+                family = Family(parent: parent, store: try stores.take(parentPath))
+            } catch {
+                var walk = WalkResult()
+                walk.error = "job '\(job.name)': cannot open \(parentPath), its parent's database: \(error)"
+                let now = Timestamp.string(Date())
+                _ = stores.giveBack(path)
+                return JobOutcome(job: job, file: file.path, database: path, status: .failed,
+                                  walk: walk, pruned: 0, files: nil, startedAt: now, finishedAt: now, seconds: 0)
+            }
+        }
+        let outcome = await run(job, file: file, output: output, store: store, family: family, options: options)
+        if let family, let last = stores.giveBack(family.store.path) {
+            do {
+                try await Self.bookkeeping { try await last.checkpoint() }
+            } catch {
+                logger.warning("cannot checkpoint the database", metadata: ["job": "\(job.name)", "error": "\(error)"])
+            }
+        }
         if let last = stores.giveBack(path) {
             do {
                 try await Self.bookkeeping { try await last.checkpoint() }
@@ -115,7 +156,8 @@ public struct Runner: Sendable {
         return outcome
     }
 
-    func run(_ job: JobSpec, file: JobFile, output: String, store: TableStore, options: Options) async -> JobOutcome {
+    func run(_ job: JobSpec, file: JobFile, output: String, store: TableStore, family: Family? = nil,
+             options: Options) async -> JobOutcome {
         let clock = ContinuousClock.now
         let startedAt = Timestamp.string(Date())
         var walkStartedAt = startedAt
@@ -123,10 +165,13 @@ public struct Runner: Sendable {
         var files: DownloadSummary?
         var since: SinceValue?
         let relay = progress.map(ProgressRelay.init)
+        var parents: ParentWalks?
         do {
-            try await store.prepare(table: job.table)
+            try await store.prepare(table: job.table, child: family != nil)
+            // A child job's first walk walks every parent stored.
+            let walkedBefore = try await store.hasWalked(job: job.name, account: job.account)
             let start = try await store.startWalk(job: job.name, account: job.account, table: job.table, at: startedAt,
-                                                  fresh: options.refresh)
+                                                  fresh: options.refresh || family != nil)
             walkStartedAt = start.startedAt
             since = try await store.since(for: job, resumed: start.isResumed, refresh: options.refresh)
             let job = job.incremental == nil ? job : job.filling("since", with: since)
@@ -137,8 +182,15 @@ public struct Runner: Sendable {
                            retry: options.retry, limiter: limiter, logger: logger, progress: relay?.walked,
                            downloader: downloader, pagesAhead: options.pagesAhead)
             }
+            func walkAll(_ downloader: Downloader?) async -> WalkResult {
+                guard let family else { return await walker(downloader).walk(from: start) }
+                let (walk, walks) = await walkChildren(job, family: family, store: store, queueAll: options.refresh || !walkedBefore,
+                                                       options: options, relay: relay, downloader: downloader)
+                parents = walks
+                return walk
+            }
             if job.downloads.isEmpty {
-                walk = await walker(nil).walk(from: start)
+                walk = await walkAll(nil)
             } else {
                 // A failed download never fails its job; the files of stored pages are fetched
                 // even when the walk failed. What earlier runs did not get is tried first.
@@ -147,7 +199,7 @@ public struct Runner: Sendable {
                                                       limiter: limiter, retry: options.retry, logger: logger,
                                                       onChange: relay?.downloaded) { downloader in
                     downloader.enqueue(unfinished.map { RedactedURL(real: $0, redactor: job.redactor) })
-                    return await walker(downloader).walk(from: start)
+                    return await walkAll(downloader)
                 }
             }
         } catch {
@@ -164,7 +216,8 @@ public struct Runner: Sendable {
             try await Self.bookkeeping {
                 try await store.finishWalk(job: job.name, account: job.account, state: end, at: Timestamp.string(Date()))
             }
-            if result == .ok, walk.stop.isComplete, job.prune {
+            // A child job prunes each parent's children as it walks them.
+            if result == .ok, walk.stop.isComplete, job.prune, family == nil {
                 let since = walkStartedAt
                 pruned = try await Self.bookkeeping {
                     try await store.prune(table: job.table, account: job.account, notSeenSince: since, job: job.name,
@@ -179,7 +232,7 @@ public struct Runner: Sendable {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let outcome = JobOutcome(job: job, file: file.path, database: store.path, status: result, walk: walk,
                                  pruned: pruned, files: files, startedAt: startedAt,
-                                 finishedAt: Timestamp.string(Date()), seconds: seconds, since: since)
+                                 finishedAt: Timestamp.string(Date()), seconds: seconds, since: since, parents: parents)
         do {
             try await Self.bookkeeping { try await store.record(run: outcome) }
         } catch {

@@ -37,6 +37,12 @@ public struct PageCommit: Sendable {
     public var deleted: [String] = []
     /// The highest value of the job's `incremental` path among the page's records.
     public var highWater: HighWater? = nil
+    /// A child job's page: the id of the parent record it was walked for. Its records
+    /// carry it; the walk has no checkpoint (a failed parent is walked again whole).
+    public var parentID: String? = nil
+    /// The jobs whose parent this job is: the page's new and changed records are queued
+    /// for them in `_mirror_parents`.
+    public var children: [String] = []
 }
 
 /// The highest value of an `incremental` path seen in a page, and the path.
@@ -59,6 +65,8 @@ public struct PageReplay: Sendable {
     public var nextURL: String?
     public var nextCursor: String?
     public var time: String
+    /// A child job's page: the walk has no checkpoint.
+    public var child = false
 }
 
 /// A page as `_mirror_pages` keeps it: enough to walk past it without its body.

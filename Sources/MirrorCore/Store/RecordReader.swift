@@ -118,7 +118,8 @@ public struct RecordReader: Sendable {
                 let order = IDOrder.collate(a, b)
                 return order < 0 ? .orderedAscending : order > 0 ? .orderedDescending : .orderedSame
             })
-            let (sql, arguments) = Self.query(selection)
+            let children = try db.columns(in: selection.table).contains { $0.name == "parent_id" }
+            let (sql, arguments) = Self.query(selection, children: children)
             let statement = try db.makeStatement(sql: sql)
             try statement.setArguments(arguments)
             let files = try db.tableExists(StoreSchema.files)
@@ -130,7 +131,9 @@ public struct RecordReader: Sendable {
         }
     }
 
-    static func query(_ selection: RecordSelection) -> (String, StatementArguments) {
+    /// The export's query; a child job's table (`children`) lists each parent's children
+    /// together, in their walk order.
+    static func query(_ selection: RecordSelection, children: Bool = false) -> (String, StatementArguments) {
         var sql = "SELECT account, id, record FROM \"\(selection.table)\""
         var conditions: [String] = []
         var arguments: StatementArguments = []
@@ -148,7 +151,7 @@ public struct RecordReader: Sendable {
         }
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
         switch selection.order {
-        case .walk: sql += " ORDER BY account, position"
+        case .walk: sql += children ? " ORDER BY account, parent_id, position" : " ORDER BY account, position"
         case .id: sql += " ORDER BY id COLLATE mirror_id DESC, account"
         }
         if selection.limit != nil || selection.offset != nil {

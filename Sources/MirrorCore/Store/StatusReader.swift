@@ -37,6 +37,10 @@ public struct StatusReport: Sendable, Codable, Equatable {
         public var since: String?
         public var highWater: String?
         public var highWaterPath: String?
+        /// For a child job (`parent`): parent records queued for it and not walked yet,
+        /// and those whose walk failed (walked again by the next run).
+        public var parentsPending: Int?
+        public var parentsFailed: Int?
     }
 
     public var output: String
@@ -54,11 +58,23 @@ public enum StatusReader {
         configuration.readonly = true
         configuration.busyMode = .timeout(10)
         let threshold = Timestamp.string(now.addingTimeInterval(-staleAfter))
+        // Child jobs' queues live in their parents' files: gathered from every file.
+        var queues: [String: (pending: Int, failed: Int)] = [:]
         for name in names {
             let path = (folder as NSString).appendingPathComponent(name)
             let queue = try DatabaseQueue(path: path, configuration: configuration)
             try queue.read { db in
                 guard try db.tableExists(StoreSchema.runs) else { return }
+                if try db.tableExists(StoreSchema.parents) {
+                    for row in try Row.fetchAll(db, sql: """
+                        SELECT job, count(*) FILTER (WHERE state = 'pending') AS pending,
+                          count(*) FILTER (WHERE state = 'failed') AS failed
+                        FROM \(StoreSchema.parents) GROUP BY job
+                        """) {
+                        let before = queues[row["job"]] ?? (0, 0)
+                        queues[row["job"]] = (before.pending + row["pending"], before.failed + row["failed"])
+                    }
+                }
                 let tables = try String.fetchAll(db, sql: StoreSchema.recordTables)
                 for table in tables {
                     let row = try Row.fetchOne(db, sql: "SELECT count(*) AS records, count(DISTINCT account) AS accounts FROM \"\(table)\"")
@@ -103,6 +119,15 @@ public enum StatusReader {
                     }
                     report.jobs.append(job)
                 }
+            }
+        }
+        for index in report.jobs.indices {
+            if let queue = queues[report.jobs[index].job] {
+                report.jobs[index].parentsPending = queue.pending
+                report.jobs[index].parentsFailed = queue.failed
+            } else if report.jobs[index].lastRun?.parents != nil {
+                report.jobs[index].parentsPending = 0
+                report.jobs[index].parentsFailed = 0
             }
         }
         // Jobs named in the given files that never ran are stale too.
@@ -159,6 +184,7 @@ extension JobOutcome {
         files = downloaded > 0 ? DownloadSummary(downloaded: downloaded) : nil
         error = row["error"]
         since = nil
+        parents = nil
     }
 }
 
@@ -186,6 +212,9 @@ extension StatusReport {
                     if let path = job.highWaterPath {
                         line += ", highest \(path) stored: \(job.highWater ?? "none")"
                     }
+                }
+                if let pending = job.parentsPending, let failed = job.parentsFailed {
+                    line += "\n  parents: \(pending) pending, \(failed) failed"
                 }
                 if let error = run.error { line += "\n  error: \(error)" }
                 lines.append(line)

@@ -7,6 +7,7 @@ enum StoreSchema {
     static let runs = "_mirror_runs"
     static let files = "_mirror_files"
     static let owners = "_mirror_owners"
+    static let parents = "_mirror_parents"
     /// Where files written before the schema version lived in `PRAGMA user_version` kept
     /// which migrations ran.
     static let legacyMigrations = "grdb_migrations"
@@ -165,6 +166,20 @@ enum StoreSchema {
                 ALTER TABLE \(runs) ADD COLUMN records_deleted INTEGER NOT NULL DEFAULT 0;
                 """)
         }
+        // Parent records whose child jobs (`parent`) have yet to walk them, in the parent's file.
+        registerMigration("mirror-parents-8") { db in
+            try db.execute(sql: """
+                CREATE TABLE \(parents) (
+                  job       TEXT NOT NULL,
+                  account   TEXT NOT NULL,
+                  parent_id TEXT NOT NULL,
+                  state     TEXT NOT NULL,
+                  error     TEXT,
+                  queued_at TEXT NOT NULL,
+                  PRIMARY KEY (job, account, parent_id)
+                ) WITHOUT ROWID
+                """)
+        }
         return migrations
     }()
 
@@ -208,6 +223,13 @@ enum StoreSchema {
           PRIMARY KEY (account, id)
         );
         CREATE INDEX IF NOT EXISTS "\(table)_walk_order" ON "\(table)" (account, position);
+        """
+    }
+
+    /// The index that serves a parent's children, in a child job's table.
+    static func createParentIndex(_ table: String) -> String {
+        """
+        CREATE INDEX IF NOT EXISTS "\(table)_by_parent" ON "\(table)" (account, parent_id, position)
         """
     }
 }

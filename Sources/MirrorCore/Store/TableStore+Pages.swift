@@ -9,17 +9,24 @@ extension TableStore {
         try await pool.write { db in
             var counts = CommitCounts()
             let table = page.table
-            let insert = try db.cachedStatement(sql: """
+            // A child job's records carry their parent's id.
+            let child = page.parentID != nil
+            let insert = try db.cachedStatement(sql: child ? """
+                INSERT INTO "\(table)" (account, id, record, position, first_seen, last_seen, parent_id)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6) ON CONFLICT (account, id) DO NOTHING
+                """ : """
                 INSERT INTO "\(table)" (account, id, record, position, first_seen, last_seen)
                 VALUES (?1, ?2, ?3, ?4, ?5, ?5) ON CONFLICT (account, id) DO NOTHING
                 """)
             let update = try db.cachedStatement(sql: """
-                UPDATE "\(table)" SET record = ?3, position = ?4, last_seen = ?5
+                UPDATE "\(table)" SET record = ?3, position = ?4, last_seen = ?5\(child ? ", parent_id = ?6" : "")
                 WHERE account = ?1 AND id = ?2 AND record <> ?3
                 """)
             let touch = try db.cachedStatement(sql: """
-                UPDATE "\(table)" SET position = ?4, last_seen = ?5 WHERE account = ?1 AND id = ?2
+                UPDATE "\(table)" SET position = ?4, last_seen = ?5\(child ? ", parent_id = ?6" : "") WHERE account = ?1 AND id = ?2
                 """)
+            // Records new or changed, whose children are walked next (`parent`).
+            var changedIDs: [String] = []
             let connection = db.sqliteConnection
             do {
                 // The records are bound where they lie in the page; nothing stays bound to it.
@@ -39,11 +46,13 @@ extension TableStore {
                         Raw.bind(raw, 3, unmoving: json)
                         sqlite3_bind_int64(raw, 4, Int64(position))
                         Raw.bind(raw, 5, page.time)
+                        if let parentID = page.parentID { Raw.bind(raw, 6, parentID) }
                     }
                     bind(insert)
                     try Raw.step(insert.sqliteStatement, db: connection)
                     if sqlite3_changes(connection) == 1 {
                         counts.new += 1
+                        if !page.children.isEmpty { changedIDs.append(String(decoding: id, as: UTF8.self)) }
                     } else {
                         var changed = false
                         if page.onChange == .replace {
@@ -53,6 +62,7 @@ extension TableStore {
                         }
                         if changed {
                             counts.updated += 1
+                            if !page.children.isEmpty { changedIDs.append(String(decoding: id, as: UTF8.self)) }
                         } else {
                             bind(touch)
                             try Raw.step(touch.sqliteStatement, db: connection)
@@ -63,6 +73,9 @@ extension TableStore {
                 }
             }
             if page.shared { try Self.own(page, db: db) }
+            if !changedIDs.isEmpty {
+                try Self.queueParents(changedIDs, children: page.children, account: page.account, time: page.time, db: db)
+            }
             if !page.deleted.isEmpty {
                 counts.deleted = try Self.delete(page.deleted, table: table, account: page.account, shared: page.shared, db: db)
             }
@@ -89,9 +102,11 @@ extension TableStore {
                 Raw.bind(pageRow.sqliteStatement, 13, unmoving: ids)
                 try Raw.step(pageRow.sqliteStatement, db: connection)
             }
-            try Self.checkpoint(db, job: page.job, account: page.account, time: page.time, nextPage: page.nextPage,
-                                nextURL: page.nextURL, nextCursor: page.nextCursor,
-                                position: page.firstPosition + page.records.count)
+            if page.parentID == nil {
+                try Self.checkpoint(db, job: page.job, account: page.account, time: page.time, nextPage: page.nextPage,
+                                    nextURL: page.nextURL, nextCursor: page.nextCursor,
+                                    position: page.firstPosition + page.records.count)
+            }
             if !page.files.isEmpty {
                 counts.pendingFiles = try registerFiles(page.files, job: page.job, time: page.time, db: db)
             }
@@ -155,8 +170,10 @@ extension TableStore {
                     """, arguments: [replay.time, validators.etag, validators.lastModified, replay.job, replay.account,
                                      replay.stored.url, replay.stored.requestBody])
             }
-            try Self.checkpoint(db, job: replay.job, account: replay.account, time: replay.time, nextPage: replay.nextPage,
-                                nextURL: replay.nextURL, nextCursor: replay.nextCursor, position: position)
+            if !replay.child {
+                try Self.checkpoint(db, job: replay.job, account: replay.account, time: replay.time, nextPage: replay.nextPage,
+                                    nextURL: replay.nextURL, nextCursor: replay.nextCursor, position: position)
+            }
             var counts = CommitCounts()
             counts.unchanged = replay.stored.ids.count
             return counts

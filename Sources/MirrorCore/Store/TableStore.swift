@@ -40,8 +40,16 @@ public final class TableStore: PageStore {
         }
     }
 
-    public func prepare(table: String) async throws {
-        try await pool.write { db in try db.execute(sql: StoreSchema.createTable(table)) }
+    /// Creates the record table if it is missing; a child job's (`parent`) gets a
+    /// `parent_id` column and its index.
+    public func prepare(table: String, child: Bool = false) async throws {
+        try await pool.write { db in
+            try db.execute(sql: StoreSchema.createTable(table))
+            if child, try !db.columns(in: table).contains(where: { $0.name == "parent_id" }) {
+                try db.execute(sql: "ALTER TABLE \"\(table)\" ADD COLUMN parent_id TEXT")
+            }
+            if child { try db.execute(sql: StoreSchema.createParentIndex(table)) }
+        }
     }
 
     /// Resumes the job's walk where it stopped if its last walk failed or was killed

@@ -19,10 +19,12 @@ public struct PageWalker: Sendable {
     let downloader: Downloader?
     /// Response bytes held for pages ahead of the one stored next (see `PageBudget`).
     let pagesAhead: Int
+    /// A child job's walk: the parent record it is for (see `PageCommit.parentID`).
+    let parentID: String?
 
     public init(job: JobSpec, store: any PageStore, client: HTTPClient, maxPages: Int?, refresh: Bool = false,
                 retry: RetryPolicy, limiter: RateLimiter, logger: Logger, progress: ProgressHandler? = nil,
-                downloader: Downloader? = nil, pagesAhead: Int? = nil) {
+                downloader: Downloader? = nil, pagesAhead: Int? = nil, parentID: String? = nil) {
         var logger = logger
         logger[metadataKey: "job"] = "\(job.name)"
         self.job = job
@@ -32,6 +34,7 @@ public struct PageWalker: Sendable {
         self.progress = progress
         self.downloader = downloader
         self.pagesAhead = pagesAhead ?? PageBudget.defaultLimit
+        self.parentID = parentID
         fetcher = PageFetcher(job: job, store: store, client: client,
                               sender: RetryingSender(job: job.name, retries: Self.pageRetries(job), rateLimit: job.rateLimit,
                                                      limiter: limiter, policy: retry, logger: logger),
@@ -200,14 +203,14 @@ public struct PageWalker: Sendable {
                     elements: served.elementCount, lastPage: served.lastPage, total: served.total, files: served.files,
                     onChange: job.onChange, shared: job.shareTable, firstPosition: position, nextPage: step.nextPage, nextURL: step.nextURL,
                     nextCursor: step.nextCursor, time: time, deleted: served.deleted,
-                    highWater: highWater(served.highest))))
+                    highWater: highWater(served.highest), parentID: parentID, children: job.children)))
             case let .stored(stored):
                 let revalidated = served.origin == .notModified
                     ? (storable(served.etag), storable(served.lastModified)) : nil
                 return .stored(try await store.replay(PageReplay(
                     job: job.name, account: job.account, table: job.table, stored: stored, firstPosition: position,
                     revalidated: revalidated, nextPage: step.nextPage, nextURL: step.nextURL,
-                    nextCursor: step.nextCursor, time: time)))
+                    nextCursor: step.nextCursor, time: time, child: parentID != nil)))
             }
         } catch let missing as ReplayMissingRecords {
             return .missingRecords(missing.missing)

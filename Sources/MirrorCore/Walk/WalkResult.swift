@@ -16,6 +16,8 @@ public enum StopReason: Sendable, Equatable, CustomStringConvertible {
     /// The page held a record stored before (`known: record`).
     case knownRecord(page: Int)
     case singlePage
+    /// A child job walked the children of this many parents.
+    case parents(Int)
     case maxPages(Int)
     case failed
     /// A signal stopped the walk.
@@ -35,7 +37,7 @@ public enum StopReason: Sendable, Equatable, CustomStringConvertible {
         case let .emptyPage(page), let .knownPage(page), let .status(_, page), let .lastPage(page), let .total(_, page),
              let .endOfPages(page), let .noNextPage(page), let .noMore(page), let .shortPage(page), let .knownRecord(page):
             return page
-        case .singlePage, .maxPages, .failed, .interrupted:
+        case .singlePage, .parents, .maxPages, .failed, .interrupted:
             return nil
         }
     }
@@ -53,6 +55,7 @@ public enum StopReason: Sendable, Equatable, CustomStringConvertible {
         case let .shortPage(page): return "short page \(page)"
         case let .knownRecord(page): return "page \(page) reached a known record"
         case .singlePage: return "single page"
+        case let .parents(count): return "children of \(count) \(count == 1 ? "parent" : "parents") walked"
         case let .maxPages(count): return "--max-pages \(count) reached"
         case .failed: return "failed"
         case .interrupted: return "interrupted"

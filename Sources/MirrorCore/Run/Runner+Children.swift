@@ -1,0 +1,142 @@
+import Foundation
+
+/// A child job's parent (`parent`): its spec and the store of its database.
+struct Family: Sendable {
+    let parent: JobSpec
+    let store: TableStore
+}
+
+/// What a child job's run did with its parents.
+public struct ParentWalks: Sendable, Codable, Equatable {
+    /// Parents whose children were walked whole.
+    public var walked = 0
+    /// Parents whose walk failed: queued, and walked again by the next run.
+    public var failed = 0
+    /// Children removed because their parent is gone (deleted or pruned).
+    public var orphansDeleted = 0
+}
+
+extension Runner {
+    /// Walks the children of each parent record queued for `job` (new or changed in its
+    /// parent's walks; every one with `queueAll`), up to the job's `concurrency` parents
+    /// at once, one request at a time each. A parent walked whole leaves the queue, and its
+    /// children not seen in the walk are pruned (`prune`); one that fails stays queued
+    /// with its error. Children of parents that are gone are deleted first.
+    func walkChildren(_ job: JobSpec, family: Family, store: TableStore, queueAll: Bool, options: Options,
+                      relay: ProgressRelay?, downloader: Downloader?) async -> (WalkResult, ParentWalks) {
+        var total = WalkResult()
+        var walks = ParentWalks()
+        let parent = family.parent
+        let queued: [(id: String, record: String)]
+        do {
+            if queueAll {
+                try await family.store.queueAllParents(child: job.name, table: parent.table, account: parent.account,
+                                                       time: Timestamp.string(Date()))
+            }
+            let living = try await family.store.ids(table: parent.table, account: parent.account)
+            walks.orphansDeleted = try await store.deleteOrphans(table: job.table, account: job.account, parents: living)
+            queued = try await family.store.queuedParents(child: job.name, table: parent.table, account: parent.account)
+        } catch {
+            total.error = "job '\(job.name)': \(family.store.path): \(error)"
+            return (total, walks)
+        }
+        let single = { var single = job; single.concurrency = 1; return single }()
+        let outcomes = await JobScheduler.map(queued, width: job.concurrency) { entry -> (WalkResult, Int)? in
+            let started = Timestamp.string(Date())
+            var walk = WalkResult()
+            var pruned = 0
+            do {
+                let filled = try Self.fill(single, parentID: entry.id, record: entry.record)
+                walk = await PageWalker(job: filled, store: store, client: client, maxPages: options.maxPages,
+                                        refresh: options.refresh, retry: options.retry, limiter: limiter, logger: logger,
+                                        progress: nil, downloader: downloader, pagesAhead: options.pagesAhead,
+                                        parentID: entry.id)
+                    .walk(from: WalkStart(startedAt: started, page: nil, nextURL: nil, cursor: nil, position: 0))
+                if walk.stop == .interrupted { return (walk, 0) }
+                if walk.error == nil, walk.stop.isComplete, job.prune {
+                    pruned = try await store.pruneChildren(table: job.table, account: job.account, parent: entry.id,
+                                                           notSeenSince: started)
+                }
+            } catch {
+                walk.error = walk.error ?? "job '\(job.name)': parent '\(entry.id)': \(error)"
+            }
+            do {
+                let error = walk.error
+                try await family.store.settleParent(child: job.name, account: parent.account, id: entry.id, error: error)
+            } catch {
+                walk.error = walk.error ?? "job '\(job.name)': \(family.store.path): \(error)"
+            }
+            return (walk, pruned)
+        }
+        var failures: [String] = []
+        var pruned = 0
+        var interrupted = Task.isCancelled
+        for case let (walk, prunedHere)?? in outcomes {
+            total.merge(walk)
+            pruned += prunedHere
+            if walk.stop == .interrupted {
+                interrupted = true
+            } else if let error = walk.error {
+                walks.failed += 1
+                failures.append(error)
+            } else {
+                walks.walked += 1
+            }
+        }
+        total.counts.deleted += walks.orphansDeleted + pruned
+        if interrupted {
+            total.stop = .interrupted
+            total.error = "job '\(job.name)': interrupted after \(walks.walked) of \(queued.count) parents; "
+                + "the others are walked by the next run"
+        } else if let first = failures.first {
+            total.stop = .failed
+            total.error = "\(walks.failed) of \(queued.count) parents failed (walked again by the next run); first: \(first)"
+        } else {
+            total.stop = .parents(queued.count)
+            total.error = nil
+        }
+        relay?.walked(JobProgress(job: job.name, state: .running, page: nil, lastPage: nil, walk: total,
+                                  files: downloader?.summary))
+        return (total, walks)
+    }
+
+    /// The child job for one parent: each `{parent.<path>}` filled with that value of the
+    /// parent's record, a string or a number.
+    static func fill(_ job: JobSpec, parentID: String, record: String) throws -> JobSpec {
+        let document = try JSONDocument(parsing: Array(record.utf8))
+        var filled = job
+        for text in job.parentPlaceholders {
+            guard let path = JSONPath(text), let value = document.root.value(at: path).flatMap(SinceValue.init) else {
+                throw MissingParentValue(path: text)
+            }
+            filled = filled.filling("parent.\(text)", with: value)
+        }
+        return filled
+    }
+
+    struct MissingParentValue: Error, CustomStringConvertible {
+        let path: String
+        var description: String { "the parent record has no string or number at '\(path)' for {parent.\(path)}" }
+    }
+}
+
+extension WalkResult {
+    /// Adds a walk of another parent's children to a child job's whole.
+    mutating func merge(_ other: WalkResult) {
+        pages += other.pages
+        pagesNotModified += other.pagesNotModified
+        pagesSkipped += other.pagesSkipped
+        counts.new += other.counts.new
+        counts.updated += other.counts.updated
+        counts.unchanged += other.counts.unchanged
+        counts.deleted += other.counts.deleted
+        rejected += other.rejected
+        repeated += other.repeated
+        elementsWalked += other.elementsWalked
+        retries += other.retries
+        bytes += other.bytes
+        for missing in other.missingPaths where !missingPaths.contains(missing) {
+            missingPaths.append(missing)
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import GRDB
+import GRDBSQLite
+
+/// `parent`: the parent records a child job has yet to walk, kept in `_mirror_parents` of
+/// the parent's file, and the child records of parents that are gone.
+extension TableStore {
+    /// Queues the records `ids` (new or changed, in the page being stored) for each child job.
+    static func queueParents(_ ids: [String], children: [String], account: String, time: String, db: Database) throws {
+        let queue = try db.cachedStatement(sql: """
+            INSERT INTO \(StoreSchema.parents) (job, account, parent_id, state, error, queued_at) VALUES (?, ?, ?, 'pending', NULL, ?)
+            ON CONFLICT (job, account, parent_id) DO UPDATE SET state = 'pending', error = NULL, queued_at = excluded.queued_at
+            """)
+        for child in children {
+            for id in ids {
+                try queue.execute(arguments: [child, account, id, time])
+            }
+        }
+    }
+
+    /// Queues every record of `table` and `account` for the child job `child`: its first
+    /// walk, or `--refresh`.
+    public func queueAllParents(child: String, table: String, account: String, time: String) async throws {
+        try await pool.write { db in
+            guard try db.tableExists(table) else { return }
+            try db.execute(sql: """
+                INSERT INTO \(StoreSchema.parents) (job, account, parent_id, state, error, queued_at)
+                  SELECT ?1, account, id, 'pending', NULL, ?2 FROM "\(table)" WHERE account = ?3 ORDER BY position
+                ON CONFLICT (job, account, parent_id) DO UPDATE SET state = 'pending', error = NULL, queued_at = excluded.queued_at
+                """, arguments: [child, time, account])
+        }
+    }
+
+    /// The parent records queued for the child job `child`, pending or failed before, with
+    /// their JSON, in the parent's walk order; queued ids whose record is gone are dropped.
+    public func queuedParents(child: String, table: String, account: String) async throws -> [(id: String, record: String)] {
+        try await pool.write { db in
+            guard try db.tableExists(table) else { return [] }
+            try db.execute(sql: """
+                DELETE FROM \(StoreSchema.parents) WHERE job = ?1 AND account = ?2
+                  AND parent_id NOT IN (SELECT id FROM "\(table)" WHERE account = ?2)
+                """, arguments: [child, account])
+            return try Row.fetchAll(db, sql: """
+                SELECT p.parent_id AS id, t.record AS record FROM \(StoreSchema.parents) p
+                JOIN "\(table)" t ON t.account = p.account AND t.id = p.parent_id
+                WHERE p.job = ? AND p.account = ? ORDER BY t.position, t.id
+                """, arguments: [child, account]).map { ($0["id"], $0["record"]) }
+        }
+    }
+
+    /// The child job `child` walked the parent `id`: done (nil), or failed, to be walked
+    /// again by the next run.
+    public func settleParent(child: String, account: String, id: String, error: String?) async throws {
+        try await pool.write { db in
+            if let error {
+                try db.execute(sql: """
+                    UPDATE \(StoreSchema.parents) SET state = 'failed', error = ? WHERE job = ? AND account = ? AND parent_id = ?
+                    """, arguments: [error, child, account, id])
+            } else {
+                try db.execute(sql: "DELETE FROM \(StoreSchema.parents) WHERE job = ? AND account = ? AND parent_id = ?",
+                               arguments: [child, account, id])
+            }
+        }
+    }
+
+    /// The ids of `table`'s records of `account`.
+    public func ids(table: String, account: String) async throws -> Set<String> {
+        try await pool.read { db in
+            guard try db.tableExists(table) else { return [] }
+            return Set(try String.fetchAll(db, sql: "SELECT id FROM \"\(table)\" WHERE account = ?", arguments: [account]))
+        }
+    }
+
+    /// Deletes the records of a child job's `table` and `account` whose parent is not in
+    /// `parents` (deleted or pruned since); says how many.
+    public func deleteOrphans(table: String, account: String, parents: Set<String>) async throws -> Int {
+        try await pool.write { db in
+            let orphans = try String.fetchAll(db, sql: """
+                SELECT DISTINCT parent_id FROM "\(table)" WHERE account = ? AND parent_id IS NOT NULL
+                """, arguments: [account]).filter { !parents.contains($0) }
+            var deleted = 0
+            for parent in orphans {
+                try db.execute(sql: "DELETE FROM \"\(table)\" WHERE account = ? AND parent_id = ?", arguments: [account, parent])
+                deleted += db.changesCount
+            }
+            return deleted
+        }
+    }
+
+    /// `prune` for one parent's children: deletes the records of `parent` not seen since `time`.
+    public func pruneChildren(table: String, account: String, parent: String, notSeenSince time: String) async throws -> Int {
+        try await pool.write { db in
+            try db.execute(sql: """
+                DELETE FROM "\(table)" WHERE account = ? AND parent_id = ? AND last_seen < ?
+                """, arguments: [account, parent, time])
+            return db.changesCount
+        }
+    }
+
+    /// Whether the job has walked before (a row in `_mirror_walks`).
+    public func hasWalked(job: String, account: String) async throws -> Bool {
+        try await pool.read { db in
+            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(StoreSchema.walks) WHERE job = ? AND account = ?)",
+                              arguments: [job, account]) ?? false
+        }
+    }
+}

@@ -1,0 +1,259 @@
+import Foundation
+import GRDB
+@testable import MirrorCore
+import MirrorTestSupport
+import Synchronization
+import Testing
+
+/// Events at `/events?page=N` (all on page 1), and each event's comments at
+/// `/events/<id>/comments?page=N`, two a page. An event id in `failing` answers 500 for
+/// its comments.
+final class EventsAPI: Sendable {
+    struct Event: Sendable {
+        var id: String
+        var title: String
+        var comments: Int
+        var deleted = false
+    }
+
+    let events: Mutex<[Event]>
+    let failing = Mutex<Set<String>>([])
+
+    init(_ events: [Event]) {
+        self.events = Mutex(events)
+    }
+
+    func change(_ body: @Sendable (inout [Event]) -> Void) {
+        events.withLock { body(&$0) }
+    }
+
+    var handler: @Sendable (FixtureRequest) async -> FixtureResponse {
+        { request in
+            let page = Int(request.parameter("page") ?? "1") ?? 1
+            let events = self.events.withLock { $0 }
+            if request.path == "/events" {
+                let list = page == 1 ? events.map {
+                    #"{"id":\#($0.id),"title":"\#($0.title)","deleted":\#($0.deleted),"slug":"e-\#($0.id)"}"#
+                } : []
+                return .json(#"{"data":{"list":[\#(list.joined(separator: ","))]}}"#)
+            }
+            let parts = request.path.split(separator: "/")
+            guard parts.count == 3, parts[0] == "events", parts[2] == "comments",
+                  let event = events.first(where: { $0.id == parts[1] }) else { return .text("no such page", status: 404) }
+            if self.failing.withLock({ $0.contains(event.id) }) { return .text("down", status: 500) }
+            let all = (1...max(event.comments, 1)).prefix(event.comments).map {
+                #"{"id":"c\#(event.id)-\#($0)","text":"\#(event.title) \#($0)"}"#
+            }
+            let slice = all.dropFirst((page - 1) * 2).prefix(2)
+            return .json(#"{"comments":[\#(slice.joined(separator: ","))]}"#)
+        }
+    }
+}
+
+private func familyJobs(_ childKeys: String = "", parentKeys: String = "", child: Bool = true) -> String {
+    """
+    version: 1
+    jobs:
+      - name: events
+        url: "BASE/events?page={page}"
+        records: data.list
+        id: id
+        table: t_event
+        concurrency: 1
+    \(parentKeys.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
+    """ + (child ? """
+
+      - name: event_comments
+        parent: events
+        url: "BASE/events/{parent.id}/comments?page={page}"
+        records: comments
+        id: id
+        table: t_comment
+        retries: 0
+    \(childKeys.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
+    """ : "")
+}
+
+@Suite("child jobs")
+struct ChildJobTests {
+    /// `(id, parent_id)` of every stored comment, by id.
+    func comments(_ harness: Harness) throws -> [String] {
+        try harness.database("t_comment.sqlite").read { db in
+            try Row.fetchAll(db, sql: "SELECT id, parent_id FROM t_comment ORDER BY id").map { "\($0["id"] as String)@\($0["parent_id"] as String)" }
+        }
+    }
+
+    func commentRequests(_ server: FixtureServer) -> [String] {
+        server.requests.map(\.target).filter { $0.contains("/comments") }.sorted()
+    }
+
+    @Test("a child job walks each parent's paged children and stores them with their parent's id")
+    func pagedChildren() async throws {
+        let harness = try Harness()
+        let api = EventsAPI([.init(id: "1", title: "a", comments: 3), .init(id: "2", title: "b", comments: 1),
+                             .init(id: "3", title: "c", comments: 0)])
+        try await FixtureServer.with(api.handler) { server in
+            let summary = try await harness.run(familyJobs(), server: server)
+            #expect(summary.jobs.map(\.status) == [.ok, .ok])
+            let child = summary.jobs[1]
+            #expect(child.stopReason == "children of 3 parents walked")
+            #expect(child.parents == ParentWalks(walked: 3, failed: 0, orphansDeleted: 0))
+            #expect(child.records == .init(new: 4, updated: 0, unchanged: 0, rejected: 0, pruned: 0, deleted: 0))
+            #expect(commentRequests(server) == [
+                "/events/1/comments?page=1", "/events/1/comments?page=2", "/events/1/comments?page=3",
+                "/events/2/comments?page=1", "/events/2/comments?page=2", "/events/3/comments?page=1",
+            ])
+        }
+        #expect(try comments(harness) == ["c1-1@1", "c1-2@1", "c1-3@1", "c2-1@2"])
+        // A device joins child to parent with SQL alone, through an index.
+        let joined = try await harness.database("t_comment.sqlite").read { db in
+            try db.execute(sql: "ATTACH DATABASE ? AS events", arguments: [harness.output + "/t_event.sqlite"])
+            let plan = try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN SELECT id FROM t_comment WHERE account = '' AND parent_id = '1'")
+                .map { $0["detail"] as String }
+            let rows = try String.fetchAll(db, sql: """
+                SELECT json_extract(e.record, '$.title') || ': ' || json_extract(c.record, '$.text')
+                FROM events.t_event e JOIN t_comment c ON c.account = e.account AND c.parent_id = e.id
+                WHERE e.id = '1' ORDER BY c.position
+                """)
+            return (plan, rows)
+        }
+        #expect(joined.0.contains { $0.contains("t_comment_by_parent") })
+        #expect(joined.1 == ["a: a 1", "a: a 2", "a: a 3"])
+    }
+
+    @Test("the next run walks only the parents that are new or changed; --refresh walks them all")
+    func changedParentsOnly() async throws {
+        let harness = try Harness()
+        let api = EventsAPI([.init(id: "1", title: "a", comments: 1), .init(id: "2", title: "b", comments: 1)])
+        try await FixtureServer.with(api.handler) { server in
+            _ = try await harness.run(familyJobs(), server: server)
+            let firstCount = commentRequests(server).count
+            api.change { events in
+                events[1].title = "b2"
+                events.append(.init(id: "3", title: "c", comments: 2))
+            }
+            let second = try await harness.run(familyJobs(), server: server)
+            #expect(second.jobs[1].parents == ParentWalks(walked: 2, failed: 0, orphansDeleted: 0))
+            #expect(Array(commentRequests(server).dropFirst(0)).count == firstCount + 4)
+            let third = try await harness.run(familyJobs(), server: server)
+            #expect(third.jobs[1].parents == ParentWalks(walked: 0, failed: 0, orphansDeleted: 0))
+            #expect(third.jobs[1].stopReason == "children of 0 parents walked")
+            let refreshed = try await harness.run(familyJobs(), server: server, refresh: true)
+            #expect(refreshed.jobs[1].parents == ParentWalks(walked: 3, failed: 0, orphansDeleted: 0))
+            #expect(server.requests.filter { $0.path == "/events/2/comments" }.map(\.target) == [
+                "/events/2/comments?page=1", "/events/2/comments?page=2",
+                "/events/2/comments?page=1", "/events/2/comments?page=2",
+                "/events/2/comments?page=1", "/events/2/comments?page=2",
+            ])
+            #expect(server.requests.filter { $0.path == "/events/1/comments" }.count == 4)
+        }
+        #expect(try comments(harness) == ["c1-1@1", "c2-1@2", "c3-1@3", "c3-2@3"])
+        #expect(try harness.record("c2-1", table: "t_comment") == #"{"id":"c2-1","text":"b2 1"}"#)
+    }
+
+    @Test("a child job added to a parent with stored records walks every one of them first")
+    func childAddedLater() async throws {
+        let harness = try Harness()
+        let api = EventsAPI([.init(id: "1", title: "a", comments: 1), .init(id: "2", title: "b", comments: 1)])
+        try await FixtureServer.with(api.handler) { server in
+            _ = try await harness.run(familyJobs(child: false), server: server)
+            let summary = try await harness.run(familyJobs(), server: server, jobs: ["event_comments"])
+            #expect(summary.jobs.map(\.job) == ["event_comments"])
+            #expect(summary.jobs[0].parents == ParentWalks(walked: 2, failed: 0, orphansDeleted: 0))
+        }
+        #expect(try comments(harness) == ["c1-1@1", "c2-1@2"])
+    }
+
+    @Test("a failing child walk fails its job, keeps the other parents' records, and is the only one retried next run")
+    func failingChildRetried() async throws {
+        let harness = try Harness()
+        let api = EventsAPI([.init(id: "1", title: "a", comments: 1), .init(id: "2", title: "b", comments: 3),
+                             .init(id: "3", title: "c", comments: 1)])
+        api.failing.withLock { $0 = ["2"] }
+        try await FixtureServer.with(api.handler) { server in
+            let first = try await harness.run(familyJobs(), server: server)
+            #expect(first.jobs[0].status == .ok)
+            #expect(first.jobs[1].status == .failed)
+            #expect(first.jobs[1].parents == ParentWalks(walked: 2, failed: 1, orphansDeleted: 0))
+            #expect(first.jobs[1].error == "1 of 3 parents failed (walked again by the next run); first: job 'event_comments': "
+                + "GET \(server.base)/events/2/comments?page=1: HTTP 500: unexpected status (internal server error): down; "
+                + "page 1 not stored, nothing stored")
+            #expect(try comments(harness) == ["c1-1@1", "c3-1@3"])
+            let status = try StatusReader.read(folder: harness.output)
+            let child = try #require(status.jobs.first { $0.job == "event_comments" })
+            #expect(child.parentsPending == 0)
+            #expect(child.parentsFailed == 1)
+            #expect(status.text.contains("\n  parents: 0 pending, 1 failed"))
+
+            api.failing.withLock { $0 = [] }
+            let before = commentRequests(server).count
+            let second = try await harness.run(familyJobs(), server: server)
+            #expect(second.jobs[1].status == .ok)
+            #expect(second.jobs[1].parents == ParentWalks(walked: 1, failed: 0, orphansDeleted: 0))
+            #expect(Array(commentRequests(server).suffix(from: 0)).count == before + 3)
+            #expect(server.requests.suffix(3).map(\.target) == [
+                "/events/2/comments?page=1", "/events/2/comments?page=2", "/events/2/comments?page=3",
+            ])
+        }
+        #expect(try comments(harness) == ["c1-1@1", "c2-1@2", "c2-2@2", "c2-3@2", "c3-1@3"])
+        let status = try StatusReader.read(folder: harness.output)
+        #expect(status.jobs.first { $0.job == "event_comments" }?.parentsFailed == 0)
+    }
+
+    @Test("a parent deleted or pruned takes its children with it")
+    func cascade() async throws {
+        let harness = try Harness()
+        let api = EventsAPI([.init(id: "1", title: "a", comments: 2), .init(id: "2", title: "b", comments: 1),
+                             .init(id: "3", title: "c", comments: 1)])
+        let jobs = familyJobs(parentKeys: "deleted: deleted\nprune: true")
+        try await FixtureServer.with(api.handler) { server in
+            _ = try await harness.run(jobs, server: server)
+            api.change { events in
+                events[0].deleted = true
+                events.remove(at: 2)
+            }
+            let second = try await harness.run(jobs, server: server)
+            #expect(second.jobs[0].records.deleted == 1)
+            #expect(second.jobs[0].records.pruned == 1)
+            #expect(second.jobs[1].parents == ParentWalks(walked: 0, failed: 0, orphansDeleted: 3))
+            #expect(second.jobs[1].records.deleted == 3)
+        }
+        #expect(try harness.ids("t_event") == ["2"])
+        #expect(try comments(harness) == ["c2-1@2"])
+    }
+
+    @Test("parents are checked when the file is loaded")
+    func configErrors() {
+        func errors(_ yaml: String) -> [String] {
+            do {
+                _ = try JobFileLoader(environment: [:]).parse(text: yaml, path: "x.yaml", folder: ".")
+                return []
+            } catch {
+                return error.diagnostics.map { String($0.description.dropFirst("x.yaml:".count)) }
+            }
+        }
+        func file(_ jobs: String) -> String {
+            "version: 1\ndefaults: { records: list, id: id }\njobs:\n" + jobs
+        }
+        #expect(errors(file("""
+              - { name: events, url: "https://x.test/e", table: t_e }
+              - { name: comments, parent: evnts, url: "https://x.test/e/{parent.id}", table: t_c }
+            """)) == ["5:31: 'parent' of job 'comments' names no job of this file: 'evnts' (did you mean 'events'?)"])
+        #expect(errors(file("""
+              - { name: a, parent: b, url: "https://x.test/a/{parent.id}", table: t_a }
+              - { name: b, parent: a, url: "https://x.test/b/{parent.id}", table: t_b }
+            """)) == ["4:24: jobs 'a', 'b' are each other's parents: a cycle (a → b → a)"])
+        #expect(errors(file("""
+              - { name: a, url: "https://x.test/a/{parent.id}", table: t_a }
+            """)) == ["4:21: job 'a' uses {parent.id} but has no 'parent'"])
+        #expect(errors(file("""
+              - { name: a, url: "https://x.test/a", table: t_a }
+              - { name: b, parent: a, url: "https://x.test/b", table: t_b }
+            """)) == ["5:24: job 'b' has a parent but no {parent.<path>} in its url, body or headers (such as {parent.id}): "
+                + "every parent would give the same request"])
+        #expect(errors(file("""
+              - { name: a, url: "https://x.test/a", table: t_a }
+              - { name: b, parent: b, url: "https://x.test/b/{parent.id}", table: t_b }
+            """)) == ["5:24: job 'b' cannot be its own parent"])
+    }
+}
