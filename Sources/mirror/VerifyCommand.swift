@@ -15,8 +15,14 @@ struct VerifyCommand: AsyncParsableCommand {
             """)
 
     @OptionGroup var walk: WalkOptions
+    @Option(help: "Walk a child job (parent:) for this many of its parent's first records (default: all).")
+    var maxParents: Int?
     @Option(help: "Write JUnit XML to this file: one test case per job.") var junit: String?
     @Flag(help: "Log errors only.") var quiet = false
+
+    func validate() throws {
+        if let maxParents, maxParents < 1 { throw ValidationError("--max-parents must be at least 1") }
+    }
 
     func run() async throws {
         let loaded = try loadJobFiles(walk.files)
@@ -24,6 +30,7 @@ struct VerifyCommand: AsyncParsableCommand {
         var options = Verifier.Options()
         options.jobs = walk.jobs
         options.maxPages = walk.maxPages
+        options.maxParents = maxParents
         let summary = try await Verifier(client: HTTPClient(), logger: logger).verify(loaded, options: options)
         if !summary.text.isEmpty { try printOut(summary.text) }
         if let junit {

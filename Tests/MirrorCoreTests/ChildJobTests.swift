@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import GRDB
 @testable import MirrorCore
 import MirrorTestSupport
@@ -255,5 +256,48 @@ struct ChildJobTests {
               - { name: a, url: "https://x.test/a", table: t_a }
               - { name: b, parent: b, url: "https://x.test/b/{parent.id}", table: t_b }
             """)) == ["5:24: job 'b' cannot be its own parent"])
+    }
+}
+
+@Suite("verifying child jobs")
+struct ChildVerifyTests {
+    @Test("verify walks a child job for its parent's first records, and names the parent of each fault")
+    func verifyChildren() async throws {
+        let harness = try Harness()
+        let api = EventsAPI([.init(id: "1", title: "a", comments: 3), .init(id: "2", title: "b", comments: 1),
+                             .init(id: "3", title: "c", comments: 1)])
+        api.failing.withLock { $0 = ["2"] }
+        try await FixtureServer.with(api.handler) { server in
+            let file = try harness.load(familyJobs(), server: server)
+            func verify(jobs: [String] = [], maxParents: Int? = nil) async throws -> VerifySummary {
+                var options = Verifier.Options()
+                options.jobs = jobs
+                options.maxParents = maxParents
+                options.retry = RetryPolicy(baseDelay: 0.01)
+                return try await Verifier(client: HTTPClient(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+                    .verify([file], options: options)
+            }
+            let all = try await verify()
+            #expect(all.jobs.map(\.job) == ["events", "event_comments"])
+            #expect(all.jobs[1].walk.stop == .parents(3))
+            #expect(all.jobs[1].walk.counts.new == 4)
+            #expect(all.jobs[1].faults.map(\.description) == [
+                "page 1: parent '2': GET \(server.base)/events/2/comments?page=1: HTTP 500: "
+                    + "unexpected status (internal server error): down",
+            ])
+            #expect(!all.passed)
+
+            let before = server.requests.count
+            let one = try await verify(jobs: ["event_comments"], maxParents: 1)
+            // The parent is walked for its records, and not reported.
+            #expect(one.jobs.map(\.job) == ["event_comments"])
+            #expect(one.passed)
+            #expect(one.text.hasPrefix("event_comments: ok, 3 pages, 3 records, ended: children of 1 parent walked, "))
+            #expect(server.requests.dropFirst(before).map(\.target) == [
+                "/events?page=1", "/events?page=2",
+                "/events/1/comments?page=1", "/events/1/comments?page=2", "/events/1/comments?page=3",
+            ])
+        }
+        #expect(!FileManager.default.fileExists(atPath: harness.output))
     }
 }

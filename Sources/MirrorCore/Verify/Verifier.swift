@@ -27,13 +27,28 @@ public struct WalkFault: Sendable, Equatable, CustomStringConvertible {
 
 /// Where `verify` puts pages: nowhere. It remembers which page each id was first seen on,
 /// to find ids that drift from one page to another.
+///
+/// For a job with children (`parent`), it keeps the first `keep` records it is given, whose
+/// children are walked next.
 final class WalkRecorder: PageStore {
-    private let state = Mutex<(firstPage: [ExactText: Int], drift: [WalkFault])>(([:], []))
+    private let state = Mutex<(firstPage: [ExactText: Int], drift: [WalkFault], kept: [(id: String, record: String)])>(([:], [], []))
+    private let keep: Int
+
+    init(keep: Int = 0) {
+        self.keep = keep
+    }
 
     var drift: [WalkFault] { state.withLock { $0.drift } }
+    var kept: [(id: String, record: String)] { state.withLock { $0.kept } }
 
     func commit(_ page: PageCommit) async throws -> CommitCounts {
         state.withLock { state in
+            if state.kept.count < keep {
+                page.records.forEach { id, json in
+                    guard state.kept.count < keep else { return }
+                    state.kept.append((String(decoding: id, as: UTF8.self), String(decoding: json, as: UTF8.self)))
+                }
+            }
             for text in page.records.ids {
                 let id = ExactText(text)
                 if let first = state.firstPage[id] {
@@ -144,6 +159,8 @@ public struct Verifier: Sendable {
     public struct Options: Sendable {
         public var jobs: [String] = []
         public var maxPages: Int?
+        /// A child job is walked for this many of its parent's first records; nil: all of them.
+        public var maxParents: Int?
         public var parallel = 4
         public var retry = RetryPolicy()
         public init() {}
@@ -162,23 +179,53 @@ public struct Verifier: Sendable {
         var selection = Runner.Options()
         selection.jobs = options.jobs
         let selected = try Runner.select(files, options: selection)
-        let results = await JobScheduler.map(selected, width: options.parallel) { entry in
-            await self.verify(entry.job, file: entry.file.path, options: options)
+        // A child job's parent is walked first, for its records; one not selected is not reported.
+        var entries = selected.map { (job: $0.job, file: $0.file, reported: true) }
+        var index = 0
+        while index < entries.count {
+            let entry = entries[index]
+            if let name = entry.job.parent, !entries.contains(where: { $0.file.path == entry.file.path && $0.job.name == name }),
+               let parent = entry.file.jobs.first(where: { $0.name == name }) {
+                entries.append((parent, entry.file, false))
+            }
+            index += 1
         }
-        return VerifySummary(jobs: results.compactMap { $0 })
+        let depths = Runner.depths(entries.map { ($0.job, $0.file.path) })
+        let all = entries
+        let parents = Mutex<[String: [(id: String, record: String)]]>([:])
+        var results: [JobVerification?] = Array(repeating: nil, count: entries.count)
+        for depth in Set(depths).sorted() {
+            let wave = entries.indices.filter { depths[$0] == depth }
+            let verified = await JobScheduler.map(wave, width: options.parallel) { index -> JobVerification in
+                let entry = all[index]
+                let key = { (name: String) in entry.file.path + "\u{0}" + name }
+                if entry.job.parent != nil {
+                    let records = parents.withLock { $0[key(entry.job.parent!)] } ?? []
+                    return await self.verifyChildren(entry.job, file: entry.file.path, parents: records, options: options)
+                }
+                let (verification, kept) = await self.verify(entry.job, file: entry.file.path, options: options,
+                                                             keep: entry.job.children.isEmpty ? 0 : options.maxParents ?? .max)
+                parents.withLock { $0[key(entry.job.name)] = kept }
+                return verification
+            }
+            for (index, result) in zip(wave, verified) { results[index] = result }
+        }
+        return VerifySummary(jobs: zip(entries, results).compactMap { $0.0.reported ? $0.1 : nil })
     }
 
-    func verify(_ job: JobSpec, file: String, options: Options) async -> JobVerification {
+    func verify(_ job: JobSpec, file: String, options: Options,
+                keep: Int = 0) async -> (JobVerification, [(id: String, record: String)]) {
         let clock = ContinuousClock.now
-        let recorder = WalkRecorder()
+        let recorder = WalkRecorder(keep: keep)
         let start = WalkStart(startedAt: Timestamp.string(Date()), page: nil, nextURL: nil, cursor: nil, position: 0)
         let walk = await PageWalker(job: job, store: recorder, client: client, maxPages: options.maxPages, refresh: true,
                                     retry: options.retry, limiter: limiter, logger: logger)
             .walk(from: start)
         let elapsed = ContinuousClock.now - clock
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return JobVerification(job: job.name, file: file, walk: walk,
-                               faults: Self.faults(of: walk, drift: recorder.drift, redactor: job.redactor), seconds: seconds)
+        return (JobVerification(job: job.name, file: file, walk: walk,
+                                faults: Self.faults(of: walk, drift: recorder.drift, redactor: job.redactor), seconds: seconds),
+                recorder.kept)
     }
 
     /// Every fault of a walk, in page order. Ids, cursors and error wording come from the
