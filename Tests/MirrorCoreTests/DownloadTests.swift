@@ -119,6 +119,21 @@ private func tree(_ folder: String) -> [String] {
 
 @Suite("downloads")
 struct DownloadTests {
+    @Test("a walk whose records all come from stored copies warns of no downloads path: it read no record")
+    func replayedWalkNoWarning() async throws {
+        let harness = try Harness()
+        let api = FileAPI(pages: [[#"{"id":"1","cover":{"url":"BASE/f/a"},"images":[{"url":"BASE/f/b"}],"attachments":["BASE/f/c"]}"#]])
+        try await FixtureServer.with(api.handle) { server in
+            let first = try await harness.run(job("refresh_after: 1h\npages: { from: 1, to: 1 }"), server: server)
+            // Page 1 is walked from its stored copy; page 2, empty, is fetched.
+            let second = try await harness.run(job("refresh_after: 1h\npages: { from: 1, to: 2 }"), server: server)
+            #expect(first.jobs[0].files?.downloaded == 3)
+            #expect(second.jobs[0].pages.skipped == 1)
+            #expect(second.jobs[0].pages.fetched == 1)
+            #expect(first.jobs[0].warnings == nil)
+            #expect(second.jobs[0].warnings == nil)
+        }
+    }
     static let pages = [
         [
             #"{"id":1,"cover":{"url":"BASE/f/a.jpg"},"images":[{"url":"BASE/f/b.PNG?size=large"},{"url":"BASE/f/a.jpg"}]}"#,

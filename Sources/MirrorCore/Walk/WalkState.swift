@@ -52,6 +52,8 @@ struct WalkState {
     /// Configured `stop` and `downloads` paths some response of the walk held.
     private var stopPathsFound: Set<String> = []
     private var downloadsFound: Set<Int> = []
+    /// Records of the responses read whole (not of stored copies replayed).
+    private var recordsRead = 0
     /// A scroll walk's last page's ids: a page repeating them is a loop.
     private var scrolled: [ExactText] = []
     /// The last page (`stop.last_page`) and the records of the whole walk (`stop.total`),
@@ -150,6 +152,7 @@ struct WalkState {
             }
             stopPathsFound.formUnion(served.stopPathsFound)
             downloadsFound.formUnion(served.downloadsFound)
+            recordsRead += served.recordCount
         }
         // With `has_more`, the flag says whether pages follow; a stored copy (whose flag
         // was not kept) goes on as its next cursor or page says.
@@ -278,7 +281,8 @@ struct WalkState {
             where !stopPathsFound.contains(path.description) {
             result.missingPaths.append(MissingPath(page: nil, message: "'\(path)' (stop) was in no response of the walk"))
         }
-        if result.counts.new + result.counts.updated + result.counts.unchanged > 0 {
+        // Only records read from a response can say a `downloads` path is in none of them.
+        if recordsRead > 0 {
             for (index, path) in job.downloads.enumerated() where !downloadsFound.contains(index) {
                 result.missingPaths.append(MissingPath(page: nil, message: "'\(path)' (downloads) was in no record of the walk"))
             }
