@@ -121,7 +121,7 @@ if [ -f cache/t_event.sqlite ]; then
     printf '%s\n\n' "$query"
     sqlite3 -header -column cache/t_event.sqlite "$query" || true
     echo
-    for t in t_event t_venue t_news; do
+    for t in t_event t_venue t_news t_review t_change; do
         if [ -f "cache/$t.sqlite" ]; then
             printf '%-8s %s records\n' "$t" "$(sqlite3 "cache/$t.sqlite" "SELECT count(*) FROM $t" 2>/dev/null || echo '?')"
         fi

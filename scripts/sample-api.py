@@ -38,6 +38,8 @@ EVENTS_PER_PAGE = 10
 EVENTS_OVERLAP = 2
 EVENT_PAGES = 5
 EVENT_ID_BASE = 9007199254740993001  # 2**53 + 1, times 1000, plus 1: 19 digits
+EVENT_COUNT = (EVENT_PAGES - 1) * (EVENTS_PER_PAGE - EVENTS_OVERLAP) + EVENTS_PER_PAGE
+CHANGES = 12
 VENUE_PAGES = 3
 VENUES_PER_PAGE = 4
 VENUE_ID_BASE = 1152921504606846977  # 2**60 + 1: a JSON number no double holds exactly
@@ -142,8 +144,36 @@ def news_page(page):
     return items
 
 
+def reviews_page(n, page):
+    """Event n has n % 4 reviews, two a page."""
+    items = [{
+        "id": "review-%d-%d" % (n + 1, k + 1),
+        "stars": 1 + (n + k) % 5,
+        "text": "%s, %s" % (ADJ[(n + k) % len(ADJ)], NOUN[(n * 2 + k) % len(NOUN)]),
+    } for k in range(n % 4)]
+    return {"reviews": items[(page - 1) * 2:page * 2] if page >= 1 else []}
+
+
+def changes_since(since):
+    """A change feed: what changed at or after `since` (ISO 8601 UTC), oldest first;
+    every third change is a deletion (a tombstone)."""
+    items = []
+    for k in range(CHANGES):
+        at = datetime.datetime(2026, 11, 1, 8, 0, tzinfo=datetime.timezone.utc) + datetime.timedelta(hours=9 * k)
+        stamp = at.strftime("%Y-%m-%dT%H:%M:%SZ")
+        if since and stamp < since:
+            continue
+        item = {"id": "change-%02d" % (k + 1), "updated_at": stamp, "deleted": k % 3 == 2}
+        if not item["deleted"]:
+            item["summary"] = "%s %s updated" % (ADJ[k % len(ADJ)], NOUN[(k * 5) % len(NOUN)])
+        items.append(item)
+    return {"changes": items}
+
+
 INDEX = {
     "endpoints": {
+        "/v1/events/ID/reviews?page=N": "each event's reviews, two a page (a child endpoint)",
+        "/v1/changes?updated_since=T": "a change feed since an ISO 8601 time, tombstones included",
         "/v1/events?page=N": "page paging, %d pages of %d events (2 overlap)" % (EVENT_PAGES, EVENTS_PER_PAGE),
         "/v1/venues?cursor=C": "cursor paging, next_cursor in the body, %d pages" % VENUE_PAGES,
         "/v1/news?page=N": "Link rel=\"next\" header paging, %d pages" % NEWS_PAGES,
@@ -221,6 +251,20 @@ class Handler(BaseHTTPRequestHandler):
             page = self.int_param(query, "page", 1)
             if page is not None:
                 self.send_json(200, events_page(page, self.base_url()))
+        elif path.startswith("/v1/events/") and path.endswith("/reviews"):
+            try:
+                n = int(path[len("/v1/events/"):-len("/reviews")]) - EVENT_ID_BASE
+            except ValueError:
+                n = -1
+            page = self.int_param(query, "page", 1)
+            if page is None:
+                return
+            if not 0 <= n < EVENT_COUNT:
+                self.error(404, "no such event")
+            else:
+                self.send_json(200, reviews_page(n, page))
+        elif path == "/v1/changes":
+            self.send_json(200, changes_since((query.get("updated_since") or [""])[-1]))
         elif path == "/v1/venues":
             cursor = (query.get("cursor") or [""])[-1]
             page = page_of_cursor(cursor)
