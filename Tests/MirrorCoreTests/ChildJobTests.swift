@@ -201,6 +201,27 @@ struct ChildJobTests {
         #expect(status.jobs.first { $0.job == "event_comments" }?.parentsFailed == 0)
     }
 
+    @Test("a parent whose children a walk cut by --max-pages did not all see stays queued")
+    func cutByMaxPages() async throws {
+        let harness = try Harness()
+        let api = EventsAPI([.init(id: "1", title: "a", comments: 3), .init(id: "2", title: "b", comments: 0)])
+        try await FixtureServer.with(api.handler) { server in
+            let cut = try await harness.run(familyJobs(), server: server, maxPages: 1)
+            #expect(cut.jobs[1].status == .ok)
+            #expect(cut.jobs[1].stopReason == "--max-pages 1 reached")
+            #expect(cut.jobs[1].parents == ParentWalks(walked: 1, failed: 0, orphansDeleted: 0))
+            let status = try StatusReader.read(folder: harness.output)
+            #expect(status.jobs.first { $0.job == "event_comments" }?.parentsPending == 1)
+            let whole = try await harness.run(familyJobs(), server: server)
+            #expect(whole.jobs[1].parents == ParentWalks(walked: 1, failed: 0, orphansDeleted: 0))
+            #expect(server.requests.filter { $0.path == "/events/1/comments" }.map(\.target) == [
+                "/events/1/comments?page=1", "/events/1/comments?page=1", "/events/1/comments?page=2",
+                "/events/1/comments?page=3",
+            ])
+        }
+        #expect(try comments(harness) == ["c1-1@1", "c1-2@1", "c1-3@1"])
+    }
+
     @Test("a parent deleted or pruned takes its children with it")
     func cascade() async throws {
         let harness = try Harness()

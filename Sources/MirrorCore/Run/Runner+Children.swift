@@ -52,7 +52,8 @@ extension Runner {
                                         progress: nil, downloader: downloader, pagesAhead: options.pagesAhead,
                                         parentID: entry.id)
                     .walk(from: WalkStart(startedAt: started, page: nil, nextURL: nil, cursor: nil, position: 0))
-                if walk.stop == .interrupted { return (walk, 0) }
+                // Interrupted or cut by `--max-pages`: the parent stays queued as it was.
+                if walk.stop == .interrupted || walk.error == nil && !walk.stop.isComplete { return (walk, 0) }
                 if walk.error == nil, walk.stop.isComplete, job.prune {
                     pruned = try await store.pruneChildren(table: job.table, account: job.account, parent: entry.id,
                                                            notSeenSince: started)
@@ -71,11 +72,14 @@ extension Runner {
         var failures: [String] = []
         var pruned = 0
         var interrupted = Task.isCancelled
+        var cut: Int?
         for case let (walk, prunedHere)?? in outcomes {
             total.merge(walk)
             pruned += prunedHere
             if walk.stop == .interrupted {
                 interrupted = true
+            } else if case let .maxPages(count) = walk.stop, walk.error == nil {
+                cut = count
             } else if let error = walk.error {
                 walks.failed += 1
                 failures.append(error)
@@ -91,6 +95,9 @@ extension Runner {
         } else if let first = failures.first {
             total.stop = .failed
             total.error = "\(walks.failed) of \(queued.count) parents failed (walked again by the next run); first: \(first)"
+        } else if let cut {
+            // Those parents stay queued: their children were not all walked.
+            total.stop = .maxPages(cut)
         } else {
             total.stop = .parents(queued.count)
             total.error = nil

@@ -202,6 +202,7 @@ extension StatusReport {
             if let run = job.lastRun {
                 var line = "job \(job.job)\(account): last run \(run.finishedAt) \(run.status.rawValue), \(run.pages.total) pages, "
                     + "\(run.records.new) new, \(run.records.updated) updated, \(run.records.unchanged) unchanged, "
+                    + (run.records.deleted > 0 ? "\(run.records.deleted) deleted, " : "")
                     + "stopped: \(run.stopReason)\(stale)"
                 if let files = job.files {
                     line += "\n  files: \(files.downloaded) downloaded (\(ByteSize.approximate(files.bytes))), "
