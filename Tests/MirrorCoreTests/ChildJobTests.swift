@@ -222,6 +222,62 @@ struct ChildJobTests {
         #expect(try comments(harness) == ["c1-1@1", "c1-2@1", "c1-3@1"])
     }
 
+    @Test("a child told apart by a header alone is never answered from another parent's stored page")
+    func headerPlaceholder() async throws {
+        let harness = try Harness()
+        let yaml = """
+            version: 1
+            jobs:
+              - { name: events, url: "BASE/events?page={page}", records: data.list, id: id, table: t_event, concurrency: 1 }
+              - name: event_comments
+                parent: events
+                url: "BASE/comments"
+                headers: { X-Event: "{parent.id}" }
+                refresh_after: 1h
+                records: comments
+                id: id
+                table: t_comment
+            """
+        let api = EventsAPI([.init(id: "1", title: "a", comments: 1), .init(id: "2", title: "b", comments: 1)])
+        try await FixtureServer.with({ request in
+            if request.path == "/comments", let event = request.headers["x-event"] {
+                return .json(#"{"comments":[{"id":"c\#(event)-1","text":"x"}]}"#)
+            }
+            return await api.handler(request)
+        }) { server in
+            let summary = try await harness.run(yaml, server: server)
+            #expect(summary.jobs[1].parents == ParentWalks(walked: 2, failed: 0, orphansDeleted: 0))
+            #expect(server.requests.filter { $0.path == "/comments" }.compactMap { $0.headers["x-event"] }.sorted() == ["1", "2"])
+        }
+        #expect(try comments(harness) == ["c1-1@1", "c2-1@2"])
+    }
+
+    @Test("a job that becomes a child walks every stored parent on its first run as one; prune counts as pruned")
+    func becomesChild() async throws {
+        let harness = try Harness()
+        let api = EventsAPI([.init(id: "1", title: "a", comments: 3), .init(id: "2", title: "b", comments: 1)])
+        try await FixtureServer.with(api.handler) { server in
+            _ = try await harness.run(familyJobs(child: false), server: server)
+            // A standalone job of that name ran before.
+            _ = try await harness.run("""
+                version: 1
+                jobs:
+                  - { name: event_comments, url: "BASE/events/1/comments?page={page}", records: comments, id: id, table: t_other }
+                """, server: server)
+            let first = try await harness.run(familyJobs("prune: true"), server: server, jobs: ["event_comments"])
+            #expect(first.jobs[0].parents == ParentWalks(walked: 2, failed: 0, orphansDeleted: 0))
+            api.change { events in
+                events[0].title = "a2"
+                events[0].comments = 1
+            }
+            let second = try await harness.run(familyJobs("prune: true"), server: server)
+            #expect(second.jobs[1].parents == ParentWalks(walked: 1, failed: 0, orphansDeleted: 0))
+            #expect(second.jobs[1].records.pruned == 2)
+            #expect(second.jobs[1].records.deleted == 0)
+        }
+        #expect(try comments(harness) == ["c1-1@1", "c2-1@2"])
+    }
+
     @Test("a parent deleted or pruned takes its children with it")
     func cascade() async throws {
         let harness = try Harness()
@@ -277,6 +333,11 @@ struct ChildJobTests {
               - { name: a, url: "https://x.test/a", table: t_a }
               - { name: b, parent: b, url: "https://x.test/b/{parent.id}", table: t_b }
             """)) == ["5:24: job 'b' cannot be its own parent"])
+        #expect(errors(file("""
+              - { name: a, url: "https://x.test/a", table: t_a }
+              - { name: b, parent: a, url: "https://x.test/b/{parent.id}", table: t_b, share_table: true }
+            """)) == ["5:89: 'share_table' cannot go with 'parent' in job 'b': a child job deletes the records of parents "
+                + "that are gone, which in a shared table would be another job's"])
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Logging
 @testable import MirrorCore
 import MirrorTestSupport
 import Synchronization
@@ -245,11 +246,60 @@ struct SinceTests {
         #expect(try harness.ids().sorted() == ["1", "3", "9"])
     }
 
+    @Test("a walk cut by --max-pages does not move {since}: the next walk still asks for what it did not see")
+    func cutWalkKeepsSince() async throws {
+        let harness = try Harness()
+        let api = ChangesAPI((1...4).map { .init(id: "\($0)", updated: "2024-01-0\($0)T00:00:00Z", title: "e\($0)") })
+        let job = eventsJob(#"incremental: { path: updated_at, initial: "2024-01-01T00:00:00Z" }"#)
+        try await FixtureServer.with(api.handler) { server in
+            let cut = try await harness.run(job, server: server, maxPages: 1)
+            #expect(cut.jobs[0].stopReason == "--max-pages 1 reached")
+            let whole = try await harness.run(job, server: server)
+            #expect(whole.jobs[0].since == "2024-01-01T00:00:00Z")
+            let next = try await harness.run(job, server: server)
+            #expect(next.jobs[0].since == "2024-01-04T00:00:00Z")
+        }
+        // Only the last walk's pages are kept: no walk asks for an earlier {since} again.
+        let pages = try await harness.database("t_item.sqlite").read { db in
+            try String.fetchAll(db, sql: "SELECT url FROM _mirror_pages ORDER BY page")
+        }
+        #expect(pages.allSatisfy { $0.contains("updated_since=2024-01-04T00%3A00%3A00Z") })
+        #expect(pages.count == 1)
+    }
+
+    @Test("verify walks an incremental job from its initial value")
+    func verifyFromInitial() async throws {
+        let harness = try Harness()
+        let api = ChangesAPI([.init(id: "1", updated: "2024-01-02T00:00:00Z", title: "a")])
+        try await FixtureServer.with(api.handler) { server in
+            let file = try harness.load(eventsJob(#"incremental: { path: updated_at, initial: "2024-01-01T00:00:00Z" }"#),
+                                        server: server)
+            let summary = try await Verifier(client: HTTPClient(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+                .verify([file], options: Verifier.Options())
+            #expect(summary.passed)
+            #expect(server.requests.map(\.target) == [
+                "/events?updated_since=2024-01-01T00%3A00%3A00Z&page=1", "/events?updated_since=2024-01-01T00%3A00%3A00Z&page=2",
+            ])
+        }
+    }
+
+    @Test("deleted marks a record with true, a non-empty string or a non-zero number; never with an object or an array")
+    func deletedValues() throws {
+        let rule = JobSpec.Deleted(path: JSONPath("gone")!)
+        func marks(_ json: String) throws -> Bool { rule.marks(try JSONDocument(parsing: Array(json.utf8)).root) }
+        #expect(try [#"{"gone":true}"#, #"{"gone":"yes"}"#, #"{"gone":1}"#, #"{"gone":-0.5}"#].allSatisfy(marks))
+        #expect(try ![#"{"gone":false}"#, #"{"gone":""}"#, #"{"gone":0}"#, #"{"gone":0.0}"#, #"{"gone":null}"#,
+                      #"{"gone":{}}"#, #"{"gone":[1]}"#, #"{}"#].contains(where: marks))
+        let valued = JobSpec.Deleted(path: JSONPath("status")!, equals: "removed")
+        #expect(valued.marks(try JSONDocument(parsing: Array(#"{"status":"removed"}"#.utf8)).root))
+        #expect(!valued.marks(try JSONDocument(parsing: Array(#"{"status":"live"}"#.utf8)).root))
+    }
+
     @Test("incremental job files are checked before any request")
     func configErrors() {
         func errors(_ keys: String, url: String = "https://x.test/events?updated_since={since}") -> [String] {
             do {
-                _ = try JobFileLoader(environment: [:]).parse(text: itemsJob(keys, url: url), path: "x.yaml", folder: ".")
+                _ = try JobFileLoader(environment: ["START": "2024-01-01T00:00:00Z"]).parse(text: itemsJob(keys, url: url), path: "x.yaml", folder: ".")
                 return []
             } catch {
                 return error.diagnostics.map { String($0.description.dropFirst("x.yaml:".count)) }
@@ -264,7 +314,10 @@ struct SinceTests {
         ])
         #expect(errors("") == ["5:10: job 'items' uses {since} but has no 'incremental' saying where it comes from"])
         #expect(errors("incremental: { path: id, initial: 5, lookback: 1h }") == [
-            "9:52: 'incremental.lookback' moves times back, but 'incremental.initial' ('5') is not an ISO 8601 time",
+            "9:52: 'incremental.lookback' moves times back, but 'incremental.initial' (5) is a number",
+        ])
+        #expect(errors("incremental: { path: updated_at, initial: \"${START}\" }") == [
+            "9:47: 'incremental.initial' is shown in the summary and stored: a variable in it must be listed in 'not_secret'",
         ])
         #expect(errors("incremental: { from: yesterday }", url: "https://x.test/events") == [
             "9:26: 'incremental.from' must be last_run, not 'yesterday'",

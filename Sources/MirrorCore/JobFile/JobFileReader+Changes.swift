@@ -25,19 +25,21 @@ extension JobFileReader {
         case (nil, nil):
             error(node, "'incremental' of \(job.label) needs 'path' (a record path such as updated_at) or 'from: last_run'")
         }
-        if let n = map[.initial]?.value {
-            if case .scalar = n, let text = string(n, key: "incremental.initial"), !text.value.isEmpty {
+        if let n = map[.initial]?.value, let text = string(n, key: "incremental.initial") {
+            if !text.secrets.isEmpty {
+                error(n, "'incremental.initial' is shown in the summary and stored: a variable in it must be listed in 'not_secret'")
+            } else if text.value.isEmpty {
+                error(n, "'incremental.initial' must be a value such as 2024-01-01T00:00:00Z or 0")
+            } else {
                 // A plain integer stays a number, as the API would send it.
                 let number = isPlain(n) && IDOrder.IntegerText(text.value) != nil
                 incremental?.initial = SinceValue(text: text.value, isNumber: number)
-            } else {
-                error(n, "'incremental.initial' must be a value such as 2024-01-01T00:00:00Z or 0")
             }
         }
         if let n = map[.lookback]?.value {
             incremental?.lookback = duration(n, key: "incremental.lookback", in: JobLimits.lookback, examples: "30s, 10m or 1d")
-            if let initial = incremental?.initial, initial.movedBack(by: 0) == nil {
-                error(n, "'incremental.lookback' moves times back, but 'incremental.initial' ('\(initial.text)') is not an ISO 8601 time")
+            if let initial = incremental?.initial, initial.isNumber {
+                error(n, "'incremental.lookback' moves times back, but 'incremental.initial' (\(initial.text)) is a number")
             }
         }
         return incremental

@@ -4,8 +4,12 @@ import Yams
 extension JobFileReader {
     /// `parent`: the name of the parent job (checked against the file's jobs once all are read).
     mutating func readParent(_ job: JobNodes) -> String? {
-        guard let node = job.keys[.parent]?.value else { return nil }
-        return string(node, key: "parent")?.value
+        guard let node = job.keys[.parent]?.value, let text = string(node, key: "parent") else { return nil }
+        guard text.secrets.isEmpty else {
+            error(node, "'parent' of \(job.label) must name a job of this file, not a variable")
+            return nil
+        }
+        return text.value
     }
 
     /// A job's `parent` names another job of the file, no job is its own ancestor, a child
@@ -37,6 +41,10 @@ extension JobFileReader {
             }
             for path in placeholders where JSONPath(path) == nil {
                 error(node(job, .url) ?? nodes[job.name], "'{parent.\(path)}' in job '\(job.name)' is not a path such as {parent.id}")
+            }
+            if job.shareTable {
+                error(node(job, .shareTable), "'share_table' cannot go with 'parent' in job '\(job.name)': a child job "
+                    + "deletes the records of parents that are gone, which in a shared table would be another job's")
             }
             if job.incremental != nil {
                 error(node(job, .incremental), "'incremental' cannot go with 'parent' in job '\(job.name)': "

@@ -11,6 +11,9 @@ extension JobSpec {
     func filling(_ name: String, with value: SinceValue?) -> JobSpec {
         var job = self
         let placeholder = "{\(name)}"
+        // Requests told apart by a header alone share their URL and body: no stored copy
+        // of one stands for another.
+        if headers.contains(where: { $0.value.real.contains(placeholder) }) { job.headersFilled = true }
         job.url = url.filling(placeholder, with: value?.text ?? "")
         if let body { job.body = body.filling(placeholder, with: value) }
         job.headers = headers.map { header in
@@ -18,6 +21,13 @@ extension JobSpec {
                    value: RedactedText(real: header.value.real.replacingAll(placeholder, with: value?.text ?? ""),
                                        redactor: redactor))
         }
+        return job
+    }
+
+    /// The job with one request in flight at a time: a child job's walk of one parent.
+    var oneRequestAtATime: JobSpec {
+        var job = self
+        job.concurrency = 1
         return job
     }
 

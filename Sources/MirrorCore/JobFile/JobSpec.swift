@@ -119,8 +119,7 @@ public struct JobSpec: Sendable {
             case .bool: return value.boolValue == true
             case .string: return !(value.stringValue ?? "").isEmpty
             case .number: return Double(value.rawText) != 0
-            case .null: return false
-            case .object, .array: return true
+            case .null, .object, .array: return false
             }
         }
     }
@@ -181,6 +180,8 @@ public struct JobSpec: Sendable {
     public internal(set) var parent: String? = nil
     /// The jobs whose parent this one is.
     public internal(set) var children: [String] = []
+    /// A header held `{since}` or `{parent.…}`, filled in before the walk.
+    var headersFilled = false
 
     /// The origin of the job's first request: a request to another (a next link, a file on
     /// a CDN) gets no header or body holding a secret.
@@ -189,7 +190,7 @@ public struct JobSpec: Sendable {
     /// A header value holds `{page}` or `{cursor}`: requests differing only there share a
     /// URL and body, so no stored copy of one stands for another.
     var headersCarryPaging: Bool {
-        headers.contains { $0.value.real.contains("{page}") || $0.value.real.contains("{cursor}") }
+        headersFilled || headers.contains { $0.value.real.contains("{page}") || $0.value.real.contains("{cursor}") }
     }
 
     /// The URL of one request: a scroll's own request once there is a cursor, else `url`.

@@ -188,3 +188,10 @@ public struct RunSummary: Sendable {
         jobs.flatMap(\.summaryLines).joined(separator: "\n")
     }
 }
+
+extension Duration {
+    /// The duration in seconds, as reports give it.
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

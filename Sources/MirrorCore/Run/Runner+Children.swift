@@ -18,29 +18,32 @@ public struct ParentWalks: Sendable, Codable, Equatable {
 
 extension Runner {
     /// Walks the children of each parent record queued for `job` (new or changed in its
-    /// parent's walks; every one with `queueAll`), up to the job's `concurrency` parents
-    /// at once, one request at a time each. A parent walked whole leaves the queue, and its
-    /// children not seen in the walk are pruned (`prune`); one that fails stays queued
-    /// with its error. Children of parents that are gone are deleted first.
-    func walkChildren(_ job: JobSpec, family: Family, store: TableStore, queueAll: Bool, options: Options,
-                      relay: ProgressRelay?, downloader: Downloader?) async -> (WalkResult, ParentWalks) {
+    /// parent's walks; every one on its first run and with `--refresh`), up to the job's
+    /// `concurrency` parents at once, one request at a time each. A parent walked whole
+    /// leaves the queue, and its children not seen in the walk are pruned (`prune`: their
+    /// count is returned); one that fails stays queued with its error. Children of parents
+    /// that are gone are deleted first.
+    func walkChildren(_ job: JobSpec, family: Family, store: TableStore, options: Options,
+                      relay: ProgressRelay?, downloader: Downloader?) async -> (WalkResult, ParentWalks, Int) {
         var total = WalkResult()
         var walks = ParentWalks()
         let parent = family.parent
         let queued: [(id: String, record: String)]
         do {
-            if queueAll {
-                try await family.store.queueAllParents(child: job.name, table: parent.table, account: parent.account,
-                                                       time: Timestamp.string(Date()))
+            let queuedAll = try await store.parentsQueued(job: job.name, account: job.account) != nil
+            if options.refresh || !queuedAll {
+                let time = Timestamp.string(Date())
+                try await family.store.queueAllParents(child: job.name, table: parent.table, account: parent.account, time: time)
+                try await store.noteParentsQueued(job: job.name, account: job.account, at: time)
             }
             let living = try await family.store.ids(table: parent.table, account: parent.account)
             walks.orphansDeleted = try await store.deleteOrphans(table: job.table, account: job.account, parents: living)
             queued = try await family.store.queuedParents(child: job.name, table: parent.table, account: parent.account)
         } catch {
             total.error = "job '\(job.name)': \(family.store.path): \(error)"
-            return (total, walks)
+            return (total, walks, 0)
         }
-        let single = { var single = job; single.concurrency = 1; return single }()
+        let single = job.oneRequestAtATime
         let outcomes = await JobScheduler.map(queued, width: job.concurrency) { entry -> (WalkResult, Int)? in
             let started = Timestamp.string(Date())
             var walk = WalkResult()
@@ -87,7 +90,7 @@ extension Runner {
                 walks.walked += 1
             }
         }
-        total.counts.deleted += walks.orphansDeleted + pruned
+        total.counts.deleted += walks.orphansDeleted
         if interrupted {
             total.stop = .interrupted
             total.error = "job '\(job.name)': interrupted after \(walks.walked) of \(queued.count) parents; "
@@ -104,7 +107,7 @@ extension Runner {
         }
         relay?.walked(JobProgress(job: job.name, state: .running, page: nil, lastPage: nil, walk: total,
                                   files: downloader?.summary))
-        return (total, walks)
+        return (total, walks, pruned)
     }
 
     /// The child job for one parent: each `{parent.<path>}` filled with that value of the

@@ -166,10 +166,9 @@ public struct Runner: Sendable {
         var since: SinceValue?
         let relay = progress.map(ProgressRelay.init)
         var parents: ParentWalks?
+        var pruned = 0
         do {
             try await store.prepare(table: job.table, child: family != nil)
-            // A child job's first walk walks every parent stored.
-            let walkedBefore = try await store.hasWalked(job: job.name, account: job.account)
             let start = try await store.startWalk(job: job.name, account: job.account, table: job.table, at: startedAt,
                                                   fresh: options.refresh || family != nil)
             walkStartedAt = start.startedAt
@@ -184,9 +183,10 @@ public struct Runner: Sendable {
             }
             func walkAll(_ downloader: Downloader?) async -> WalkResult {
                 guard let family else { return await walker(downloader).walk(from: start) }
-                let (walk, walks) = await walkChildren(job, family: family, store: store, queueAll: options.refresh || !walkedBefore,
-                                                       options: options, relay: relay, downloader: downloader)
+                let (walk, walks, prunedChildren) = await walkChildren(job, family: family, store: store, options: options,
+                                                                       relay: relay, downloader: downloader)
                 parents = walks
+                pruned = prunedChildren
                 return walk
             }
             if job.downloads.isEmpty {
@@ -206,7 +206,6 @@ public struct Runner: Sendable {
             walk.error = walk.error ?? "job '\(job.name)': \(store.path): \(error)"
         }
         var result: JobResult = walk.stop == .interrupted ? .interrupted : walk.error == nil ? .ok : .failed
-        var pruned = 0
         do {
             let end: TableStore.WalkEnd = switch result {
             case .ok: walk.stop.isComplete ? .complete : .incomplete
@@ -217,6 +216,13 @@ public struct Runner: Sendable {
                 try await store.finishWalk(job: job.name, account: job.account, state: end, at: Timestamp.string(Date()))
             }
             // A child job prunes each parent's children as it walks them.
+            // The pages of earlier `{since}` values are never asked for again.
+            if result == .ok, walk.stop.isComplete, job.incremental != nil {
+                let since = walkStartedAt
+                try await Self.bookkeeping {
+                    try await store.forgetPages(job: job.name, account: job.account, notFetchedSince: since)
+                }
+            }
             if result == .ok, walk.stop.isComplete, job.prune, family == nil {
                 let since = walkStartedAt
                 pruned = try await Self.bookkeeping {
@@ -229,7 +235,7 @@ public struct Runner: Sendable {
             if result == .ok { result = .failed }
         }
         let elapsed = ContinuousClock.now - clock
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.seconds
         let outcome = JobOutcome(job: job, file: file.path, database: store.path, status: result, walk: walk,
                                  pruned: pruned, files: files, startedAt: startedAt,
                                  finishedAt: Timestamp.string(Date()), seconds: seconds, since: since, parents: parents)

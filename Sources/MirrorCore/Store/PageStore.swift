@@ -45,9 +45,8 @@ public struct PageCommit: Sendable {
     public var children: [String] = []
 }
 
-/// The highest value of an `incremental` path seen in a page, and the path.
+/// The highest value of an `incremental` path seen in a page.
 public struct HighWater: Sendable {
-    public var path: String
     public var value: SinceValue
 }
 

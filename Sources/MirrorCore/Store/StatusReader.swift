@@ -60,6 +60,7 @@ public enum StatusReader {
         let threshold = Timestamp.string(now.addingTimeInterval(-staleAfter))
         // Child jobs' queues live in their parents' files: gathered from every file.
         var queues: [String: (pending: Int, failed: Int)] = [:]
+        func key(_ job: String, _ account: String) -> String { job + "\u{0}" + account }
         for name in names {
             let path = (folder as NSString).appendingPathComponent(name)
             let queue = try DatabaseQueue(path: path, configuration: configuration)
@@ -67,12 +68,12 @@ public enum StatusReader {
                 guard try db.tableExists(StoreSchema.runs) else { return }
                 if try db.tableExists(StoreSchema.parents) {
                     for row in try Row.fetchAll(db, sql: """
-                        SELECT job, count(*) FILTER (WHERE state = 'pending') AS pending,
+                        SELECT job, account, count(*) FILTER (WHERE state = 'pending') AS pending,
                           count(*) FILTER (WHERE state = 'failed') AS failed
-                        FROM \(StoreSchema.parents) GROUP BY job
+                        FROM \(StoreSchema.parents) GROUP BY job, account
                         """) {
-                        let before = queues[row["job"]] ?? (0, 0)
-                        queues[row["job"]] = (before.pending + row["pending"], before.failed + row["failed"])
+                        let before = queues[key(row["job"], row["account"])] ?? (0, 0)
+                        queues[key(row["job"], row["account"])] = (before.pending + row["pending"], before.failed + row["failed"])
                     }
                 }
                 let tables = try String.fetchAll(db, sql: StoreSchema.recordTables)
@@ -122,7 +123,10 @@ public enum StatusReader {
             }
         }
         for index in report.jobs.indices {
-            if let queue = queues[report.jobs[index].job] {
+            // The queue is keyed by the parent's account, which is the child's unless it sets another.
+            let job = report.jobs[index]
+            if let queue = queues[key(job.job, job.account)]
+                ?? queues.first(where: { $0.key.hasPrefix(job.job + "\u{0}") })?.value {
                 report.jobs[index].parentsPending = queue.pending
                 report.jobs[index].parentsFailed = queue.failed
             } else if report.jobs[index].lastRun?.parents != nil {

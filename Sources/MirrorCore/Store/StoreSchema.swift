@@ -156,13 +156,16 @@ enum StoreSchema {
                 """)
         }
         // `incremental`: the `{since}` each walk uses, the highest value of the job's
-        // incremental path stored, the start of the last complete walk; `deleted` counts.
+        // incremental path stored by complete walks and by the walk going on, the start of
+        // the last complete walk; when a child job last queued every parent; `deleted` counts.
         registerMigration("mirror-incremental-7") { db in
             try db.execute(sql: """
                 ALTER TABLE \(walks) ADD COLUMN since TEXT;
                 ALTER TABLE \(walks) ADD COLUMN high_water TEXT;
                 ALTER TABLE \(walks) ADD COLUMN high_water_path TEXT;
+                ALTER TABLE \(walks) ADD COLUMN walk_high_water TEXT;
                 ALTER TABLE \(walks) ADD COLUMN last_complete_start TEXT;
+                ALTER TABLE \(walks) ADD COLUMN parents_queued_at TEXT;
                 ALTER TABLE \(runs) ADD COLUMN records_deleted INTEGER NOT NULL DEFAULT 0;
                 """)
         }

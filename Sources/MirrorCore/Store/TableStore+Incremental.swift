@@ -57,6 +57,27 @@ extension TableStore {
         }
     }
 
+    /// A complete walk's own high-water mark becomes the job's, if it is higher.
+    static func promoteHighWater(job: String, account: String, db: Database) throws {
+        guard let row = try Row.fetchOne(db, sql: """
+            SELECT high_water, walk_high_water FROM \(StoreSchema.walks) WHERE job = ? AND account = ?
+            """, arguments: [job, account]),
+            let walk = (row["walk_high_water"] as String?).flatMap(SinceValue.init(json:)) else { return }
+        if let current = (row["high_water"] as String?).flatMap(SinceValue.init(json:)),
+           SinceValue.compare(walk, current) <= 0 { return }
+        try db.execute(sql: "UPDATE \(StoreSchema.walks) SET high_water = ? WHERE job = ? AND account = ?",
+                       arguments: [walk.json, job, account])
+    }
+
+    /// Forgets the `_mirror_pages` rows of an incremental job's requests not made since
+    /// `time` (its complete walk's start): their URLs hold a `{since}` no walk asks again.
+    public func forgetPages(job: String, account: String, notFetchedSince time: String) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM \(StoreSchema.pages) WHERE job = ? AND account = ? AND fetched_at < ?",
+                           arguments: [job, account, time])
+        }
+    }
+
     /// The highest value at `path` among the job's records: those of its account, and in a
     /// table jobs share, those it stored.
     private static func highest(_ path: JSONPath, job: JobSpec, db: Database) throws -> SinceValue? {

@@ -195,17 +195,17 @@ extension TableStore {
         return deleted
     }
 
-    /// Moves the walk's high-water mark up to `highWater` if it is higher.
+    /// Moves the walk's own high-water mark up to `highWater` if it is higher. It becomes
+    /// the job's when the walk completes (`finishWalk`): a walk cut short or failed, not
+    /// resumed, must not move the next walk's `{since}` past pages it did not see.
     private static func raise(_ highWater: HighWater, job: String, account: String, db: Database) throws {
         let row = try Row.fetchOne(db, sql: """
-            SELECT high_water, high_water_path FROM \(StoreSchema.walks) WHERE job = ? AND account = ?
+            SELECT walk_high_water FROM \(StoreSchema.walks) WHERE job = ? AND account = ?
             """, arguments: [job, account])
-        let path: String? = row?["high_water_path"]
-        let current = path == highWater.path ? (row?["high_water"] as String?).flatMap(SinceValue.init(json:)) : nil
+        let current = (row?["walk_high_water"] as String?).flatMap(SinceValue.init(json:))
         if let current, SinceValue.compare(highWater.value, current) <= 0 { return }
-        try db.execute(sql: """
-            UPDATE \(StoreSchema.walks) SET high_water = ?, high_water_path = ? WHERE job = ? AND account = ?
-            """, arguments: [highWater.value.json, highWater.path, job, account])
+        try db.execute(sql: "UPDATE \(StoreSchema.walks) SET walk_high_water = ? WHERE job = ? AND account = ?",
+                       arguments: [highWater.value.json, job, account])
     }
 
     /// Notes the page's ids as its job's, in a table jobs share.

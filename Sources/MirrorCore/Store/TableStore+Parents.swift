@@ -4,11 +4,16 @@ import GRDBSQLite
 /// `parent`: the parent records a child job has yet to walk, kept in `_mirror_parents` of
 /// the parent's file, and the child records of parents that are gone.
 extension TableStore {
+    /// What queues a parent again: pending, its error gone.
+    private static let requeue = """
+        ON CONFLICT (job, account, parent_id) DO UPDATE SET state = 'pending', error = NULL, queued_at = excluded.queued_at
+        """
+
     /// Queues the records `ids` (new or changed, in the page being stored) for each child job.
     static func queueParents(_ ids: [String], children: [String], account: String, time: String, db: Database) throws {
         let queue = try db.cachedStatement(sql: """
             INSERT INTO \(StoreSchema.parents) (job, account, parent_id, state, error, queued_at) VALUES (?, ?, ?, 'pending', NULL, ?)
-            ON CONFLICT (job, account, parent_id) DO UPDATE SET state = 'pending', error = NULL, queued_at = excluded.queued_at
+            \(requeue)
             """)
         for child in children {
             for id in ids {
@@ -25,7 +30,7 @@ extension TableStore {
             try db.execute(sql: """
                 INSERT INTO \(StoreSchema.parents) (job, account, parent_id, state, error, queued_at)
                   SELECT ?1, account, id, 'pending', NULL, ?2 FROM "\(table)" WHERE account = ?3 ORDER BY position
-                ON CONFLICT (job, account, parent_id) DO UPDATE SET state = 'pending', error = NULL, queued_at = excluded.queued_at
+                \(Self.requeue)
                 """, arguments: [child, time, account])
         }
     }
@@ -96,11 +101,19 @@ extension TableStore {
         }
     }
 
-    /// Whether the job has walked before (a row in `_mirror_walks`).
-    public func hasWalked(job: String, account: String) async throws -> Bool {
+    /// When the child job `job` last queued every parent record (`queueAllParents`), if ever.
+    public func parentsQueued(job: String, account: String) async throws -> String? {
         try await pool.read { db in
-            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(StoreSchema.walks) WHERE job = ? AND account = ?)",
-                              arguments: [job, account]) ?? false
+            try String.fetchOne(db, sql: "SELECT parents_queued_at FROM \(StoreSchema.walks) WHERE job = ? AND account = ?",
+                                arguments: [job, account])
+        }
+    }
+
+    /// Notes that the child job `job` queued every parent record at `time`.
+    public func noteParentsQueued(job: String, account: String, at time: String) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE \(StoreSchema.walks) SET parents_queued_at = ? WHERE job = ? AND account = ?",
+                           arguments: [time, job, account])
         }
     }
 }

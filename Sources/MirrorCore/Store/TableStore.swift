@@ -75,7 +75,7 @@ public final class TableStore: PageStore {
                 VALUES (?, ?, ?, 'running', ?, ?, 0, NULL, NULL, 0)
                 ON CONFLICT (job, account) DO UPDATE SET table_name = excluded.table_name, state = 'running',
                   started_at = excluded.started_at, updated_at = excluded.updated_at, pages = 0,
-                  next_page = NULL, next_url = NULL, next_cursor = NULL, position = 0
+                  next_page = NULL, next_url = NULL, next_cursor = NULL, position = 0, walk_high_water = NULL
                 """, arguments: [job, account, table, time, time])
             return WalkStart(startedAt: time, page: nil, nextURL: nil, cursor: nil, position: 0)
         }
@@ -100,6 +100,7 @@ public final class TableStore: PageStore {
                   last_complete_start = CASE WHEN ?1 = 'complete' THEN started_at ELSE last_complete_start END
                 WHERE job = ?3 AND account = ?4
                 """, arguments: [state.rawValue, time, job, account])
+            if state == .complete { try Self.promoteHighWater(job: job, account: account, db: db) }
         }
     }
 }

@@ -7,7 +7,7 @@ extension Verifier {
     func verifyChildren(_ job: JobSpec, file: String, parents: [(id: String, record: String)],
                         options: Options) async -> JobVerification {
         let clock = ContinuousClock.now
-        let single = { var single = job; single.concurrency = 1; return single }()
+        let single = job.oneRequestAtATime
         let walks = await JobScheduler.map(parents, width: job.concurrency) { parent -> (WalkResult, [WalkFault]) in
             do {
                 let filled = try Runner.fill(single, parentID: parent.id, record: parent.record)
@@ -33,7 +33,7 @@ extension Verifier {
         }
         total.stop = Task.isCancelled ? .interrupted : .parents(parents.count)
         let elapsed = ContinuousClock.now - clock
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.seconds
         return JobVerification(job: job.name, file: file, walk: total, faults: faults, seconds: seconds)
     }
 }

@@ -217,12 +217,14 @@ public struct Verifier: Sendable {
                 keep: Int = 0) async -> (JobVerification, [(id: String, record: String)]) {
         let clock = ContinuousClock.now
         let recorder = WalkRecorder(keep: keep)
+        // An incremental job is walked from `initial`, as a first run would.
+        let job = job.incremental == nil ? job : job.filling("since", with: job.incremental?.initial)
         let start = WalkStart(startedAt: Timestamp.string(Date()), page: nil, nextURL: nil, cursor: nil, position: 0)
         let walk = await PageWalker(job: job, store: recorder, client: client, maxPages: options.maxPages, refresh: true,
                                     retry: options.retry, limiter: limiter, logger: logger)
             .walk(from: start)
         let elapsed = ContinuousClock.now - clock
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.seconds
         return (JobVerification(job: job.name, file: file, walk: walk,
                                 faults: Self.faults(of: walk, drift: recorder.drift, redactor: job.redactor), seconds: seconds),
                 recorder.kept)

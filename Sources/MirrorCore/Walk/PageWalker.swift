@@ -185,8 +185,8 @@ public struct PageWalker: Sendable {
 
     /// The page's highest value of the `incremental` path, as the store keeps it.
     private func highWater(_ highest: SinceValue?) -> HighWater? {
-        guard case let .path(path)? = job.incremental?.source, let highest else { return nil }
-        return HighWater(path: path.description, value: highest)
+        guard case .path? = job.incremental?.source, let highest else { return nil }
+        return HighWater(value: highest)
     }
 
     /// Stores a fetched page, or sees a replayed one again; the checkpoint moves past it.
