@@ -63,48 +63,13 @@ extension RequestTemplate {
 extension BodyTemplate {
     /// The template with `placeholder` filled in with `value` (see `JobSpec.filling`).
     func filling(_ placeholder: String, with value: SinceValue?) -> BodyTemplate {
+        let renderer = Renderer(values: [.init(placeholder: placeholder, text: value?.text ?? "", isNumber: value?.isNumber ?? false)])
         func fill(_ template: String) -> String {
-            guard let document = try? JSONDocument(parsing: Array(template.utf8)) else {
-                return template.replacingAll(placeholder, with: value?.text ?? "")
-            }
+            guard let document = try? JSONDocument(parsing: Array(template.utf8)) else { return renderer.filled(template) }
             var out: [UInt8] = []
-            Self.fill(document.root, placeholder: placeholder, value: value, into: &out)
+            renderer.json(document.root, into: &out)
             return String(decoding: out, as: UTF8.self)
         }
         return BodyTemplate(json: fill(json), description: fill(description), form: form)
-    }
-
-    private static func fill(_ value: JSONValue, placeholder: String, value filler: SinceValue?, into out: inout [UInt8]) {
-        let text = filler?.text ?? ""
-        switch value.kind {
-        case .object:
-            out.append(UInt8(ascii: "{"))
-            var first = true
-            for (key, member) in value.members {
-                if text.isEmpty, member.kind == .string, member.stringValue == placeholder { continue }
-                if !first { out.append(UInt8(ascii: ",")) }
-                first = false
-                JSONText.appendQuoted(key, to: &out)
-                out.append(UInt8(ascii: ":"))
-                fill(member, placeholder: placeholder, value: filler, into: &out)
-            }
-            out.append(UInt8(ascii: "}"))
-        case .array:
-            out.append(UInt8(ascii: "["))
-            for (index, element) in value.elements.enumerated() {
-                if index > 0 { out.append(UInt8(ascii: ",")) }
-                fill(element, placeholder: placeholder, value: filler, into: &out)
-            }
-            out.append(UInt8(ascii: "]"))
-        case .string:
-            let string = value.stringValue ?? ""
-            if string == placeholder, filler?.isNumber == true {
-                out += Array(text.utf8)
-            } else {
-                JSONText.appendQuoted(string.replacingAll(placeholder, with: text), to: &out)
-            }
-        case .number, .bool, .null:
-            out += value.rawBytes
-        }
     }
 }

@@ -279,7 +279,10 @@ public struct BodyTemplate: Sendable, CustomStringConvertible, CustomDebugString
         let template = shown ? description : json
         guard let document = try? JSONDocument(parsing: Array(template.utf8)) else { return Array(template.utf8) }
         var out: [UInt8] = []
-        let renderer = Renderer(page: page, cursor: cursor ?? "", cursorIsNumber: cursorIsNumber)
+        let renderer = Renderer(values: [
+            .init(placeholder: "{page}", text: String(page), isNumber: true),
+            .init(placeholder: "{cursor}", text: cursor ?? "", isNumber: cursorIsNumber),
+        ])
         if form {
             renderer.form(document.root, into: &out)
         } else {
@@ -288,18 +291,26 @@ public struct BodyTemplate: Sendable, CustomStringConvertible, CustomDebugString
         return out
     }
 
-    private struct Renderer {
-        let page: Int
-        let cursor: String
-        let cursorIsNumber: Bool
+    /// Fills placeholders into a parsed template. A string that is exactly a placeholder
+    /// becomes its value, a number when the value is one; a member (or form parameter)
+    /// whose value is exactly a placeholder without a value is left out; placeholders
+    /// inside other strings are replaced in place.
+    struct Renderer {
+        struct Value {
+            let placeholder: String
+            let text: String
+            let isNumber: Bool
+        }
 
-        /// A member or parameter whose value is exactly `{cursor}` is left out while there is none.
+        let values: [Value]
+
+        /// A member or parameter whose value is exactly a placeholder with no value yet.
         func omits(_ value: JSONValue) -> Bool {
-            cursor.isEmpty && value.kind == .string && value.stringValue == "{cursor}"
+            value.kind == .string && values.contains { $0.text.isEmpty && value.stringValue == $0.placeholder }
         }
 
         func filled(_ text: String) -> String {
-            text.replacingAll("{page}", with: String(page)).replacingAll("{cursor}", with: cursor)
+            values.reduce(text) { text, value in text.replacingAll(value.placeholder, with: value.text) }
         }
 
         func json(_ value: JSONValue, into out: inout [UInt8]) {
@@ -324,10 +335,8 @@ public struct BodyTemplate: Sendable, CustomStringConvertible, CustomDebugString
                 out.append(UInt8(ascii: "]"))
             case .string:
                 let text = value.stringValue ?? ""
-                if text == "{page}" {
-                    out += Array(String(page).utf8)
-                } else if text == "{cursor}", cursorIsNumber {
-                    out += Array(cursor.utf8)
+                if let exact = values.first(where: { $0.placeholder == text }), exact.isNumber, !exact.text.isEmpty {
+                    out += Array(exact.text.utf8)
                 } else {
                     JSONText.appendQuoted(filled(text), to: &out)
                 }
