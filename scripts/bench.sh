@@ -62,6 +62,8 @@
 # target and the checks scale), BENCH_DOWNLOADS=0 (skip both downloads benchmarks),
 # BENCH_FILES (the number of files, default 2000, 100 a page; the targets and the
 # checks scale).
+# Each measured command starts after a `sync`: the writes of the step before it (a run's
+# files, their removal) do not land in its time.
 # Every missed check or target prints `bench: FAILED: ...` and the script exits 1; a
 # missed target (not a failed check) is reported after the report is printed.
 # Needs: swift (to build), python3, nginx, curl, sqlite3, GNU time, sha256sum; the Debian
@@ -321,6 +323,9 @@ measure() {
     local name=$1 run=$2 out=$3
     shift 3
     local tf="$WORK/time.out" errf="$WORK/cmd.err" t0 t1 rc=0
+    # What the step before wrote (the last run's files, their removal) is on disk before
+    # the clock starts, so that its writeback lands in no one's time.
+    sync
     t0=$(date +%s%N)
     /usr/bin/time -f '%e %U %S %M' -o "$tf" "$@" >"$out" 2>"$errf" || rc=$?
     t1=$(date +%s%N)
