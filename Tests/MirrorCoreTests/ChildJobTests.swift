@@ -122,6 +122,24 @@ struct ChildJobTests {
         #expect(joined.1 == ["a: a 1", "a: a 2", "a: a 3"])
     }
 
+    @Test("a child job may store into its parent's database file")
+    func sharedDatabase() async throws {
+        let harness = try Harness()
+        let api = EventsAPI([.init(id: "1", title: "a", comments: 2), .init(id: "2", title: "b", comments: 1)])
+        try await FixtureServer.with(api.handler) { server in
+            let summary = try await harness.run(familyJobs("database: t_event.sqlite"), server: server)
+            #expect(summary.jobs.map(\.status) == [.ok, .ok])
+            api.change { $0.removeFirst() }
+            let second = try await harness.run(familyJobs("database: t_event.sqlite", parentKeys: "prune: true"), server: server)
+            #expect(second.jobs[1].parents == ParentWalks(walked: 0, failed: 0, orphansDeleted: 2))
+        }
+        let rows = try await harness.database("t_event.sqlite").read { db in
+            try Row.fetchAll(db, sql: "SELECT id, parent_id FROM t_comment ORDER BY id").map { "\($0["id"] as String)@\($0["parent_id"] as String)" }
+        }
+        #expect(rows == ["c2-1@2"])
+        #expect(!FileManager.default.fileExists(atPath: harness.output + "/t_comment.sqlite"))
+    }
+
     @Test("the next run walks only the parents that are new or changed; --refresh walks them all")
     func changedParentsOnly() async throws {
         let harness = try Harness()

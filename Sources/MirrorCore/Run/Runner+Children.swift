@@ -28,7 +28,7 @@ extension Runner {
         var total = WalkResult()
         var walks = ParentWalks()
         let parent = family.parent
-        let queued: [(id: String, record: String)]
+        let queued: [String]
         do {
             let queuedAll = try await store.parentsQueued(job: job.name, account: job.account) != nil
             if options.refresh || !queuedAll {
@@ -36,37 +36,46 @@ extension Runner {
                 try await family.store.queueAllParents(child: job.name, table: parent.table, account: parent.account, time: time)
                 try await store.noteParentsQueued(job: job.name, account: job.account, at: time)
             }
-            let living = try await family.store.ids(table: parent.table, account: parent.account)
-            walks.orphansDeleted = try await store.deleteOrphans(table: job.table, account: job.account, parents: living)
+            // The parents the stored children name, looked up one chunk at a time: neither side is
+            // held whole in memory.
+            let named = try await store.parentIDs(table: job.table, account: job.account)
+            let living = try await family.store.existing(named, table: parent.table, account: parent.account)
+            walks.orphansDeleted = try await store.deleteChildren(of: named.filter { !living.contains($0) }, table: job.table,
+                                                                  account: job.account)
             queued = try await family.store.queuedParents(child: job.name, table: parent.table, account: parent.account)
         } catch {
             total.error = "job '\(job.name)': \(family.store.path): \(error)"
             return (total, walks, 0)
         }
         let single = job.oneRequestAtATime
-        let outcomes = await JobScheduler.map(queued, width: job.concurrency) { entry -> (WalkResult, Int)? in
+        let outcomes = await JobScheduler.map(queued, width: job.concurrency) { id -> (WalkResult, Int)? in
             let started = Timestamp.string(Date())
             var walk = WalkResult()
             var pruned = 0
             do {
-                let filled = try Self.fill(single, parentID: entry.id, record: entry.record)
+                // Gone since it was queued (a parent job running at the same time): nothing to walk.
+                guard let record = try await family.store.record(table: parent.table, account: parent.account, id: id) else {
+                    try await family.store.settleParent(child: job.name, account: parent.account, id: id, error: nil)
+                    return nil
+                }
+                let filled = try Self.fill(single, parentID: id, record: record)
                 walk = await PageWalker(job: filled, store: store, client: client, maxPages: options.maxPages,
                                         refresh: options.refresh, retry: options.retry, limiter: limiter, logger: logger,
                                         progress: nil, downloader: downloader, pagesAhead: options.pagesAhead,
-                                        parentID: entry.id)
+                                        parentID: id)
                     .walk(from: WalkStart(startedAt: started, page: nil, nextURL: nil, cursor: nil, position: 0))
                 // Interrupted or cut by `--max-pages`: the parent stays queued as it was.
                 if walk.stop == .interrupted || walk.error == nil && !walk.stop.isComplete { return (walk, 0) }
                 if walk.error == nil, walk.stop.isComplete, job.prune {
-                    pruned = try await store.pruneChildren(table: job.table, account: job.account, parent: entry.id,
+                    pruned = try await store.pruneChildren(table: job.table, account: job.account, parent: id,
                                                            notSeenSince: started)
                 }
             } catch {
-                walk.error = walk.error ?? "job '\(job.name)': parent '\(entry.id)': \(error)"
+                walk.error = walk.error ?? "job '\(job.name)': parent '\(id)': \(error)"
             }
             do {
                 let error = walk.error
-                try await family.store.settleParent(child: job.name, account: parent.account, id: entry.id, error: error)
+                try await family.store.settleParent(child: job.name, account: parent.account, id: id, error: error)
             } catch {
                 walk.error = walk.error ?? "job '\(job.name)': \(family.store.path): \(error)"
             }

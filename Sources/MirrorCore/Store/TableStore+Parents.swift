@@ -35,20 +35,27 @@ extension TableStore {
         }
     }
 
-    /// The parent records queued for the child job `child`, pending or failed before, with
-    /// their JSON, in the parent's walk order; queued ids whose record is gone are dropped.
-    public func queuedParents(child: String, table: String, account: String) async throws -> [(id: String, record: String)] {
+    /// The ids of the parent records queued for the child job `child`, pending or failed
+    /// before, in the parent's walk order; queued ids whose record is gone are dropped.
+    public func queuedParents(child: String, table: String, account: String) async throws -> [String] {
         try await pool.write { db in
             guard try db.tableExists(table) else { return [] }
             try db.execute(sql: """
                 DELETE FROM \(StoreSchema.parents) WHERE job = ?1 AND account = ?2
                   AND parent_id NOT IN (SELECT id FROM "\(table)" WHERE account = ?2)
                 """, arguments: [child, account])
-            return try Row.fetchAll(db, sql: """
-                SELECT p.parent_id AS id, t.record AS record FROM \(StoreSchema.parents) p
+            return try String.fetchAll(db, sql: """
+                SELECT p.parent_id FROM \(StoreSchema.parents) p
                 JOIN "\(table)" t ON t.account = p.account AND t.id = p.parent_id
                 WHERE p.job = ? AND p.account = ? ORDER BY t.position, t.id
-                """, arguments: [child, account]).map { ($0["id"], $0["record"]) }
+                """, arguments: [child, account])
+        }
+    }
+
+    /// The stored JSON of one record, if it is there.
+    public func record(table: String, account: String, id: String) async throws -> String? {
+        try await pool.read { db in
+            try String.fetchOne(db, sql: "SELECT record FROM \"\(table)\" WHERE account = ? AND id = ?", arguments: [account, id])
         }
     }
 
@@ -67,23 +74,38 @@ extension TableStore {
         }
     }
 
-    /// The ids of `table`'s records of `account`.
-    public func ids(table: String, account: String) async throws -> Set<String> {
+    /// The parent ids the records of a child job's `table` and `account` carry.
+    public func parentIDs(table: String, account: String) async throws -> [String] {
         try await pool.read { db in
-            guard try db.tableExists(table) else { return [] }
-            return Set(try String.fetchAll(db, sql: "SELECT id FROM \"\(table)\" WHERE account = ?", arguments: [account]))
+            try String.fetchAll(db, sql: """
+                SELECT DISTINCT parent_id FROM "\(table)" WHERE account = ? AND parent_id IS NOT NULL
+                """, arguments: [account])
         }
     }
 
-    /// Deletes the records of a child job's `table` and `account` whose parent is not in
-    /// `parents` (deleted or pruned since); says how many.
-    public func deleteOrphans(table: String, account: String, parents: Set<String>) async throws -> Int {
+    /// Which of `ids` are the ids of records of `table` and `account`.
+    public func existing(_ ids: [String], table: String, account: String) async throws -> Set<String> {
+        try await pool.read { db in
+            guard try db.tableExists(table) else { return [] }
+            var found: Set<String> = []
+            // A few hundred at a time: SQLite's limit on bound values.
+            for start in stride(from: 0, to: ids.count, by: 500) {
+                let chunk = Array(ids[start ..< min(start + 500, ids.count)])
+                let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+                found.formUnion(try String.fetchAll(db, sql: """
+                    SELECT id FROM "\(table)" WHERE account = ? AND id IN (\(marks))
+                    """, arguments: StatementArguments([account] + chunk)))
+            }
+            return found
+        }
+    }
+
+    /// Deletes the records of a child job's `table` and `account` whose parent is one of
+    /// `parents` (gone: deleted or pruned); says how many.
+    public func deleteChildren(of parents: [String], table: String, account: String) async throws -> Int {
         try await pool.write { db in
-            let orphans = try String.fetchAll(db, sql: """
-                SELECT DISTINCT parent_id FROM "\(table)" WHERE account = ? AND parent_id IS NOT NULL
-                """, arguments: [account]).filter { !parents.contains($0) }
             var deleted = 0
-            for parent in orphans {
+            for parent in parents {
                 try db.execute(sql: "DELETE FROM \"\(table)\" WHERE account = ? AND parent_id = ?", arguments: [account, parent])
                 deleted += db.changesCount
             }
