@@ -74,4 +74,25 @@ struct ParallelTests {
         #expect(started.withLock { $0 } == 12)
         #expect(await JobScheduler.map([Int](), width: .max) { $0 }.isEmpty)
     }
+
+    @Test("an item starts only once the item it comes after has ended; the others do not wait for it",
+          .timeLimit(.minutes(1)))
+    func after() async {
+        let log = Mutex<[String]>([])
+        // Item 0 ends only once item 3 has started: were 3 held back, this would never end.
+        let (started3, signal) = AsyncStream.makeStream(of: Void.self)
+        let results = await JobScheduler.map([0, 1, 2, 3], width: 4, after: [nil, 0, 1, nil]) { item in
+            log.withLock { $0.append("start \(item)") }
+            if item == 3 { signal.yield() }
+            if item == 0 { for await _ in started3 { break } }
+            for _ in 0..<20 { await Task.yield() }
+            log.withLock { $0.append("end \(item)") }
+            return item * 10
+        }
+        #expect(results == [0, 10, 20, 30])
+        let events = log.withLock { $0 }
+        func at(_ event: String) -> Int { events.firstIndex(of: event) ?? -1 }
+        #expect(at("end 0") < at("start 1"))
+        #expect(at("end 1") < at("start 2"))
+    }
 }

@@ -84,29 +84,19 @@ public struct Runner: Sendable {
         // and lets it go when it ends, so the files a run holds open are bounded by
         // `parallel`, not by the number of jobs.
         let stores = OpenStores()
-        // A child job runs once its parent, if it runs too, has ended: jobs run in waves,
-        // by how many of their ancestors run.
-        var outcomes: [JobOutcome?] = Array(repeating: nil, count: selected.count)
-        let depths = Self.depths(selected.map { ($0.job, $0.file.path) })
-        for depth in Set(depths).sorted() {
-            let wave = selected.indices.filter { depths[$0] == depth }
-            let results = await JobScheduler.map(wave, width: options.parallel) { index in
-                let entry = selected[index]
-                return await self.run(entry.job, file: entry.file, output: entry.output, stores: stores, options: options)
-            }
-            for (index, result) in zip(wave, results) { outcomes[index] = result }
+        // A child job starts once its parent, if it runs too, has ended.
+        let outcomes = await JobScheduler.map(selected, width: options.parallel,
+                                              after: Self.parents(selected.map { ($0.job, $0.file.path) })) { entry in
+            await self.run(entry.job, file: entry.file, output: entry.output, stores: stores, options: options)
         }
         return RunSummary(jobs: outcomes.compactMap { $0 }, interrupted: Task.isCancelled)
     }
 
-    /// For each job, how many of its ancestors (`parent`, within its file) are among `jobs`.
-    static func depths(_ jobs: [(job: JobSpec, file: String)]) -> [Int] {
-        func depth(_ job: JobSpec, file: String, seen: Int) -> Int {
-            guard seen < jobs.count, let name = job.parent,
-                  let parent = jobs.first(where: { $0.file == file && $0.job.name == name }) else { return 0 }
-            return 1 + depth(parent.job, file: file, seen: seen + 1)
+    /// For each job, the index of its parent (`parent`, within its file) among `jobs`, if there.
+    static func parents(_ jobs: [(job: JobSpec, file: String)]) -> [Int?] {
+        jobs.map { entry in
+            entry.job.parent.flatMap { name in jobs.firstIndex { $0.file == entry.file && $0.job.name == name } }
         }
-        return jobs.map { depth($0.job, file: $0.file, seen: 0) }
     }
 
     /// Runs one job on its database, taken from `stores` and given back when the job ends;

@@ -190,25 +190,20 @@ public struct Verifier: Sendable {
             }
             index += 1
         }
-        let depths = Runner.depths(entries.map { ($0.job, $0.file.path) })
         let all = entries
         let parents = Mutex<[String: [(id: String, record: String)]]>([:])
-        var results: [JobVerification?] = Array(repeating: nil, count: entries.count)
-        for depth in Set(depths).sorted() {
-            let wave = entries.indices.filter { depths[$0] == depth }
-            let verified = await JobScheduler.map(wave, width: options.parallel) { index -> JobVerification in
-                let entry = all[index]
-                let key = { (name: String) in entry.file.path + "\u{0}" + name }
-                if entry.job.parent != nil {
-                    let records = parents.withLock { $0[key(entry.job.parent!)] } ?? []
-                    return await self.verifyChildren(entry.job, file: entry.file.path, parents: records, options: options)
-                }
-                let (verification, kept) = await self.verify(entry.job, file: entry.file.path, options: options,
-                                                             keep: entry.job.children.isEmpty ? 0 : options.maxParents ?? .max)
-                parents.withLock { $0[key(entry.job.name)] = kept }
-                return verification
+        let results = await JobScheduler.map(all, width: options.parallel,
+                                             after: Runner.parents(all.map { ($0.job, $0.file.path) })) { entry -> JobVerification in
+            let key = { (name: String) in entry.file.path + "\u{0}" + name }
+            let keep = entry.job.children.isEmpty ? 0 : options.maxParents ?? .max
+            let (verification, kept) = if let parent = entry.job.parent {
+                await self.verifyChildren(entry.job, file: entry.file.path, parents: parents.withLock { $0[key(parent)] } ?? [],
+                                          options: options, keep: keep)
+            } else {
+                await self.verify(entry.job, file: entry.file.path, options: options, keep: keep)
             }
-            for (index, result) in zip(wave, verified) { results[index] = result }
+            parents.withLock { $0[key(entry.job.name)] = kept }
+            return verification
         }
         return VerifySummary(jobs: zip(entries, results).compactMap { $0.0.reported ? $0.1 : nil })
     }
