@@ -15,6 +15,26 @@ private func serve(_ api: PagedAPI, extra: @escaping @Sendable (Int) -> String =
 
 @Suite("verify")
 struct VerifyTests {
+    @Test("the drift table tells ids apart byte for byte, through every time it grows, and names the first page")
+    func firstPages() {
+        var table = FirstPages()
+        func note(_ id: String, _ page: Int) -> Int? {
+            var id = id
+            return id.withUTF8 { table.note($0, page: page) }
+        }
+        for n in 0 ..< 5000 { #expect(note(String(n), n / 100) == nil) }
+        #expect(table.count == 5000)
+        #expect(note("4321", 99) == 43)
+        #expect(note("0", 99) == 0)
+        #expect(note("caf\u{E9}", 1) == nil)
+        // The same word decomposed: another id, as SQLite sees it.
+        #expect(note("cafe\u{301}", 2) == nil)
+        #expect(note("caf\u{E9}", 3) == 1)
+        #expect(note("", 4) == nil)
+        #expect(note("", 5) == 4)
+        #expect(table.count == 5003)
+    }
+
     func verify(_ yaml: String, _ handler: @escaping @Sendable (FixtureRequest) async -> FixtureResponse,
                 maxPages: Int? = nil, environment: [String: String] = [:]) async throws -> (summary: VerifySummary, base: String, harness: Harness) {
         let harness = try Harness()

@@ -30,7 +30,9 @@ struct OpenFilesTests {
             }
             let ending = await child.ending()
             watchdog.cancel()
-            #expect(ending == .exited(0))
+            // What the run printed says why, if it did not end well (a crash prints its trace).
+            let printed = (try? String(contentsOfFile: err, encoding: .utf8)) ?? ""
+            #expect(ending == .exited(0), Comment(rawValue: String(printed.prefix(4000))))
             #expect(try String(contentsOfFile: out, encoding: .utf8) == "")
             #expect(try String(contentsOfFile: err, encoding: .utf8) == "")
             #expect(server.requests.count == 2 * jobs.count)

@@ -31,7 +31,7 @@ public struct WalkFault: Sendable, Equatable, CustomStringConvertible {
 /// For a job with children (`parent`), it keeps the first `keep` records it is given, whose
 /// children are walked next.
 final class WalkRecorder: PageStore {
-    private let state = Mutex<(firstPage: [ExactText: Int], drift: [WalkFault], kept: [(id: String, record: String)])>(([:], [], []))
+    private let state = Mutex<(firstPages: FirstPages, drift: [WalkFault], kept: [(id: String, record: String)])>((FirstPages(), [], []))
     private let keep: Int
 
     init(keep: Int = 0) {
@@ -49,13 +49,10 @@ final class WalkRecorder: PageStore {
                     state.kept.append((String(decoding: id, as: UTF8.self), String(decoding: json, as: UTF8.self)))
                 }
             }
-            for text in page.records.ids {
-                let id = ExactText(text)
-                if let first = state.firstPage[id] {
+            page.records.forEach { id, _ in
+                if let first = state.firstPages.note(id, page: page.page) {
                     state.drift.append(WalkFault(kind: .drift, page: page.page,
-                                                 message: "id '\(text)' was already on page \(first) (drift)"))
-                } else {
-                    state.firstPage[id] = page.page
+                                                 message: "id '\(String(decoding: id, as: UTF8.self))' was already on page \(first) (drift)"))
                 }
             }
         }
