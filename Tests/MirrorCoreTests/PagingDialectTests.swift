@@ -345,6 +345,40 @@ struct PagingDialectTests {
         #expect(formIDs == ["1", "2"])
     }
 
+    @Test("a number cursor stays a number after a resume and after a 304 replay of the page that gave it")
+    func numberCursorKept() async throws {
+        let harness = try Harness()
+        let bodies = Lines()
+        let failing = Mutex(true)
+        let yaml = itemsJob("""
+            method: POST
+            body: { after: "{cursor}", q: "x" }
+            next: meta.next
+            records: items
+            retries: 0
+            """, url: "BASE/search").replacingOccurrences(of: "    records: data.list\n", with: "")
+        try await FixtureServer.with({ request in
+            let body = String(decoding: request.body, as: UTF8.self)
+            bodies.append(body)
+            if body.contains("20") {
+                if failing.withLock({ $0 }) { return .text("down", status: 500) }
+                return .json(#"{"items":[{"id":2}],"meta":{}}"#)
+            }
+            if request.headers["if-none-match"] == "\"p1\"" { return FixtureResponse(status: 304, headers: [("ETag", "\"p1\"")], body: []) }
+            return .json(#"{"items":[{"id":1}],"meta":{"next":20}}"#, headers: [("ETag", "\"p1\"")])
+        }) { server in
+            let first = try await harness.run(yaml, server: server)
+            #expect(first.jobs[0].status == .failed)
+            failing.withLock { $0 = false }
+            let resumed = try await harness.run(yaml, server: server)
+            #expect(resumed.jobs[0].resumedAt != nil)
+            let replayed = try await harness.run(yaml, server: server)
+            #expect(replayed.jobs[0].pages.notModified == 1)
+        }
+        #expect(bodies.lines == [#"{"q":"x"}"#, #"{"after":20,"q":"x"}"#, #"{"after":20,"q":"x"}"#,
+                                 #"{"q":"x"}"#, #"{"after":20,"q":"x"}"#])
+    }
+
     @Test("{cursor} and {page} in header values")
     func headerCursor() async throws {
         let seen = Lines()

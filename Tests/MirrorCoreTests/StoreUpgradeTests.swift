@@ -58,12 +58,12 @@ struct StoreUpgradeTests {
             #expect(try Int.fetchOne(db, sql: "PRAGMA user_version") == StoreSchema.migrations.count)
             #expect(StoreSchema.migrations.map(\.name) == ["mirror-bookkeeping-1", "mirror-pages-replay-2", "mirror-files-3",
                                                             "mirror-pages-total-4", "mirror-runs-outcome-5", "mirror-owners-6",
-                                                            "mirror-incremental-7", "mirror-parents-8"])
+                                                            "mirror-incremental-7", "mirror-parents-8", "mirror-cursor-kind-9"])
             #expect(try !db.tableExists("grdb_migrations"))
             #expect(try db.tableExists("_mirror_files"))
             #expect(try db.columns(in: "_mirror_pages").map(\.name) == [
                 "job", "account", "url", "body", "page", "status", "etag", "last_modified", "records", "bytes", "fetched_at",
-                "elements", "ids", "next_url", "next_cursor", "last_page", "total",
+                "elements", "ids", "next_url", "next_cursor", "last_page", "total", "next_cursor_is_number",
             ])
             // Its pages and runs are still there, beside the new ones.
             #expect(try String.fetchAll(db, sql: "SELECT etag FROM _mirror_pages WHERE page <= 2 ORDER BY page") == ["\"p1\"", "\"p2\""])

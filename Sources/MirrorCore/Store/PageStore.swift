@@ -32,6 +32,8 @@ public struct PageCommit: Sendable {
     /// Redacted: a checkpoint holding a secret cannot be resumed from.
     public var nextURL: String?
     public var nextCursor: String?
+    /// The next cursor was a JSON number.
+    public var nextCursorIsNumber = false
     public var time: String
     /// Ids of the page's records marked deleted (`deleted`): removed from the table.
     public var deleted: [String] = []
@@ -63,6 +65,7 @@ public struct PageReplay: Sendable {
     public var nextPage: Int?
     public var nextURL: String?
     public var nextCursor: String?
+    public var nextCursorIsNumber = false
     public var time: String
     /// A child job's page: the walk has no checkpoint.
     public var child = false
@@ -82,6 +85,8 @@ public struct StoredPage: Sendable, Equatable {
     /// As stored: redacted, so one holding a mask cannot be followed.
     public var nextURL: String?
     public var nextCursor: String?
+    /// The next cursor was a JSON number.
+    public var nextCursorIsNumber = false
     public var lastPage: Int?
     public var total: Int?
 
@@ -105,6 +110,8 @@ public struct WalkStart: Sendable, Equatable {
     public var nextURL: String?
     public var cursor: String?
     public var position: Int
+    /// The cursor was a JSON number.
+    public var cursorIsNumber = false
 
     public var isResumed: Bool { page != nil }
 

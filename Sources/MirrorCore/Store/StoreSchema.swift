@@ -183,6 +183,14 @@ enum StoreSchema {
                 ) WITHOUT ROWID
                 """)
         }
+        // Whether a stored next cursor was a JSON number: a POST body sends it back as one
+        // after a resume or a 304 replay too.
+        registerMigration("mirror-cursor-kind-9") { db in
+            try db.execute(sql: """
+                ALTER TABLE \(walks) ADD COLUMN next_cursor_is_number INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE \(pages) ADD COLUMN next_cursor_is_number INTEGER NOT NULL DEFAULT 0;
+                """)
+        }
         return migrations
     }()
 

@@ -82,18 +82,19 @@ extension TableStore {
             if let highWater = page.highWater { try Self.raise(highWater, job: page.job, account: page.account, db: db) }
             let pageRow = try db.cachedStatement(sql: """
                 INSERT INTO \(StoreSchema.pages) (job, account, url, body, page, status, etag, last_modified, records, bytes,
-                  fetched_at, elements, ids, next_url, next_cursor, last_page, total)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                  fetched_at, elements, ids, next_url, next_cursor, last_page, total, next_cursor_is_number)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (job, account, url, body) DO UPDATE SET page = excluded.page, status = excluded.status,
                   etag = excluded.etag, last_modified = excluded.last_modified, records = excluded.records,
                   bytes = excluded.bytes, fetched_at = excluded.fetched_at, elements = excluded.elements, ids = excluded.ids,
                   next_url = excluded.next_url, next_cursor = excluded.next_cursor, last_page = excluded.last_page,
-                  total = excluded.total
+                  total = excluded.total, next_cursor_is_number = excluded.next_cursor_is_number
                 """)
             // The ids, a JSON text as long as the page has records, are bound without a copy.
             try pageRow.setArguments([page.job, page.account, page.url.description, page.requestBody, page.page, page.status,
                                       page.etag, page.lastModified, page.records.count, page.responseBytes, page.time,
-                                      page.elements, nil, page.nextURL, page.nextCursor, page.lastPage, page.total])
+                                      page.elements, nil, page.nextURL, page.nextCursor, page.lastPage, page.total,
+                                      page.nextCursorIsNumber])
             try page.records.idsJSON.withUnsafeBufferPointer { ids in
                 defer {
                     sqlite3_reset(pageRow.sqliteStatement)
@@ -104,7 +105,7 @@ extension TableStore {
             }
             if page.parentID == nil {
                 try Self.checkpoint(db, job: page.job, account: page.account, time: page.time, nextPage: page.nextPage,
-                                    nextURL: page.nextURL, nextCursor: page.nextCursor,
+                                    nextURL: page.nextURL, nextCursor: page.nextCursor, cursorIsNumber: page.nextCursorIsNumber,
                                     position: page.firstPosition + page.records.count)
             }
             if !page.files.isEmpty {
@@ -115,18 +116,20 @@ extension TableStore {
     }
 
     private static func checkpoint(_ db: Database, job: String, account: String, time: String, nextPage: Int?,
-                                   nextURL: String?, nextCursor: String?, position: Int) throws {
+                                   nextURL: String?, nextCursor: String?, cursorIsNumber: Bool, position: Int) throws {
         try db.cachedStatement(sql: """
-            UPDATE \(StoreSchema.walks) SET updated_at = ?, pages = pages + 1, next_page = ?, next_url = ?, next_cursor = ?, position = ?
+            UPDATE \(StoreSchema.walks) SET updated_at = ?, pages = pages + 1, next_page = ?, next_url = ?, next_cursor = ?,
+              next_cursor_is_number = ?, position = ?
             WHERE job = ? AND account = ?
-            """).execute(arguments: [time, nextPage, nextURL, nextCursor, position, job, account])
+            """).execute(arguments: [time, nextPage, nextURL, nextCursor, cursorIsNumber, position, job, account])
     }
 
     /// The stored copy of a request's page, if it was stored whole with its ids.
     public func storedPage(job: String, account: String, url: String, requestBody: String) async throws -> StoredPage? {
         try await pool.read { db in
             guard let row = try Row.fetchOne(db, sql: """
-                SELECT page, status, etag, last_modified, fetched_at, elements, ids, next_url, next_cursor, last_page, total
+                SELECT page, status, etag, last_modified, fetched_at, elements, ids, next_url, next_cursor, last_page, total,
+                  next_cursor_is_number
                 FROM \(StoreSchema.pages) WHERE job = ? AND account = ? AND url = ? AND body = ? AND ids IS NOT NULL
                 """, arguments: [job, account, url, requestBody]) else { return nil }
             let idsText: String = row["ids"]
@@ -134,7 +137,8 @@ extension TableStore {
                 .map { document in document.root.elements.compactMap(\.stringValue) } ?? []
             return StoredPage(url: url, requestBody: requestBody, page: row["page"], status: row["status"], etag: row["etag"],
                               lastModified: row["last_modified"], fetchedAt: row["fetched_at"], elements: row["elements"],
-                              ids: ids, nextURL: row["next_url"], nextCursor: row["next_cursor"], lastPage: row["last_page"],
+                              ids: ids, nextURL: row["next_url"], nextCursor: row["next_cursor"],
+                              nextCursorIsNumber: row["next_cursor_is_number"], lastPage: row["last_page"],
                               total: row["total"])
         }
     }
@@ -172,7 +176,8 @@ extension TableStore {
             }
             if !replay.child {
                 try Self.checkpoint(db, job: replay.job, account: replay.account, time: replay.time, nextPage: replay.nextPage,
-                                    nextURL: replay.nextURL, nextCursor: replay.nextCursor, position: position)
+                                    nextURL: replay.nextURL, nextCursor: replay.nextCursor,
+                                    cursorIsNumber: replay.nextCursorIsNumber, position: position)
             }
             var counts = CommitCounts()
             counts.unchanged = replay.stored.ids.count

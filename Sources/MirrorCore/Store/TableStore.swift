@@ -58,12 +58,13 @@ public final class TableStore: PageStore {
     public func startWalk(job: String, account: String, table: String, at time: String, fresh: Bool) async throws -> WalkStart {
         try await pool.write { db in
             if !fresh, let row = try Row.fetchOne(db, sql: """
-                SELECT started_at, next_page, next_url, next_cursor, position FROM \(StoreSchema.walks)
+                SELECT started_at, next_page, next_url, next_cursor, next_cursor_is_number, position FROM \(StoreSchema.walks)
                 WHERE job = ? AND account = ? AND table_name = ? AND state IN ('failed', 'interrupted', 'running')
                   AND next_page IS NOT NULL
                 """, arguments: [job, account, table]) {
                 let start = WalkStart(startedAt: row["started_at"], page: row["next_page"], nextURL: row["next_url"],
-                                      cursor: row["next_cursor"], position: row["position"])
+                                      cursor: row["next_cursor"], position: row["position"],
+                                      cursorIsNumber: row["next_cursor_is_number"])
                 if start.isResumable {
                     try db.execute(sql: "UPDATE \(StoreSchema.walks) SET state = 'running', updated_at = ? WHERE job = ? AND account = ?",
                                    arguments: [time, job, account])

@@ -202,7 +202,7 @@ public struct PageWalker: Sendable {
                     etag: storable(served.etag), lastModified: storable(served.lastModified), responseBytes: served.responseBytes, records: records,
                     elements: served.elementCount, lastPage: served.lastPage, total: served.total, files: served.files,
                     onChange: job.onChange, shared: job.shareTable, firstPosition: position, nextPage: step.nextPage, nextURL: step.nextURL,
-                    nextCursor: step.nextCursor, time: time, deleted: served.deleted,
+                    nextCursor: step.nextCursor, nextCursorIsNumber: step.nextCursorIsNumber, time: time, deleted: served.deleted,
                     highWater: highWater(served.highest), parentID: parentID, children: job.children)))
             case let .stored(stored):
                 let revalidated = served.origin == .notModified
@@ -210,7 +210,8 @@ public struct PageWalker: Sendable {
                 return .stored(try await store.replay(PageReplay(
                     job: job.name, account: job.account, table: job.table, stored: stored, firstPosition: position,
                     revalidated: revalidated, nextPage: step.nextPage, nextURL: step.nextURL,
-                    nextCursor: step.nextCursor, time: time, child: parentID != nil)))
+                    nextCursor: step.nextCursor, nextCursorIsNumber: step.nextCursorIsNumber, time: time,
+                    child: parentID != nil)))
             }
         } catch let missing as ReplayMissingRecords {
             return .missingRecords(missing.missing)

@@ -95,6 +95,6 @@ extension ServedPage {
         self.init(origin: origin, content: .stored(stored), requestBody: stored.requestBody, status: stored.status,
                   etag: etag, lastModified: lastModified, responseBytes: 0, elementCount: stored.elements,
                   recordCount: stored.ids.count, rejected: [], repeated: [], files: [], next: next,
-                  lastPage: stored.lastPage, total: stored.total, unreadable: [])
+                  lastPage: stored.lastPage, total: stored.total, cursorIsNumber: stored.nextCursorIsNumber, unreadable: [])
     }
 }

@@ -30,6 +30,8 @@ struct PageStep: Sendable {
     let nextPage: Int?
     let nextURL: String?
     let nextCursor: String?
+    /// The next cursor was a JSON number.
+    let nextCursorIsNumber: Bool
 }
 
 /// Where a job's walk is, and what it does with each page served to it: the walk's
@@ -71,6 +73,7 @@ struct WalkState {
         page = start.page ?? job.pages.from
         // The checkpoint writes secrets as `${NAME}`.
         cursor = start.cursor.map(job.redactor.expand)
+        cursorIsNumber = start.cursor != nil && start.cursorIsNumber
         nextURL = start.nextURL.map { RedactedURL(real: job.redactor.expand($0), redactor: job.redactor) }
         position = start.position
         result.elementsWalked = start.position
@@ -220,7 +223,8 @@ struct WalkState {
             target: target, served: served, stop: stop, loop: loop, next: next, followURL: followURL, followCursor: nextCursor,
             nextPage: stop == nil ? page + step : nil,
             nextURL: followURL.map { job.redactor.placeholders($0.real) ?? $0.description },
-            nextCursor: nextCursor.map { job.redactor.placeholders($0) ?? job.redactor.redact($0) })
+            nextCursor: nextCursor.map { job.redactor.placeholders($0) ?? job.redactor.redact($0) },
+            nextCursorIsNumber: nextCursor != nil && served.cursorIsNumber)
     }
 
     /// Whether the page after `step` may be requested while `step`'s page is stored. With
