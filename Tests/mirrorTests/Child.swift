@@ -29,6 +29,9 @@ struct Child: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, stdout ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, stderr ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        // Nothing else the test process has open reaches the child: with many tests running,
+        // what it would inherit counts against a child's limit on open files (`ulimit -n`).
+        if let closeFrom = Self.closeFrom { _ = closeFrom(&actions, 3) }
         // GNU env changes to the folder, then runs the program with the environment given.
         let argv = ["/usr/bin/env", "-C", folder, executable] + arguments
         let envp = environment.map { "\($0.key)=\($0.value)" }
@@ -43,6 +46,15 @@ struct Child: Sendable {
         guard code == 0 else { throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO) }
         self.pid = pid
     }
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which Swift's
+    /// Glibc module does not declare.
+    private static let closeFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else {
+            return nil
+        }
+        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }()
 
     /// Waits for the child to end, without holding a thread of the cooperative pool.
     func ending() async -> Ending {

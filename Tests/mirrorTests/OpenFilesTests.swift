@@ -47,3 +47,21 @@ struct OpenFilesTests {
         #expect(try String(contentsOfFile: tables, encoding: .utf8) == jobs.map { "t_\($0)|j\($0)-1 j\($0)-2\n" }.joined())
     }
 }
+
+@Suite("child processes")
+struct ChildProcessTests {
+    @Test("a child started by the tests inherits no open file but its stdin, stdout and stderr")
+    func noInheritedFiles() async throws {
+        let folder = try temporaryFolder()
+        // Opened without O_CLOEXEC: it would reach the child but for the spawn's close-from.
+        let held = open(folder, O_RDONLY)
+        defer { close(held) }
+        #expect(held > 2)
+        let out = folder + "/fds"
+        let child = try Child("/bin/sh", ["-c", #"for f in /proc/$$/fd/*; do echo "${f##*/}"; done"#], in: folder,
+                              environment: [:], stdout: out)
+        #expect(await child.ending() == .exited(0))
+        // 3 is the folder the shell reads to list them.
+        #expect(try String(contentsOfFile: out, encoding: .utf8) == "0\n1\n2\n3\n")
+    }
+}
