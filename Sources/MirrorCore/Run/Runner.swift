@@ -205,14 +205,15 @@ public struct Runner: Sendable {
             try await Self.bookkeeping {
                 try await store.finishWalk(job: job.name, account: job.account, state: end, at: Timestamp.string(Date()))
             }
-            // A child job prunes each parent's children as it walks them.
-            // The pages of earlier `{since}` values are never asked for again.
-            if result == .ok, walk.stop.isComplete, job.incremental != nil {
+            // The pages of earlier `{since}` values are never asked for again. (Pages within
+            // `refresh_after` are walked from their stored copies without being fetched: kept.)
+            if result == .ok, walk.stop.isComplete, job.incremental != nil, job.refreshAfter == nil {
                 let since = walkStartedAt
                 try await Self.bookkeeping {
                     try await store.forgetPages(job: job.name, account: job.account, notFetchedSince: since)
                 }
             }
+            // A child job prunes each parent's children as it walks them.
             if result == .ok, walk.stop.isComplete, job.prune, family == nil {
                 let since = walkStartedAt
                 pruned = try await Self.bookkeeping {
