@@ -296,6 +296,27 @@ struct ChildJobTests {
         #expect(try comments(harness) == ["c1-1@1", "c2-1@2"])
     }
 
+    @Test("child ids that repeat across parents are reported: one row per id, moved to the last parent walked")
+    func repeatedChildIDs() async throws {
+        let harness = try Harness()
+        let api = EventsAPI([.init(id: "1", title: "a", comments: 0), .init(id: "2", title: "b", comments: 0)])
+        try await FixtureServer.with({ request in
+            // Every event numbers its comments from 1.
+            if request.path.hasSuffix("/comments") {
+                return .json(request.parameter("page") == "1" ? #"{"comments":[{"id":1,"text":"first"}]}"# : #"{"comments":[]}"#)
+            }
+            return await api.handler(request)
+        }) { server in
+            let summary = try await harness.run(familyJobs("concurrency: 1"), server: server)
+            #expect(summary.jobs[1].status == .ok)
+            #expect(summary.jobs[1].warnings == [
+                "1 child id was another parent's, and its row moved: '1' of parent '2' was parent '1''s; "
+                    + "child ids must be unique across parents",
+            ])
+        }
+        #expect(try comments(harness) == ["1@2"])
+    }
+
     @Test("a parent deleted or pruned takes its children with it")
     func cascade() async throws {
         let harness = try Harness()

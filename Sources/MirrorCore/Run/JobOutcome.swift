@@ -111,7 +111,8 @@ public struct JobOutcome: Sendable, Codable, Equatable {
         durationSeconds = (seconds * 1000).rounded() / 1000
         self.files = files
         error = walk.error
-        warnings = walk.missingPaths.isEmpty ? nil : walk.missingPaths.map(\.description)
+        let warnings = walk.missingPaths.map(\.description) + walk.warnings
+        self.warnings = warnings.isEmpty ? nil : warnings
         self.since = since?.text
         self.parents = parents
     }

@@ -100,6 +100,12 @@ extension Runner {
             }
         }
         total.counts.deleted += walks.orphansDeleted
+        if let first = total.counts.firstMovedChild {
+            // Each id is one row: the child of one parent replaced another's.
+            total.warnings.append("\(total.counts.movedChildren) child \(total.counts.movedChildren == 1 ? "id was" : "ids were") "
+                + "another parent's, and its row moved: \(first); child ids must be unique across parents")
+            logger.warning("child ids repeat across parents", metadata: ["job": "\(job.name)", "first": "\(first)"])
+        }
         if interrupted {
             total.stop = .interrupted
             total.error = "job '\(job.name)': interrupted after \(walks.walked) of \(queued.count) parents; "
@@ -149,6 +155,8 @@ extension WalkResult {
         counts.updated += other.counts.updated
         counts.unchanged += other.counts.unchanged
         counts.deleted += other.counts.deleted
+        counts.movedChildren += other.counts.movedChildren
+        counts.firstMovedChild = counts.firstMovedChild ?? other.counts.firstMovedChild
         rejected += other.rejected
         repeated += other.repeated
         elementsWalked += other.elementsWalked

@@ -127,6 +127,10 @@ public struct CommitCounts: Sendable, Equatable {
     public var unchanged = 0
     /// Records removed because the page marked them deleted.
     public var deleted = 0
+    /// A child job's records that were another parent's (a child table keeps one row per
+    /// id): how many, and the first, said in words.
+    public var movedChildren = 0
+    public var firstMovedChild: String?
     /// Files of the page not downloaded yet (or whose download is gone from disk).
     public var pendingFiles: [RedactedURL] = []
     public init() {}

@@ -27,6 +27,10 @@ extension TableStore {
                 """)
             // Records new or changed, whose children are walked next (`parent`).
             var changedIDs: [String] = []
+            // A child record stored before under another parent.
+            let owner = child ? try db.cachedStatement(sql: """
+                SELECT parent_id FROM "\(table)" WHERE account = ?1 AND id = ?2
+                """) : nil
             let connection = db.sqliteConnection
             do {
                 // The records are bound where they lie in the page; nothing stays bound to it.
@@ -54,6 +58,9 @@ extension TableStore {
                         counts.new += 1
                         if !page.children.isEmpty { changedIDs.append(String(decoding: id, as: UTF8.self)) }
                     } else {
+                        if let owner, let parentID = page.parentID {
+                            try Self.noteMove(id, to: parentID, account: page.account, owner: owner, counts: &counts)
+                        }
                         var changed = false
                         if page.onChange == .replace {
                             bind(update)
@@ -182,6 +189,17 @@ extension TableStore {
             var counts = CommitCounts()
             counts.unchanged = replay.stored.ids.count
             return counts
+        }
+    }
+
+    /// Counts a child record `id` stored before under another parent than `parentID`.
+    private static func noteMove(_ id: UnsafeBufferPointer<UInt8>, to parentID: String, account: String, owner: Statement,
+                                 counts: inout CommitCounts) throws {
+        let text = String(decoding: id, as: UTF8.self)
+        guard let before = try String?.fetchOne(owner, arguments: [account, text]) ?? nil, before != parentID else { return }
+        counts.movedChildren += 1
+        if counts.firstMovedChild == nil {
+            counts.firstMovedChild = "'\(text)' of parent '\(parentID)' was parent '\(before)''s"
         }
     }
 

@@ -162,6 +162,8 @@ public struct WalkResult: Sendable {
     /// early or quietly do nothing: a `next` or `has_more` path absent from the first page
     /// of records, a `stop` path no response held, a `downloads` path no record held.
     public var missingPaths: [MissingPath] = []
+    /// Other things a run's user should know about what was stored.
+    public var warnings: [String] = []
 
     public var pagesFetched: Int { pages - pagesNotModified - pagesSkipped }
 }

@@ -243,6 +243,8 @@ struct WalkState {
         result.counts.updated += counts.updated
         result.counts.unchanged += counts.unchanged
         result.counts.deleted += counts.deleted
+        result.counts.movedChildren += counts.movedChildren
+        result.counts.firstMovedChild = result.counts.firstMovedChild ?? counts.firstMovedChild
         result.firstStored = result.firstStored ?? page
         result.lastStored = page
         if let loop = step.loop {
