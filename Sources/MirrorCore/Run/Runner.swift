@@ -100,43 +100,37 @@ public struct Runner: Sendable {
     }
 
     /// Runs one job on its database, taken from `stores` and given back when the job ends;
-    /// the last job to give a database back checkpoints it.
+    /// the last job to give a database back checkpoints it. A child job takes its parent's too.
     func run(_ job: JobSpec, file: JobFile, output: String, stores: OpenStores, options: Options) async -> JobOutcome {
-        let path = (output as NSString).appendingPathComponent(job.database)
-        let store: TableStore
+        var taken: [String] = []
+        func take(_ database: String, _ what: String) throws(UsageError) -> TableStore {
+            let path = (output as NSString).appendingPathComponent(database)
+            do {
+                let store = try stores.take(path)
+                taken.append(path)
+                return store
+            } catch {
+                throw UsageError("job '\(job.name)': cannot open \(path)\(what): \(error)")
+            }
+        }
+        let outcome: JobOutcome
         do {
-            store = try stores.take(path)
+            let store = try take(job.database, "")
+            // A child job reads and settles its parents in the parent's database.
+            var family: Family?
+            if let name = job.parent, let parent = file.jobs.first(where: { $0.name == name }) {
+                family = Family(parent: parent, store: try take(parent.database, ", its parent's database"))
+            }
+            outcome = await run(job, file: file, output: output, store: store, family: family, options: options)
         } catch {
             var walk = WalkResult()
-            walk.error = "job '\(job.name)': cannot open \(path): \(error)"
+            walk.error = error.description
             let now = Timestamp.string(Date())
-            return JobOutcome(job: job, file: file.path, database: path, status: .failed,
-                              walk: walk, pruned: 0, files: nil, startedAt: now, finishedAt: now, seconds: 0)
+            outcome = JobOutcome(job: job, file: file.path, database: (output as NSString).appendingPathComponent(job.database),
+                                 status: .failed, walk: walk, pruned: 0, files: nil, startedAt: now, finishedAt: now, seconds: 0)
         }
-        // A child job reads and settles its parents in the parent's database.
-        var family: Family?
-        if let parentName = job.parent, let parent = file.jobs.first(where: { $0.name == parentName }) {
-            let parentPath = (output as NSString).appendingPathComponent(parent.database)
-            do {
-                family = Family(parent: parent, store: try stores.take(parentPath))
-            } catch {
-                var walk = WalkResult()
-                walk.error = "job '\(job.name)': cannot open \(parentPath), its parent's database: \(error)"
-                let now = Timestamp.string(Date())
-                _ = stores.giveBack(path)
-                return JobOutcome(job: job, file: file.path, database: path, status: .failed,
-                                  walk: walk, pruned: 0, files: nil, startedAt: now, finishedAt: now, seconds: 0)
-            }
-        }
-        let outcome = await run(job, file: file, output: output, store: store, family: family, options: options)
-        if let family, let last = stores.giveBack(family.store.path) {
-            do {
-                try await Self.bookkeeping { try await last.checkpoint() }
-            } catch {
-                logger.warning("cannot checkpoint the database", metadata: ["job": "\(job.name)", "error": "\(error)"])
-            }
-        }
-        if let last = stores.giveBack(path) {
+        for path in taken.reversed() {
+            guard let last = stores.giveBack(path) else { continue }
             do {
                 try await Self.bookkeeping { try await last.checkpoint() }
             } catch {

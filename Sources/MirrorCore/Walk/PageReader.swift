@@ -142,57 +142,58 @@ struct PageReader: Sendable {
                             problem: "'\(job.records)' is not an array (found \(list.kind))")
         }
         let collected = RecordCollector(idPath: job.id, page: page).collect(list)
-        let marked = marks(collected.records)
-        // The files the stored records point to, each once, in record order.
-        var files: [RedactedURL] = []
-        var downloadsFound: Set<Int> = []
-        if !job.downloads.isEmpty {
-            var seen: Set<ExactText> = []
-            marked.kept.forEach { _, json in
-                guard let record = try? JSONDocument(parsing: UnsafeRawBufferPointer(json)) else { return }
-                for (index, path) in job.downloads.enumerated() {
-                    let values = record.root.values(at: path)
-                    if !values.isEmpty { downloadsFound.insert(index) }
-                    for value in values {
-                        let candidates = value.kind == .array ? value.elements : [value]
-                        for candidate in candidates {
-                            if let url = candidate.stringValue, !url.isEmpty, seen.insert(ExactText(url)).inserted {
-                                files.append(RedactedURL(real: url, redactor: job.redactor))
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        return ParsedPage(document: document, elementCount: collected.elementCount, records: marked.kept,
-                          rejected: collected.rejected, repeated: collected.repeated, files: files,
-                          downloadsFound: downloadsFound, deleted: marked.deleted, highest: marked.highest)
+        let facts = facts(of: collected.records)
+        return ParsedPage(document: document, elementCount: collected.elementCount, records: facts.kept,
+                          rejected: collected.rejected, repeated: collected.repeated, files: facts.files,
+                          downloadsFound: facts.downloadsFound, deleted: facts.deleted, highest: facts.highest)
     }
 
-    /// What `deleted` and `incremental` read in the records: the records to store (those
-    /// not marked deleted), the ids of those marked deleted, and the highest value of the
-    /// incremental path among them all.
-    func marks(_ records: PageRecords) -> (kept: PageRecords, deleted: [String], highest: SinceValue?) {
+    /// What the records say beyond their ids, for the keys that ask (each record parsed
+    /// once, and only then).
+    struct RecordFacts {
+        /// The records to store: those not marked deleted.
+        var kept: PageRecords
+        /// Ids of the records marked deleted (`deleted`).
+        var deleted: [String] = []
+        /// The highest value of the `incremental` path among all the records.
+        var highest: SinceValue?
+        /// The files the kept records point to (`downloads`), each once, in record order.
+        var files: [RedactedURL] = []
+        /// Indexes into `downloads` of the paths some kept record holds.
+        var downloadsFound: Set<Int> = []
+    }
+
+    func facts(of records: PageRecords) -> RecordFacts {
+        var facts = RecordFacts(kept: records)
         var sincePath: JSONPath?
         if case let .path(path)? = job.incremental?.source { sincePath = path }
-        guard sincePath != nil || job.deleted != nil else { return (records, [], nil) }
-        var deleted: [String] = []
+        guard sincePath != nil || job.deleted != nil || !job.downloads.isEmpty else { return facts }
         var deletedIndexes: Set<Int> = []
-        var highest: SinceValue?
+        var seen: Set<ExactText> = []
         var index = 0
         records.forEach { id, json in
             defer { index += 1 }
             guard let record = try? JSONDocument(parsing: UnsafeRawBufferPointer(json)) else { return }
             if let sincePath, let value = record.root.value(at: sincePath).flatMap(SinceValue.init) {
-                highest = SinceValue.max(highest, value)
+                facts.highest = SinceValue.max(facts.highest, value)
             }
             if job.deleted?.marks(record.root) == true {
-                deleted.append(String(decoding: id, as: UTF8.self))
+                facts.deleted.append(String(decoding: id, as: UTF8.self))
                 deletedIndexes.insert(index)
+                return
+            }
+            for (path, pathIndex) in zip(job.downloads, job.downloads.indices) {
+                let values = record.root.values(at: path)
+                if !values.isEmpty { facts.downloadsFound.insert(pathIndex) }
+                for candidate in values.flatMap({ $0.kind == .array ? $0.elements : [$0] }) {
+                    if let url = candidate.stringValue, !url.isEmpty, seen.insert(ExactText(url)).inserted {
+                        facts.files.append(RedactedURL(real: url, redactor: job.redactor))
+                    }
+                }
             }
         }
-        guard !deleted.isEmpty else { return (records, [], highest) }
-        return (records.keeping { !deletedIndexes.contains($0) }, deleted, highest)
+        if !deletedIndexes.isEmpty { facts.kept = records.keeping { !deletedIndexes.contains($0) } }
+        return facts
     }
 
     static func nextTarget(_ next: JobSpec.Next, document: JSONDocument, response: HTTPResponse, url: RedactedURL) -> NextTarget {
