@@ -374,4 +374,50 @@ struct DownloadTests {
             #expect(FileManager.default.contents(atPath: path).map { Array($0) } == content("a.jpg"))
         }
     }
+
+    @Test("two jobs downloading into one output folder at once never share a temporary file")
+    func twoJobsOneFolder() async throws {
+        let harness = try Harness()
+        let second = Mutex(false)
+        let handler: @Sendable (FixtureRequest) async -> FixtureResponse = { request in
+            switch request.path {
+            case "/f/first.jpg":
+                // The first job's file is held until the second job's is asked for, so that both
+                // temporary files exist at once (or until the second job has clearly failed).
+                for _ in 0..<400 where !second.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(5)) }
+                return FixtureResponse(body: Array("first".utf8))
+            case "/f/second.jpg":
+                second.withLock { $0 = true }
+                return FixtureResponse(body: Array("second".utf8))
+            default:
+                let name = request.path == "/a" ? "first" : "second"
+                return .json(#"{"data":{"list":\#(request.parameter("page") == "1" ? #"[{"id":1,"f":"http://\#(request.authority)/f/\#(name).jpg"}]"# : "[]")}}"#)
+            }
+        }
+        let job = """
+            version: 1
+            jobs:
+              - name: a
+                url: "BASE/a?page={page}"
+                records: data.list
+                id: id
+                table: t_a
+                downloads: [f]
+              - name: b
+                url: "BASE/b?page={page}"
+                records: data.list
+                id: id
+                table: t_b
+                downloads: [f]
+            """
+        try await FixtureServer.with(handler) { server in
+            let summary = try await harness.run(job, server: server)
+            #expect(summary.jobs.map { $0.files?.failed.count } == [0, 0])
+            #expect(summary.jobs.map { $0.files?.downloaded } == [1, 1])
+        }
+        for (database, content) in [("t_a.sqlite", "first"), ("t_b.sqlite", "second")] {
+            let path = try await harness.database(database).read { db in try String.fetchOne(db, sql: "SELECT path FROM _mirror_files") }
+            #expect(FileManager.default.contents(atPath: harness.output + "/" + path!) == Data(content.utf8))
+        }
+    }
 }

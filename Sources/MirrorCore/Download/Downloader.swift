@@ -230,7 +230,8 @@ struct FileFetcher: Sendable {
 /// following a link: `files/` and `files/.partial` once per job (a link or a failure there
 /// fails every download of the job alike, before its request), a file's bucket folder
 /// before its request and again to move it in. Temporary files are named by the run's pid
-/// and a number (only one run at a time holds the output folder).
+/// and a number counted across the process, whose jobs share the folder (only one run at
+/// a time holds the output folder).
 final class FileFolders: Sendable {
     struct Failure: Error {
         let reason: String
@@ -251,7 +252,9 @@ final class FileFolders: Sendable {
     private let output: String
     /// Opened at the first download, or why not; kept for the job.
     private let opened = Mutex<Result<Opened, Failure>?>(nil)
-    private let counter = Atomic<Int>(0)
+    /// One count for every job of the process: two jobs downloading into one output folder
+    /// never pick the same temporary name.
+    private static let counter = Atomic<Int>(0)
 
     init(output: String) {
         self.output = output
@@ -270,7 +273,7 @@ final class FileFolders: Sendable {
     func prepare(for relative: String) throws(Failure) -> Temporary {
         let folders = try openFolders()
         close(try bucket(of: relative, in: folders.files))
-        let number = counter.wrappingAdd(1, ordering: .relaxed).newValue
+        let number = Self.counter.wrappingAdd(1, ordering: .relaxed).newValue
         let name = FileNaming.temporaryName(pid: getpid(), number: number)
         let descriptor = openat(folders.partial, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
