@@ -11,7 +11,12 @@ struct ExportCommand: ParsableCommand {
         abstract: "Print stored records (NDJSON by default).",
         discussion: """
             Exit status: 0 exported; 1 the table or database could not be found or read, or \
-            the file could not be written; 2 usage error.
+            the file could not be written; 2 usage error; 4 the change feed no longer holds \
+            the changes since --changes-since (take a new snapshot).
+
+            --changes-since N prints the table's changes after sequence N, one per changed \
+            record, and the mark to ask from next: on stderr (`changes_through M`), or as the \
+            last member of --format json's object.
 
             README.md, section "Use", describes each format and option.
             """)
@@ -26,7 +31,10 @@ struct ExportCommand: ParsableCommand {
     @Option(name: .customLong("max-id"), parsing: .unconditional, help: "Only ids up to and including this.") var maxID: String?
     @Option(help: "At most this many records.") var limit: Int?
     @Option(help: "Skip this many records first.") var offset: Int?
-    @Option(help: "walk (the API's order) or id (descending).") var order: RecordSelection.Order = .walk
+    @Option(help: "walk (the API's order, the default) or id (descending).") var order: RecordSelection.Order?
+    @Option(name: .customLong("changes-since"),
+            help: "Print the changes after this sequence number (0: from the first) instead of the records.")
+    var changesSince: Int?
     @Flag(name: .customLong("local-files"),
           help: "Rewrite the URLs of downloaded files to their paths, relative to the database's folder.")
     var localFiles = false
@@ -36,9 +44,17 @@ struct ExportCommand: ParsableCommand {
         if output != nil && db != nil { throw ValidationError("--output and --db cannot be used together") }
         if let limit, limit < 0 { throw ValidationError("--limit must not be negative") }
         if let offset, offset < 0 { throw ValidationError("--offset must not be negative") }
+        if let changesSince {
+            if changesSince < 0 { throw ValidationError("--changes-since must not be negative") }
+            if format == .csv { throw ValidationError("--changes-since prints ndjson or json, not csv") }
+            let others = [("--since-id", sinceID != nil), ("--max-id", maxID != nil), ("--offset", offset != nil),
+                          ("--order", order != nil)].filter(\.1).map(\.0)
+            if let other = others.first { throw ValidationError("\(other) cannot be used with --changes-since") }
+        }
     }
 
     func run() throws {
+        if let changesSince { return try exportChanges(since: changesSince) }
         var options = Exporter.Options(table: table)
         options.format = format
         options.selection.account = account
@@ -46,23 +62,47 @@ struct ExportCommand: ParsableCommand {
         options.selection.maxID = maxID
         options.selection.limit = limit
         options.selection.offset = offset
-        options.selection.order = order
+        options.selection.order = order ?? .walk
         options.localFiles = localFiles
+        try write { sink in try Exporter(database: try database(), options: options).export(to: &sink) }
+    }
+
+    /// The table's changes since `since`, and the mark to ask from next.
+    private func exportChanges(since: Int) throws {
+        var options = ChangeExporter.Options(table: table, since: since)
+        options.account = account
+        options.limit = limit
+        options.format = format
+        options.localFiles = localFiles
+        var mark: ChangeFeed.Mark?
+        try write { sink in mark = try ChangeExporter(database: try database(), options: options).export(to: &sink) }
+        if let mark, format == .ndjson {
+            printError("changes_through \(mark.through) (\(mark.count) changes since \(mark.since))")
+        }
+    }
+
+    /// The database holding the table.
+    private func database() throws -> String {
+        if let db, !FileManager.default.fileExists(atPath: db) {
+            throw RecordReader.Failure(description: "no database file '\(db)'")
+        }
+        return try db ?? RecordReader.locate(table: table, in: output ?? "cache")
+    }
+
+    /// Runs `body` with a sink on `-o FILE` (whole or not at all) or stdout.
+    private func write(_ body: (inout OutputSink) throws -> Void) throws {
         do {
-            let database = try db ?? RecordReader.locate(table: table, in: output ?? "cache")
-            if let db, !FileManager.default.fileExists(atPath: db) {
-                throw RecordReader.Failure(description: "no database file '\(db)'")
-            }
-            let exporter = Exporter(database: database, options: options)
             if let file {
                 try WholeFile.write(to: file) { descriptor in
                     var sink = OutputSink(descriptor: descriptor)
-                    try exporter.export(to: &sink)
+                    try body(&sink)
                 }
             } else {
                 var sink = OutputSink(descriptor: STDOUT_FILENO)
-                try exporter.export(to: &sink)
+                try body(&sink)
             }
+        } catch let unreachable as ChangeFeed.Unreachable {
+            throw unreachable
         } catch {
             printError("error: \(error)")
             throw ExitCode(1)

@@ -4,7 +4,8 @@ import MirrorCore
 
 /// The root command. Exit statuses are decided here and nowhere else:
 /// 0 success, 1 a job failed (or a file could not be read or written: the lock file too),
-/// 2 usage or config error, 3 another run holds the output folder's lock,
+/// 2 usage or config error, 3 another run holds the output folder's lock, 4 the change
+/// feed no longer reaches back to an export's `--changes-since` (a new snapshot is needed),
 /// 128 + N stopped by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 @main
 struct Mirror: AsyncParsableCommand {
@@ -15,13 +16,14 @@ struct Mirror: AsyncParsableCommand {
             Exit status: 0 success; 1 a job failed (run), a page-walk fault was found \
             (verify), a job is failed or stale (status --check), or a file could not be \
             read or written; 2 usage or config error (nothing fetched); 3 another mirror \
-            run holds the output folder's lock; 130, 143 or 129 a run stopped by SIGINT, \
+            run holds the output folder's lock; 4 the change feed no longer holds the changes \
+            since an export's --changes-since (take a new snapshot); 130, 143 or 129 a run stopped by SIGINT, \
             SIGTERM or SIGHUP.
 
             \(jobFileReference)
             """,
         version: "0.1.0",
-        subcommands: [RunCommand.self, ExportCommand.self, VerifyCommand.self, StatusCommand.self, CheckCommand.self,
+        subcommands: [RunCommand.self, ExportCommand.self, SnapshotCommand.self, VerifyCommand.self, StatusCommand.self, CheckCommand.self,
                       SchemaCommand.self])
 
     static func main() async {
@@ -46,6 +48,9 @@ struct Mirror: AsyncParsableCommand {
         } catch let error as LockFileError {
             printError("error: \(error.description)")
             Foundation.exit(1)
+        } catch let error as ChangeFeed.Unreachable {
+            printError("error: \(error.description)")
+            Foundation.exit(4)
         } catch let interrupted as Interrupted {
             Foundation.exit(interrupted.exitStatus)
         } catch let error as OutputError {

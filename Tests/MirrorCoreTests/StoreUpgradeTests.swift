@@ -58,7 +58,11 @@ struct StoreUpgradeTests {
             #expect(try Int.fetchOne(db, sql: "PRAGMA user_version") == StoreSchema.migrations.count)
             #expect(StoreSchema.migrations.map(\.name) == ["mirror-bookkeeping-1", "mirror-pages-replay-2", "mirror-files-3",
                                                             "mirror-pages-total-4", "mirror-runs-outcome-5", "mirror-owners-6",
-                                                            "mirror-incremental-7", "mirror-parents-8", "mirror-cursor-kind-9"])
+                                                            "mirror-incremental-7", "mirror-parents-8", "mirror-cursor-kind-9",
+                                                            "mirror-changes-10"])
+            // The change feed: the first release's records first, in their walk order, then the new run's.
+            #expect(try String.fetchAll(db, sql: "SELECT op || ' ' || id FROM _mirror_changes ORDER BY seq")
+                == ["upsert 1", "upsert 2", "upsert 3", "upsert 4", "upsert 5", "upsert 6", "upsert 7"])
             #expect(try !db.tableExists("grdb_migrations"))
             #expect(try db.tableExists("_mirror_files"))
             #expect(try db.columns(in: "_mirror_pages").map(\.name) == [

@@ -132,9 +132,12 @@ public struct Runner: Sendable {
         for path in taken.reversed() {
             guard let last = stores.giveBack(path) else { continue }
             do {
-                try await Self.bookkeeping { try await last.checkpoint() }
+                try await Self.bookkeeping {
+                    try await last.dropSupersededChanges()
+                    try await last.checkpoint()
+                }
             } catch {
-                logger.warning("cannot checkpoint the database", metadata: ["job": "\(job.name)", "error": "\(error)"])
+                logger.warning("cannot tidy or checkpoint the database", metadata: ["job": "\(job.name)", "error": "\(error)"])
             }
         }
         return outcome

@@ -8,15 +8,22 @@ enum StoreSchema {
     static let files = "_mirror_files"
     static let owners = "_mirror_owners"
     static let parents = "_mirror_parents"
+    static let changes = "_mirror_changes"
+    static let feed = "_mirror_feed"
     /// Where files written before the schema version lived in `PRAGMA user_version` kept
     /// which migrations ran.
     static let legacyMigrations = "grdb_migrations"
 
     /// The record tables of a database, by name: all but SQLite's and mirror's own.
-    static let recordTables = """
-        SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_mirror\\_%' ESCAPE '\\'
+    static let recordTables = recordTables(in: "main")
+
+    /// The record tables of the database attached as `schema`.
+    static func recordTables(in schema: String) -> String {
+        """
+        SELECT name FROM \(schema).sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_mirror\\_%' ESCAPE '\\'
           AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name <> '\(legacyMigrations)' ORDER BY name
         """
+    }
 
     /// A step of the schema. The file's `PRAGMA user_version` is the number of steps applied.
     struct Migration: Sendable {
@@ -191,6 +198,29 @@ enum StoreSchema {
                 ALTER TABLE \(pages) ADD COLUMN next_cursor_is_number INTEGER NOT NULL DEFAULT 0;
                 """)
         }
+        // The change feed: every change of every record table's rows, written by triggers in
+        // the transaction of the change; records stored before are its first changes, in walk
+        // order. `seq` is the rowid: always past the last row, which is never deleted.
+        registerMigration("mirror-changes-10") { db in
+            try db.execute(sql: """
+                CREATE TABLE \(changes) (
+                  seq        INTEGER PRIMARY KEY,
+                  table_name TEXT    NOT NULL,
+                  account    TEXT    NOT NULL,
+                  id         TEXT    NOT NULL,
+                  op         TEXT    NOT NULL
+                );
+                CREATE TABLE \(feed) (compacted_through INTEGER NOT NULL);
+                INSERT INTO \(feed) (compacted_through) VALUES (0);
+                """)
+            for table in try String.fetchAll(db, sql: recordTables) {
+                try db.execute(sql: changeTriggers(table))
+                try db.execute(sql: """
+                    INSERT INTO \(changes) (table_name, account, id, op)
+                    SELECT ?, account, id, 'upsert' FROM "\(table)" ORDER BY account, position
+                    """, arguments: [table])
+            }
+        }
         return migrations
     }()
 
@@ -235,6 +265,28 @@ enum StoreSchema {
         );
         CREATE INDEX IF NOT EXISTS "\(table)_walk_order" ON "\(table)" (account, position);
         """
+    }
+
+    /// The triggers that write every change of a record table's rows to the change feed:
+    /// an insert, a changed record, a deleted row. Seeing a record again (its position and
+    /// `last_seen`) is no change. Appending is all they do: a change that a later one of the
+    /// same key supersedes is dropped afterwards, when the feed has grown (`dropSupersededChanges`).
+    static func changeTriggers(_ table: String) -> String {
+        let name = "'" + table.replacingOccurrences(of: "'", with: "''") + "'"
+        let record = "INSERT INTO \(changes) (table_name, account, id, op)"
+        return """
+            CREATE TRIGGER IF NOT EXISTS "\(changes)_\(table)_insert" AFTER INSERT ON "\(table)" BEGIN
+              \(record) VALUES (\(name), new.account, new.id, 'upsert');
+            END;
+            CREATE TRIGGER IF NOT EXISTS "\(changes)_\(table)_update" AFTER UPDATE OF account, id, record ON "\(table)"
+            WHEN old.record IS NOT new.record OR old.account IS NOT new.account OR old.id IS NOT new.id BEGIN
+              \(record) SELECT \(name), old.account, old.id, 'delete' WHERE old.account IS NOT new.account OR old.id IS NOT new.id;
+              \(record) VALUES (\(name), new.account, new.id, 'upsert');
+            END;
+            CREATE TRIGGER IF NOT EXISTS "\(changes)_\(table)_delete" AFTER DELETE ON "\(table)" BEGIN
+              \(record) VALUES (\(name), old.account, old.id, 'delete');
+            END;
+            """
     }
 
     /// The index that serves a parent's children, in a child job's table.

@@ -40,11 +40,12 @@ public final class TableStore: PageStore {
         }
     }
 
-    /// Creates the record table if it is missing; a child job's (`parent`) gets a
+    /// Creates the record table and its change-feed triggers if they are missing; a child job's (`parent`) gets a
     /// `parent_id` column and its index.
     public func prepare(table: String, child: Bool = false) async throws {
         try await pool.write { db in
             try db.execute(sql: StoreSchema.createTable(table))
+            try db.execute(sql: StoreSchema.changeTriggers(table))
             if child, try !db.columns(in: table).contains(where: { $0.name == "parent_id" }) {
                 try db.execute(sql: "ALTER TABLE \"\(table)\" ADD COLUMN parent_id TEXT")
             }

@@ -1,0 +1,67 @@
+/// Streams a table's change feed since a mark (`export --changes-since`): one JSON object
+/// per changed key, `{"seq":…,"op":"upsert","account":…,"id":…,"record":…}` or
+/// `{"seq":…,"op":"delete","account":…,"id":…}`, in sequence order. NDJSON by default;
+/// `json` wraps them as `{"changes":[…],"changes_through":N}`, the mark on the last line.
+public struct ChangeExporter: Sendable {
+    public struct Options: Sendable {
+        public var table: String
+        /// The reader's mark: changes after it.
+        public var since: Int
+        public var account: String?
+        public var limit: Int?
+        /// `ndjson` or `json`.
+        public var format: Exporter.Format = .ndjson
+        /// Rewrite the URLs of downloaded files to their paths in the output folder.
+        public var localFiles = false
+
+        public init(table: String, since: Int) {
+            self.table = table
+            self.since = since
+        }
+    }
+
+    public let database: String
+    public let options: Options
+
+    public init(database: String, options: Options) {
+        self.database = database
+        self.options = options
+    }
+
+    /// Writes the changes to `sink`; the mark to ask from next.
+    public func export(to sink: inout OutputSink) throws -> ChangeFeed.Mark {
+        let json = options.format == .json
+        var line: [UInt8] = []
+        var localFiles = options.localFiles ? LocalFiles() : nil
+        if json { sink.write(Array("{\"changes\":[".utf8)) }
+        var first = true
+        let mark = try ChangeFeed(database: database).read(
+            table: options.table, since: options.since, account: options.account, limit: options.limit
+        ) { change, filePath in
+            line.removeAll(keepingCapacity: true)
+            if json { line.append(contentsOf: (first ? "\n" : ",\n").utf8) }
+            first = false
+            line.append(contentsOf: "{\"seq\":\(change.seq),\"op\":\"\(change.record == nil ? "delete" : "upsert")\",\"account\":".utf8)
+            JSONText.appendQuoted(change.account, to: &line)
+            line.append(contentsOf: ",\"id\":".utf8)
+            JSONText.appendQuoted(change.id, to: &line)
+            guard let record = change.record else {
+                line.append(UInt8(ascii: "}"))
+                if !json { line.append(0x0A) }
+                return sink.write(line)
+            }
+            line.append(contentsOf: ",\"record\":".utf8)
+            sink.write(line)
+            let close: [UInt8] = json ? [UInt8(ascii: "}")] : [UInt8(ascii: "}"), 0x0A]
+            if localFiles != nil {
+                try localFiles!.rewrite(record, lookup: filePath) { sink.write($0) }
+            } else {
+                sink.write(record)
+            }
+            sink.write(close)
+        }
+        if json { sink.write(Array("\(first ? "" : "\n")],\n\"changes_through\":\(mark.through)}\n".utf8)) }
+        try sink.flush()
+        return mark
+    }
+}

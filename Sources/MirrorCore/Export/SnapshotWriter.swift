@@ -1,0 +1,284 @@
+import Crypto
+import Foundation
+import GRDB
+import Synchronization
+
+/// Writes a snapshot of an output folder for devices (`mirror snapshot`): a folder with one
+/// SQLite file per database (the record tables asked for, one account's rows when asked,
+/// the index of their downloaded files, no bookkeeping), the files themselves with
+/// `withFiles`, and `manifest.json`. It is made in `DIR.partial` and renamed to `DIR` when
+/// whole, so a device or a sync tool never sees half of one; a snapshot already at `DIR`
+/// is swapped for the new one in one step.
+public struct SnapshotWriter: Sendable {
+    /// The snapshot layout's version, in `manifest.json` and `_mirror_snapshot`.
+    public static let format = 1
+
+    public struct Options: Sendable {
+        /// The output folder.
+        public var output: String
+        /// Where the snapshot goes.
+        public var destination: String
+        /// Record tables to include; all when empty.
+        public var tables: [String] = []
+        public var account: String?
+        /// Hard-link (else copy) the downloaded files the snapshot's records name.
+        public var withFiles = false
+        /// Once the snapshot is in place, drop the changes before this sequence number from
+        /// its database's feed.
+        public var compactChangesBefore: Int?
+        public var mirrorVersion: String
+
+        public init(output: String, destination: String, mirrorVersion: String) {
+            self.output = output
+            self.destination = destination
+            self.mirrorVersion = mirrorVersion
+        }
+    }
+
+    public struct Failure: Error, Sendable, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// A snapshot in place.
+    public struct Written: Sendable {
+        public let manifest: SnapshotManifest
+        /// Files the index named that were not on disk as indexed: left out.
+        public let warnings: [String]
+    }
+
+    public let options: Options
+
+    public init(options: Options) {
+        self.options = options
+    }
+
+    static let manifestName = "manifest.json"
+
+    /// Writes the snapshot. Cancelled, it stops the copy going on and leaves nothing behind.
+    public func write() async throws -> Written {
+        let copying = Copying()
+        return try await withTaskCancellationHandler {
+            try write { queue in
+                copying.queue.withLock { $0 = queue }
+                if Task.isCancelled { queue.interrupt() }
+            }
+        } onCancel: {
+            copying.queue.withLock { $0?.interrupt() }
+        }
+    }
+
+    /// The database being copied, to interrupt when the snapshot is cancelled.
+    private final class Copying: Sendable {
+        let queue = Mutex<DatabaseQueue?>(nil)
+    }
+
+    /// Writes the snapshot. `interrupt` is handed each database being copied.
+    func write(interrupt: (DatabaseQueue) -> Void) throws -> Written {
+        let destination = options.destination
+        let partial = destination + ".partial"
+        try checkPlaces()
+        let manager = FileManager.default
+        // A `.partial` folder is only ever a snapshot that did not finish.
+        if manager.fileExists(atPath: partial) { try manager.removeItem(atPath: partial) }
+        do {
+            try manager.createDirectory(atPath: partial, withIntermediateDirectories: true)
+            let written = try fill(partial, interrupt: interrupt)
+            try Self.sync(partial)
+            try place(partial)
+            if let before = options.compactChangesBefore, let database = written.manifest.databases.first {
+                try ChangeFeed.compact(database: (options.output as NSString).appendingPathComponent(database.path),
+                                       before: before)
+            }
+            return written
+        } catch {
+            try? manager.removeItem(atPath: partial)
+            throw error
+        }
+    }
+
+    /// The output folder exists; `DIR` is free or holds a snapshot.
+    private func checkPlaces() throws {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: options.output, isDirectory: &isFolder), isFolder.boolValue else {
+            throw Failure(description: "no output folder '\(options.output)': run `mirror run` first, or name the folder with --output")
+        }
+        let destination = options.destination
+        if FileManager.default.fileExists(atPath: destination, isDirectory: &isFolder) {
+            let manifest = (destination as NSString).appendingPathComponent(Self.manifestName)
+            guard isFolder.boolValue, FileManager.default.fileExists(atPath: manifest) else {
+                throw Failure(description: "'\(destination)' exists and is not a snapshot (it has no \(Self.manifestName)): "
+                    + "name a new folder, or one that holds an earlier snapshot")
+            }
+        }
+    }
+
+    /// Copies the databases (and files) into `folder` and writes the manifest there.
+    private func fill(_ folder: String, interrupt: (DatabaseQueue) -> Void) throws -> Written {
+        let createdAt = Timestamp.string(Date())
+        let wanted = options.tables.isEmpty ? nil : Set(options.tables)
+        var manifest = SnapshotManifest(format: Self.format, mirrorVersion: options.mirrorVersion, createdAt: createdAt,
+                                        account: options.account, databases: [], files: [])
+        var warnings: [String] = []
+        var linked: Set<String> = []
+        var found: Set<String> = []
+        for name in RecordReader.databases(in: options.output) {
+            let source = (options.output as NSString).appendingPathComponent(name)
+            let target = (folder as NSString).appendingPathComponent(name)
+            let copy = SnapshotCopy(source: source, destination: target)
+            let copied: SnapshotCopy.Copied?
+            do {
+                copied = try copy.write(tables: wanted, account: options.account, createdAt: createdAt,
+                                        format: Self.format, mirrorVersion: options.mirrorVersion, interrupt: interrupt) { file in
+                    if Task.isCancelled { throw CancellationError() }
+                    guard options.withFiles else { return true }
+                    if linked.contains(file.path) { return true }
+                    if let problem = try include(file, into: folder) {
+                        warnings.append(problem)
+                        return false
+                    }
+                    linked.insert(file.path)
+                    manifest.files.append(SnapshotManifest.File(path: file.path, bytes: file.size, sha256: file.sha256))
+                    return true
+                }
+            } catch let failure as Failure {
+                throw failure
+            } catch let cancelled as CancellationError {
+                throw cancelled
+            } catch {
+                throw Failure(description: "cannot copy '\(source)': \(error)")
+            }
+            guard let copied else {
+                try FileManager.default.removeItem(atPath: target)
+                continue
+            }
+            found.formUnion(copied.tables.map(\.name))
+            let (bytes, sha256) = try Self.digest(target)
+            manifest.databases.append(SnapshotManifest.Database(
+                path: name, bytes: bytes, sha256: sha256, changesThrough: copied.changesThrough,
+                tables: copied.tables.map { SnapshotManifest.Table(name: $0.name, records: $0.records) }))
+        }
+        if let missing = options.tables.first(where: { !found.contains($0) }) {
+            throw Failure(description: "no table '\(missing)' in '\(options.output)'")
+        }
+        if manifest.databases.isEmpty {
+            throw Failure(description: "'\(options.output)' holds no records yet: run `mirror run` first")
+        }
+        try checkCompaction(manifest)
+        manifest.files.sort { $0.path < $1.path }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        var data = try encoder.encode(manifest)
+        data.append(0x0A)
+        guard FileManager.default.createFile(atPath: (folder as NSString).appendingPathComponent(Self.manifestName),
+                                             contents: data) else {
+            throw Failure(description: "cannot write '\(folder)/\(Self.manifestName)'")
+        }
+        return Written(manifest: manifest, warnings: warnings)
+    }
+
+    /// A feed is compacted only to a point this snapshot's copy includes: a device given it
+    /// must be able to ask for the changes after it.
+    private func checkCompaction(_ manifest: SnapshotManifest) throws {
+        guard let before = options.compactChangesBefore else { return }
+        guard manifest.databases.count == 1, let database = manifest.databases.first else {
+            throw Failure(description: "--compact-changes-before: each database has its own change sequence, and this "
+                + "snapshot holds \(manifest.databases.count): name the tables of one database with --table")
+        }
+        guard before <= database.changesThrough + 1 else {
+            throw Failure(description: "--compact-changes-before \(before) is past the last change this snapshot holds "
+                + "(\(database.changesThrough)): a device given it could not catch up; at most \(database.changesThrough + 1)")
+        }
+    }
+
+    /// Puts the file `file` names into the snapshot `folder`: a hard link where the file
+    /// system allows, else a copy. A reason to leave it out, if it is not on disk as indexed.
+    private func include(_ file: SnapshotCopy.IndexedFile, into folder: String) throws -> String? {
+        let parts = file.path.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.first == Substring(FileNaming.folder), parts.count > 1,
+              !parts.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) else {
+            return "'\(file.path)' is not a path mirror writes downloads to: left out"
+        }
+        let source = (options.output as NSString).appendingPathComponent(file.path)
+        let target = (folder as NSString).appendingPathComponent(file.path)
+        var info = stat()
+        guard lstat(source, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            return "'\(file.path)' is in the file index but not on disk: left out"
+        }
+        guard Int(info.st_size) == file.size else {
+            return "'\(file.path)' has \(info.st_size) bytes on disk, not the \(file.size) indexed: left out"
+        }
+        try FileManager.default.createDirectory(atPath: Paths.parent(of: target), withIntermediateDirectories: true)
+        if link(source, target) == 0 { return nil }
+        guard [EXDEV, EPERM, EMLINK, ENOTSUP, EOPNOTSUPP].contains(errno) else {
+            throw Failure(description: "cannot link '\(source)' to '\(target)': \(String(cString: strerror(errno)))")
+        }
+        do {
+            try FileManager.default.copyItem(atPath: source, toPath: target)
+        } catch {
+            throw Failure(description: "cannot copy '\(source)' to '\(target)': \(error)")
+        }
+        return nil
+    }
+
+    /// A file's size and SHA-256, read in blocks.
+    static func digest(_ path: String) throws -> (bytes: Int, sha256: String) {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw Failure(description: "cannot read '\(path)': \(String(cString: strerror(errno)))")
+        }
+        defer { try? handle.close() }
+        var hash = SHA256()
+        var bytes = 0
+        while let block = try handle.read(upToCount: 1 << 20), !block.isEmpty {
+            hash.update(data: block)
+            bytes += block.count
+        }
+        return (bytes, Hex.string(hash.finalize()))
+    }
+
+    /// Flushes the snapshot's own files (its databases and manifest, not the linked files,
+    /// which are already on disk) and the folder, so that the rename publishes them whole.
+    private static func sync(_ folder: String) throws {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        for path in names.map({ (folder as NSString).appendingPathComponent($0) }) + [folder] {
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder),
+                  !isFolder.boolValue || path == folder else { continue }
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw Failure(description: "cannot open '\(path)': \(String(cString: strerror(errno)))") }
+            defer { close(descriptor) }
+            guard fsync(descriptor) == 0 else {
+                throw Failure(description: "cannot flush '\(path)': \(String(cString: strerror(errno)))")
+            }
+        }
+    }
+
+    /// Renames the finished snapshot to `DIR`. A snapshot already there is exchanged with it
+    /// in one step (Linux's `renameat2(RENAME_EXCHANGE)`), so `DIR` is never missing, and
+    /// then removed.
+    private func place(_ partial: String) throws {
+        let destination = options.destination
+        if rename(partial, destination) == 0 { return }
+        guard errno == ENOTEMPTY || errno == EEXIST else {
+            throw Failure(description: "cannot rename '\(partial)' to '\(destination)': \(String(cString: strerror(errno)))")
+        }
+        if let exchange = Self.renameExchange, exchange(AT_FDCWD, partial, AT_FDCWD, destination, 2) == 0 {
+            // The earlier snapshot is now at `partial`.
+            try? FileManager.default.removeItem(atPath: partial)
+            return
+        }
+        // No exchange on this file system: the earlier snapshot steps aside for a moment.
+        let aside = destination + ".old"
+        try? FileManager.default.removeItem(atPath: aside)
+        guard rename(destination, aside) == 0, rename(partial, destination) == 0 else {
+            throw Failure(description: "cannot replace '\(destination)': \(String(cString: strerror(errno)))")
+        }
+        try? FileManager.default.removeItem(atPath: aside)
+    }
+
+    /// glibc's `renameat2`, when it has one.
+    private static let renameExchange: (@convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32)? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "renameat2") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32).self)
+    }()
+}

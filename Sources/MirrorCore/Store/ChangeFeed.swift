@@ -1,0 +1,161 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// Reads a database's change feed (`_mirror_changes`), read-only, in one read transaction:
+/// a run writing meanwhile is not seen half-way, and the high-water mark read with the
+/// changes is exactly the last change they include.
+public struct ChangeFeed: Sendable {
+    /// What asking for the changes since `since` found, besides the changes.
+    public struct Mark: Sendable, Equatable {
+        /// The mark asked from.
+        public let since: Int
+        /// The last change the reader has once it applied these: the next `since`.
+        public let through: Int
+        /// Changes read.
+        public let count: Int
+    }
+
+    /// A mark the feed cannot serve: older than its compacted point, or past its end (the
+    /// database was made again since). Either way the device needs a new snapshot.
+    public struct Unreachable: Error, Sendable, CustomStringConvertible {
+        public let table: String
+        public let since: Int
+        /// The feed holds changes after this.
+        public let compactedThrough: Int
+        public let highWater: Int
+
+        public var description: String {
+            if since > highWater {
+                return "the change feed of '\(table)' ends at seq \(highWater), before \(since): the database was made "
+                    + "again since that mark was taken; take a new snapshot"
+            }
+            return "the change feed of '\(table)' was compacted through seq \(compactedThrough): the changes since "
+                + "\(since) are gone; take a new snapshot"
+        }
+    }
+
+    public let database: String
+
+    public init(database: String) {
+        self.database = database
+    }
+
+    /// The highest change sequence of the database `db` reads, and the point through which
+    /// its feed was compacted.
+    static func bounds(_ db: Database, schema: String = "main") throws -> (highWater: Int, compactedThrough: Int) {
+        let highWater = try Int.fetchOne(db, sql: "SELECT max(seq) FROM \(schema).\(StoreSchema.changes)") ?? 0
+        let compacted = try Int.fetchOne(db, sql: "SELECT compacted_through FROM \(schema).\(StoreSchema.feed)") ?? 0
+        return (highWater, compacted)
+    }
+
+    /// Calls `body` with each change to `table` after `since` (of `account`'s records only,
+    /// when given), in sequence order, at most `limit` of them; a key appears once, with its
+    /// latest change and, for an upsert, its record as stored now. `body` gets too the
+    /// lookup of a downloaded file's path by its URL.
+    public func read(table: String, since: Int, account: String?, limit: Int?,
+                     _ body: (Change, _ filePath: (String) throws -> String?) throws -> Void) throws -> Mark {
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.busyMode = .timeout(10)
+        let queue: DatabaseQueue
+        do {
+            queue = try DatabaseQueue(path: database, configuration: configuration)
+        } catch {
+            throw RecordReader.Failure(description: "cannot open '\(database)': \(error)")
+        }
+        return try queue.inDatabase { db in
+            var mark: Mark?
+            try db.inTransaction(.deferred) {
+                guard try db.tableExists(table) else {
+                    throw RecordReader.Failure(description: "no table '\(table)' in '\(database)'")
+                }
+                guard try db.tableExists(StoreSchema.changes) else {
+                    throw RecordReader.Failure(description: "'\(database)' has no change feed: it was written by an "
+                        + "earlier mirror; the next `mirror run` on it adds one")
+                }
+                let (highWater, compacted) = try Self.bounds(db)
+                guard since >= compacted, since <= highWater else {
+                    throw Unreachable(table: table, since: since, compactedThrough: compacted, highWater: highWater)
+                }
+                // Each key's latest change after the mark (SQLite takes `op` from the row whose
+                // `seq` is the max), then its record as stored now.
+                var arguments: StatementArguments = [since, table]
+                var accountCondition = ""
+                if let account {
+                    accountCondition = " AND account = ?"
+                    _ = arguments.append(contentsOf: [account])
+                }
+                var sql = """
+                    SELECT c.seq, c.op, c.account, c.id, t.record FROM (
+                      SELECT max(seq) AS seq, op, account, id FROM \(StoreSchema.changes)
+                      WHERE seq > ? AND table_name = ?\(accountCondition) GROUP BY account, id
+                    ) c LEFT JOIN "\(table)" t ON c.op = 'upsert' AND t.account = c.account AND t.id = c.id
+                    ORDER BY c.seq
+                    """
+                if let limit {
+                    sql += " LIMIT ?"
+                    _ = arguments.append(contentsOf: [limit])
+                }
+                let statement = try db.makeStatement(sql: sql)
+                try statement.setArguments(arguments)
+                let files = try db.tableExists(StoreSchema.files)
+                    ? db.makeStatement(sql: "SELECT path FROM \(StoreSchema.files) WHERE url = ? AND status = 'ok'")
+                    : nil
+                let filePath = { (url: String) throws -> String? in
+                    guard let files else { return nil }
+                    return try String.fetchOne(files, arguments: [url])
+                }
+                let raw = statement.sqliteStatement
+                var count = 0
+                var last = since
+                while true {
+                    let code = sqlite3_step(raw)
+                    if code == SQLITE_DONE { break }
+                    guard code == SQLITE_ROW else {
+                        throw RecordReader.Failure(description: "cannot read '\(database)': \(String(cString: sqlite3_errstr(code)))")
+                    }
+                    last = Int(sqlite3_column_int64(raw, 0))
+                    // A row of the feed whose record is not in the table is gone for the reader too.
+                    let record = sqlite3_column_type(raw, 4) == SQLITE_NULL ? nil : Self.column(raw, 4)
+                    try body(Change(seq: last, account: Self.column(raw, 2), id: Self.column(raw, 3), record: record), filePath)
+                    count += 1
+                }
+                // Cut by `limit`: the reader goes on after the last change it got.
+                mark = Mark(since: since, through: limit.map { count == $0 } == true ? last : highWater, count: count)
+                return .commit
+            }
+            return mark!
+        }
+    }
+
+    private static func column(_ statement: OpaquePointer, _ index: Int32) -> UnsafeBufferPointer<UInt8> {
+        guard let text = sqlite3_column_text(statement, index) else { return UnsafeBufferPointer(start: nil, count: 0) }
+        return UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, index)))
+    }
+
+    /// Drops the changes before `before` from the feed of the database at `path`; a reader
+    /// whose mark is older is then told to take a new snapshot. The last change always stays:
+    /// the next one's `seq` follows it. Waits for a run's page commit, never for the run.
+    public static func compact(database path: String, before: Int) throws {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(TableStore.busyTimeout)
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        try queue.write { db in
+            try db.execute(sql: """
+                DELETE FROM \(StoreSchema.changes) WHERE seq < ? AND seq < (SELECT max(seq) FROM \(StoreSchema.changes))
+                """, arguments: [before])
+            try db.execute(sql: "UPDATE \(StoreSchema.feed) SET compacted_through = max(compacted_through, ?)",
+                           arguments: [before - 1])
+        }
+    }
+}
+
+/// One change of the feed, straight from SQLite's row, valid until the next.
+public struct Change {
+    public let seq: Int
+    public let account: UnsafeBufferPointer<UInt8>
+    public let id: UnsafeBufferPointer<UInt8>
+    /// The record as stored now; nil for a deleted one.
+    public let record: UnsafeBufferPointer<UInt8>?
+}

@@ -1,0 +1,76 @@
+import ArgumentParser
+import Foundation
+import MirrorCore
+
+struct SnapshotCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "snapshot",
+        abstract: "Write a consistent, self-contained copy of the output folder for devices.",
+        discussion: """
+            DIR gets one SQLite file per database (no -wal or -shm beside it), each one \
+            committed state even while `mirror run` writes, with the record tables asked for, \
+            the index of their downloaded files (_mirror_files) and _mirror_snapshot; the \
+            files themselves with --with-files; and manifest.json. It is written to DIR.partial \
+            and renamed to DIR when whole; an earlier snapshot at DIR is replaced in one step.
+
+            Exit status: 0 written; 1 the output folder could not be read or the snapshot \
+            written (nothing is left at DIR.partial); 2 usage error; 130, 143 or 129 stopped \
+            by SIGINT, SIGTERM or SIGHUP.
+
+            README.md, section "Getting the data onto devices", describes the layout, the \
+            manifest and the change feed.
+            """)
+
+    @Argument(help: "Folder to write the snapshot to.") var destination: String
+    @Option(help: "Output folder holding the databases (default ./cache).") var output: String = "cache"
+    @Option(help: "A record table to include (repeatable); all when none is named.") var table: [String] = []
+    @Option(help: "Only this account's records, and only the files they name.") var account: String?
+    @Flag(name: .customLong("with-files"), help: "Include the downloaded files (hard links where possible, else copies).")
+    var withFiles = false
+    @Option(name: .customLong("compact-changes-before"),
+            help: "Then drop the changes before this sequence number from the database's change feed (one database only).")
+    var compactChangesBefore: Int?
+
+    func validate() throws {
+        if destination.isEmpty { throw ValidationError("DIR must not be empty") }
+        if let compactChangesBefore, compactChangesBefore < 1 {
+            throw ValidationError("--compact-changes-before must be at least 1")
+        }
+    }
+
+    func run() async throws {
+        var options = SnapshotWriter.Options(output: output, destination: destination,
+                                             mirrorVersion: Mirror.configuration.version)
+        options.tables = table
+        options.account = account
+        options.withFiles = withFiles
+        options.compactChangesBefore = compactChangesBefore
+        let writer = SnapshotWriter(options: options)
+        let started = Date()
+        let (result, signal, _) = try await GracefulStop.run {
+            do {
+                return Result<SnapshotWriter.Written, Error>.success(try await writer.write())
+            } catch {
+                return .failure(error)
+            }
+        }
+        if let signal { throw Interrupted(signal: signal) }
+        let written: SnapshotWriter.Written
+        do {
+            written = try result.get()
+        } catch {
+            printError("error: \(error)")
+            throw ExitCode(1)
+        }
+        for warning in written.warnings { printError("warning: \(warning)") }
+        let manifest = written.manifest
+        let seconds = Date().timeIntervalSince(started)
+        for database in manifest.databases {
+            let tables = database.tables.map { "\($0.name) \($0.records) records" }.joined(separator: ", ")
+            try printOut("\(database.path): \(tables), \(database.bytes) bytes, changes through \(database.changesThrough)")
+        }
+        let files = withFiles ? ", \(manifest.files.count) files" : ""
+        try printOut("snapshot \(destination): \(manifest.databases.count) databases\(files), "
+            + String(format: "%.2fs", seconds))
+    }
+}

@@ -1,0 +1,335 @@
+import Foundation
+import GRDB
+@testable import MirrorCore
+import MirrorTestSupport
+import Synchronization
+import Testing
+
+/// A paged API whose pages the test rewrites between runs: `pages[n]` is page n + 1's
+/// records, as JSON text; pages past the end are empty.
+final class EditableAPI: Sendable {
+    let pages: Mutex<[[String]]>
+
+    init(_ pages: [[String]]) {
+        self.pages = Mutex(pages)
+    }
+
+    func set(_ pages: [[String]]) {
+        self.pages.withLock { $0 = pages }
+    }
+
+    var handler: @Sendable (FixtureRequest) async -> FixtureResponse {
+        { request in
+            let page = Int(request.parameter("page") ?? "") ?? 0
+            let records = self.pages.withLock { page >= 1 && page <= $0.count ? $0[page - 1] : [] }
+            return .json(#"{"data":{"list":[\#(records.joined(separator: ","))]}}"#)
+        }
+    }
+}
+
+/// One line of `export --changes-since`, parsed.
+struct FeedLine: Equatable, CustomStringConvertible {
+    var seq: Int
+    var op: String
+    var account: String
+    var id: String
+    /// The record's text exactly as the line holds it.
+    var record: String?
+
+    var description: String { "\(seq) \(op) \(account)/\(id)\(record.map { " " + $0 } ?? "")" }
+}
+
+extension Harness {
+    /// The changes of `table` since `since`, as `export --changes-since` writes them, and the
+    /// mark it ends at.
+    func changes(since: Int, table: String = "t_item", account: String? = nil, limit: Int? = nil,
+                 format: Exporter.Format = .ndjson) throws -> (lines: [FeedLine], through: Int, text: String) {
+        var options = ChangeExporter.Options(table: table, since: since)
+        options.account = account
+        options.limit = limit
+        options.format = format
+        let path = folder + "/changes-\(UUID().uuidString)"
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        var sink = OutputSink(descriptor: descriptor)
+        let database = try RecordReader.locate(table: table, in: output)
+        let mark = try ChangeExporter(database: database, options: options).export(to: &sink)
+        close(descriptor)
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let lines = format == .json ? [] : text.split(separator: "\n").map { FeedLine(line: String($0)) }
+        return (lines, mark.through, text)
+    }
+
+    /// Writes a snapshot of the output folder to `name` in the test's folder.
+    @discardableResult
+    func snapshot(_ name: String, tables: [String] = [], account: String? = nil, withFiles: Bool = false,
+                  compactBefore: Int? = nil) async throws -> SnapshotWriter.Written {
+        var options = SnapshotWriter.Options(output: output, destination: folder + "/" + name, mirrorVersion: "test")
+        options.tables = tables
+        options.account = account
+        options.withFiles = withFiles
+        options.compactChangesBefore = compactBefore
+        return try await SnapshotWriter(options: options).write()
+    }
+
+    /// `(account, id, record as JSON value)` of every row of a table of a database file.
+    static func rows(_ path: String, table: String = "t_item") throws -> [[String]] {
+        try DatabaseQueue(path: path).read { db in
+            try Row.fetchAll(db, sql: "SELECT account, id, json(record) AS record FROM \"\(table)\" ORDER BY account, id")
+                .map { [$0["account"], $0["id"], $0["record"]] }
+        }
+    }
+}
+
+extension FeedLine {
+    /// Parses one NDJSON line of the feed, keeping the record's text as written.
+    init(line: String) {
+        let root = try! JSONDocument(parsing: Array(line.utf8)).root
+        seq = Int(root["seq"]!.rawText)!
+        op = root["op"]!.stringValue!
+        account = root["account"]!.stringValue!
+        id = root["id"]!.stringValue!
+        record = root["record"].map(\.rawText)
+    }
+}
+
+/// Runs the `sqlite3` command-line shell on `database` with `sql` in `folder`; its stdout.
+@discardableResult
+func sqlite3(_ database: String, _ sql: String, in folder: String) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+    process.arguments = ["-bail", database]
+    process.currentDirectoryURL = URL(fileURLWithPath: folder)
+    let input = Pipe(), output = Pipe(), errors = Pipe()
+    process.standardInput = input
+    process.standardOutput = output
+    process.standardError = errors
+    try process.run()
+    input.fileHandleForWriting.write(Data(sql.utf8))
+    try input.fileHandleForWriting.close()
+    let out = output.fileHandleForReading.readDataToEndOfFile()
+    let err = errors.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else {
+        throw RecordReader.Failure(description: "sqlite3 failed: \(String(decoding: err, as: UTF8.self))")
+    }
+    return String(decoding: out, as: UTF8.self)
+}
+
+/// What a device runs to apply `feed.json` (`export --changes-since M --format json`) to
+/// its copy of `t_item`: README's "Getting the data onto devices" shows the same SQL.
+let deviceApplySQL = """
+    BEGIN;
+    CREATE TEMP TABLE feed AS SELECT CAST(readfile('feed.json') AS TEXT) AS doc;
+    INSERT INTO t_item (account, id, record, position, first_seen, last_seen)
+    SELECT c.value ->> 'account', c.value ->> 'id', c.value -> 'record', 0,
+           strftime('%Y-%m-%dT%H:%M:%fZ'), strftime('%Y-%m-%dT%H:%M:%fZ')
+      FROM feed, json_each(feed.doc, '$.changes') c
+     WHERE c.value ->> 'op' = 'upsert'
+    ON CONFLICT (account, id) DO UPDATE SET record = excluded.record, last_seen = excluded.last_seen;
+    DELETE FROM t_item WHERE (account, id) IN (
+      SELECT c.value ->> 'account', c.value ->> 'id' FROM feed, json_each(feed.doc, '$.changes') c
+       WHERE c.value ->> 'op' = 'delete');
+    UPDATE _mirror_snapshot SET changes_through = (SELECT doc ->> 'changes_through' FROM feed);
+    COMMIT;
+    """
+
+private func item(_ id: String, _ version: Int, big: Bool = false) -> String {
+    big ? #"{"id":"\#(id)","v":\#(version),"n":123456789012345678901234567890}"# : #"{"id":"\#(id)","v":\#(version)}"#
+}
+
+@Suite("the change feed")
+struct ChangeFeedTests {
+    @Test("inserts, updates, deletes and prunes each give one line per key, in sequence order; unchanged records and 304s none")
+    func feedAcrossRuns() async throws {
+        let harness = try Harness()
+        let api = EditableAPI([[item("a", 1), item("b", 1)], [item("c", 1, big: true)]])
+        let job = itemsJob("prune: true\ndeleted: gone")
+        try await FixtureServer.with(api.handler) { server in
+            _ = try await harness.run(job, server: server)
+            let first = try harness.changes(since: 0)
+            #expect(first.lines.map(\.description) == [
+                #"1 upsert /a {"id":"a","v":1}"#, #"2 upsert /b {"id":"b","v":1}"#,
+                #"3 upsert /c {"id":"c","v":1,"n":123456789012345678901234567890}"#,
+            ])
+            #expect(first.through == 3)
+
+            // The same pages again: every record is seen, none changes.
+            _ = try await harness.run(job, server: server)
+            #expect(try harness.changes(since: 3).lines == [])
+            #expect(try harness.changes(since: 3).through == 3)
+
+            // b changes, d is new, c is gone from the API (pruned), a is marked deleted.
+            api.set([[#"{"id":"a","gone":true}"#, item("b", 2)], [item("d", 1)]])
+            let third = try await harness.run(job, server: server)
+            #expect(third.jobs[0].records == .init(new: 1, updated: 1, unchanged: 0, rejected: 0, pruned: 1, deleted: 1))
+            let changes = try harness.changes(since: 3)
+            #expect(changes.lines.map(\.description) == [
+                #"4 upsert /b {"id":"b","v":2}"#, "5 delete /a", #"6 upsert /d {"id":"d","v":1}"#, "7 delete /c",
+            ])
+            #expect(changes.through == 7)
+            // A key keeps its latest change only: from the start, a and c are deletes.
+            #expect(try harness.changes(since: 0).lines.map(\.description) == [
+                #"4 upsert /b {"id":"b","v":2}"#, "5 delete /a", #"6 upsert /d {"id":"d","v":1}"#, "7 delete /c",
+            ])
+            // A limit cuts the feed after a change: the mark is that change.
+            let limited = try harness.changes(since: 3, limit: 2)
+            #expect(limited.lines.map(\.seq) == [4, 5] && limited.through == 5)
+            #expect(try harness.changes(since: 5).lines.map(\.seq) == [6, 7])
+            #expect(try harness.changes(since: 7).lines == [])
+        }
+    }
+
+    @Test("pages answered 304 change nothing and add nothing to the feed")
+    func notModifiedAddsNothing() async throws {
+        let harness = try Harness()
+        let api = ConditionalAPI([
+            "": .init(ids: ["1", "2"], next: "B", version: 1),
+            "B": .init(ids: ["3"], next: nil, version: 1),
+        ])
+        let job = """
+            version: 1
+            jobs:
+              - name: feed
+                url: "BASE/feed?cursor={cursor}"
+                next: next
+                records: items
+                id: id
+                table: t_item
+            """
+        try await FixtureServer.with(api.handler) { server in
+            _ = try await harness.run(job, server: server)
+            #expect(try harness.changes(since: 0).through == 3)
+            let second = try await harness.run(job, server: server)
+            #expect(second.jobs[0].pages.notModified == 2)
+            #expect(try harness.changes(since: 3).lines == [])
+            #expect(try harness.changes(since: 0).through == 3)
+            api.change("B") { $0.ids = ["3", "4"]; $0.version = 2 }
+            _ = try await harness.run(job, server: server)
+            #expect(try harness.changes(since: 3).lines.map(\.description) == [
+                #"4 upsert /3 {"id":"3","v":2}"#, #"5 upsert /4 {"id":"4","v":2}"#,
+            ])
+        }
+    }
+
+    @Test("a device that applies the feed to its snapshot with sqlite3 alone ends with the mirror's rows")
+    func deviceCatchesUp() async throws {
+        let harness = try Harness()
+        let api = EditableAPI([[item("1", 1), item("2", 1, big: true)], [item("3", 1), item("4", 1)]])
+        let job = itemsJob("prune: true\ndeleted: gone")
+        let device = harness.folder + "/device"
+        try await FixtureServer.with(api.handler) { server in
+            _ = try await harness.run(job, server: server)
+            let snapshot = try await harness.snapshot("snap")
+            #expect(snapshot.manifest.databases.map(\.changesThrough) == [4])
+            try FileManager.default.copyItem(atPath: harness.folder + "/snap", toPath: device)
+            // Three runs: inserts and updates, a prune, a deletion and a record back again.
+            api.set([[item("1", 2), item("2", 1, big: true)], [item("3", 1), item("4", 1), item("5", 1)]])
+            _ = try await harness.run(job, server: server)
+            api.set([[item("1", 2), item("5", 2)], [item("6", 1, big: true)]])
+            _ = try await harness.run(job, server: server)
+            api.set([[item("1", 3), #"{"id":"5","gone":1}"#], [item("6", 1, big: true), item("2", 9)]])
+            _ = try await harness.run(job, server: server)
+        }
+        let mark = try Int(sqlite3("t_item.sqlite", "SELECT changes_through FROM _mirror_snapshot;", in: device)
+            .trimmingCharacters(in: .whitespacesAndNewlines))!
+        #expect(mark == 4)
+        let feed = try harness.changes(since: mark, format: .json)
+        try feed.text.write(toFile: device + "/feed.json", atomically: true, encoding: .utf8)
+        try sqlite3("t_item.sqlite", deviceApplySQL, in: device)
+        let mirrored = try Harness.rows(harness.output + "/t_item.sqlite")
+        #expect(mirrored.map { $0[1] } == ["1", "2", "6"])
+        #expect(try Harness.rows(device + "/t_item.sqlite") == mirrored)
+        // Big numbers arrive digit for digit.
+        #expect(try sqlite3("t_item.sqlite", "SELECT record FROM t_item WHERE id = '6';", in: device)
+            == #"{"id":"6","v":1,"n":123456789012345678901234567890}"# + "\n")
+        #expect(try sqlite3("t_item.sqlite", "SELECT changes_through FROM _mirror_snapshot;", in: device)
+            == "\(feed.through)\n")
+        // Applying the next feed, empty, changes nothing.
+        let next = try harness.changes(since: feed.through, format: .json)
+        #expect(next.text == "{\"changes\":[],\n\"changes_through\":\(feed.through)}\n")
+    }
+
+    @Test("compaction keeps a device ahead of its point working and tells one behind it to take a new snapshot")
+    func compaction() async throws {
+        let harness = try Harness()
+        let api = EditableAPI([[item("1", 1), item("2", 1), item("3", 1)]])
+        try await FixtureServer.with(api.handler) { server in
+            _ = try await harness.run(itemsJob(), server: server)
+            api.set([[item("1", 2), item("2", 2), item("3", 1), item("4", 1)]])
+            _ = try await harness.run(itemsJob(), server: server)
+        }
+        // Changes now: 3 upsert /3, 4 upsert /1, 5 upsert /2, 6 upsert /4.
+        #expect(try harness.changes(since: 0).lines.map(\.seq) == [3, 4, 5, 6])
+        await #expect(throws: SnapshotWriter.Failure.self) { try await harness.snapshot("past", compactBefore: 8) }
+        #expect(!FileManager.default.fileExists(atPath: harness.folder + "/past"))
+        #expect(!FileManager.default.fileExists(atPath: harness.folder + "/past.partial"))
+        try await harness.snapshot("snap", compactBefore: 5)
+        #expect(try harness.changes(since: 4).lines.map(\.seq) == [5, 6])
+        #expect(try harness.changes(since: 6).lines == [])
+        let behind = #expect(throws: ChangeFeed.Unreachable.self) { try harness.changes(since: 3) }
+        #expect(behind?.description == "the change feed of 't_item' was compacted through seq 4: the changes since 3 "
+            + "are gone; take a new snapshot")
+        let ahead = #expect(throws: ChangeFeed.Unreachable.self) { try harness.changes(since: 9) }
+        #expect(ahead?.description == "the change feed of 't_item' ends at seq 6, before 9: the database was made "
+            + "again since that mark was taken; take a new snapshot")
+        // The feed survives the store being opened again, and goes on from where it was.
+        try await FixtureServer.with(EditableAPI([[item("1", 3)]]).handler) { server in
+            _ = try await harness.run(itemsJob(), server: server)
+        }
+        #expect(try harness.changes(since: 6).lines.map(\.description) == [#"7 upsert /1 {"id":"1","v":3}"#])
+    }
+
+    @Test("records stored before the feed existed are its first changes, in walk order")
+    func upgradeSeedsTheFeed() async throws {
+        let harness = try Harness()
+        try FileManager.default.createDirectory(atPath: harness.output, withIntermediateDirectories: true)
+        let path = harness.output + "/t_item.sqlite"
+        let old = try DatabaseQueue(path: path)
+        try await old.write { db in
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
+            for migration in StoreSchema.migrations.prefix(9) { try migration.apply(db) }
+            try db.execute(sql: "PRAGMA user_version = 9")
+            try db.execute(sql: StoreSchema.createTable("t_item"))
+            for (position, id) in ["b", "a", "c"].enumerated() {
+                try db.execute(sql: """
+                    INSERT INTO t_item (account, id, record, position, first_seen, last_seen) VALUES ('', ?, ?, ?, 'x', 'x')
+                    """, arguments: [id, #"{"id":"\#(id)"}"#, position])
+            }
+        }
+        try old.close()
+        _ = try TableStore(path: path)
+        #expect(try harness.changes(since: 0).lines.map(\.description) == [
+            #"1 upsert /b {"id":"b"}"#, #"2 upsert /a {"id":"a"}"#, #"3 upsert /c {"id":"c"}"#,
+        ])
+    }
+
+    @Test("changes that later ones supersede are dropped once they are most of the feed; every mark reads the same")
+    func supersededDropped() async throws {
+        let harness = try Harness()
+        let ids = (1...10).map(String.init)
+        let api = EditableAPI([ids.map { item($0, 1) }])
+        var marks: [Int] = []
+        func feedRows() throws -> Int {
+            try harness.database("t_item.sqlite").read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM _mirror_changes")! }
+        }
+        try await FixtureServer.with(api.handler) { server in
+            for version in 1...9 {
+                api.set([ids.map { item($0, version) }])
+                _ = try await harness.run(itemsJob(), server: server)
+                marks.append(try harness.changes(since: 0).through)
+                // 10 rows a run, until more than 2 x 10 + 64 of them: then only each key's latest.
+                #expect(try feedRows() == (version < 9 ? 10 * version : 10))
+            }
+        }
+        #expect(marks == (1...9).map { 10 * $0 })
+        let latest = ids.enumerated().map { index, id in "\(81 + index) upsert /\(id) {\"id\":\"\(id)\",\"v\":9}" }
+        #expect(try harness.changes(since: 0).lines.map(\.description) == latest)
+        #expect(try harness.changes(since: 40).lines.map(\.description) == latest)
+        #expect(try harness.changes(since: 85).lines.map(\.description) == Array(latest.suffix(5)))
+        // The next change follows the last one, never an earlier number.
+        try await FixtureServer.with(EditableAPI([[item("1", 10)]] ).handler) { server in
+            _ = try await harness.run(itemsJob(), server: server)
+        }
+        #expect(try harness.changes(since: 90).lines.map(\.description) == [#"91 upsert /1 {"id":"1","v":10}"#])
+    }
+}

@@ -1,0 +1,242 @@
+import Crypto
+import Foundation
+import GRDB
+@testable import MirrorCore
+import MirrorTestSupport
+import Synchronization
+import Testing
+
+/// A flag the test opens; a handler waits on it.
+private final class Latch: Sendable {
+    private let open = Mutex(false)
+
+    func release() { open.withLock { $0 = true } }
+
+    func wait() async {
+        while !open.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(5)) }
+    }
+}
+
+/// Every byte under `folder`, file by file.
+private func allBytes(under folder: String) throws -> [(path: String, bytes: [UInt8])] {
+    let names = FileManager.default.enumerator(atPath: folder)?.compactMap { $0 as? String } ?? []
+    return try names.sorted().compactMap { name in
+        var isFolder: ObjCBool = false
+        let path = folder + "/" + name
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), !isFolder.boolValue else { return nil }
+        return (name, Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+    }
+}
+
+private func sha256(_ bytes: [UInt8]) -> String {
+    Crypto.SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+}
+
+private extension Array where Element == UInt8 {
+    func contains(_ text: String) -> Bool {
+        let needle = Array(text.utf8)
+        guard needle.count <= count else { return false }
+        return (0...(count - needle.count)).contains { start in self[start..<(start + needle.count)].elementsEqual(needle) }
+    }
+}
+
+@Suite("snapshots")
+struct SnapshotTests {
+    @Test("a snapshot taken while a run writes is one committed state: whole pages, its feed's mark, no WAL")
+    func consistentWhileRunning() async throws {
+        let harness = try Harness()
+        let latch = Latch()
+        let pages = (1...8).map { page in (1...10).map { "\(page * 100 + $0)" } }
+        let handler: @Sendable (FixtureRequest) async -> FixtureResponse = { request in
+            let page = Int(request.parameter("page") ?? "") ?? 0
+            // The walk waits before page 5 until the test has taken its snapshots.
+            if page == 5 { await latch.wait() }
+            return .json(PagedAPI(ids: pages).body(page: page))
+        }
+        let all = pages.flatMap { $0 }
+        try await FixtureServer.with(handler) { server in
+            let run = Task { try await harness.run(itemsJob("concurrency: 1"), server: server) }
+            // Four pages stored: the run is now waiting for page 5.
+            func stored() async throws -> Int {
+                guard FileManager.default.fileExists(atPath: harness.output + "/t_item.sqlite") else { return 0 }
+                return try await harness.database("t_item.sqlite").read { db in
+                    try db.tableExists("t_item") ? try Int.fetchOne(db, sql: "SELECT count(*) FROM t_item") ?? 0 : 0
+                }
+            }
+            while try await stored() < 40 {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            var taken: [SnapshotWriter.Written] = [try await harness.snapshot("mid")]
+            #expect(taken[0].manifest.databases.map(\.tables) == [[SnapshotManifest.Table(name: "t_item", records: 40)]])
+            latch.release()
+            // Snapshots keep being taken while the rest of the walk is stored.
+            var number = 0
+            while taken.last!.manifest.databases[0].tables[0].records < 80, number < 500 {
+                number += 1
+                taken.append(try await harness.snapshot("during-\(number)"))
+            }
+            let summary = try await run.value
+            #expect(summary.jobs[0].records.new == 80)
+            taken.append(try await harness.snapshot("end"))
+            for written in taken {
+                let database = written.manifest.databases[0]
+                let records = database.tables[0].records
+                // Whole pages only, their records in walk order, and the feed's mark of that state.
+                #expect(records % 10 == 0)
+                #expect(database.changesThrough == records)
+            }
+            #expect(taken.last!.manifest.databases[0].tables[0].records == 80)
+            for name in ["mid", "end"] + (1...number).map({ "during-\($0)" }) {
+                let folder = harness.folder + "/" + name
+                #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["manifest.json", "t_item.sqlite"])
+                let copy = try DatabaseQueue(path: folder + "/t_item.sqlite")
+                try await copy.read { db in
+                    #expect(try String.fetchOne(db, sql: "PRAGMA integrity_check") == "ok")
+                    #expect(try String.fetchOne(db, sql: "PRAGMA journal_mode") == "delete")
+                    let ids = try String.fetchAll(db, sql: "SELECT id FROM t_item ORDER BY position")
+                    #expect(ids == Array(all.prefix(ids.count)))
+                    #expect(try Int.fetchOne(db, sql: "SELECT changes_through FROM _mirror_snapshot") == ids.count)
+                    // Nothing of the bookkeeping.
+                    #expect(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+                        == ["_mirror_files", "_mirror_snapshot", "t_item"])
+                }
+                try copy.close()
+            }
+            #expect(try Harness.rows(harness.folder + "/mid/t_item.sqlite").map { $0[1] } == Array(all.prefix(40)).sorted())
+        }
+    }
+
+    @Test("--account copies one account's rows and files and nothing of another's, byte for byte")
+    func oneAccount() async throws {
+        let harness = try Harness()
+        let handler: @Sendable (FixtureRequest) async -> FixtureResponse = { request in
+            switch request.path {
+            case "/north":
+                return .json(PagedAPI(records: [[
+                    #"{"id":"n1","note":"NORTHERN-LIGHTS","cover":{"url":"BASE/f/n1.jpg"}}"#,
+                    #"{"id":"both","note":"NORTHERN-TWIN","cover":{"url":"BASE/f/shared.jpg"}}"#,
+                ]]).body(page: Int(request.parameter("page") ?? "") ?? 0)
+                    .replacingOccurrences(of: "BASE", with: "http://\(request.authority)"))
+            case "/south":
+                return .json(PagedAPI(records: [[
+                    #"{"id":"s1","note":"SOUTHERN-CROSS","cover":{"url":"BASE/f/s1.jpg"}}"#,
+                    #"{"id":"both","note":"SOUTHERN-TWIN","cover":{"url":"BASE/f/shared.jpg"}}"#,
+                ]]).body(page: Int(request.parameter("page") ?? "") ?? 0)
+                    .replacingOccurrences(of: "BASE", with: "http://\(request.authority)"))
+            default:
+                let name = request.path.split(separator: "/").last.map(String.init) ?? ""
+                return FixtureResponse(headers: [("Content-Type", "image/jpeg")], body: Array("bytes of \(name.uppercased())".utf8))
+            }
+        }
+        let job = """
+            version: 1
+            jobs:
+              - name: north
+                url: "BASE/north?page={page}"
+                records: data.list
+                id: id
+                table: t_item
+                account: north
+                downloads: [cover.url]
+              - name: south
+                url: "BASE/south?page={page}"
+                records: data.list
+                id: id
+                table: t_item
+                account: south
+                downloads: [cover.url]
+            """
+        try await FixtureServer.with(handler) { server in
+            let summary = try await harness.run(job, server: server)
+            #expect(summary.jobs.map(\.records.new) == [2, 2])
+            let written = try await harness.snapshot("north", account: "north", withFiles: true)
+            #expect(written.manifest.account == "north")
+            #expect(written.manifest.databases.map(\.tables) == [[SnapshotManifest.Table(name: "t_item", records: 2)]])
+            let north = ["n1.jpg", "shared.jpg"].map { "\(server.base)/f/\($0)" }.map(FileNaming.relativePath(for:)).sorted()
+            #expect(written.manifest.files.map(\.path) == north)
+            for file in written.manifest.files {
+                let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: harness.folder + "/north/" + file.path)))
+                #expect(file.sha256 == sha256(bytes) && file.bytes == bytes.count)
+            }
+            let rows = try Harness.rows(harness.folder + "/north/t_item.sqlite")
+            #expect(rows.map { $0[0] + "/" + $0[1] } == ["north/both", "north/n1"])
+            let southFile = FileNaming.relativePath(for: "\(server.base)/f/s1.jpg")
+            let southHash = String(southFile.split(separator: "/").last!.prefix(64))
+            for (path, bytes) in try allBytes(under: harness.folder + "/north") {
+                for secret in ["south", "SOUTH", "s1.jpg", "S1.JPG", southHash] {
+                    #expect(!bytes.contains(secret), "\(path) holds '\(secret)'")
+                }
+            }
+            #expect(try allBytes(under: harness.folder + "/north").contains { $0.bytes.contains("NORTHERN-LIGHTS") })
+            // The database's SHA-256 in the manifest is the file's.
+            let database = Array(try Data(contentsOf: URL(fileURLWithPath: harness.folder + "/north/t_item.sqlite")))
+            #expect(written.manifest.databases[0].sha256 == sha256(database) && written.manifest.databases[0].bytes == database.count)
+
+            // Without --account, both accounts and all three files; without --with-files, the index only.
+            let whole = try await harness.snapshot("whole")
+            #expect(whole.manifest.account == nil && whole.manifest.files == [])
+            #expect(try Harness.rows(harness.folder + "/whole/t_item.sqlite").map { $0[0] + "/" + $0[1] }
+                == ["north/both", "north/n1", "south/both", "south/s1"])
+            let indexed = try await DatabaseQueue(path: harness.folder + "/whole/t_item.sqlite").read { db in
+                try String.fetchAll(db, sql: "SELECT path FROM _mirror_files ORDER BY path")
+            }
+            #expect(indexed == (north + [southFile]).sorted())
+            #expect(try FileManager.default.contentsOfDirectory(atPath: harness.folder + "/whole").sorted()
+                == ["manifest.json", "t_item.sqlite"])
+        }
+    }
+
+    @Test("a failed snapshot leaves neither DIR.partial nor DIR; a new one replaces an earlier one whole")
+    func nothingHalfDone() async throws {
+        let harness = try Harness()
+        let api = EditableAPI([[#"{"id":"1"}"#, #"{"id":"2"}"#]])
+        try await FixtureServer.with(api.handler) { server in
+            _ = try await harness.run(itemsJob(), server: server)
+        }
+        let destination = harness.folder + "/snap"
+        let manager = FileManager.default
+        let missing = await #expect(throws: SnapshotWriter.Failure.self) { try await harness.snapshot("snap", tables: ["t_nope"]) }
+        #expect(missing?.description == "no table 't_nope' in '\(harness.output)'")
+        #expect(!manager.fileExists(atPath: destination) && !manager.fileExists(atPath: destination + ".partial"))
+
+        // A database that cannot be read fails the snapshot, and nothing is left.
+        try Data("SQLite format 3\u{0}".utf8 + Data(repeating: 7, count: 4000))
+            .write(to: URL(fileURLWithPath: harness.output + "/broken.sqlite"))
+        let broken = await #expect(throws: SnapshotWriter.Failure.self) { try await harness.snapshot("snap") }
+        #expect(broken?.description.hasPrefix("cannot copy '\(harness.output)/broken.sqlite': ") == true)
+        #expect(!manager.fileExists(atPath: destination) && !manager.fileExists(atPath: destination + ".partial"))
+        try manager.removeItem(atPath: harness.output + "/broken.sqlite")
+
+        // A folder that is not a snapshot is never replaced.
+        try manager.createDirectory(atPath: harness.folder + "/mine", withIntermediateDirectories: true)
+        try Data("keep".utf8).write(to: URL(fileURLWithPath: harness.folder + "/mine/notes.txt"))
+        let refused = await #expect(throws: SnapshotWriter.Failure.self) { try await harness.snapshot("mine") }
+        #expect(refused?.description == "'\(harness.folder)/mine' exists and is not a snapshot (it has no manifest.json): "
+            + "name a new folder, or one that holds an earlier snapshot")
+        #expect(try manager.contentsOfDirectory(atPath: harness.folder + "/mine") == ["notes.txt"])
+
+        // What a killed snapshot left is cleared; an earlier snapshot is replaced in one step.
+        try manager.createDirectory(atPath: destination + ".partial", withIntermediateDirectories: true)
+        try Data("half".utf8).write(to: URL(fileURLWithPath: destination + ".partial/t_item.sqlite"))
+        let first = try await harness.snapshot("snap")
+        #expect(first.manifest.databases[0].tables[0].records == 2)
+        try await FixtureServer.with(EditableAPI([[#"{"id":"1"}"#, #"{"id":"2"}"#, #"{"id":"3"}"#]]).handler) { server in
+            _ = try await harness.run(itemsJob(), server: server)
+        }
+        let second = try await harness.snapshot("snap")
+        #expect(second.manifest.databases[0].tables[0].records == 3)
+        #expect(try manager.contentsOfDirectory(atPath: harness.folder).filter { $0.hasPrefix("snap") } == ["snap"])
+        let manifest = try JSONDecoder.snakeCase.decode(SnapshotManifest.self,
+                                                        from: Data(contentsOf: URL(fileURLWithPath: destination + "/manifest.json")))
+        #expect(manifest == second.manifest)
+        #expect(try Harness.rows(destination + "/t_item.sqlite").map { $0[1] } == ["1", "2", "3"])
+    }
+}
+
+extension JSONDecoder {
+    static var snakeCase: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        return decoder
+    }
+}

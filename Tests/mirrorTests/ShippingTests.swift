@@ -1,0 +1,83 @@
+import Foundation
+import MirrorCore
+import MirrorTestSupport
+import Synchronization
+import Testing
+
+/// Pages of `{"id":N,"v":V}` records the test rewrites between runs.
+private final class ItemsAPI: Sendable {
+    let items = Mutex<[(id: Int, version: Int)]>([(1, 1), (2, 1), (3, 1)])
+
+    var handler: @Sendable (FixtureRequest) async -> FixtureResponse {
+        { request in
+            let items = request.parameter("page") == "1" ? self.items.withLock { $0 } : []
+            return .json(#"{"data":[\#(items.map { #"{"id":\#($0.id),"v":\#($0.version)}"# }.joined(separator: ","))]}"#)
+        }
+    }
+}
+
+private let itemsYAML = """
+    version: 1
+    output: out
+    jobs:
+      - name: items
+        url: "BASE/items?page={page}"
+        records: data
+        id: id
+        table: t_item
+        prune: true
+    """
+
+@Suite("snapshot and the change feed, from the binary")
+struct ShippingTests {
+    @Test("snapshot prints what it wrote; export --changes-since prints the feed and its mark; a compacted mark exits 4")
+    func snapshotAndFeed() async throws {
+        let folder = try temporaryFolder()
+        let api = ItemsAPI()
+        try await FixtureServer.with(api.handler) { server in
+            try itemsYAML.replacingOccurrences(of: "BASE", with: server.base)
+                .write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+            #expect(try await mirror(["run", "jobs.yaml", "--quiet"], in: folder).status == 0)
+            let snapshot = try await mirror(["snapshot", "snap", "--output", "out"], in: folder)
+            #expect(snapshot.status == 0 && snapshot.stderr == "")
+            #expect(snapshot.stdout.hasPrefix("t_item.sqlite: t_item 3 records, "))
+            #expect(snapshot.stdout.contains(" bytes, changes through 3\nsnapshot snap: 1 databases, "))
+            api.items.withLock { $0 = [(1, 2), (3, 1), (4, 1)] }
+            #expect(try await mirror(["run", "jobs.yaml", "--quiet"], in: folder).status == 0)
+        }
+        let feed = try await mirror(["export", "--table", "t_item", "--output", "out", "--changes-since", "3"], in: folder)
+        #expect(feed.status == 0)
+        #expect(feed.stdout == """
+            {"seq":4,"op":"upsert","account":"","id":"1","record":{"id":1,"v":2}}
+            {"seq":5,"op":"upsert","account":"","id":"4","record":{"id":4,"v":1}}
+            {"seq":6,"op":"delete","account":"","id":"2"}
+
+            """)
+        #expect(feed.stderr == "changes_through 6 (3 changes since 3)\n")
+        let json = try await mirror(["export", "--table", "t_item", "--output", "out", "--changes-since", "5", "--format", "json"],
+                                    in: folder)
+        #expect(json.status == 0 && json.stderr == "")
+        #expect(json.stdout == "{\"changes\":[\n{\"seq\":6,\"op\":\"delete\",\"account\":\"\",\"id\":\"2\"}\n],\n\"changes_through\":6}\n")
+
+        let compacted = try await mirror(["snapshot", "snap", "--output", "out", "--compact-changes-before", "5"], in: folder)
+        #expect(compacted.status == 0)
+        let behind = try await mirror(["export", "--table", "t_item", "--output", "out", "--changes-since", "3"], in: folder)
+        #expect(behind.status == 4 && behind.stdout == "")
+        #expect(behind.stderr == "error: the change feed of 't_item' was compacted through seq 4: the changes since 3 are "
+            + "gone; take a new snapshot\n")
+        let ahead = try await mirror(["export", "--table", "t_item", "--output", "out", "--changes-since", "4"], in: folder)
+        #expect(ahead.status == 0 && ahead.stdout.split(separator: "\n").count == 2)
+
+        let usage = try await mirror(["export", "--table", "t_item", "--output", "out", "--changes-since", "3", "--format", "csv"],
+                                     in: folder)
+        #expect(usage.status == 2 && usage.stderr.contains("--changes-since prints ndjson or json, not csv"))
+        let order = try await mirror(["export", "--table", "t_item", "--output", "out", "--changes-since", "3", "--order", "id"],
+                                     in: folder)
+        #expect(order.status == 2 && order.stderr.contains("--order cannot be used with --changes-since"))
+        let tooFar = try await mirror(["snapshot", "snap", "--output", "out", "--compact-changes-before", "8"], in: folder)
+        #expect(tooFar.status == 1)
+        #expect(tooFar.stderr == "error: --compact-changes-before 8 is past the last change this snapshot holds (6): a device "
+            + "given it could not catch up; at most 7\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix("snap") } == ["snap"])
+    }
+}
