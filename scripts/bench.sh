@@ -14,6 +14,8 @@
 #                  then one `sqlite3` bulk load of all of them in ONE transaction
 #                  (json_each) into the table of SPEC section 4
 #   - mirror export of all records vs `sqlite3 ... "select record from t_item"`
+#   - mirror snapshot of that output folder vs `sqlite3 .backup` and `VACUUM INTO` of its
+#     database (wall time and file size), and `mirror export --changes-since 0` vs export
 # One warm-up of each, then BENCH_RUNS measured runs (median reported). It checks that
 # every mirror run stored exactly 95,005 records and that the export matches the
 # workload record for record, and fails loudly otherwise.
@@ -395,6 +397,26 @@ export_ok=1
 check=$(python3 "$ROOT/scripts/bench/check_export.py" "$WORK/www/expected.ndjson" "$WORK/export.ndjson") \
     || export_ok=0
 
+# ---- snapshot and the change feed, on the same table ---------------------------------------
+# mirror snapshot of the output folder against sqlite3's online backup and VACUUM INTO of
+# the table's database (each to a new file every run), and export --changes-since 0 (every
+# record, as a change) against the plain export above.
+size_of() { stat -c %s "$1"; }
+for run in warm-up $(seq 1 "$RUNS"); do
+    rm -rf "$WORK/snap" "$WORK/backup.sqlite" "$WORK/vacuum.sqlite"
+    measure mirror-snapshot "$run" /dev/null "$MIRROR" snapshot "$WORK/snap" --output "$LAST"
+    measure ref-backup "$run" /dev/null sqlite3 "$DB" ".backup '$WORK/backup.sqlite'"
+    measure ref-vacuum "$run" /dev/null sqlite3 "$DB" "VACUUM INTO '$WORK/vacuum.sqlite'"
+    measure mirror-changes "$run" "$WORK/changes.ndjson" \
+        "$MIRROR" export --table t_item --output "$LAST" --changes-since 0
+done
+n=$(count_rows "$WORK/snap/t_item.sqlite")
+[ "$n" = "$UNIQUE" ] || die "the snapshot holds $n records, expected $UNIQUE"
+[ "$(sqlite3 "$WORK/snap/t_item.sqlite" 'pragma integrity_check')" = ok ] || die "the snapshot fails integrity_check"
+lines=$(wc -l <"$WORK/changes.ndjson")
+[ "$lines" -eq "$UNIQUE" ] || die "export --changes-since 0 printed $lines lines, expected $UNIQUE"
+SNAPSHOT_SIZES="$(size_of "$WORK/snap/t_item.sqlite"),$(size_of "$WORK/backup.sqlite"),$(size_of "$WORK/vacuum.sqlite"),$(size_of "$DB")"
+
 # ---- downloads: files the records point to, from nginx -----------------------------------
 # check_files NAME OUTPUT_DIR BASE_URL: the file checks of check_downloads.py on one mirror
 # run's output folder (the downloads job's table is t_file, in t_file.sqlite)
@@ -617,7 +639,7 @@ if [ "$DOWNLOADS" = 1 ]; then
                     --delay-ms "$LAT_DELAY_MS")
     [ "$LATENCY" = 0 ] || downloads_args+=(--download-latency "$DL_LAT_STATS")
 fi
-python3 "$ROOT/scripts/bench/report.py" "$RESULTS" "$WALKED" "$UNIQUE" "$BYTES" \
+python3 "$ROOT/scripts/bench/report.py" "$RESULTS" "$WALKED" "$UNIQUE" "$BYTES" --snapshot-sizes "$SNAPSHOT_SIZES" \
     "${latency_args[@]+"${latency_args[@]}"}" "${downloads_args[@]+"${downloads_args[@]}"}"
 echo
 echo "checks: every mirror run stored select count(*) from t_item = $(count_rows "$DB") (expected $UNIQUE)"

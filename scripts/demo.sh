@@ -126,6 +126,15 @@ if [ -f cache/t_event.sqlite ]; then
             printf '%-8s %s records\n' "$t" "$(sqlite3 "cache/$t.sqlite" "SELECT count(*) FROM $t" 2>/dev/null || echo '?')"
         fi
     done
+
+    step "$MIRROR snapshot \$TMP/snapshot --table t_event --with-files  (a consistent copy for devices; removed when the demo ends)"
+    if "$MIRROR" snapshot "$TMP/snapshot" --table t_event --with-files; then
+        echo "$(find "$TMP/snapshot" -type f | wc -l) files: manifest.json, t_event.sqlite and the covers under files/"
+        mark=$(sqlite3 "$TMP/snapshot/t_event.sqlite" 'SELECT changes_through FROM _mirror_snapshot')
+        since=$(( mark > 2 ? mark - 2 : 0 ))
+        step "$MIRROR export --table t_event --changes-since $since  (the change feed: what a device at seq $since lacks)"
+        "$MIRROR" export --table t_event --changes-since "$since" | cut -c1-150 || echo "(export failed with status $?)"
+    fi
 fi
 
 echo

@@ -33,7 +33,8 @@ struct ExportCommand: ParsableCommand {
     @Option(help: "Skip this many records first.") var offset: Int?
     @Option(help: "walk (the API's order, the default) or id (descending).") var order: RecordSelection.Order?
     @Option(name: .customLong("changes-since"),
-            help: "Print the changes after this sequence number (0: from the first) instead of the records.")
+            help: ArgumentHelp("Print the changes after this sequence number (0: from the first) instead of the records.",
+                               valueName: "seq"))
     var changesSince: Int?
     @Flag(name: .customLong("local-files"),
           help: "Rewrite the URLs of downloaded files to their paths, relative to the database's folder.")

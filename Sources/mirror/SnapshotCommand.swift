@@ -21,14 +21,15 @@ struct SnapshotCommand: AsyncParsableCommand {
             manifest and the change feed.
             """)
 
-    @Argument(help: "Folder to write the snapshot to.") var destination: String
-    @Option(help: "Output folder holding the databases (default ./cache).") var output: String = "cache"
+    @Argument(help: ArgumentHelp("Folder to write the snapshot to.", valueName: "dir")) var destination: String
+    @Option(help: "Output folder holding the databases (default ./cache).") var output: String?
     @Option(help: "A record table to include (repeatable); all when none is named.") var table: [String] = []
     @Option(help: "Only this account's records, and only the files they name.") var account: String?
     @Flag(name: .customLong("with-files"), help: "Include the downloaded files (hard links where possible, else copies).")
     var withFiles = false
     @Option(name: .customLong("compact-changes-before"),
-            help: "Then drop the changes before this sequence number from the database's change feed (one database only).")
+            help: ArgumentHelp("Then drop the changes before this sequence number from the database's change feed (one database only).",
+                               valueName: "seq"))
     var compactChangesBefore: Int?
 
     func validate() throws {
@@ -39,7 +40,7 @@ struct SnapshotCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var options = SnapshotWriter.Options(output: output, destination: destination,
+        var options = SnapshotWriter.Options(output: output ?? "cache", destination: destination,
                                              mirrorVersion: Mirror.configuration.version)
         options.tables = table
         options.account = account
@@ -54,11 +55,12 @@ struct SnapshotCommand: AsyncParsableCommand {
                 return .failure(error)
             }
         }
-        if let signal { throw Interrupted(signal: signal) }
+        // A snapshot that was finished when the signal came is in place: that is success.
         let written: SnapshotWriter.Written
         do {
             written = try result.get()
         } catch {
+            if let signal { throw Interrupted(signal: signal) }
             printError("error: \(error)")
             throw ExitCode(1)
         }
@@ -69,8 +71,9 @@ struct SnapshotCommand: AsyncParsableCommand {
             let tables = database.tables.map { "\($0.name) \($0.records) records" }.joined(separator: ", ")
             try printOut("\(database.path): \(tables), \(database.bytes) bytes, changes through \(database.changesThrough)")
         }
-        let files = withFiles ? ", \(manifest.files.count) files" : ""
-        try printOut("snapshot \(destination): \(manifest.databases.count) databases\(files), "
+        func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
+        let files = withFiles ? ", " + count(manifest.files.count, "file") : ""
+        try printOut("snapshot \(destination): \(count(manifest.databases.count, "database"))\(files), "
             + String(format: "%.2fs", seconds))
     }
 }

@@ -41,7 +41,7 @@ struct ShippingTests {
             let snapshot = try await mirror(["snapshot", "snap", "--output", "out"], in: folder)
             #expect(snapshot.status == 0 && snapshot.stderr == "")
             #expect(snapshot.stdout.hasPrefix("t_item.sqlite: t_item 3 records, "))
-            #expect(snapshot.stdout.contains(" bytes, changes through 3\nsnapshot snap: 1 databases, "))
+            #expect(snapshot.stdout.contains(" bytes, changes through 3\nsnapshot snap: 1 database, "))
             api.items.withLock { $0 = [(1, 2), (3, 1), (4, 1)] }
             #expect(try await mirror(["run", "jobs.yaml", "--quiet"], in: folder).status == 0)
         }

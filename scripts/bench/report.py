@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Print bench.sh's table from its results file.
 
-usage: report.py RESULTS.tsv WALKED UNIQUE BYTES
+usage: report.py RESULTS.tsv WALKED UNIQUE BYTES [--snapshot-sizes SNAP,BACKUP,VACUUM,SOURCE]
            [--latency STATS.tsv --latency-pages N --delay-ms MS --concurrency C]
            [--downloads FILES --download-bytes B --download-pages P --download-concurrency D
             --download-page-concurrency C --download-min-ratio R --download-max-rss-mb M
@@ -9,7 +9,7 @@ usage: report.py RESULTS.tsv WALKED UNIQUE BYTES
 
 RESULTS.tsv lines: NAME <tab> RUN <tab> WALL_S <tab> CPU_S <tab> PEAK_RSS_KB
 (warm-up runs are not in it). Names: mirror-run, ref-fetch, ref-load, mirror-export,
-ref-export, and with --latency latency-cC, latency-c1 and latency-ref (curl
+ref-export, mirror-snapshot, ref-backup, ref-vacuum, mirror-changes, and with --latency latency-cC, latency-c1 and latency-ref (curl
 --parallel-max C fetching the same pages from the delay server). The reference run i is
 ref-fetch i followed by ref-load i: wall and CPU add up, peak RSS is the larger one.
 Each row shows the run with the median wall time (the lower one of an even count).
@@ -49,6 +49,8 @@ def main():
     ap.add_argument("walked", type=int)
     ap.add_argument("unique", type=int)
     ap.add_argument("bytes", type=int)
+    ap.add_argument("--snapshot-sizes", metavar="SNAP,BACKUP,VACUUM,SOURCE",
+                    help="bytes of the snapshot's database, the .backup copy, the VACUUM INTO copy and the source")
     ap.add_argument("--latency", metavar="STATS.tsv")
     ap.add_argument("--latency-pages", type=int)
     ap.add_argument("--delay-ms", type=float)
@@ -129,6 +131,23 @@ def main():
     line("  mirror export", "mirror-export", unique)
     line("  sqlite3 select record (walk order)", "ref-export", unique)
     ratio("  ratio mirror / sqlite3", "mirror-export", "ref-export")
+    if "mirror-snapshot" in rows:
+        print()
+        print("snapshot: a consistent copy of the %d-record table's database" % unique)
+        line("  mirror snapshot", "mirror-snapshot", unique)
+        line("  sqlite3 .backup", "ref-backup", unique)
+        line("  sqlite3 VACUUM INTO", "ref-vacuum", unique)
+        ratio("  ratio mirror / .backup", "mirror-snapshot", "ref-backup")
+        ratio("  ratio mirror / VACUUM INTO", "mirror-snapshot", "ref-vacuum")
+        if args.snapshot_sizes:
+            snap, backup, vacuum, source = (int(x) for x in args.snapshot_sizes.split(","))
+            print("  file size: snapshot %.1f MB, .backup %.1f MB, VACUUM INTO %.1f MB (the database: %.1f MB)" % (
+                snap / 1e6, backup / 1e6, vacuum / 1e6, source / 1e6))
+        print()
+        print("change feed: every record as a change since 0, NDJSON")
+        line("  mirror export --changes-since 0", "mirror-changes", unique)
+        line("  mirror export", "mirror-export", unique)
+        ratio("  ratio changes / export", "mirror-changes", "mirror-export")
     if args.latency:
         print()
         latency(args, rows, line)

@@ -79,24 +79,27 @@ public struct ChangeFeed: Sendable {
                     throw Unreachable(table: table, since: since, compactedThrough: compacted, highWater: highWater)
                 }
                 // Each key's latest change after the mark (SQLite takes `op` from the row whose
-                // `seq` is the max), then its record as stored now.
+                // `seq` is the max), in sequence order, then its record as stored now: looked up
+                // row by row, so that only the keys are sorted, never the records.
                 var arguments: StatementArguments = [since, table]
                 var accountCondition = ""
                 if let account {
                     accountCondition = " AND account = ?"
                     _ = arguments.append(contentsOf: [account])
                 }
-                var sql = """
-                    SELECT c.seq, c.op, c.account, c.id, t.record FROM (
-                      SELECT max(seq) AS seq, op, account, id FROM \(StoreSchema.changes)
-                      WHERE seq > ? AND table_name = ?\(accountCondition) GROUP BY account, id
-                    ) c LEFT JOIN "\(table)" t ON c.op = 'upsert' AND t.account = c.account AND t.id = c.id
-                    ORDER BY c.seq
-                    """
+                var limitClause = ""
                 if let limit {
-                    sql += " LIMIT ?"
+                    limitClause = " LIMIT ?"
                     _ = arguments.append(contentsOf: [limit])
                 }
+                let sql = """
+                    SELECT c.seq, c.op, c.account, c.id,
+                      CASE c.op WHEN 'upsert' THEN (SELECT record FROM "\(table)" t WHERE t.account = c.account AND t.id = c.id) END
+                    FROM (
+                      SELECT max(seq) AS seq, op, account, id FROM \(StoreSchema.changes)
+                      WHERE seq > ? AND table_name = ?\(accountCondition) GROUP BY account, id ORDER BY seq\(limitClause)
+                    ) c
+                    """
                 let statement = try db.makeStatement(sql: sql)
                 try statement.setArguments(arguments)
                 let files = try db.tableExists(StoreSchema.files)
@@ -115,7 +118,11 @@ public struct ChangeFeed: Sendable {
                     guard code == SQLITE_ROW else {
                         throw RecordReader.Failure(description: "cannot read '\(database)': \(String(cString: sqlite3_errstr(code)))")
                     }
-                    last = Int(sqlite3_column_int64(raw, 0))
+                    let seq = Int(sqlite3_column_int64(raw, 0))
+                    guard seq > last else {
+                        throw RecordReader.Failure(description: "the change feed of '\(database)' came out of order at seq \(seq)")
+                    }
+                    last = seq
                     // A row of the feed whose record is not in the table is gone for the reader too.
                     let record = sqlite3_column_type(raw, 4) == SQLITE_NULL ? nil : Self.column(raw, 4)
                     try body(Change(seq: last, account: Self.column(raw, 2), id: Self.column(raw, 3), record: record), filePath)
