@@ -130,7 +130,7 @@ if [ -f cache/t_event.sqlite ]; then
     step "$MIRROR snapshot \$TMP/snapshot --table t_event --with-files  (a consistent copy for devices; removed when the demo ends)"
     if "$MIRROR" snapshot "$TMP/snapshot" --table t_event --with-files; then
         echo "$(find "$TMP/snapshot" -type f | wc -l) files: manifest.json, t_event.sqlite and the covers under files/"
-        mark=$(sqlite3 "$TMP/snapshot/t_event.sqlite" 'SELECT changes_through FROM _mirror_snapshot')
+        mark=$(sqlite3 "$TMP/snapshot/t_event.sqlite" "SELECT changes_through FROM _mirror_snapshot WHERE table_name = 't_event'")
         since=$(( mark > 2 ? mark - 2 : 0 ))
         step "$MIRROR export --table t_event --changes-since $since  (the change feed: what a device at seq $since lacks)"
         "$MIRROR" export --table t_event --changes-since "$since" | cut -c1-150 || echo "(export failed with status $?)"

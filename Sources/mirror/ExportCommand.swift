@@ -15,8 +15,9 @@ struct ExportCommand: ParsableCommand {
             the changes since --changes-since (take a new snapshot).
 
             --changes-since N prints the table's changes after sequence N, one per changed \
-            record, and the mark to ask from next: on stderr (`changes_through M`), or as the \
-            last member of --format json's object.
+            record, and the mark to ask from next: on stderr (`changes_through M (… feed F)`), \
+            or as the last members of --format json's object. Give --feed F to have a mark of \
+            another feed (a database made again since) refused.
 
             README.md, section "Use", describes each format and option.
             """)
@@ -36,6 +37,9 @@ struct ExportCommand: ParsableCommand {
             help: ArgumentHelp("Print the changes after this sequence number (0: from the first) instead of the records.",
                                valueName: "seq"))
     var changesSince: Int?
+    @Option(help: ArgumentHelp("With --changes-since: the feed the mark came from (a snapshot's or an earlier export's); "
+                               + "another feed exits 4.", valueName: "id"))
+    var feed: String?
     @Flag(name: .customLong("local-files"),
           help: "Rewrite the URLs of downloaded files to their paths, relative to the database's folder.")
     var localFiles = false
@@ -51,6 +55,8 @@ struct ExportCommand: ParsableCommand {
             let others = [("--since-id", sinceID != nil), ("--max-id", maxID != nil), ("--offset", offset != nil),
                           ("--order", order != nil)].filter(\.1).map(\.0)
             if let other = others.first { throw ValidationError("\(other) cannot be used with --changes-since") }
+        } else if feed != nil {
+            throw ValidationError("--feed goes with --changes-since")
         }
     }
 
@@ -71,6 +77,7 @@ struct ExportCommand: ParsableCommand {
     /// The table's changes since `since`, and the mark to ask from next.
     private func exportChanges(since: Int) throws {
         var options = ChangeExporter.Options(table: table, since: since)
+        options.feed = feed
         options.account = account
         options.limit = limit
         options.format = format
@@ -78,7 +85,7 @@ struct ExportCommand: ParsableCommand {
         var mark: ChangeFeed.Mark?
         try write { sink in mark = try ChangeExporter(database: try database(), options: options).export(to: &sink) }
         if let mark, format == .ndjson {
-            printError("changes_through \(mark.through) (\(mark.count) changes since \(mark.since))")
+            printError("changes_through \(mark.through) (\(mark.count) changes since \(mark.since), feed \(mark.feed))")
         }
     }
 

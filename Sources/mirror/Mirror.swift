@@ -4,7 +4,8 @@ import MirrorCore
 
 /// The root command. Exit statuses are decided here and nowhere else:
 /// 0 success, 1 a job failed (or a file could not be read or written: the lock file too),
-/// 2 usage or config error, 3 another run holds the output folder's lock, 4 the change
+/// 2 usage or config error, 3 another run holds the output folder's lock (or another snapshot
+/// writes to its DIR), 4 the change
 /// feed no longer reaches back to an export's `--changes-since` (a new snapshot is needed),
 /// 128 + N stopped by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 @main

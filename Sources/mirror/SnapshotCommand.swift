@@ -14,7 +14,9 @@ struct SnapshotCommand: AsyncParsableCommand {
             and renamed to DIR when whole; an earlier snapshot at DIR is replaced in one step.
 
             Exit status: 0 written; 1 the output folder could not be read or the snapshot \
-            written (nothing is left at DIR.partial); 2 usage error; 130, 143 or 129 stopped \
+            written (nothing is left at DIR.partial), or the snapshot is in place but the \
+            change feed could not be compacted (the message says which); 2 usage error; 3 \
+            another snapshot is writing to DIR (it holds DIR.lock); 130, 143 or 129 stopped \
             by SIGINT, SIGTERM or SIGHUP.
 
             README.md, section "Getting the data onto devices", describes the layout, the \
@@ -59,6 +61,9 @@ struct SnapshotCommand: AsyncParsableCommand {
         let written: SnapshotWriter.Written
         do {
             written = try result.get()
+        } catch let failure as SnapshotWriter.Failure where failure.busy {
+            printError("error: \(failure)")
+            throw ExitCode(3)
         } catch {
             if let signal { throw Interrupted(signal: signal) }
             printError("error: \(error)")

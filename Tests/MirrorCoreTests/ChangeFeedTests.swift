@@ -33,21 +33,28 @@ struct FeedLine: Equatable, CustomStringConvertible {
     var op: String
     var account: String
     var id: String
+    /// In a child job's table.
+    var parentID: String?
     /// The record's text exactly as the line holds it.
     var record: String?
 
-    var description: String { "\(seq) \(op) \(account)/\(id)\(record.map { " " + $0 } ?? "")" }
+    var description: String {
+        "\(seq) \(op) \(account)/\(id)\(parentID.map { "@" + $0 } ?? "")\(record.map { " " + $0 } ?? "")"
+    }
 }
 
 extension Harness {
     /// The changes of `table` since `since`, as `export --changes-since` writes them, and the
     /// mark it ends at.
     func changes(since: Int, table: String = "t_item", account: String? = nil, limit: Int? = nil,
-                 format: Exporter.Format = .ndjson) throws -> (lines: [FeedLine], through: Int, text: String) {
+                 format: Exporter.Format = .ndjson, feed: String? = nil, localFiles: Bool = false)
+        throws -> (lines: [FeedLine], through: Int, feed: String, text: String) {
         var options = ChangeExporter.Options(table: table, since: since)
         options.account = account
         options.limit = limit
         options.format = format
+        options.feed = feed
+        options.localFiles = localFiles
         let path = folder + "/changes-\(UUID().uuidString)"
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         var sink = OutputSink(descriptor: descriptor)
@@ -56,7 +63,7 @@ extension Harness {
         close(descriptor)
         let text = try String(contentsOfFile: path, encoding: .utf8)
         let lines = format == .json ? [] : text.split(separator: "\n").map { FeedLine(line: String($0)) }
-        return (lines, mark.through, text)
+        return (lines, mark.through, mark.feed, text)
     }
 
     /// Writes a snapshot of the output folder to `name` in the test's folder.
@@ -88,6 +95,7 @@ extension FeedLine {
         op = root["op"]!.stringValue!
         account = root["account"]!.stringValue!
         id = root["id"]!.stringValue!
+        parentID = root["parent_id"]?.stringValue
         record = root["record"].map(\.rawText)
     }
 }
@@ -129,7 +137,7 @@ let deviceApplySQL = """
     DELETE FROM t_item WHERE (account, id) IN (
       SELECT c.value ->> 'account', c.value ->> 'id' FROM feed, json_each(feed.doc, '$.changes') c
        WHERE c.value ->> 'op' = 'delete');
-    UPDATE _mirror_snapshot SET changes_through = (SELECT doc ->> 'changes_through' FROM feed);
+    UPDATE _mirror_snapshot SET changes_through = (SELECT doc ->> 'changes_through' FROM feed) WHERE table_name = 't_item';
     COMMIT;
     """
 
@@ -233,7 +241,15 @@ struct ChangeFeedTests {
         let mark = try Int(sqlite3("t_item.sqlite", "SELECT changes_through FROM _mirror_snapshot;", in: device)
             .trimmingCharacters(in: .whitespacesAndNewlines))!
         #expect(mark == 4)
-        let feed = try harness.changes(since: mark, format: .json)
+        let feedID = try sqlite3("t_item.sqlite", "SELECT feed FROM _mirror_snapshot;", in: device)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(feedID.count == 16)
+        let feed = try harness.changes(since: mark, format: .json, feed: feedID)
+        #expect(feed.feed == feedID)
+        // A mark of another feed (a database made again since) is refused.
+        let other = #expect(throws: ChangeFeed.Unreachable.self) { try harness.changes(since: mark, feed: "0123456789abcdef") }
+        #expect(other?.description == "the change feed of 't_item' is feed \(feedID), not the one that mark came from: "
+            + "the database was made again since; take a new snapshot")
         try feed.text.write(toFile: device + "/feed.json", atomically: true, encoding: .utf8)
         try sqlite3("t_item.sqlite", deviceApplySQL, in: device)
         let mirrored = try Harness.rows(harness.output + "/t_item.sqlite")
@@ -246,7 +262,7 @@ struct ChangeFeedTests {
             == "\(feed.through)\n")
         // Applying the next feed, empty, changes nothing.
         let next = try harness.changes(since: feed.through, format: .json)
-        #expect(next.text == "{\"changes\":[],\n\"changes_through\":\(feed.through)}\n")
+        #expect(next.text == "{\"changes\":[],\n\"feed\":\"\(feed.feed)\",\"changes_through\":\(feed.through)}\n")
     }
 
     @Test("compaction keeps a device ahead of its point working and tells one behind it to take a new snapshot")
@@ -260,7 +276,9 @@ struct ChangeFeedTests {
         }
         // Changes now: 3 upsert /3, 4 upsert /1, 5 upsert /2, 6 upsert /4.
         #expect(try harness.changes(since: 0).lines.map(\.seq) == [3, 4, 5, 6])
-        await #expect(throws: SnapshotWriter.Failure.self) { try await harness.snapshot("past", compactBefore: 8) }
+        let past = await #expect(throws: SnapshotWriter.Failure.self) { try await harness.snapshot("past", compactBefore: 8) }
+        #expect(past?.description == "--compact-changes-before 8 is past the last change this snapshot holds (6): a device "
+            + "given it could not catch up; at most 7")
         #expect(!FileManager.default.fileExists(atPath: harness.folder + "/past"))
         #expect(!FileManager.default.fileExists(atPath: harness.folder + "/past.partial"))
         try await harness.snapshot("snap", compactBefore: 5)
@@ -331,5 +349,44 @@ struct ChangeFeedTests {
             _ = try await harness.run(itemsJob(), server: server)
         }
         #expect(try harness.changes(since: 90).lines.map(\.description) == [#"91 upsert /1 {"id":"1","v":10}"#])
+    }
+
+    @Test("--account reads one account's changes; --local-files rewrites the URLs of downloaded files")
+    func accountAndLocalFiles() async throws {
+        let harness = try Harness()
+        let handler: @Sendable (FixtureRequest) async -> FixtureResponse = { request in
+            if request.path.hasPrefix("/f/") { return FixtureResponse(body: Array("bytes".utf8)) }
+            let who = String(request.path.dropFirst())
+            return .json(PagedAPI(records: [[#"{"id":"\#(who)","f":"http://\#(request.authority)/f/\#(who).jpg"}"#]])
+                .body(page: Int(request.parameter("page") ?? "") ?? 0))
+        }
+        let job = """
+            version: 1
+            jobs:
+              - name: north
+                url: "BASE/north?page={page}"
+                records: data.list
+                id: id
+                table: t_item
+                account: north
+                downloads: [f]
+                concurrency: 1
+              - name: south
+                url: "BASE/south?page={page}"
+                records: data.list
+                id: id
+                table: t_item
+                account: south
+                downloads: [f]
+            """
+        var path = ""
+        try await FixtureServer.with(handler) { server in
+            _ = try await harness.run(job, server: server)
+            path = FileNaming.relativePath(for: "\(server.base)/f/south.jpg")
+        }
+        let south = try harness.changes(since: 0, account: "south", localFiles: true)
+        #expect(south.lines.map { "\($0.op) \($0.account)/\($0.id) \($0.record ?? "")" }
+            == [#"upsert south/south {"id":"south","f":"\#(path)"}"#])
+        #expect(south.through == 2)
     }
 }

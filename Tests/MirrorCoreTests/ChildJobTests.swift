@@ -378,6 +378,32 @@ struct ChildJobTests {
             """)) == ["5:89: 'share_table' cannot go with 'parent' in job 'b': a child job deletes the records of parents "
                 + "that are gone, which in a shared table would be another job's"])
     }
+
+    @Test("a child table's change feed carries each record's parent, and a record that moves to another parent is a change")
+    func childFeed() async throws {
+        let harness = try Harness()
+        let api = EventsAPI([.init(id: "1", title: "a", comments: 2), .init(id: "2", title: "b", comments: 1)])
+        try await FixtureServer.with(api.handler) { server in
+            // One parent at a time: their children's changes come in parent order.
+            _ = try await harness.run(familyJobs("concurrency: 1"), server: server)
+            #expect(try harness.changes(since: 0, table: "t_comment").lines.map(\.description) == [
+                #"1 upsert /c1-1@1 {"id":"c1-1","text":"a 1"}"#, #"2 upsert /c1-2@1 {"id":"c1-2","text":"a 2"}"#,
+                #"3 upsert /c2-1@2 {"id":"c2-1","text":"b 1"}"#,
+            ])
+            // Event 1 is gone: its comments go with it.
+            api.change { $0.removeFirst() }
+            _ = try await harness.run(familyJobs("concurrency: 1", parentKeys: "prune: true"), server: server)
+            #expect(try harness.changes(since: 3, table: "t_comment").lines.map(\.description)
+                == ["4 delete /c1-1", "5 delete /c1-2"])
+        }
+        // A record whose parent changes, its record the same.
+        let store = try TableStore(path: harness.output + "/t_comment.sqlite")
+        try await store.pool.write { db in
+            try db.execute(sql: "UPDATE t_comment SET parent_id = '9' WHERE id = 'c2-1'")
+        }
+        #expect(try harness.changes(since: 5, table: "t_comment").lines.map(\.description)
+            == [#"6 upsert /c2-1@9 {"id":"c2-1","text":"b 1"}"#])
+    }
 }
 
 @Suite("verifying child jobs")

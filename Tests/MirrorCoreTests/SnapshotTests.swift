@@ -95,7 +95,8 @@ struct SnapshotTests {
                     #expect(try String.fetchOne(db, sql: "PRAGMA journal_mode") == "delete")
                     let ids = try String.fetchAll(db, sql: "SELECT id FROM t_item ORDER BY position")
                     #expect(ids == Array(all.prefix(ids.count)))
-                    #expect(try Int.fetchOne(db, sql: "SELECT changes_through FROM _mirror_snapshot") == ids.count)
+                    #expect(try Int.fetchOne(db, sql: "SELECT changes_through FROM _mirror_snapshot WHERE table_name = 't_item'")
+                        == ids.count)
                     // Nothing of the bookkeeping.
                     #expect(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
                         == ["_mirror_files", "_mirror_snapshot", "t_item"])
@@ -225,11 +226,99 @@ struct SnapshotTests {
         }
         let second = try await harness.snapshot("snap")
         #expect(second.manifest.databases[0].tables[0].records == 3)
-        #expect(try manager.contentsOfDirectory(atPath: harness.folder).filter { $0.hasPrefix("snap") } == ["snap"])
+        #expect(try manager.contentsOfDirectory(atPath: harness.folder).filter { $0.hasPrefix("snap") }.sorted()
+            == ["snap", "snap.lock"])
         let manifest = try JSONDecoder.snakeCase.decode(SnapshotManifest.self,
                                                         from: Data(contentsOf: URL(fileURLWithPath: destination + "/manifest.json")))
         #expect(manifest == second.manifest)
         #expect(try Harness.rows(destination + "/t_item.sqlite").map { $0[1] } == ["1", "2", "3"])
+    }
+
+    @Test("a commit landing in the middle of a copy is not in it: every table of a database is read in one transaction")
+    func oneTransaction() async throws {
+        let harness = try Harness()
+        let api = EditableAPI([[#"{"id":"1"}"#, #"{"id":"2"}"#]])
+        let job = """
+            version: 1
+            jobs:
+              - name: a
+                url: "BASE/a?page={page}"
+                records: data.list
+                id: id
+                table: t_a
+                database: shared.sqlite
+              - name: b
+                url: "BASE/b?page={page}"
+                records: data.list
+                id: id
+                table: t_b
+                database: shared.sqlite
+            """
+        try await FixtureServer.with(api.handler) { server in
+            _ = try await harness.run(job, server: server)
+        }
+        let writer = try harness.database("shared.sqlite")
+        var steps = 0
+        var options = SnapshotWriter.Options(output: harness.output, destination: harness.folder + "/snap", mirrorVersion: "test")
+        options.withFiles = true
+        let written = try SnapshotWriter(options: options).write(stop: SnapshotCopy.Stop()) {
+            steps += 1
+            // After t_a is copied, a run commits to both tables.
+            guard steps == 1 else { return }
+            try writer.inDatabase { db in
+                try db.execute(sql: """
+                    INSERT INTO t_a (account, id, record, position, first_seen, last_seen) VALUES ('', '3', '{"id":"3"}', 2, 'x', 'x');
+                    INSERT INTO t_b (account, id, record, position, first_seen, last_seen) VALUES ('', '3', '{"id":"3"}', 2, 'x', 'x');
+                    """)
+            }
+        }
+        #expect(steps >= 2)
+        #expect(written.manifest.databases.map(\.tables) == [[
+            SnapshotManifest.Table(name: "t_a", records: 2), SnapshotManifest.Table(name: "t_b", records: 2),
+        ]])
+        #expect(written.manifest.databases.map(\.changesThrough) == [4])
+        #expect(try Harness.rows(harness.folder + "/snap/shared.sqlite", table: "t_b").map { $0[1] } == ["1", "2"])
+        // The commit itself landed: the next snapshot has it.
+        let next = try await harness.snapshot("snap")
+        #expect(next.manifest.databases.map(\.changesThrough) == [6])
+        #expect(try Harness.rows(harness.folder + "/snap/shared.sqlite", table: "t_b").map { $0[1] } == ["1", "2", "3"])
+    }
+
+    @Test("--with-files leaves out, with a warning, a file not on disk as indexed, and one behind a link")
+    func filesNotOnDisk() async throws {
+        let harness = try Harness()
+        let handler: @Sendable (FixtureRequest) async -> FixtureResponse = { request in
+            if request.path.hasPrefix("/f/") { return FixtureResponse(body: Array("file \(request.path)".utf8)) }
+            let base = "http://\(request.authority)"
+            return .json(PagedAPI(records: [[
+                #"{"id":"1","f":"\#(base)/f/a.jpg"}"#, #"{"id":"2","f":"\#(base)/f/b.jpg"}"#, #"{"id":"3","f":"\#(base)/f/c.jpg"}"#,
+            ]]).body(page: Int(request.parameter("page") ?? "") ?? 0))
+        }
+        var paths: [String] = []
+        try await FixtureServer.with(handler) { server in
+            _ = try await harness.run(itemsJob("downloads: [f]"), server: server)
+            paths = ["a", "b", "c"].map { FileNaming.relativePath(for: "\(server.base)/f/\($0).jpg") }
+        }
+        let manager = FileManager.default
+        try manager.removeItem(atPath: harness.output + "/" + paths[0])
+        // c's bucket folder becomes a link to a folder outside, holding a file of the same name and size.
+        let outside = harness.folder + "/outside"
+        let bucket = harness.output + "/" + Paths.parent(of: paths[2])
+        try manager.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        try manager.moveItem(atPath: harness.output + "/" + paths[2], toPath: outside + "/" + (paths[2] as NSString).lastPathComponent)
+        if Paths.parent(of: paths[1]) != Paths.parent(of: paths[2]) {
+            try manager.removeItem(atPath: bucket)
+            try manager.createSymbolicLink(atPath: bucket, withDestinationPath: outside)
+        }
+        let written = try await harness.snapshot("snap", withFiles: true)
+        #expect(written.manifest.files.map(\.path) == [paths[1]])
+        #expect(written.warnings.contains("'\(paths[0])' is in the file index but not on disk: left out"))
+        #expect(written.warnings.count == 2)
+        let indexed = try await DatabaseQueue(path: harness.folder + "/snap/t_item.sqlite").read { db in
+            try String.fetchAll(db, sql: "SELECT path FROM _mirror_files")
+        }
+        #expect(indexed == [paths[1]])
+        #expect(manager.contents(atPath: harness.folder + "/snap/" + paths[1]) == Data("file /f/b.jpg".utf8))
     }
 }
 

@@ -40,12 +40,16 @@ struct ShippingTests {
             #expect(try await mirror(["run", "jobs.yaml", "--quiet"], in: folder).status == 0)
             let snapshot = try await mirror(["snapshot", "snap", "--output", "out"], in: folder)
             #expect(snapshot.status == 0 && snapshot.stderr == "")
-            #expect(snapshot.stdout.hasPrefix("t_item.sqlite: t_item 3 records, "))
-            #expect(snapshot.stdout.contains(" bytes, changes through 3\nsnapshot snap: 1 database, "))
+            let bytes = try FileManager.default.attributesOfItem(atPath: folder + "/snap/t_item.sqlite")[.size] as! Int
+            #expect(snapshot.stdout.replacing(#/[0-9.]+s\n$/#, with: "TIMEs\n")
+                == "t_item.sqlite: t_item 3 records, \(bytes) bytes, changes through 3\nsnapshot snap: 1 database, TIMEs\n")
             api.items.withLock { $0 = [(1, 2), (3, 1), (4, 1)] }
             #expect(try await mirror(["run", "jobs.yaml", "--quiet"], in: folder).status == 0)
         }
-        let feed = try await mirror(["export", "--table", "t_item", "--output", "out", "--changes-since", "3"], in: folder)
+        let manifest = try String(contentsOfFile: folder + "/snap/manifest.json", encoding: .utf8)
+        let feedID = String(manifest.firstMatch(of: #/"feed" : "([0-9a-f]{16})"/#)!.1)
+        let feed = try await mirror(["export", "--table", "t_item", "--output", "out", "--changes-since", "3", "--feed", feedID],
+                                    in: folder)
         #expect(feed.status == 0)
         #expect(feed.stdout == """
             {"seq":4,"op":"upsert","account":"","id":"1","record":{"id":1,"v":2}}
@@ -53,11 +57,12 @@ struct ShippingTests {
             {"seq":6,"op":"delete","account":"","id":"2"}
 
             """)
-        #expect(feed.stderr == "changes_through 6 (3 changes since 3)\n")
+        #expect(feed.stderr == "changes_through 6 (3 changes since 3, feed \(feedID))\n")
         let json = try await mirror(["export", "--table", "t_item", "--output", "out", "--changes-since", "5", "--format", "json"],
                                     in: folder)
         #expect(json.status == 0 && json.stderr == "")
-        #expect(json.stdout == "{\"changes\":[\n{\"seq\":6,\"op\":\"delete\",\"account\":\"\",\"id\":\"2\"}\n],\n\"changes_through\":6}\n")
+        #expect(json.stdout == "{\"changes\":[\n{\"seq\":6,\"op\":\"delete\",\"account\":\"\",\"id\":\"2\"}\n],\n"
+            + "\"feed\":\"\(feedID)\",\"changes_through\":6}\n")
 
         let compacted = try await mirror(["snapshot", "snap", "--output", "out", "--compact-changes-before", "5"], in: folder)
         #expect(compacted.status == 0)
@@ -78,6 +83,12 @@ struct ShippingTests {
         #expect(tooFar.status == 1)
         #expect(tooFar.stderr == "error: --compact-changes-before 8 is past the last change this snapshot holds (6): a device "
             + "given it could not catch up; at most 7\n")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix("snap") } == ["snap"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix("snap") }.sorted()
+            == ["snap", "snap.lock"])
+        let otherFeed = try await mirror(["export", "--table", "t_item", "--output", "out", "--changes-since", "5",
+                                          "--feed", "0123456789abcdef"], in: folder)
+        #expect(otherFeed.status == 4 && otherFeed.stdout == "")
+        #expect(otherFeed.stderr == "error: the change feed of 't_item' is feed \(feedID), not the one that mark came from: "
+            + "the database was made again since; take a new snapshot\n")
     }
 }

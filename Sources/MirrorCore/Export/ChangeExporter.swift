@@ -1,12 +1,15 @@
 /// Streams a table's change feed since a mark (`export --changes-since`): one JSON object
-/// per changed key, `{"seq":…,"op":"upsert","account":…,"id":…,"record":…}` or
+/// per changed key, `{"seq":…,"op":"upsert","account":…,"id":…,"record":…}` (with
+/// `"parent_id"` before the record in a child job's table) or
 /// `{"seq":…,"op":"delete","account":…,"id":…}`, in sequence order. NDJSON by default;
-/// `json` wraps them as `{"changes":[…],"changes_through":N}`, the mark on the last line.
+/// `json` wraps them as `{"changes":[…],"feed":…,"changes_through":N}`, the mark on the last line.
 public struct ChangeExporter: Sendable {
     public struct Options: Sendable {
         public var table: String
         /// The reader's mark: changes after it.
         public var since: Int
+        /// The feed the mark came from, when the reader knows it: another one is refused.
+        public var feed: String?
         public var account: String?
         public var limit: Int?
         /// `ndjson` or `json`.
@@ -36,7 +39,7 @@ public struct ChangeExporter: Sendable {
         if json { sink.write(Array("{\"changes\":[".utf8)) }
         var first = true
         let mark = try ChangeFeed(database: database).read(
-            table: options.table, since: options.since, account: options.account, limit: options.limit
+            table: options.table, since: options.since, feed: options.feed, account: options.account, limit: options.limit
         ) { change, filePath in
             line.removeAll(keepingCapacity: true)
             if json { line.append(contentsOf: (first ? "\n" : ",\n").utf8) }
@@ -50,17 +53,24 @@ public struct ChangeExporter: Sendable {
                 if !json { line.append(0x0A) }
                 return sink.write(line)
             }
+            if let parentID = change.parentID {
+                line.append(contentsOf: ",\"parent_id\":".utf8)
+                JSONText.appendQuoted(parentID, to: &line)
+            }
             line.append(contentsOf: ",\"record\":".utf8)
             sink.write(line)
             let close: [UInt8] = json ? [UInt8(ascii: "}")] : [UInt8(ascii: "}"), 0x0A]
-            if localFiles != nil {
-                try localFiles!.rewrite(record, lookup: filePath) { sink.write($0) }
+            if var rewriter = localFiles {
+                try rewriter.rewrite(record, lookup: filePath) { sink.write($0) }
+                localFiles = rewriter
             } else {
                 sink.write(record)
             }
             sink.write(close)
         }
-        if json { sink.write(Array("\(first ? "" : "\n")],\n\"changes_through\":\(mark.through)}\n".utf8)) }
+        if json {
+            sink.write(Array("\(first ? "" : "\n")],\n\"feed\":\"\(mark.feed)\",\"changes_through\":\(mark.through)}\n".utf8))
+        }
         try sink.flush()
         return mark
     }

@@ -20,6 +20,8 @@ public struct SnapshotManifest: Codable, Sendable, Equatable {
         /// The last change of the database's feed the copy includes: a device asks for the
         /// changes since it (`export --changes-since`).
         public var changesThrough: Int
+        /// The id of that feed: `export --changes-since` refuses a mark of another one.
+        public var feed: String
         public var tables: [Table]
     }
 

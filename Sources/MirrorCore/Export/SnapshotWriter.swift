@@ -1,7 +1,5 @@
 import Crypto
 import Foundation
-import GRDB
-import Synchronization
 
 /// Writes a snapshot of an output folder for devices (`mirror snapshot`): a folder with one
 /// SQLite file per database (the record tables asked for, one account's rows when asked,
@@ -37,13 +35,16 @@ public struct SnapshotWriter: Sendable {
 
     public struct Failure: Error, Sendable, CustomStringConvertible {
         public let description: String
+        /// Another snapshot is writing to the same folder.
+        public var busy = false
     }
 
     /// A snapshot in place.
     public struct Written: Sendable {
         public let manifest: SnapshotManifest
-        /// Files the index named that were not on disk as indexed: left out.
-        public let warnings: [String]
+        /// Files the index named that were not on disk as indexed: left out; an earlier
+        /// snapshot that could not be removed.
+        public internal(set) var warnings: [String]
     }
 
     public let options: Options
@@ -54,46 +55,54 @@ public struct SnapshotWriter: Sendable {
 
     static let manifestName = "manifest.json"
 
-    /// Writes the snapshot. Cancelled, it stops the copy going on and leaves nothing behind.
+    /// Writes the snapshot, on a thread of its own (the copy is SQLite's blocking work).
+    /// Cancelled, it stops the copy going on and leaves nothing behind.
     public func write() async throws -> Written {
-        let copying = Copying()
+        let stop = SnapshotCopy.Stop()
         return try await withTaskCancellationHandler {
-            try write { queue in
-                copying.queue.withLock { $0 = queue }
-                if Task.isCancelled { queue.interrupt() }
+            try await withCheckedThrowingContinuation { continuation in
+                Thread.detachNewThread {
+                    continuation.resume(with: Result { try write(stop: stop) })
+                }
             }
         } onCancel: {
-            copying.queue.withLock { $0?.interrupt() }
+            stop.stop()
         }
     }
 
-    /// The database being copied, to interrupt when the snapshot is cancelled.
-    private final class Copying: Sendable {
-        let queue = Mutex<DatabaseQueue?>(nil)
-    }
-
-    /// Writes the snapshot. `interrupt` is handed each database being copied.
-    func write(interrupt: (DatabaseQueue) -> Void) throws -> Written {
+    /// Writes the snapshot; `stop` stops it from another thread. `between` runs between the
+    /// steps of each database's copy, inside its read transaction.
+    func write(stop: SnapshotCopy.Stop, between: () throws -> Void = {}) throws -> Written {
         let destination = options.destination
         let partial = destination + ".partial"
         try checkPlaces()
+        // One snapshot at a time writes to `DIR`: a second one exits at once.
+        let lock = try SnapshotLock(for: destination)
+        defer { lock.release() }
         let manager = FileManager.default
         // A `.partial` folder is only ever a snapshot that did not finish.
         if manager.fileExists(atPath: partial) { try manager.removeItem(atPath: partial) }
+        var written: Written
         do {
             try manager.createDirectory(atPath: partial, withIntermediateDirectories: true)
-            let written = try fill(partial, interrupt: interrupt)
+            written = try fill(partial, stop: stop, between: between)
             try Self.sync(partial)
-            try place(partial)
-            if let before = options.compactChangesBefore, let database = written.manifest.databases.first {
-                try ChangeFeed.compact(database: (options.output as NSString).appendingPathComponent(database.path),
-                                       before: before)
-            }
-            return written
+            try stop.check()
+            try place(partial, warnings: &written.warnings)
         } catch {
             try? manager.removeItem(atPath: partial)
             throw error
         }
+        if let before = options.compactChangesBefore, let database = written.manifest.databases.first {
+            do {
+                try ChangeFeed.compact(database: (options.output as NSString).appendingPathComponent(database.path),
+                                       before: before)
+            } catch {
+                throw Failure(description: "the snapshot is in place at '\(destination)', but the change feed of "
+                    + "'\(database.path)' could not be compacted: \(error)")
+            }
+        }
+        return written
     }
 
     /// The output folder exists; `DIR` is free or holds a snapshot.
@@ -113,7 +122,7 @@ public struct SnapshotWriter: Sendable {
     }
 
     /// Copies the databases (and files) into `folder` and writes the manifest there.
-    private func fill(_ folder: String, interrupt: (DatabaseQueue) -> Void) throws -> Written {
+    private func fill(_ folder: String, stop: SnapshotCopy.Stop, between: () throws -> Void) throws -> Written {
         let createdAt = Timestamp.string(Date())
         let wanted = options.tables.isEmpty ? nil : Set(options.tables)
         var manifest = SnapshotManifest(format: Self.format, mirrorVersion: options.mirrorVersion, createdAt: createdAt,
@@ -128,8 +137,8 @@ public struct SnapshotWriter: Sendable {
             let copied: SnapshotCopy.Copied?
             do {
                 copied = try copy.write(tables: wanted, account: options.account, createdAt: createdAt,
-                                        format: Self.format, mirrorVersion: options.mirrorVersion, interrupt: interrupt) { file in
-                    if Task.isCancelled { throw CancellationError() }
+                                        format: Self.format, mirrorVersion: options.mirrorVersion, stop: stop,
+                                        between: between) { file in
                     guard options.withFiles else { return true }
                     if linked.contains(file.path) { return true }
                     if let problem = try include(file, into: folder) {
@@ -147,14 +156,11 @@ public struct SnapshotWriter: Sendable {
             } catch {
                 throw Failure(description: "cannot copy '\(source)': \(error)")
             }
-            guard let copied else {
-                try FileManager.default.removeItem(atPath: target)
-                continue
-            }
+            guard let copied else { continue }
             found.formUnion(copied.tables.map(\.name))
             let (bytes, sha256) = try Self.digest(target)
             manifest.databases.append(SnapshotManifest.Database(
-                path: name, bytes: bytes, sha256: sha256, changesThrough: copied.changesThrough,
+                path: name, bytes: bytes, sha256: sha256, changesThrough: copied.changesThrough, feed: copied.feed,
                 tables: copied.tables.map { SnapshotManifest.Table(name: $0.name, records: $0.records) }))
         }
         if let missing = options.tables.first(where: { !found.contains($0) }) {
@@ -201,7 +207,15 @@ public struct SnapshotWriter: Sendable {
         }
         let source = (options.output as NSString).appendingPathComponent(file.path)
         let target = (folder as NSString).appendingPathComponent(file.path)
+        // `files/` and its bucket folder must be real folders: a link there is not followed.
         var info = stat()
+        for depth in 1..<parts.count {
+            let folder = (options.output as NSString).appendingPathComponent(parts.prefix(depth).joined(separator: "/"))
+            guard lstat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+                return "'\(parts.prefix(depth).joined(separator: "/"))' is not a folder of the output folder "
+                    + "(a symbolic link is not followed): '\(file.path)' left out"
+            }
+        }
         guard lstat(source, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
             return "'\(file.path)' is in the file index but not on disk: left out"
         }
@@ -256,24 +270,31 @@ public struct SnapshotWriter: Sendable {
     /// Renames the finished snapshot to `DIR`. A snapshot already there is exchanged with it
     /// in one step (Linux's `renameat2(RENAME_EXCHANGE)`), so `DIR` is never missing, and
     /// then removed.
-    private func place(_ partial: String) throws {
+    private func place(_ partial: String, warnings: inout [String]) throws {
         let destination = options.destination
         if rename(partial, destination) == 0 { return }
         guard errno == ENOTEMPTY || errno == EEXIST else {
             throw Failure(description: "cannot rename '\(partial)' to '\(destination)': \(String(cString: strerror(errno)))")
         }
-        if let exchange = Self.renameExchange, exchange(AT_FDCWD, partial, AT_FDCWD, destination, 2) == 0 {
-            // The earlier snapshot is now at `partial`.
-            try? FileManager.default.removeItem(atPath: partial)
-            return
+        var old = partial
+        if Self.renameExchange?(AT_FDCWD, partial, AT_FDCWD, destination, 2) != 0 {
+            // No exchange on this file system: the earlier snapshot steps aside for a moment.
+            old = destination + ".old"
+            try? FileManager.default.removeItem(atPath: old)
+            guard rename(destination, old) == 0 else {
+                throw Failure(description: "cannot replace '\(destination)': \(String(cString: strerror(errno)))")
+            }
+            guard rename(partial, destination) == 0 else {
+                let reason = String(cString: strerror(errno))
+                rename(old, destination)
+                throw Failure(description: "cannot replace '\(destination)': \(reason)")
+            }
         }
-        // No exchange on this file system: the earlier snapshot steps aside for a moment.
-        let aside = destination + ".old"
-        try? FileManager.default.removeItem(atPath: aside)
-        guard rename(destination, aside) == 0, rename(partial, destination) == 0 else {
-            throw Failure(description: "cannot replace '\(destination)': \(String(cString: strerror(errno)))")
+        do {
+            try FileManager.default.removeItem(atPath: old)
+        } catch {
+            warnings.append("the earlier snapshot, now at '\(old)', could not be removed: \(error)")
         }
-        try? FileManager.default.removeItem(atPath: aside)
     }
 
     /// glibc's `renameat2`, when it has one.
@@ -281,4 +302,27 @@ public struct SnapshotWriter: Sendable {
         guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "renameat2") else { return nil }
         return unsafeBitCast(symbol, to: (@convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32).self)
     }()
+}
+
+/// An exclusive `flock` on `DIR.lock` while a snapshot writes to `DIR`; the kernel drops it
+/// when the process ends, however it ends.
+private struct SnapshotLock {
+    let descriptor: Int32
+
+    init(for destination: String) throws {
+        let path = destination + ".lock"
+        descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        guard descriptor >= 0 else {
+            throw SnapshotWriter.Failure(description: "cannot open '\(path)': \(String(cString: strerror(errno)))")
+        }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            close(descriptor)
+            throw SnapshotWriter.Failure(description: "another mirror snapshot is writing '\(destination)': it holds '\(path)'",
+                                         busy: true)
+        }
+    }
+
+    func release() {
+        close(descriptor)
+    }
 }

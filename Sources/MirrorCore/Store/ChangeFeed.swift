@@ -12,26 +12,37 @@ public struct ChangeFeed: Sendable {
         public let since: Int
         /// The last change the reader has once it applied these: the next `since`.
         public let through: Int
+        /// The feed's id: a mark is only good for the feed it came from.
+        public let feed: String
         /// Changes read.
         public let count: Int
     }
 
-    /// A mark the feed cannot serve: older than its compacted point, or past its end (the
-    /// database was made again since). Either way the device needs a new snapshot.
+    /// A mark the feed cannot serve: older than its compacted point, past its end, or of
+    /// another feed (the database was made again since). The device needs a new snapshot.
     public struct Unreachable: Error, Sendable, CustomStringConvertible {
-        public let table: String
-        public let since: Int
-        /// The feed holds changes after this.
-        public let compactedThrough: Int
-        public let highWater: Int
+        enum Reason: Sendable {
+            case compacted(through: Int)
+            case ahead(last: Int)
+            case otherFeed(String)
+        }
+
+        let table: String
+        let since: Int
+        let reason: Reason
 
         public var description: String {
-            if since > highWater {
-                return "the change feed of '\(table)' ends at seq \(highWater), before \(since): the database was made "
+            switch reason {
+            case let .compacted(through):
+                return "the change feed of '\(table)' was compacted through seq \(through): the changes since \(since) "
+                    + "are gone; take a new snapshot"
+            case let .ahead(last):
+                return "the change feed of '\(table)' ends at seq \(last), before \(since): the database was made "
                     + "again since that mark was taken; take a new snapshot"
+            case let .otherFeed(feed):
+                return "the change feed of '\(table)' is feed \(feed), not the one that mark came from: the database "
+                    + "was made again since; take a new snapshot"
             }
-            return "the change feed of '\(table)' was compacted through seq \(compactedThrough): the changes since "
-                + "\(since) are gone; take a new snapshot"
         }
     }
 
@@ -53,7 +64,7 @@ public struct ChangeFeed: Sendable {
     /// when given), in sequence order, at most `limit` of them; a key appears once, with its
     /// latest change and, for an upsert, its record as stored now. `body` gets too the
     /// lookup of a downloaded file's path by its URL.
-    public func read(table: String, since: Int, account: String?, limit: Int?,
+    public func read(table: String, since: Int, feed expected: String? = nil, account: String?, limit: Int?,
                      _ body: (Change, _ filePath: (String) throws -> String?) throws -> Void) throws -> Mark {
         var configuration = Configuration()
         configuration.readonly = true
@@ -75,9 +86,12 @@ public struct ChangeFeed: Sendable {
                         + "earlier mirror; the next `mirror run` on it adds one")
                 }
                 let (highWater, compacted) = try Self.bounds(db)
-                guard since >= compacted, since <= highWater else {
-                    throw Unreachable(table: table, since: since, compactedThrough: compacted, highWater: highWater)
+                let feed = try String.fetchOne(db, sql: "SELECT feed_id FROM \(StoreSchema.feed)") ?? ""
+                if let expected, expected != feed {
+                    throw Unreachable(table: table, since: since, reason: .otherFeed(feed))
                 }
+                if since < compacted { throw Unreachable(table: table, since: since, reason: .compacted(through: compacted)) }
+                if since > highWater { throw Unreachable(table: table, since: since, reason: .ahead(last: highWater)) }
                 // Each key's latest change after the mark (SQLite takes `op` from the row whose
                 // `seq` is the max), in sequence order, then its record as stored now: looked up
                 // row by row, so that only the keys are sorted, never the records.
@@ -92,9 +106,13 @@ public struct ChangeFeed: Sendable {
                     limitClause = " LIMIT ?"
                     _ = arguments.append(contentsOf: [limit])
                 }
+                // A child job's table: each record's parent too.
+                let child = try db.columns(in: table).contains { $0.name == "parent_id" }
+                let lookup = { (column: String) in
+                    "CASE c.op WHEN 'upsert' THEN (SELECT \(column) FROM \"\(table)\" t WHERE t.account = c.account AND t.id = c.id) END"
+                }
                 let sql = """
-                    SELECT c.seq, c.op, c.account, c.id,
-                      CASE c.op WHEN 'upsert' THEN (SELECT record FROM "\(table)" t WHERE t.account = c.account AND t.id = c.id) END
+                    SELECT c.seq, c.op, c.account, c.id, \(lookup("record")), \(child ? lookup("parent_id") : "NULL")
                     FROM (
                       SELECT max(seq) AS seq, op, account, id FROM \(StoreSchema.changes)
                       WHERE seq > ? AND table_name = ?\(accountCondition) GROUP BY account, id ORDER BY seq\(limitClause)
@@ -125,11 +143,13 @@ public struct ChangeFeed: Sendable {
                     last = seq
                     // A row of the feed whose record is not in the table is gone for the reader too.
                     let record = sqlite3_column_type(raw, 4) == SQLITE_NULL ? nil : Self.column(raw, 4)
-                    try body(Change(seq: last, account: Self.column(raw, 2), id: Self.column(raw, 3), record: record), filePath)
+                    let parent = record == nil || sqlite3_column_type(raw, 5) == SQLITE_NULL ? nil : Self.column(raw, 5)
+                    try body(Change(seq: last, account: Self.column(raw, 2), id: Self.column(raw, 3), record: record,
+                                    parentID: parent), filePath)
                     count += 1
                 }
                 // Cut by `limit`: the reader goes on after the last change it got.
-                mark = Mark(since: since, through: limit.map { count == $0 } == true ? last : highWater, count: count)
+                mark = Mark(since: since, through: limit.map { count == $0 } == true ? last : highWater, feed: feed, count: count)
                 return .commit
             }
             return mark!
@@ -156,13 +176,15 @@ public struct ChangeFeed: Sendable {
                            arguments: [before - 1])
         }
     }
-}
 
-/// One change of the feed, straight from SQLite's row, valid until the next.
-public struct Change {
-    public let seq: Int
-    public let account: UnsafeBufferPointer<UInt8>
-    public let id: UnsafeBufferPointer<UInt8>
-    /// The record as stored now; nil for a deleted one.
-    public let record: UnsafeBufferPointer<UInt8>?
+    /// One change of the feed, straight from SQLite's row, valid until the next.
+    public struct Change {
+        public let seq: Int
+        public let account: UnsafeBufferPointer<UInt8>
+        public let id: UnsafeBufferPointer<UInt8>
+        /// The record as stored now; nil for a deleted one.
+        public let record: UnsafeBufferPointer<UInt8>?
+        /// In a child job's table, the id of the parent record the record was walked for.
+        public let parentID: UnsafeBufferPointer<UInt8>?
+    }
 }

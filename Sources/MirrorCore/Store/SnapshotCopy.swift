@@ -1,12 +1,14 @@
 import Foundation
 import GRDB
+import GRDBSQLite
+import Synchronization
 
 /// Copies one database of the output folder into a new SQLite file for devices: the record
 /// tables asked for (one account's rows, when asked), the index of their downloaded files,
 /// and `_mirror_snapshot`, all read in one read transaction, so that the copy is one
-/// committed state even while a run writes. The source is only read: a run is neither
-/// blocked by the copy nor blocks it. The copy is a plain file in rollback-journal mode,
-/// with no `-wal` or `-shm` beside it.
+/// committed state even while a run writes. The source is attached read-only: a run is
+/// neither blocked by the copy nor blocks it, and closing the copy never checkpoints it.
+/// The copy is a plain file in rollback-journal mode, with no `-wal` or `-shm` beside it.
 struct SnapshotCopy {
     /// A file the copy's `_mirror_files` names.
     struct IndexedFile: Sendable, Equatable {
@@ -20,45 +22,74 @@ struct SnapshotCopy {
     struct Copied: Sendable {
         /// Each record table, with its rows.
         var tables: [(name: String, records: Int)]
-        /// The last change of the source's feed the copy includes.
+        /// The last change of the source's feed the copy includes, and the feed's identity.
         var changesThrough: Int
+        var feed: String
         var files: [IndexedFile]
+    }
+
+    /// Stops a copy going on from another thread: the statement running is interrupted,
+    /// and the copy checks between its steps.
+    final class Stop: Sendable {
+        private let queue = Mutex<DatabaseQueue?>(nil)
+        private let stopped = Atomic<Bool>(false)
+
+        func stop() {
+            stopped.store(true, ordering: .relaxed)
+            queue.withLock { $0?.interrupt() }
+        }
+
+        func check() throws {
+            if stopped.load(ordering: .relaxed) { throw CancellationError() }
+        }
+
+        fileprivate func watch(_ queue: DatabaseQueue?) {
+            self.queue.withLock { $0 = queue }
+        }
     }
 
     /// The source database file and the copy's path.
     let source: String
     let destination: String
 
-    /// The copy's own table: what it is, and the change it holds (a device that applies the
-    /// feed moves `changes_through` on).
+    /// The copy's own table: one row per record table, what the copy is and the change of
+    /// the feed it holds (a device that applies the feed moves `changes_through` on).
     static let snapshotTable = "_mirror_snapshot"
 
     /// Makes the copy: the tables of `tables` the source holds (all of them when nil) with
     /// the rows of `account` (all when nil). `keep` is asked, after the rows are copied,
     /// whether each indexed file stays in the index (`--with-files`: whether it is on disk).
-    /// Nil when the source holds none of the tables.
+    /// `between` runs between the steps of the copy, in its read transaction. Nil, and no
+    /// file made, when the source is not a mirror database or holds none of the tables.
     func write(tables wanted: Set<String>?, account: String?, createdAt: String, format: Int, mirrorVersion: String,
-               interrupt: (DatabaseQueue) -> Void = { _ in },
-               keep: (IndexedFile) throws -> Bool) throws -> Copied? {
+               stop: Stop, between: () throws -> Void = {}, keep: (IndexedFile) throws -> Bool) throws -> Copied? {
+        guard let held = try Self.recordTables(of: source) else { return nil }
+        let tables = held.filter { wanted?.contains($0) ?? true }
+        guard !tables.isEmpty else { return nil }
         var configuration = Configuration()
         configuration.busyMode = .timeout(TableStore.busyTimeout)
         configuration.foreignKeysEnabled = false
         let queue = try DatabaseQueue(path: destination, configuration: configuration)
-        interrupt(queue)
+        stop.watch(queue)
+        defer { stop.watch(nil) }
         return try queue.writeWithoutTransaction { db -> Copied? in
             // The copy is thrown away whole if anything fails: no journal needed while it is made.
             try db.execute(sql: "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF")
-            try db.execute(sql: "ATTACH DATABASE ? AS source", arguments: [source])
+            try db.execute(sql: "ATTACH DATABASE ? AS source", arguments: [Self.readOnly(source)])
             defer { try? db.execute(sql: "DETACH DATABASE source") }
             var copied: Copied?
             try db.inTransaction(.deferred) {
-                copied = try copy(db, tables: wanted, account: account, createdAt: createdAt, format: format,
-                                  mirrorVersion: mirrorVersion)
+                copied = try copy(db, tables: tables, wholeSource: tables.count == held.count, account: account,
+                                  createdAt: createdAt, format: format, mirrorVersion: mirrorVersion) {
+                    try stop.check()
+                    try between()
+                }
                 return .commit
             }
             guard var copied else { return nil }
             var gone: [String] = []
             copied.files = try copied.files.filter { file in
+                try stop.check()
                 if try keep(file) { return true }
                 gone.append(file.path)
                 return false
@@ -70,26 +101,54 @@ struct SnapshotCopy {
         }
     }
 
+    /// The record tables of the file at `path`; nil when it is not a mirror database (a
+    /// SQLite file of someone else's in the output folder).
+    private static func recordTables(of path: String) throws -> [String]? {
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.busyMode = .timeout(TableStore.busyTimeout)
+        return try DatabaseQueue(path: path, configuration: configuration).read { db in
+            guard try db.tableExists(StoreSchema.walks) else { return nil }
+            return try String.fetchAll(db, sql: StoreSchema.recordTables)
+        }
+    }
+
+    /// What `ATTACH` opens the source as: a read-only URI where SQLite takes URIs (it then
+    /// never writes to it, not even a checkpoint when the copy closes), else the path.
+    private static func readOnly(_ path: String) -> String {
+        guard sqlite3_compileoption_used("USE_URI") == 1 else { return path }
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        var escaped = ""
+        for character in absolute {
+            switch character {
+            case "%": escaped += "%25"
+            case "?": escaped += "%3f"
+            case "#": escaped += "%23"
+            default: escaped.append(character)
+            }
+        }
+        return "file:" + escaped + "?mode=ro"
+    }
+
     /// The copy, inside the transaction that reads the source.
-    private func copy(_ db: Database, tables wanted: Set<String>?, account: String?, createdAt: String, format: Int,
-                      mirrorVersion: String) throws -> Copied? {
+    private func copy(_ db: Database, tables: [String], wholeSource: Bool, account: String?, createdAt: String,
+                      format: Int, mirrorVersion: String, between: () throws -> Void) throws -> Copied {
         // The first read of the source fixes the state the whole copy reads.
         let version = try Int.fetchOne(db, sql: "PRAGMA source.user_version") ?? 0
         guard version <= StoreSchema.migrations.count else { throw StoreSchema.TooNew(version: version) }
         guard version == StoreSchema.migrations.count else { throw Outdated(version: version) }
-        let held = try String.fetchAll(db, sql: StoreSchema.recordTables(in: "source"))
-        let tables = held.filter { wanted?.contains($0) ?? true }
-        guard !tables.isEmpty else { return nil }
         let (changesThrough, _) = try ChangeFeed.bounds(db, schema: "source")
-        var copied = Copied(tables: [], changesThrough: changesThrough, files: [])
+        let feed = try String.fetchOne(db, sql: "SELECT feed_id FROM source.\(StoreSchema.feed)") ?? ""
+        var copied = Copied(tables: [], changesThrough: changesThrough, feed: feed, files: [])
         for table in tables {
-            try db.execute(sql: StoreSchema.createTable(table))
-            if try db.columns(in: table, in: "source").contains(where: { $0.name == "parent_id" }) {
-                try db.execute(sql: "ALTER TABLE main.\"\(table)\" ADD COLUMN parent_id TEXT")
-                try db.execute(sql: StoreSchema.createParentIndex(table))
+            // The table and its indexes exactly as the source declares them, so that SQLite
+            // copies the rows and index entries as they are stored, without decoding them.
+            for sql in try String.fetchAll(db, sql: """
+                SELECT sql FROM source.sqlite_master WHERE tbl_name = ? AND type IN ('table', 'index') AND sql IS NOT NULL
+                ORDER BY type = 'index', name
+                """, arguments: [table]) {
+                try db.execute(sql: sql)
             }
-            // With no condition and the same columns, SQLite copies the rows and their indexes
-            // as they are stored, without decoding them.
             if let account {
                 try db.execute(sql: "INSERT INTO main.\"\(table)\" SELECT * FROM source.\"\(table)\" WHERE account = ?",
                                arguments: [account])
@@ -97,6 +156,7 @@ struct SnapshotCopy {
                 try db.execute(sql: "INSERT INTO main.\"\(table)\" SELECT * FROM source.\"\(table)\"")
             }
             copied.tables.append((table, try Int.fetchOne(db, sql: "SELECT count(*) FROM main.\"\(table)\"") ?? 0))
+            try between()
         }
         try db.execute(sql: """
             CREATE TABLE main.\(StoreSchema.files) (
@@ -107,18 +167,24 @@ struct SnapshotCopy {
               sha256       TEXT    NOT NULL
             );
             CREATE TABLE main.\(Self.snapshotTable) (
-              format          INTEGER NOT NULL,
-              mirror_version  TEXT    NOT NULL,
-              created_at      TEXT    NOT NULL,
+              table_name      TEXT    NOT NULL PRIMARY KEY,
+              records         INTEGER NOT NULL,
+              changes_through INTEGER NOT NULL,
+              feed            TEXT    NOT NULL,
               account         TEXT,
-              changes_through INTEGER NOT NULL
+              created_at      TEXT    NOT NULL,
+              format          INTEGER NOT NULL,
+              mirror_version  TEXT    NOT NULL
             );
             """)
-        try db.execute(sql: """
-            INSERT INTO main.\(Self.snapshotTable) (format, mirror_version, created_at, account, changes_through)
-            VALUES (?, ?, ?, ?, ?)
-            """, arguments: [format, mirrorVersion, createdAt, account, changesThrough])
-        if account == nil, tables.count == held.count {
+        for (table, records) in copied.tables {
+            try db.execute(sql: """
+                INSERT INTO main.\(Self.snapshotTable)
+                  (table_name, records, changes_through, feed, account, created_at, format, mirror_version)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [table, records, changesThrough, feed, account, createdAt, format, mirrorVersion])
+        }
+        if account == nil, wholeSource {
             try db.execute(sql: """
                 INSERT INTO main.\(StoreSchema.files) SELECT url, path, size, content_type, sha256
                 FROM source.\(StoreSchema.files) WHERE status = 'ok'
@@ -132,6 +198,7 @@ struct SnapshotCopy {
                     FROM main."\(table)" r, json_tree(r.record) j, source.\(StoreSchema.files) f
                     WHERE j.type = 'text' AND f.url = j.value AND f.status = 'ok'
                     """)
+                try between()
             }
         }
         copied.files = try Row.fetchAll(db, sql: "SELECT path, size, sha256 FROM main.\(StoreSchema.files) ORDER BY path")

@@ -200,7 +200,8 @@ enum StoreSchema {
         }
         // The change feed: every change of every record table's rows, written by triggers in
         // the transaction of the change; records stored before are its first changes, in walk
-        // order. `seq` is the rowid: always past the last row, which is never deleted.
+        // order. `seq` is the rowid: always past the last row, which is never deleted. The
+        // feed's random id tells a reader's mark of another feed (a database made again).
         registerMigration("mirror-changes-10") { db in
             try db.execute(sql: """
                 CREATE TABLE \(changes) (
@@ -210,8 +211,8 @@ enum StoreSchema {
                   id         TEXT    NOT NULL,
                   op         TEXT    NOT NULL
                 );
-                CREATE TABLE \(feed) (compacted_through INTEGER NOT NULL);
-                INSERT INTO \(feed) (compacted_through) VALUES (0);
+                CREATE TABLE \(feed) (compacted_through INTEGER NOT NULL, feed_id TEXT NOT NULL);
+                INSERT INTO \(feed) (compacted_through, feed_id) VALUES (0, lower(hex(randomblob(8))));
                 """)
             for table in try String.fetchAll(db, sql: recordTables) {
                 try db.execute(sql: changeTriggers(table))
@@ -286,6 +287,17 @@ enum StoreSchema {
             CREATE TRIGGER IF NOT EXISTS "\(changes)_\(table)_delete" AFTER DELETE ON "\(table)" BEGIN
               \(record) VALUES (\(name), old.account, old.id, 'delete');
             END;
+            """
+    }
+
+    /// In a child job's table, a record that moves to another parent is a change too.
+    static func parentChangeTrigger(_ table: String) -> String {
+        let name = "'" + table.replacingOccurrences(of: "'", with: "''") + "'"
+        return """
+            CREATE TRIGGER IF NOT EXISTS "\(changes)_\(table)_parent" AFTER UPDATE OF parent_id ON "\(table)"
+            WHEN old.parent_id IS NOT new.parent_id AND old.record IS new.record BEGIN
+              INSERT INTO \(changes) (table_name, account, id, op) VALUES (\(name), new.account, new.id, 'upsert');
+            END
             """
     }
 

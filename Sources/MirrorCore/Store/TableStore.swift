@@ -49,7 +49,10 @@ public final class TableStore: PageStore {
             if child, try !db.columns(in: table).contains(where: { $0.name == "parent_id" }) {
                 try db.execute(sql: "ALTER TABLE \"\(table)\" ADD COLUMN parent_id TEXT")
             }
-            if child { try db.execute(sql: StoreSchema.createParentIndex(table)) }
+            if child {
+                try db.execute(sql: StoreSchema.createParentIndex(table))
+                try db.execute(sql: StoreSchema.parentChangeTrigger(table))
+            }
         }
     }
 
