@@ -194,16 +194,7 @@ struct ChangeFeedTests {
             "": .init(ids: ["1", "2"], next: "B", version: 1),
             "B": .init(ids: ["3"], next: nil, version: 1),
         ])
-        let job = """
-            version: 1
-            jobs:
-              - name: feed
-                url: "BASE/feed?cursor={cursor}"
-                next: next
-                records: items
-                id: id
-                table: t_item
-            """
+        let job = cursorJob
         try await FixtureServer.with(api.handler) { server in
             _ = try await harness.run(job, server: server)
             #expect(try harness.changes(since: 0).through == 3)
@@ -360,25 +351,7 @@ struct ChangeFeedTests {
             return .json(PagedAPI(records: [[#"{"id":"\#(who)","f":"http://\#(request.authority)/f/\#(who).jpg"}"#]])
                 .body(page: Int(request.parameter("page") ?? "") ?? 0))
         }
-        let job = """
-            version: 1
-            jobs:
-              - name: north
-                url: "BASE/north?page={page}"
-                records: data.list
-                id: id
-                table: t_item
-                account: north
-                downloads: [f]
-                concurrency: 1
-              - name: south
-                url: "BASE/south?page={page}"
-                records: data.list
-                id: id
-                table: t_item
-                account: south
-                downloads: [f]
-            """
+        let job = twoAccountsJob(downloads: "f")
         var path = ""
         try await FixtureServer.with(handler) { server in
             _ = try await harness.run(job, server: server)

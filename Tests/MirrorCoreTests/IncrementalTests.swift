@@ -44,7 +44,8 @@ final class ConditionalAPI: Sendable {
     }
 }
 
-private let cursorJob = """
+/// One job walking `ConditionalAPI`'s cursor pages into `t_item`.
+let cursorJob = """
     version: 1
     jobs:
       - name: feed

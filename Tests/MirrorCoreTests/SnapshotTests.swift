@@ -40,6 +40,23 @@ private extension Array where Element == UInt8 {
     }
 }
 
+/// Jobs `north` and `south` storing `/north` and `/south` into `t_item`, each under its own
+/// account, downloading the files at `downloads`.
+func twoAccountsJob(downloads: String) -> String {
+    ["north", "south"].reduce("version: 1\njobs:\n") { yaml, account in
+        yaml + """
+              - name: \(account)
+                url: "BASE/\(account)?page={page}"
+                records: data.list
+                id: id
+                table: t_item
+                account: \(account)
+                downloads: [\(downloads)]
+
+            """
+    }
+}
+
 @Suite("snapshots")
 struct SnapshotTests {
     @Test("a snapshot taken while a run writes is one committed state: whole pages, its feed's mark, no WAL")
@@ -129,24 +146,7 @@ struct SnapshotTests {
                 return FixtureResponse(headers: [("Content-Type", "image/jpeg")], body: Array("bytes of \(name.uppercased())".utf8))
             }
         }
-        let job = """
-            version: 1
-            jobs:
-              - name: north
-                url: "BASE/north?page={page}"
-                records: data.list
-                id: id
-                table: t_item
-                account: north
-                downloads: [cover.url]
-              - name: south
-                url: "BASE/south?page={page}"
-                records: data.list
-                id: id
-                table: t_item
-                account: south
-                downloads: [cover.url]
-            """
+        let job = twoAccountsJob(downloads: "cover.url")
         try await FixtureServer.with(handler) { server in
             let summary = try await harness.run(job, server: server)
             #expect(summary.jobs.map(\.records.new) == [2, 2])
