@@ -234,11 +234,13 @@ struct DownloadTests {
         let harness = try Harness()
         let api = FileAPI(pages: [[#"{"id":1,"cover":{"url":"BASE/f/slow.jpg"}}"#]])
         let base = try await FixtureServer.with(api.handle) { server in
-            // Only the stall counts here, not the rate (`min_download_rate` has its own test).
-            _ = try await harness.run(job("timeout: 1s\nmin_download_rate: 0"), server: server)
+            // Only the stall counts here, not the rate (`min_download_rate` has its own test). The
+            // page is answered at once, but the whole suite runs beside it: 3 s leaves it room.
+            _ = try await harness.run(job("timeout: 3s\nmin_download_rate: 0"), server: server)
             return server.base
         }
-        #expect(try fileRows(harness).map(\.description) == ["\(base)/f/slow.jpg failed - -1 200 timed out"])
+        let rows = try fileRows(harness).map(\.description)
+        #expect(rows == ["\(base)/f/slow.jpg failed - -1 200 timed out"])
         #expect(tree(harness.output + "/files").isEmpty)
     }
 

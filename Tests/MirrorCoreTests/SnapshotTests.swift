@@ -7,7 +7,7 @@ import Synchronization
 import Testing
 
 /// A flag the test opens; a handler waits on it.
-private final class Latch: Sendable {
+final class Latch: Sendable {
     private let open = Mutex(false)
 
     func release() { open.withLock { $0 = true } }

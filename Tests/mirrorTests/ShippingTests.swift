@@ -91,4 +91,31 @@ struct ShippingTests {
         #expect(otherFeed.stderr == "error: the change feed of 't_item' is feed \(feedID), not the one that mark came from: "
             + "the database was made again since; take a new snapshot\n")
     }
+
+    @Test("serve answers from the output folder, stops on SIGTERM with 0, and exits 2 when its port is taken")
+    func serve() async throws {
+        let folder = try temporaryFolder()
+        try await FixtureServer.with(ItemsAPI().handler) { server in
+            try itemsYAML.replacingOccurrences(of: "BASE", with: server.base)
+                .write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+            #expect(try await mirror(["run", "jobs.yaml", "--quiet"], in: folder).status == 0)
+        }
+        let child = try Child(mirrorBinary.path, ["serve", "jobs.yaml", "--port", "0"], in: folder,
+                              environment: ProcessInfo.processInfo.environment,
+                              stdout: folder + "/serve.out", stderr: folder + "/serve.err")
+        var port: String?
+        for _ in 0..<1000 where port == nil {
+            let said = (try? String(contentsOfFile: folder + "/serve.err", encoding: .utf8)) ?? ""
+            port = said.firstMatch(of: #/serving 'out' on http://127.0.0.1:([0-9]+)/_mirror/tables/#).map { String($0.1) }
+            if port == nil { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        let listening = try #require(port)
+        let taken = try await mirror(["serve", "jobs.yaml", "--port", listening], in: folder)
+        #expect(taken.status == 2)
+        #expect(taken.stderr.hasSuffix("error: cannot listen on 127.0.0.1:\(listening): the port is taken: another program "
+            + "listens on it (--port another one, or 0 for any free one)\n"))
+        kill(child.pid, SIGTERM)
+        let ending = await child.ending()
+        #expect(ending.status == 0)
+    }
 }

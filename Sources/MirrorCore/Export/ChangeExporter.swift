@@ -33,10 +33,18 @@ public struct ChangeExporter: Sendable {
 
     /// Writes the changes to `sink`; the mark to ask from next.
     public func export(to sink: inout OutputSink) throws -> ChangeFeed.Mark {
+        let mark = try export { sink.write($0) }
+        try sink.flush()
+        return mark
+    }
+
+    /// Hands the changes' text to `emit`, piece by piece; the mark to ask from next.
+    public func export(_ emit: (UnsafeBufferPointer<UInt8>) -> Void) throws -> ChangeFeed.Mark {
+        func write(_ bytes: [UInt8]) { bytes.withUnsafeBufferPointer(emit) }
         let json = options.format == .json
         var line: [UInt8] = []
         var localFiles = options.localFiles ? LocalFiles() : nil
-        if json { sink.write(Array("{\"changes\":[".utf8)) }
+        if json { write(Array("{\"changes\":[".utf8)) }
         var first = true
         let mark = try ChangeFeed(database: database).read(
             table: options.table, since: options.since, feed: options.feed, account: options.account, limit: options.limit
@@ -51,27 +59,26 @@ public struct ChangeExporter: Sendable {
             guard let record = change.record else {
                 line.append(UInt8(ascii: "}"))
                 if !json { line.append(0x0A) }
-                return sink.write(line)
+                return write(line)
             }
             if let parentID = change.parentID {
                 line.append(contentsOf: ",\"parent_id\":".utf8)
                 JSONText.appendQuoted(parentID, to: &line)
             }
             line.append(contentsOf: ",\"record\":".utf8)
-            sink.write(line)
+            write(line)
             let close: [UInt8] = json ? [UInt8(ascii: "}")] : [UInt8(ascii: "}"), 0x0A]
             if var rewriter = localFiles {
-                try rewriter.rewrite(record, lookup: filePath) { sink.write($0) }
+                try rewriter.rewrite(record, lookup: filePath) { emit($0) }
                 localFiles = rewriter
             } else {
-                sink.write(record)
+                emit(record)
             }
-            sink.write(close)
+            write(close)
         }
         if json {
-            sink.write(Array("\(first ? "" : "\n")],\n\"feed\":\"\(mark.feed)\",\"changes_through\":\(mark.through)}\n".utf8))
+            write(Array("\(first ? "" : "\n")],\n\"feed\":\"\(mark.feed)\",\"changes_through\":\(mark.through)}\n".utf8))
         }
-        try sink.flush()
         return mark
     }
 }

@@ -1,0 +1,190 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+
+/// `mirror serve`: an HTTP server answering from an output folder, read-only, offline. A
+/// status page at `/`, the read API (`/_mirror/tables`, `/_mirror/tables/<table>`, `/_mirror/changes/<table>`,
+/// `/_mirror/status`) and the downloaded files (`/_mirror/files/<path>`). Databases are
+/// opened read-only for each request, with no lock taken: a run writing meanwhile is never
+/// blocked and never seen half-done. SQLite's work runs on NIO's thread pool for blocking
+/// work, never on the tasks that serve connections.
+public struct MirrorServer: Sendable {
+    public struct Options: Sendable {
+        public var output: String
+        public var jobFiles: [JobFile] = []
+        public var bind = "127.0.0.1"
+        public var port = 8080
+
+        public init(output: String) {
+            self.output = output
+        }
+    }
+
+    /// The address could not be listened on (taken, not an address of this machine).
+    public struct ListenFailure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    public let options: Options
+
+    public init(options: Options) {
+        self.options = options
+    }
+
+    /// Serves until SIGTERM, SIGINT or SIGHUP, then lets the requests in flight finish.
+    /// `listening` gets the port once the server listens.
+    public func run(logger: Logger, listening: @escaping @Sendable (Int) -> Void = { _ in }) async throws {
+        let app = application(logger: logger, listening: listening)
+        let services = ServiceGroup(configuration: .init(
+            services: [app], gracefulShutdownSignals: [.sigterm, .sigint, .sighup], logger: logger))
+        try await listenFailures { try await services.run() }
+    }
+
+    /// Serves while `body` runs (given the port), then shuts down gracefully.
+    public func with<T: Sendable>(logger: Logger, _ body: (Int) async throws -> T) async throws -> T {
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        let app = application(logger: logger) { port in
+            continuation.yield(port)
+            continuation.finish()
+        }
+        let services = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                // A server that never listens (the port is taken) ends the wait for its port.
+                defer { continuation.finish() }
+                try await listenFailures { try await services.run() }
+            }
+            var port: Int?
+            for await value in ports { port = value }
+            guard let port else {
+                try await group.waitForAll()
+                throw ListenFailure(description: "the server stopped before it listened")
+            }
+            let outcome: Result<T, any Error>
+            do {
+                outcome = .success(try await body(port))
+            } catch {
+                outcome = .failure(error)
+            }
+            await services.triggerGracefulShutdown()
+            try await group.waitForAll()
+            return try outcome.get()
+        }
+    }
+
+    /// A failure to bind, said as such.
+    private func listenFailures(_ work: () async throws -> Void) async throws {
+        do {
+            try await work()
+        } catch let error as IOError {
+            let reason = error.errnoCode == EADDRINUSE
+                ? "the port is taken: another program listens on it (--port another one, or 0 for any free one)"
+                : String(cString: strerror(error.errnoCode))
+            throw ListenFailure(description: "cannot listen on \(options.bind):\(options.port): \(reason)")
+        } catch let error as SocketAddressError {
+            throw ListenFailure(description: "cannot listen on \(options.bind):\(options.port): \(error)")
+        }
+    }
+
+    private func application(logger: Logger, listening: @escaping @Sendable (Int) -> Void)
+        -> Application<CallbackResponder<BasicRequestContext>> {
+        let api = ReadAPI(output: options.output, jobFiles: options.jobFiles)
+        let files = ServedFiles(output: options.output)
+        let responder = CallbackResponder<BasicRequestContext> { request, _ in
+            try await Self.respond(to: request, api: api, files: files)
+        }
+        return Application(
+            responder: responder,
+            configuration: .init(address: .hostname(options.bind, port: options.port), serverName: "mirror"),
+            onServerRunning: { channel in listening(channel.localAddress?.port ?? 0) },
+            logger: logger)
+    }
+
+    static let prefix = "/_mirror/"
+
+    private static func respond(to request: Request, api: ReadAPI, files: ServedFiles) async throws -> Response {
+        guard request.method == .get || request.method == .head else {
+            return response(.error("only GET is served here", status: 405))
+        }
+        let path = request.uri.path
+        var parameters: [String: String] = [:]
+        for (key, value) in request.uri.queryParameters { parameters[String(key)] = String(value) }
+        let query = parameters
+        if path == "/" { return response(try await blocking { try api.statusPage() }) }
+        guard path.hasPrefix(prefix) else {
+            return response(.error("no page the mirror holds answers '\(path)'", status: 404))
+        }
+        let rest = String(path.dropFirst(prefix.count))
+        let parts = rest.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        let name = parts.count > 1 ? parts[1].removingPercentEncoding : nil
+        switch parts[0] {
+        case "status" where parts.count == 1:
+            return response(try await blocking { try api.status() })
+        case "tables" where parts.count == 1:
+            return response(try await blocking { try api.tables() })
+        case "tables":
+            guard let name, !name.contains("/") else { break }
+            return response(try await blocking { try api.records(table: name, query: query, path: path) })
+        case "changes":
+            guard let name, !name.contains("/") else { break }
+            return response(try await blocking { try api.changes(table: name, query: query) })
+        case "files":
+            guard let name else { break }
+            let range = request.headers[.range]
+            let ifNoneMatch = request.headers[.ifNoneMatch]
+            let served = try await blocking {
+                try files.serve(FileNaming.folder + "/" + name, range: range, ifNoneMatch: ifNoneMatch)
+            }
+            return stream(served)
+        default:
+            break
+        }
+        return response(.error("no such path: '\(path)'", status: 404))
+    }
+
+    /// SQLite's and the file system's blocking work, off the tasks that serve connections.
+    private static func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await NIOThreadPool.singleton.runIfActive(work)
+    }
+
+    private static func response(_ answer: ReadAPI.Answer) -> Response {
+        var fields = HTTPFields()
+        fields[.contentType] = answer.contentType
+        for (name, value) in answer.headers {
+            if let name = HTTPField.Name(name) { fields[name] = value }
+        }
+        return Response(status: .init(code: answer.status), headers: fields,
+                        body: answer.status == 304 ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
+    }
+
+    /// A file's bytes, read 64 KB at a time: memory stays bounded whatever the file's size.
+    private static func stream(_ served: ServedFiles.Served) -> Response {
+        switch served {
+        case let .answer(answer):
+            return response(answer)
+        case let .file(descriptor, range, _, status, headers):
+            var fields = HTTPFields()
+            for (name, value) in headers {
+                if let name = HTTPField.Name(name) { fields[name] = value }
+            }
+            let body = ResponseBody(contentLength: range.count) { writer in
+                defer { close(descriptor) }
+                var offset = range.lowerBound
+                var buffer = [UInt8](repeating: 0, count: 1 << 16)
+                while offset < range.upperBound {
+                    let wanted = min(buffer.count, range.upperBound - offset)
+                    let read = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, wanted, off_t(offset)) }
+                    guard read > 0 else { throw ListenFailure(description: "the file ended early") }
+                    try await writer.write(ByteBuffer(bytes: buffer.prefix(read)))
+                    offset += read
+                }
+                try await writer.finish(nil)
+            }
+            return Response(status: .init(code: status), headers: fields, body: body)
+        }
+    }
+}

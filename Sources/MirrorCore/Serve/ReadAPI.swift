@@ -1,0 +1,180 @@
+import Foundation
+
+/// The read API under `/_mirror/`: what an output folder holds, as JSON, read-only. Each
+/// answer is one read transaction of one database: a run writing meanwhile is not seen
+/// half-way, and is never blocked.
+public struct ReadAPI: Sendable {
+    /// An answer: status, content type, body and headers.
+    public struct Answer: Sendable {
+        public var status: Int
+        public var contentType = "application/json"
+        public var body: [UInt8]
+        public var headers: [(String, String)] = []
+
+        static func json(_ text: String, status: Int = 200) -> Answer {
+            Answer(status: status, body: Array((text + "\n").utf8))
+        }
+
+        /// `{"error": "…"}` with `status`.
+        static func error(_ message: String, status: Int) -> Answer {
+            var body = Array("{\"error\":".utf8)
+            JSONText.appendQuoted(message, to: &body)
+            body.append(contentsOf: "}\n".utf8)
+            return Answer(status: status, body: body)
+        }
+    }
+
+    /// Records or changes a request gets when it names no `limit`, and the most it may name:
+    /// an answer is held whole in memory, so it is bounded.
+    public static let defaultLimit = 1000
+    public static let maxLimit = 10_000
+
+    public let output: String
+    public let jobFiles: [JobFile]
+
+    public init(output: String, jobFiles: [JobFile] = []) {
+        self.output = output
+        self.jobFiles = jobFiles
+    }
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        return encoder
+    }()
+
+    /// `mirror status --json` of the output folder.
+    public func status() throws -> Answer {
+        let report = try StatusReader.read(folder: output, jobFiles: jobFiles)
+        return Answer(status: 200, body: Array(try Self.encoder.encode(report)) + [0x0A])
+    }
+
+    /// The status page: every job and table, in HTML.
+    public func statusPage() throws -> Answer {
+        let report = try StatusReader.read(folder: output, jobFiles: jobFiles)
+        return Answer(status: 200, contentType: "text/html; charset=utf-8", body: Array(StatusPage.html(report).utf8))
+    }
+
+    /// Each table: its database, records, accounts and the last run of the jobs that store into it.
+    public func tables() throws -> Answer {
+        struct Entry: Encodable {
+            var table: String
+            var database: String
+            var records: Int
+            var accounts: Int
+            var lastRun: String?
+            var lastResult: String?
+        }
+        let report = try StatusReader.read(folder: output, jobFiles: jobFiles)
+        let entries = report.tables.map { table in
+            let last = report.jobs.filter { $0.table == table.table && $0.database == table.database }
+                .compactMap(\.lastRun).max { $0.finishedAt < $1.finishedAt }
+            return Entry(table: table.table, database: table.database, records: table.records, accounts: table.accounts,
+                         lastRun: last?.finishedAt, lastResult: last?.status.rawValue)
+        }
+        return Answer(status: 200, body: Array(try Self.encoder.encode(["tables": entries])) + [0x0A])
+    }
+
+    /// A table's records as a JSON array, chosen and ordered as `export` does (`account`,
+    /// `since_id`, `max_id`, `limit`, `offset`, `order`); a full answer links to the next.
+    public func records(table: String, query: [String: String], path: String) throws -> Answer {
+        var selection = RecordSelection(table: table)
+        selection.account = query["account"]
+        selection.sinceID = query["since_id"]
+        selection.maxID = query["max_id"]
+        let limit: Int
+        do {
+            limit = try Self.limit(query["limit"])
+            selection.limit = limit
+            selection.offset = try query["offset"].map { try Self.count($0, name: "offset") }
+            if let order = query["order"] {
+                guard let value = RecordSelection.Order(rawValue: order) else {
+                    throw BadQuery(message: "'order' must be walk or id, not '\(order)'")
+                }
+                selection.order = value
+            }
+        } catch let bad as BadQuery {
+            return .error(bad.message, status: 400)
+        }
+        let database: String
+        do {
+            database = try RecordReader.locate(table: table, in: output)
+        } catch {
+            return .error(error.description, status: 404)
+        }
+        var body: [UInt8] = [UInt8(ascii: "[")]
+        var count = 0
+        try RecordReader(database: database).read(selection) { cursor in
+            while let record = try cursor.next() {
+                body.append(contentsOf: (count == 0 ? "\n" : ",\n").utf8)
+                body.append(contentsOf: record.record)
+                count += 1
+            }
+        }
+        body.append(contentsOf: (count == 0 ? "]\n" : "\n]\n").utf8)
+        var answer = Answer(status: 200, body: body)
+        if count == limit {
+            var next = query
+            next["offset"] = String((selection.offset ?? 0) + count)
+            answer.headers.append(("Link", "<\(path)?\(Self.queryString(next))>; rel=\"next\""))
+        }
+        return answer
+    }
+
+    /// A table's change feed since `since`, as `export --changes-since --format json` writes it.
+    public func changes(table: String, query: [String: String]) throws -> Answer {
+        var options: ChangeExporter.Options
+        do {
+            guard let since = query["since"] else { throw BadQuery(message: "'since' is missing: the mark to read from (0: all)") }
+            options = ChangeExporter.Options(table: table, since: try Self.count(since, name: "since"))
+            options.limit = try Self.limit(query["limit"])
+        } catch let bad as BadQuery {
+            return .error(bad.message, status: 400)
+        }
+        options.format = .json
+        options.feed = query["feed"]
+        options.account = query["account"]
+        let database: String
+        do {
+            database = try RecordReader.locate(table: table, in: output)
+        } catch {
+            return .error(error.description, status: 404)
+        }
+        var bytes: [UInt8] = []
+        do {
+            _ = try ChangeExporter(database: database, options: options).export { bytes.append(contentsOf: $0) }
+        } catch let unreachable as ChangeFeed.Unreachable {
+            return .error(unreachable.description, status: 410)
+        }
+        return Answer(status: 200, body: bytes)
+    }
+
+    struct BadQuery: Error {
+        let message: String
+    }
+
+    private static func count(_ text: String, name: String) throws -> Int {
+        guard let value = Int(text), value >= 0 else {
+            throw BadQuery(message: "'\(name)' must be a whole number, not '\(text)'")
+        }
+        return value
+    }
+
+    private static func limit(_ text: String?) throws -> Int {
+        guard let text else { return defaultLimit }
+        let value = try count(text, name: "limit")
+        guard value <= maxLimit else { throw BadQuery(message: "'limit' must be at most \(maxLimit), not \(value)") }
+        return value
+    }
+
+    /// `a=1&b=2`, in key order, percent-encoded.
+    static func queryString(_ query: [String: String]) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return query.sorted { $0.key < $1.key }.map { key, value in
+            "\(key.addingPercentEncoding(withAllowedCharacters: allowed) ?? key)="
+                + (value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value)
+        }.joined(separator: "&")
+    }
+}

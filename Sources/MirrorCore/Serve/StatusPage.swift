@@ -1,0 +1,71 @@
+import Foundation
+
+/// The page at `/` of `mirror serve`: every job with its last run, result, staleness,
+/// records, files and failure, and every table. Plain HTML and CSS, no script, readable on
+/// a phone (the table scrolls sideways on a narrow screen).
+enum StatusPage {
+    static func html(_ report: StatusReport, now: Date = Date()) -> String {
+        var rows = ""
+        for job in report.jobs {
+            let run = job.lastRun
+            let result = run.map { $0.status.rawValue } ?? "never run"
+            let records = report.tables.first { $0.table == job.table && $0.database == job.database }?.records ?? 0
+            let files = job.files.map { "\($0.downloaded) (\($0.failed) failed, \($0.pending) pending)" } ?? "–"
+            let state = job.stale ? "stale" : result == "ok" ? "ok" : "failed"
+            rows += """
+                <tr class="\(state)"><td>\(escape(job.job))</td><td>\(escape(job.table))</td>\
+                <td>\(escape(run?.finishedAt ?? "–"))</td><td>\(escape(result))\(job.stale ? " (stale)" : "")</td>\
+                <td>\(records)</td><td>\(escape(files))</td><td>\(escape(run?.error ?? ""))</td></tr>
+
+                """
+        }
+        return """
+            <!doctype html>
+            <html lang="en"><head><meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>mirror: \(escape(report.output))</title>
+            <style>
+            body { font: 16px/1.4 system-ui, sans-serif; margin: 1rem; color: #222; }
+            h1 { font-size: 1.3rem; }
+            .scroll { overflow-x: auto; }
+            table { border-collapse: collapse; min-width: 100%; }
+            th, td { text-align: left; padding: .35rem .6rem; border-bottom: 1px solid #ddd; white-space: nowrap; }
+            tr.failed td { background: #fde8e8; }
+            tr.stale td { background: #fff4d6; }
+            td:last-child { white-space: normal; min-width: 12rem; }
+            </style></head><body>
+            <h1>mirror: \(escape(report.output))</h1>
+            <p>\(count(report.jobs.count, "job")), \(count(report.tables.count, "table")), \
+            \(count(report.tables.reduce(0) { $0 + $1.records }, "record")); \
+            \(report.jobs.filter { $0.lastRun?.status == .failed }.count) failed, \(report.jobs.filter(\.stale).count) stale. \
+            As of \(Timestamp.string(now)).</p>
+            <div class="scroll"><table>
+            <thead><tr><th>job</th><th>table</th><th>last run</th><th>result</th><th>records</th><th>files</th><th>failure</th></tr></thead>
+            <tbody>
+            \(rows)</tbody></table></div>
+            <p>JSON: <a href="/_mirror/status">status</a>, <a href="/_mirror/tables">tables</a>.</p>
+            </body></html>
+
+            """
+    }
+
+    private static func count(_ number: Int, _ noun: String) -> String {
+        "\(number) \(noun)\(number == 1 ? "" : "s")"
+    }
+
+    /// Text made safe inside HTML.
+    static func escape(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,168 @@
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import GRDB
+import Logging
+@testable import MirrorCore
+import MirrorTestSupport
+import NIOCore
+import Testing
+
+/// An answer of the server, read whole.
+private struct Got {
+    let status: Int
+    let headers: [String: String]
+    let body: [UInt8]
+    var text: String { String(decoding: body, as: UTF8.self) }
+}
+
+private func get(_ url: String, headers: [(String, String)] = []) async throws -> Got {
+    var request = HTTPClientRequest(url: url)
+    for (name, value) in headers { request.headers.add(name: name, value: value) }
+    let response = try await AsyncHTTPClient.HTTPClient.shared.execute(request, timeout: .seconds(10))
+    let body = try await response.body.collect(upTo: 1 << 24)
+    var fields: [String: String] = [:]
+    for field in response.headers { fields[field.name.lowercased()] = field.value }
+    return Got(status: Int(response.status.code), headers: fields, body: Array(body.readableBytesView))
+}
+
+/// Serves the harness's output folder while `body` runs, given the server's base URL.
+private func serving<T: Sendable>(_ harness: Harness, _ body: (String) async throws -> T) async throws -> T {
+    try await MirrorServer(options: { var options = MirrorServer.Options(output: harness.output); options.port = 0; return options }())
+        .with(logger: Logger(label: "serve", factory: { _ in SwiftLogNoOpLogHandler() })) { port in
+            try await body("http://127.0.0.1:\(port)")
+        }
+}
+
+@Suite("mirror serve")
+struct ServeTests {
+    @Test("the read API: tables, records as export chooses them with a link to the next, the change feed, errors")
+    func readAPI() async throws {
+        let harness = try Harness()
+        let api = EditableAPI([[#"{"id":"1","n":12345678901234567890123}"#, #"{"id":"2"}"#, #"{"id":"10"}"#]])
+        try await FixtureServer.with(api.handler) { server in
+            _ = try await harness.run(itemsJob(), server: server)
+        }
+        try await serving(harness) { base in
+            let tables = try await get(base + "/_mirror/tables")
+            #expect(tables.status == 200 && tables.headers["content-type"] == "application/json")
+            #expect(tables.text.contains(#""database" : "t_item.sqlite""#) && tables.text.contains(#""records" : 3"#)
+                && tables.text.contains(#""last_result" : "ok""#))
+            let first = try await get(base + "/_mirror/tables/t_item?limit=2")
+            #expect(first.text == "[\n{\"id\":\"1\",\"n\":12345678901234567890123},\n{\"id\":\"2\"}\n]\n")
+            #expect(first.headers["link"] == #"</_mirror/tables/t_item?limit=2&offset=2>; rel="next""#)
+            let next = try await get(base + "/_mirror/tables/t_item?limit=2&offset=2")
+            #expect(next.text == "[\n{\"id\":\"10\"}\n]\n" && next.headers["link"] == nil)
+            #expect(try await get(base + "/_mirror/tables/t_item?order=id&since_id=1").text
+                == "[\n{\"id\":\"10\"},\n{\"id\":\"2\"}\n]\n")
+            let changes = try await get(base + "/_mirror/changes/t_item?since=2")
+            let feed = try harness.changes(since: 0).feed
+            #expect(changes.text == "{\"changes\":[\n{\"seq\":3,\"op\":\"upsert\",\"account\":\"\",\"id\":\"10\",\"record\":{\"id\":\"10\"}}\n],\n"
+                + "\"feed\":\"\(feed)\",\"changes_through\":3}\n")
+            let gone = try await get(base + "/_mirror/changes/t_item?since=9")
+            #expect(gone.status == 410)
+            #expect(gone.text == #"{"error":"the change feed of 't_item' ends at seq 3, before 9: the database was made again since that mark was taken; take a new snapshot"}"# + "\n")
+            let bad = try await get(base + "/_mirror/tables/t_item?limit=x")
+            #expect(bad.status == 400 && bad.text == #"{"error":"'limit' must be a whole number, not 'x'"}"# + "\n")
+            let missing = try await get(base + "/_mirror/tables/t_nope")
+            #expect(missing.status == 404 && missing.text.hasPrefix(#"{"error":"no table 't_nope' in '"#))
+            let status = try await get(base + "/_mirror/status")
+            #expect(status.status == 200 && status.text.contains(#""job" : "items""#))
+            #expect(try await get(base + "/elsewhere").status == 404)
+            let page = try await get(base + "/")
+            #expect(page.status == 200 && page.headers["content-type"] == "text/html; charset=utf-8")
+            #expect(page.text.contains("<tr class=\"ok\"><td>items</td><td>t_item</td><td>"))
+            #expect(page.text.contains("</td><td>ok</td><td>3</td><td>–</td><td></td></tr>"))
+            #expect(page.text.contains("<p>1 job, 1 table, 3 records; 0 failed, 0 stale. As of "))
+            #expect(!page.text.contains("<script"))
+        }
+    }
+
+    @Test("files: type, ETag and 304, ranges, and nothing outside the index or the output folder")
+    func files() async throws {
+        let harness = try Harness()
+        let content = Array((0..<300).map { UInt8($0 % 251) })
+        let handler: @Sendable (FixtureRequest) async -> FixtureResponse = { request in
+            if request.path == "/f/a.jpg" { return FixtureResponse(headers: [("Content-Type", "image/jpeg")], body: content) }
+            return .json(PagedAPI(records: [[#"{"id":"1","f":"http://\#(request.authority)/f/a.jpg"}"#]])
+                .body(page: Int(request.parameter("page") ?? "") ?? 0))
+        }
+        var path = ""
+        try await FixtureServer.with(handler) { server in
+            _ = try await harness.run(itemsJob("downloads: [f]"), server: server)
+            path = FileNaming.relativePath(for: "\(server.base)/f/a.jpg")
+        }
+        let sha = Crypto.SHA256.hash(data: content).map { String(format: "%02x", $0) }.joined()
+        // A file under files/ that no index names, and a link to a file outside.
+        try Data("not indexed".utf8).write(to: URL(fileURLWithPath: harness.output + "/files/stray.txt"))
+        try Data("secret".utf8).write(to: URL(fileURLWithPath: harness.folder + "/secret.txt"))
+        try FileManager.default.createSymbolicLink(atPath: harness.output + "/files/link.txt",
+                                                   withDestinationPath: harness.folder + "/secret.txt")
+        try await serving(harness) { base in
+            let url = base + "/_mirror/" + path
+            let whole = try await get(url)
+            #expect(whole.status == 200 && whole.body == content)
+            #expect(whole.headers["content-type"] == "image/jpeg" && whole.headers["etag"] == "\"\(sha)\"")
+            #expect(try await get(url, headers: [("If-None-Match", "\"\(sha)\"")]).status == 304)
+            let part = try await get(url, headers: [("Range", "bytes=10-19")])
+            #expect(part.status == 206 && part.body == Array(content[10..<20]) && part.headers["content-range"] == "bytes 10-19/300")
+            let tail = try await get(url, headers: [("Range", "bytes=-5")])
+            #expect(tail.status == 206 && tail.body == Array(content.suffix(5)))
+            let outside = try await get(url, headers: [("Range", "bytes=300-")])
+            #expect(outside.status == 416 && outside.headers["content-range"] == "bytes */300")
+            for escape in ["files/stray.txt", "files/link.txt", "files/../../secret.txt", "files/%2e%2e/%2e%2e/secret.txt",
+                           "files/..%2f..%2fsecret.txt", "files/", "files"] {
+                let answer = try await get(base + "/_mirror/" + escape)
+                #expect(answer.status == 404, "\(escape)")
+                #expect(!answer.text.contains("secret") || answer.text.hasPrefix("{\"error\""), "\(escape)")
+                #expect(answer.body != Array("secret".utf8) && answer.body != Array("not indexed".utf8), "\(escape)")
+            }
+        }
+    }
+
+    @Test("a run writing while the server answers is not blocked, and is seen a whole page at a time")
+    func runWhileServing() async throws {
+        let harness = try Harness()
+        let gate = Latch()
+        let pages = (1...6).map { page in (1...10).map { "\(page * 100 + $0)" } }
+        let handler: @Sendable (FixtureRequest) async -> FixtureResponse = { request in
+            let page = Int(request.parameter("page") ?? "") ?? 0
+            if page == 4 { await gate.wait() }
+            return .json(PagedAPI(ids: pages).body(page: page))
+        }
+        try FileManager.default.createDirectory(atPath: harness.output, withIntermediateDirectories: true)
+        try await FixtureServer.with(handler) { server in
+            try await serving(harness) { base in
+                func stored() async throws -> Int {
+                    let answer = try await get(base + "/_mirror/tables/t_item?limit=10000")
+                    return answer.status == 200 ? answer.text.split(separator: "\n").count - 2 : 0
+                }
+                let run = Task { try await harness.run(itemsJob("concurrency: 1"), server: server) }
+                // The walk waits before page 4: three pages are stored, and every answer holds exactly them.
+                while try await stored() < 30 { try await Task.sleep(for: .milliseconds(5)) }
+                var counts: [Int] = []
+                for _ in 0..<10 { counts.append(try await stored()) }
+                #expect(counts == Array(repeating: 30, count: 10))
+                gate.release()
+                let summary = try await run.value
+                #expect(summary.jobs[0].status == .ok && summary.jobs[0].records.new == 60)
+                #expect(try await stored() == 60)
+            }
+        }
+    }
+
+    @Test("an address already listened on is said plainly")
+    func portTaken() async throws {
+        let harness = try Harness()
+        try await serving(harness) { base in
+            let port = Int(base.split(separator: ":").last!)!
+            var options = MirrorServer.Options(output: harness.output)
+            options.port = port
+            let failure = await #expect(throws: MirrorServer.ListenFailure.self) {
+                try await MirrorServer(options: options).with(logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })) { _ in }
+            }
+            #expect(failure?.description == "cannot listen on 127.0.0.1:\(port): the port is taken: another program listens "
+                + "on it (--port another one, or 0 for any free one)")
+        }
+    }
+}
