@@ -46,7 +46,7 @@ step "Building mirror: swift build --product mirror"
 if [ -x "$MIRROR" ]; then
     echo "(already built once: this takes seconds; output in $LOG)"
 else
-    echo "(the first build compiles mirror and its dependencies from source: about 6½ minutes on 2 cores; output in $LOG)"
+    echo "(the first build compiles mirror and its dependencies from source: about 4½ minutes on 2 cores; output in $LOG)"
 fi
 started=$SECONDS
 if ! swift build --product mirror >"$LOG" 2>&1; then
