@@ -94,8 +94,9 @@ public struct MirrorServer: Sendable {
         -> Application<CallbackResponder<BasicRequestContext>> {
         let api = ReadAPI(output: options.output, jobFiles: options.jobFiles)
         let files = ServedFiles(output: options.output)
+        let bind = options.bind
         let responder = CallbackResponder<BasicRequestContext> { request, _ in
-            try await Self.respond(to: request, api: api, files: files)
+            try await Self.respond(to: request, api: api, files: files, bind: bind)
         }
         return Application(
             responder: responder,
@@ -106,9 +107,27 @@ public struct MirrorServer: Sendable {
 
     static let prefix = "/_mirror/"
 
-    private static func respond(to request: Request, api: ReadAPI, files: ServedFiles) async throws -> Response {
+    private static func respond(to request: Request, api: ReadAPI, files: ServedFiles, bind: String) async throws -> Response {
+        /// On a loopback address, a request must name this machine: a web page whose name
+        /// was made to point to 127.0.0.1 (DNS rebinding) gets nothing.
+        func allowed(host authority: String?) -> Bool {
+            guard ["127.0.0.1", "localhost", "::1"].contains(bind) || bind.hasPrefix("127.") else { return true }
+            guard let authority else { return true }
+            var host = Substring(authority)
+            if host.hasPrefix("["), let close = host.firstIndex(of: "]") {
+                host = host[host.index(after: host.startIndex)..<close]
+            } else if let colon = host.lastIndex(of: ":") {
+                host = host[..<colon]
+            }
+            return ["localhost", "127.0.0.1", "::1", bind].contains(host.lowercased())
+        }
         guard request.method == .get || request.method == .head else {
-            return response(.error("only GET is served here", status: 405))
+            var answer = ReadAPI.Answer.error("only GET and HEAD are served here", status: 405)
+            answer.headers = [("Allow", "GET, HEAD")]
+            return response(answer)
+        }
+        guard allowed(host: request.head.authority) else {
+            return response(.error("this server answers requests for \(bind) and localhost only", status: 403))
         }
         let path = request.uri.path
         var parameters: [String: String] = [:]
@@ -139,7 +158,7 @@ public struct MirrorServer: Sendable {
             let served = try await blocking {
                 try files.serve(FileNaming.folder + "/" + name, range: range, ifNoneMatch: ifNoneMatch)
             }
-            return stream(served)
+            return stream(served, head: request.method == .head)
         default:
             break
         }
@@ -153,7 +172,7 @@ public struct MirrorServer: Sendable {
 
     private static func response(_ answer: ReadAPI.Answer) -> Response {
         var fields = HTTPFields()
-        fields[.contentType] = answer.contentType
+        if answer.status != 304 { fields[.contentType] = answer.contentType }
         for (name, value) in answer.headers {
             if let name = HTTPField.Name(name) { fields[name] = value }
         }
@@ -161,26 +180,34 @@ public struct MirrorServer: Sendable {
                         body: answer.status == 304 ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
     }
 
-    /// A file's bytes, read 64 KB at a time: memory stays bounded whatever the file's size.
-    private static func stream(_ served: ServedFiles.Served) -> Response {
+    /// A file's bytes, read 64 KB at a time on the thread pool: memory stays bounded
+    /// whatever the file's size. A HEAD request gets the headers alone.
+    private static func stream(_ served: ServedFiles.Served, head: Bool) -> Response {
         switch served {
         case let .answer(answer):
             return response(answer)
-        case let .file(descriptor, range, _, status, headers):
+        case let .file(file, range, _, status, headers):
             var fields = HTTPFields()
             for (name, value) in headers {
                 if let name = HTTPField.Name(name) { fields[name] = value }
             }
+            if head {
+                fields[.contentLength] = String(range.count)
+                return Response(status: .init(code: status), headers: fields, body: ResponseBody())
+            }
             let body = ResponseBody(contentLength: range.count) { writer in
-                defer { close(descriptor) }
                 var offset = range.lowerBound
-                var buffer = [UInt8](repeating: 0, count: 1 << 16)
                 while offset < range.upperBound {
-                    let wanted = min(buffer.count, range.upperBound - offset)
-                    let read = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, wanted, off_t(offset)) }
-                    guard read > 0 else { throw ListenFailure(description: "the file ended early") }
-                    try await writer.write(ByteBuffer(bytes: buffer.prefix(read)))
-                    offset += read
+                    let wanted = min(1 << 16, range.upperBound - offset)
+                    let start = offset
+                    let chunk = try await blocking { () throws -> [UInt8] in
+                        var buffer = [UInt8](repeating: 0, count: wanted)
+                        let read = buffer.withUnsafeMutableBytes { pread(file.descriptor, $0.baseAddress, wanted, off_t(start)) }
+                        guard read > 0 else { throw ListenFailure(description: "the file ended early") }
+                        return Array(buffer.prefix(read))
+                    }
+                    try await writer.write(ByteBuffer(bytes: chunk))
+                    offset += chunk.count
                 }
                 try await writer.finish(nil)
             }

@@ -114,7 +114,7 @@ public struct ReadAPI: Sendable {
         }
         body.append(contentsOf: (count == 0 ? "]\n" : "\n]\n").utf8)
         var answer = Answer(status: 200, body: body)
-        if count == limit {
+        if limit > 0, count == limit {
             var next = query
             next["offset"] = String((selection.offset ?? 0) + count)
             answer.headers.append(("Link", "<\(path)?\(Self.queryString(next))>; rel=\"next\""))

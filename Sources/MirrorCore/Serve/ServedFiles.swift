@@ -8,9 +8,23 @@ public struct ServedFiles: Sendable {
     /// A file open for serving: the bytes `range` of it, or a reason not to.
     public enum Served: Sendable {
         /// `status` 200 or 206: the descriptor (the caller's to close) and the bytes to send.
-        case file(descriptor: Int32, range: Range<Int>, size: Int, status: Int, headers: [(String, String)])
+        case file(OpenFile, range: Range<Int>, size: Int, status: Int, headers: [(String, String)])
         /// A 304 (the ETag matched), 404 or 416, with its headers.
         case answer(ReadAPI.Answer)
+    }
+
+    /// A file descriptor closed when the last one holding it lets go: whether its response
+    /// is sent whole, cut short, or never started (the client left before the head).
+    public final class OpenFile: Sendable {
+        public let descriptor: Int32
+
+        init(_ descriptor: Int32) {
+            self.descriptor = descriptor
+        }
+
+        deinit {
+            close(descriptor)
+        }
     }
 
     public let output: String
@@ -29,8 +43,11 @@ public struct ServedFiles: Sendable {
             return .answer(.error("no downloaded file '\(relative)'", status: 404))
         }
         let etag = "\"\(entry.sha256)\""
+        // A downloaded page or image is shown, never run: an HTML or SVG file from the API
+        // cannot reach the read API from this origin.
         var headers: [(String, String)] = [("ETag", etag), ("Accept-Ranges", "bytes"),
-                                           ("Content-Type", entry.contentType ?? "application/octet-stream")]
+                                           ("Content-Type", entry.contentType ?? "application/octet-stream"),
+                                           ("X-Content-Type-Options", "nosniff"), ("Content-Security-Policy", "sandbox")]
         if let ifNoneMatch, ifNoneMatch.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag
             || $0.trimmingCharacters(in: .whitespaces) == "*" }) {
             var answer = ReadAPI.Answer(status: 304, body: [])
@@ -46,13 +63,13 @@ public struct ServedFiles: Sendable {
             return .answer(.error("no downloaded file '\(relative)'", status: 404))
         }
         let size = Int(info.st_size)
-        guard let range else { return .file(descriptor: descriptor, range: 0..<size, size: size, status: 200, headers: headers) }
+        guard let range else { return .file(OpenFile(descriptor), range: 0..<size, size: size, status: 200, headers: headers) }
         switch Self.byteRange(range, size: size) {
         case .whole:
-            return .file(descriptor: descriptor, range: 0..<size, size: size, status: 200, headers: headers)
+            return .file(OpenFile(descriptor), range: 0..<size, size: size, status: 200, headers: headers)
         case let .part(part):
             headers.append(("Content-Range", "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(size)"))
-            return .file(descriptor: descriptor, range: part, size: size, status: 206, headers: headers)
+            return .file(OpenFile(descriptor), range: part, size: size, status: 206, headers: headers)
         case .unsatisfiable:
             close(descriptor)
             var answer = ReadAPI.Answer.error("the range '\(range)' is outside the file's \(size) bytes", status: 416)
@@ -74,14 +91,15 @@ public struct ServedFiles: Sendable {
         let ends = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
         guard ends.count == 2 else { return .whole }
         if ends[0].isEmpty {
-            guard let suffix = Int(ends[1]), suffix > 0 else { return .unsatisfiable }
+            guard let suffix = Int(ends[1]) else { return .whole }
+            guard suffix > 0 else { return .unsatisfiable }
             return size == 0 ? .unsatisfiable : .part(max(0, size - suffix)..<size)
         }
         guard let start = Int(ends[0]), start >= 0 else { return .whole }
         guard start < size else { return .unsatisfiable }
         if ends[1].isEmpty { return .part(start..<size) }
         guard let end = Int(ends[1]), end >= start else { return .whole }
-        return .part(start..<min(end + 1, size))
+        return .part(start..<(end >= size - 1 ? size : end + 1))
     }
 
     /// The file's row in a database's file index, if one lists it as downloaded.
