@@ -29,6 +29,9 @@ public struct MirrorServer: Sendable {
         public let description: String
     }
 
+    /// A file grew shorter while it was sent: the response is cut, as its length said more.
+    struct FileEndedEarly: Error {}
+
     public let options: Options
 
     public init(options: Options) {
@@ -203,7 +206,7 @@ public struct MirrorServer: Sendable {
                     let chunk = try await blocking { () throws -> [UInt8] in
                         var buffer = [UInt8](repeating: 0, count: wanted)
                         let read = buffer.withUnsafeMutableBytes { pread(file.descriptor, $0.baseAddress, wanted, off_t(start)) }
-                        guard read > 0 else { throw ListenFailure(description: "the file ended early") }
+                        guard read > 0 else { throw FileEndedEarly() }
                         return Array(buffer.prefix(read))
                     }
                     try await writer.write(ByteBuffer(bytes: chunk))
