@@ -104,11 +104,9 @@ public struct ServedFiles: Sendable {
 
     /// The file's row in a database's file index, if one lists it as downloaded.
     private func indexEntry(_ relative: String) throws -> (sha256: String, contentType: String?)? {
-        var configuration = Configuration()
-        configuration.readonly = true
-        configuration.busyMode = .timeout(10)
         for name in RecordReader.databases(in: output) {
-            let queue = try DatabaseQueue(path: (output as NSString).appendingPathComponent(name), configuration: configuration)
+            let queue = try DatabaseQueue(path: (output as NSString).appendingPathComponent(name),
+                                          configuration: RecordReader.readOnly)
             let row = try queue.read { db -> Row? in
                 guard try db.tableExists(StoreSchema.files) else { return nil }
                 return try Row.fetchOne(db, sql: """

@@ -66,12 +66,9 @@ public struct ChangeFeed: Sendable {
     /// lookup of a downloaded file's path by its URL.
     public func read(table: String, since: Int, feed expected: String? = nil, account: String?, limit: Int?,
                      _ body: (Change, _ filePath: (String) throws -> String?) throws -> Void) throws -> Mark {
-        var configuration = Configuration()
-        configuration.readonly = true
-        configuration.busyMode = .timeout(10)
         let queue: DatabaseQueue
         do {
-            queue = try DatabaseQueue(path: database, configuration: configuration)
+            queue = try DatabaseQueue(path: database, configuration: RecordReader.readOnly)
         } catch {
             throw RecordReader.Failure(description: "cannot open '\(database)': \(error)")
         }
@@ -121,7 +118,7 @@ public struct ChangeFeed: Sendable {
                 let statement = try db.makeStatement(sql: sql)
                 try statement.setArguments(arguments)
                 let files = try db.tableExists(StoreSchema.files)
-                    ? db.makeStatement(sql: "SELECT path FROM \(StoreSchema.files) WHERE url = ? AND status = 'ok'")
+                    ? db.makeStatement(sql: StoreSchema.filePath)
                     : nil
                 let filePath = { (url: String) throws -> String? in
                     guard let files else { return nil }
@@ -142,9 +139,9 @@ public struct ChangeFeed: Sendable {
                     }
                     last = seq
                     // A row of the feed whose record is not in the table is gone for the reader too.
-                    let record = sqlite3_column_type(raw, 4) == SQLITE_NULL ? nil : Self.column(raw, 4)
-                    let parent = record == nil || sqlite3_column_type(raw, 5) == SQLITE_NULL ? nil : Self.column(raw, 5)
-                    try body(Change(seq: last, account: Self.column(raw, 2), id: Self.column(raw, 3), record: record,
+                    let record = sqlite3_column_type(raw, 4) == SQLITE_NULL ? nil : Raw.text(raw, 4)
+                    let parent = record == nil || sqlite3_column_type(raw, 5) == SQLITE_NULL ? nil : Raw.text(raw, 5)
+                    try body(Change(seq: last, account: Raw.text(raw, 2), id: Raw.text(raw, 3), record: record,
                                     parentID: parent), filePath)
                     count += 1
                 }
@@ -156,10 +153,6 @@ public struct ChangeFeed: Sendable {
         }
     }
 
-    private static func column(_ statement: OpaquePointer, _ index: Int32) -> UnsafeBufferPointer<UInt8> {
-        guard let text = sqlite3_column_text(statement, index) else { return UnsafeBufferPointer(start: nil, count: 0) }
-        return UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, index)))
-    }
 
     /// Drops the changes before `before` from the feed of the database at `path`; a reader
     /// whose mark is older is then told to take a new snapshot. The last change always stays:

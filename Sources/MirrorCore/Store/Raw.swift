@@ -33,6 +33,12 @@ enum Raw {
                               Int32(text.count), unmoving)
     }
 
+    /// A text column of the current row, where SQLite holds it: valid until the statement moves.
+    static func text(_ statement: OpaquePointer, _ index: Int32) -> UnsafeBufferPointer<UInt8> {
+        guard let text = sqlite3_column_text(statement, index) else { return UnsafeBufferPointer(start: nil, count: 0) }
+        return UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, index)))
+    }
+
     static func step(_ statement: OpaquePointer, db: OpaquePointer?) throws {
         let code = sqlite3_step(statement)
         guard code == SQLITE_DONE || code == SQLITE_ROW else {

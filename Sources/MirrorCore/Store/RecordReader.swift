@@ -89,7 +89,8 @@ public struct RecordReader: Sendable {
         }
     }
 
-    private static var readOnly: Configuration {
+    /// How every reader opens a database: read-only, waiting up to 10 s for a lock.
+    static var readOnly: Configuration {
         var configuration = Configuration()
         configuration.readonly = true
         configuration.busyMode = .timeout(10)
@@ -123,7 +124,7 @@ public struct RecordReader: Sendable {
             let statement = try db.makeStatement(sql: sql)
             try statement.setArguments(arguments)
             let files = try db.tableExists(StoreSchema.files)
-                ? db.makeStatement(sql: "SELECT path FROM \(StoreSchema.files) WHERE url = ? AND status = 'ok'")
+                ? db.makeStatement(sql: StoreSchema.filePath)
                 : nil
             var cursor = RecordCursor(statement: statement, files: files, database: database)
             defer { cursor.rewind() }
@@ -183,7 +184,7 @@ public struct RecordCursor {
         guard code == SQLITE_ROW else {
             throw RecordReader.Failure(description: "cannot read '\(database)': \(String(cString: sqlite3_errstr(code)))")
         }
-        return StoredRecord(account: Self.column(raw, 0), id: Self.column(raw, 1), record: Self.column(raw, 2))
+        return StoredRecord(account: Raw.text(raw, 0), id: Raw.text(raw, 1), record: Raw.text(raw, 2))
     }
 
     public mutating func rewind() {
@@ -199,8 +200,4 @@ public struct RecordCursor {
         return try String.fetchOne(files, arguments: [url])
     }
 
-    private static func column(_ statement: OpaquePointer, _ index: Int32) -> UnsafeBufferPointer<UInt8> {
-        guard let text = sqlite3_column_text(statement, index) else { return UnsafeBufferPointer(start: nil, count: 0) }
-        return UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, index)))
-    }
 }

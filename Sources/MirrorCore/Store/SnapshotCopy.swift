@@ -104,10 +104,7 @@ struct SnapshotCopy {
     /// The record tables of the file at `path`; nil when it is not a mirror database (a
     /// SQLite file of someone else's in the output folder).
     private static func recordTables(of path: String) throws -> [String]? {
-        var configuration = Configuration()
-        configuration.readonly = true
-        configuration.busyMode = .timeout(TableStore.busyTimeout)
-        return try DatabaseQueue(path: path, configuration: configuration).read { db in
+        try DatabaseQueue(path: path, configuration: RecordReader.readOnly).read { db in
             guard try db.tableExists(StoreSchema.walks) else { return nil }
             return try String.fetchAll(db, sql: StoreSchema.recordTables)
         }

@@ -54,9 +54,7 @@ public enum StatusReader {
     public static func read(folder: String, jobFiles: [JobFile] = [], staleAfter: Double = 86_400, now: Date = Date()) throws -> StatusReport {
         var report = StatusReport(output: folder, tables: [], jobs: [])
         let names = RecordReader.databases(in: folder)
-        var configuration = Configuration()
-        configuration.readonly = true
-        configuration.busyMode = .timeout(10)
+        let configuration = RecordReader.readOnly
         let threshold = Timestamp.string(now.addingTimeInterval(-staleAfter))
         // Child jobs' queues live in their parents' files: gathered from every file.
         var queues: [String: (pending: Int, failed: Int)] = [:]

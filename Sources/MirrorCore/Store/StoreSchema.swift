@@ -10,6 +10,13 @@ enum StoreSchema {
     static let parents = "_mirror_parents"
     static let changes = "_mirror_changes"
     static let feed = "_mirror_feed"
+    /// The path of a downloaded file, by its URL.
+    static let filePath = "SELECT path FROM \(files) WHERE url = ? AND status = 'ok'"
+
+    /// `text` as an SQL string literal.
+    static func literal(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+    }
     /// Where files written before the schema version lived in `PRAGMA user_version` kept
     /// which migrations ran.
     static let legacyMigrations = "grdb_migrations"
@@ -273,7 +280,7 @@ enum StoreSchema {
     /// `last_seen`) is no change. Appending is all they do: a change that a later one of the
     /// same key supersedes is dropped afterwards, when the feed has grown (`dropSupersededChanges`).
     static func changeTriggers(_ table: String) -> String {
-        let name = "'" + table.replacingOccurrences(of: "'", with: "''") + "'"
+        let name = literal(table)
         let record = "INSERT INTO \(changes) (table_name, account, id, op)"
         return """
             CREATE TRIGGER IF NOT EXISTS "\(changes)_\(table)_insert" AFTER INSERT ON "\(table)" BEGIN
@@ -292,7 +299,7 @@ enum StoreSchema {
 
     /// In a child job's table, a record that moves to another parent is a change too.
     static func parentChangeTrigger(_ table: String) -> String {
-        let name = "'" + table.replacingOccurrences(of: "'", with: "''") + "'"
+        let name = literal(table)
         return """
             CREATE TRIGGER IF NOT EXISTS "\(changes)_\(table)_parent" AFTER UPDATE OF parent_id ON "\(table)"
             WHEN old.parent_id IS NOT new.parent_id AND old.record IS new.record BEGIN
