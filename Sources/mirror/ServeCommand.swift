@@ -8,7 +8,11 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Answer HTTP requests from the output folder, read-only and offline.",
         discussion: """
-            Serves the read API under /_mirror/: tables, tables/<table> (records, with \
+            Answers the API's own URLs: a GET of a page a run stored (a POST with the same \
+            body), with the same path and query, gets the page as the API served it, its \
+            records as stored now and its next URLs pointing here; secrets are not needed \
+            and never sent; ETag and If-None-Match give 304. Serves a status page at / and \
+            the read API under /_mirror/: tables, tables/<table> (records, with \
             account, since_id, max_id, limit, offset, order as export takes them), \
             changes/<table>?since=N (the change feed), files/<path> (downloaded files, with \
             ETag and Range) and status (as status --json). Databases are opened read-only \

@@ -10,16 +10,17 @@ import NIOHTTP1
 import Testing
 
 /// An answer of the server, read whole.
-private struct Got {
+struct Got {
     let status: Int
     let headers: [String: String]
     let body: [UInt8]
     var text: String { String(decoding: body, as: UTF8.self) }
 }
 
-private func get(_ url: String, headers: [(String, String)] = [], method: NIOHTTP1.HTTPMethod = .GET) async throws -> Got {
+func get(_ url: String, headers: [(String, String)] = [], method: NIOHTTP1.HTTPMethod = .GET, body: [UInt8]? = nil) async throws -> Got {
     var request = HTTPClientRequest(url: url)
     request.method = method
+    if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
     for (name, value) in headers { request.headers.add(name: name, value: value) }
     let response = try await AsyncHTTPClient.HTTPClient.shared.execute(request, timeout: .seconds(10))
     let body = try await response.body.collect(upTo: 1 << 24)
@@ -29,7 +30,7 @@ private func get(_ url: String, headers: [(String, String)] = [], method: NIOHTT
 }
 
 /// Serves the harness's output folder while `body` runs, given the server's base URL.
-private func serving<T: Sendable>(_ harness: Harness, _ body: (String) async throws -> T) async throws -> T {
+func serving<T: Sendable>(_ harness: Harness, _ body: (String) async throws -> T) async throws -> T {
     try await MirrorServer(options: { var options = MirrorServer.Options(output: harness.output); options.port = 0; return options }())
         .with(logger: Logger(label: "serve", factory: { _ in SwiftLogNoOpLogHandler() })) { port in
             try await body("http://127.0.0.1:\(port)")

@@ -6,8 +6,8 @@ import NIOCore
 import NIOPosix
 import ServiceLifecycle
 
-/// `mirror serve`: an HTTP server answering from an output folder, read-only, offline. A
-/// status page at `/`, the read API (`/_mirror/tables`, `/_mirror/tables/<table>`, `/_mirror/changes/<table>`,
+/// `mirror serve`: an HTTP server answering from an output folder, read-only, offline. The
+/// API's own URLs (`ReplayedPages`), a status page at `/`, the read API (`/_mirror/tables`, `/_mirror/tables/<table>`, `/_mirror/changes/<table>`,
 /// `/_mirror/status`) and the downloaded files (`/_mirror/files/<path>`). Databases are
 /// opened read-only for each request, with no lock taken: a run writing meanwhile is never
 /// blocked and never seen half-done. SQLite's work runs on NIO's thread pool for blocking
@@ -97,9 +97,10 @@ public struct MirrorServer: Sendable {
         -> Application<CallbackResponder<BasicRequestContext>> {
         let api = ReadAPI(output: options.output, jobFiles: options.jobFiles)
         let files = ServedFiles(output: options.output)
+        let pages = ReplayedPages(output: options.output)
         let bind = options.bind
         let responder = CallbackResponder<BasicRequestContext> { request, _ in
-            try await Self.respond(to: request, api: api, files: files, bind: bind)
+            try await Self.respond(to: request, api: api, files: files, pages: pages, bind: bind)
         }
         return Application(
             responder: responder,
@@ -110,7 +111,11 @@ public struct MirrorServer: Sendable {
 
     static let prefix = "/_mirror/"
 
-    private static func respond(to request: Request, api: ReadAPI, files: ServedFiles, bind: String) async throws -> Response {
+    /// The largest request body a replayed POST may send.
+    static let maxRequestBody = 1 << 20
+
+    private static func respond(to request: Request, api: ReadAPI, files: ServedFiles, pages: ReplayedPages,
+                                bind: String) async throws -> Response {
         /// On a loopback address, a request must name this machine: a web page whose name
         /// was made to point to 127.0.0.1 (DNS rebinding) gets nothing.
         func allowed(host authority: String?) -> Bool {
@@ -124,22 +129,34 @@ public struct MirrorServer: Sendable {
             }
             return ["localhost", "127.0.0.1", "::1", bind].contains(host.lowercased())
         }
-        guard request.method == .get || request.method == .head else {
-            var answer = ReadAPI.Answer.error("only GET and HEAD are served here", status: 405)
-            answer.headers = [("Allow", "GET, HEAD")]
-            return response(answer)
-        }
         guard allowed(host: request.head.authority) else {
             return response(.error("this server answers requests for \(bind) and localhost only", status: 403))
         }
         let path = request.uri.path
+        let own = path.hasPrefix(prefix) || (path == "/" && (request.uri.query ?? "").isEmpty)
+        let methods: [HTTPTypes.HTTPRequest.Method] = own ? [.get, .head] : [.get, .head, .post]
+        guard methods.contains(request.method) else {
+            let names = methods.map(\.rawValue).joined(separator: ", ")
+            var answer = ReadAPI.Answer.error("only \(names) are served here", status: 405)
+            answer.headers = [("Allow", names)]
+            return response(answer)
+        }
+        guard own else {
+            var request = request
+            let body = request.method == .post ? Array(try await request.collectBody(upTo: maxRequestBody).readableBytesView) : []
+            let origin = "http://" + (request.head.authority ?? bind)
+            let method = request.method.rawValue
+            let target = request.uri.string
+            let ifNoneMatch = request.headers[.ifNoneMatch]
+            let answer = try await blocking {
+                try pages.answer(method: method, target: target, body: body, origin: origin, ifNoneMatch: ifNoneMatch)
+            }
+            return replayed(answer, head: request.method == .head)
+        }
         var parameters: [String: String] = [:]
         for (key, value) in request.uri.queryParameters { parameters[String(key)] = String(value) }
         let query = parameters
         if path == "/" { return response(try await blocking { try api.statusPage() }) }
-        guard path.hasPrefix(prefix) else {
-            return response(.error("no page the mirror holds answers '\(path)'", status: 404))
-        }
         let rest = String(path.dropFirst(prefix.count))
         let parts = rest.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
         let name = parts.count > 1 ? parts[1].removingPercentEncoding : nil
@@ -181,6 +198,43 @@ public struct MirrorServer: Sendable {
         }
         return Response(status: .init(code: answer.status), headers: fields,
                         body: answer.status == 304 ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
+    }
+
+    /// A replayed page: whole, or its records read a chunk at a time on the thread pool, in
+    /// the page's read transaction, between the envelope's two halves.
+    private static func replayed(_ answer: ReplayedPages.Answer, head: Bool) -> Response {
+        switch answer {
+        case let .whole(answer):
+            return response(answer)
+        case let .streamed(status, headers, first, page, cursor, last):
+            var fields = HTTPFields()
+            fields[.contentType] = "application/json"
+            for (name, value) in headers {
+                if let name = HTTPField.Name(name) { fields[name] = value }
+            }
+            if head {
+                page.finish()
+                return Response(status: .init(code: status), headers: fields, body: ResponseBody())
+            }
+            let body = ResponseBody { writer in
+                defer { page.finish() }
+                try await writer.write(ByteBuffer(bytes: first))
+                var cursor = cursor
+                while !cursor.done {
+                    let read = try await blocking { [cursor] () throws -> ([UInt8], FoundPage.Cursor) in
+                        var next = cursor
+                        var chunk: [UInt8] = []
+                        try page.read(&next, into: &chunk, budget: ReplayedPages.chunk)
+                        return (chunk, next)
+                    }
+                    try await writer.write(ByteBuffer(bytes: read.0))
+                    cursor = read.1
+                }
+                try await writer.write(ByteBuffer(bytes: last))
+                try await writer.finish(nil)
+            }
+            return Response(status: .init(code: status), headers: fields, body: body)
+        }
     }
 
     /// A file's bytes, read 64 KB at a time on the thread pool: memory stays bounded

@@ -14,6 +14,8 @@ public struct PageCommit: Sendable {
     public var lastModified: String?
     public var responseBytes: Int
     public var records: PageRecords
+    /// The response without its records, kept for `mirror serve`.
+    public var envelope: PageEnvelope? = nil
     /// Entries of the response's records array, stored ones and rejected ones.
     public var elements: Int
     /// The response's `stop.last_page` value.
@@ -45,6 +47,21 @@ public struct PageCommit: Sendable {
     /// The jobs whose parent this job is: the page's new and changed records are queued
     /// for them in `_mirror_parents`.
     public var children: [String] = []
+}
+
+/// The empty page that ended a walk: kept for `mirror serve` with no ids, so a walk never
+/// replays it (whether a walk ends there is asked again each run).
+public struct EndPage: Sendable {
+    public var job: String
+    public var account: String
+    public var table: String
+    public var url: RedactedURL
+    public var requestBody: String
+    public var page: Int
+    public var status: Int
+    public var responseBytes: Int
+    public var envelope: PageEnvelope
+    public var time: String
 }
 
 /// The highest value of an `incremental` path seen in a page.
@@ -144,4 +161,6 @@ public protocol PageStore: Sendable {
     func replay(_ replay: PageReplay) async throws -> CommitCounts
     /// The stored copy of a request's page, if there is one to replay.
     func storedPage(job: String, account: String, url: String, requestBody: String) async throws -> StoredPage?
+    /// Keeps the empty page that ended a walk, for `mirror serve`.
+    func keepEndPage(_ page: EndPage) async throws
 }

@@ -21,6 +21,9 @@ enum StoreSchema {
     /// which migrations ran.
     static let legacyMigrations = "grdb_migrations"
 
+    /// The schema version from which `_mirror_pages` keeps envelopes (`mirror-pages-envelope-11`).
+    static let envelopeVersion = 11
+
     /// The record tables of a database, by name: all but SQLite's and mirror's own.
     static let recordTables = recordTables(in: "main")
 
@@ -228,6 +231,17 @@ enum StoreSchema {
                     SELECT ?, account, id, 'upsert' FROM "\(table)" ORDER BY account, position
                     """, arguments: [table])
             }
+        }
+        // What `mirror serve` answers a page's request with: the response without its records
+        // (the records come from the table), the table they are in, and the request's key.
+        registerMigration("mirror-pages-envelope-11") { db in
+            try db.execute(sql: """
+                ALTER TABLE \(pages) ADD COLUMN table_name TEXT;
+                ALTER TABLE \(pages) ADD COLUMN envelope TEXT;
+                ALTER TABLE \(pages) ADD COLUMN records_at INTEGER;
+                ALTER TABLE \(pages) ADD COLUMN request_key TEXT;
+                CREATE INDEX \(pages)_by_request ON \(pages) (request_key);
+                """)
         }
         return migrations
     }()

@@ -65,6 +65,8 @@ final class WalkRecorder: PageStore {
     func replay(_ replay: PageReplay) async throws -> CommitCounts { CommitCounts() }
 
     func storedPage(job: String, account: String, url: String, requestBody: String) async throws -> StoredPage? { nil }
+
+    func keepEndPage(_ page: EndPage) async throws {}
 }
 
 /// One job's verification.

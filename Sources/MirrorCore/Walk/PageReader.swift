@@ -44,7 +44,7 @@ struct PageReader: Sendable {
                 }
             }
             return .success(.page(ServedPage(
-                origin: .fetched, content: .fresh(parsed.records),
+                origin: .fetched, content: .fresh(parsed.records, envelope: parsed.envelope),
                 requestBody: requestBody, status: response.status, etag: response.headers["etag"],
                 lastModified: response.headers["last-modified"], responseBytes: response.bodyCount,
                 elementCount: parsed.elementCount, recordCount: parsed.records.count, rejected: parsed.rejected,
@@ -63,6 +63,7 @@ struct PageReader: Sendable {
 
     struct ParsedPage: Sendable {
         let document: JSONDocument
+        let envelope: PageEnvelope
         let elementCount: Int
         let records: PageRecords
         let rejected: [RejectedRecord]
@@ -143,7 +144,8 @@ struct PageReader: Sendable {
         }
         let collected = RecordCollector(idPath: job.id, page: page).collect(list)
         let facts = facts(of: collected.records)
-        return ParsedPage(document: document, elementCount: collected.elementCount, records: facts.kept,
+        return ParsedPage(document: document, envelope: PageEnvelope(document: document, records: list, redactor: job.redactor),
+                          elementCount: collected.elementCount, records: facts.kept,
                           rejected: collected.rejected, repeated: collected.repeated, files: facts.files,
                           downloadsFound: facts.downloadsFound, deleted: facts.deleted, highest: facts.highest)
     }

@@ -125,7 +125,12 @@ public struct PageWalker: Sendable {
                 case let .success(value):
                     fetched = value
                 }
-                guard let step = state.decide(fetched, for: target) else { break }
+                guard let step = state.decide(fetched, for: target) else {
+                    if case let .page(served) = fetched, case let .fresh(_, envelope) = served.content, served.elementCount == 0 {
+                        await keepEndPage(served, envelope: envelope, target: target)
+                    }
+                    break
+                }
                 if job.stop.announcesLastPage, let last = step.served.lastPage {
                     // Nothing past the last page a response announced is requested.
                     window?.announce(last)
@@ -189,17 +194,31 @@ public struct PageWalker: Sendable {
         return HighWater(value: highest)
     }
 
+    /// The empty page that ended the walk, kept for `mirror serve` (a client walking the
+    /// pages ends where the walk did). A failure to keep it fails nothing.
+    private func keepEndPage(_ served: ServedPage, envelope: PageEnvelope, target: PageTarget) async {
+        do {
+            try await store.keepEndPage(EndPage(
+                job: job.name, account: job.account, table: job.table, url: target.url, requestBody: served.requestBody,
+                page: target.page, status: served.status, responseBytes: served.responseBytes, envelope: envelope,
+                time: Timestamp.string(Date())))
+        } catch {
+            logger.warning("the empty last page could not be kept", metadata: ["page": "\(target.page)", "error": "\(error)"])
+        }
+    }
+
     /// Stores a fetched page, or sees a replayed one again; the checkpoint moves past it.
     private func commit(_ step: PageStep, position: Int) async -> StoreOutcome {
         let served = step.served
         let time = Timestamp.string(Date())
         do {
             switch served.content {
-            case let .fresh(records):
+            case let .fresh(records, envelope):
                 return .stored(try await store.commit(PageCommit(
                     job: job.name, account: job.account, table: job.table, url: step.target.url,
                     requestBody: served.requestBody, page: step.target.page, status: served.status,
                     etag: storable(served.etag), lastModified: storable(served.lastModified), responseBytes: served.responseBytes, records: records,
+                    envelope: envelope,
                     elements: served.elementCount, lastPage: served.lastPage, total: served.total, files: served.files,
                     onChange: job.onChange, shared: job.shareTable, firstPosition: position, nextPage: step.nextPage, nextURL: step.nextURL,
                     nextCursor: step.nextCursor, nextCursorIsNumber: step.nextCursorIsNumber, time: time, deleted: served.deleted,

@@ -40,8 +40,8 @@ struct ServedPage: Sendable {
     }
 
     enum Content: Sendable {
-        /// The compacted response's records.
-        case fresh(PageRecords)
+        /// The compacted response's records, and the response without them.
+        case fresh(PageRecords, envelope: PageEnvelope)
         case stored(StoredPage)
     }
 

@@ -187,7 +187,7 @@ struct WalkState {
             case let .cursor(text):
                 if job.next?.isScroll == true {
                     // The cursor stays; the records move on.
-                    if case let .fresh(records) = served.content {
+                    if case let .fresh(records, _) = served.content {
                         let ids = records.ids.map(ExactText.init)
                         if !ids.isEmpty, ids == scrolled { loop = "page \(page) repeats the page before it" }
                         scrolled = ids

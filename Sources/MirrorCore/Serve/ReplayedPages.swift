@@ -1,0 +1,114 @@
+import Crypto
+import Foundation
+
+/// The mirrored API, answered offline: a request for a page a run stored gets the page's
+/// envelope with its records put back as the table holds them now, and the envelope's URLs
+/// of the API pointing to this server. Secrets are not needed (see `PageRequest`) and never
+/// sent: the envelope was stored with them masked.
+public struct ReplayedPages: Sendable {
+    /// An answer to a request for a page.
+    enum Answer: Sendable {
+        /// Held whole: a 304, a 404, or a page no larger than `chunk`.
+        case whole(ReadAPI.Answer)
+        /// A larger page: `first` is sent, then the records from `cursor` on, a chunk at a
+        /// time in the page's read transaction, then `last`.
+        case streamed(status: Int, headers: [(String, String)], first: [UInt8], page: FoundPage,
+                      cursor: FoundPage.Cursor, last: [UInt8])
+    }
+
+    /// Bytes of records read at a time: what a page's answer holds in memory at once,
+    /// besides its envelope and ids.
+    static let chunk = 1 << 18
+
+    public let output: String
+
+    public init(output: String) {
+        self.output = output
+    }
+
+    /// The answer to `method target` (`/items?page=2`) with `body`, for a client that
+    /// reaches this server at `origin` (`http://127.0.0.1:8080`).
+    func answer(method: String, target: String, body: [UInt8], origin: String, ifNoneMatch: String?) throws -> Answer {
+        let request = PageRequest(url: target)
+        let page: FoundPage
+        switch try PageLookup.find(request, body: body, in: output) {
+        case let .found(found):
+            page = found
+        case let .missing(closest):
+            var text = Array("{\"error\":".utf8)
+            JSONText.appendQuoted("the mirror holds no page for \(method) \(target)", to: &text)
+            text.append(contentsOf: ",\"closest\":[".utf8)
+            for (index, known) in closest.enumerated() {
+                if index > 0 { text.append(UInt8(ascii: ",")) }
+                JSONText.appendQuoted(known, to: &text)
+            }
+            text.append(contentsOf: "]}\n".utf8)
+            return .whole(ReadAPI.Answer(status: 404, body: text))
+        }
+        let apiOrigin = PageRequest.origin(of: page.url)
+        let head = Self.pointing(page.envelope.head, from: apiOrigin, to: origin)
+        let tail = Self.pointing(page.envelope.tail, from: apiOrigin, to: origin)
+        var hash = SHA256()
+        for part in [head, page.ids, tail] {
+            hash.update(data: part)
+            hash.update(data: [0])
+        }
+        let etag = "\"\(page.version)-\(hash.finalize().prefix(8).map { String(format: "%02x", $0) }.joined())\""
+        var headers = [("ETag", etag)]
+        // A next page the body does not name was named in a header (`Link`, or another the
+        // job read): a `Link` header names it here.
+        if let next = page.nextURL {
+            let target = PageRequest.target(of: next)
+            let named = [target, target.replacingOccurrences(of: "/", with: "\\/")].contains { form in
+                [head, tail].contains { String(decoding: $0, as: UTF8.self).contains(form) }
+            }
+            if !named { headers.append(("Link", "<\(origin)\(target)>; rel=\"next\"")) }
+        }
+        if let ifNoneMatch, ifNoneMatch.split(separator: ",").contains(where: {
+            let tag = $0.trimmingCharacters(in: .whitespaces)
+            return tag == etag || tag == "W/" + etag || tag == "*"
+        }) {
+            page.finish()
+            return .whole(ReadAPI.Answer(status: 304, body: [], headers: headers))
+        }
+        guard page.envelope.recordsAt != nil else {
+            page.finish()
+            return .whole(ReadAPI.Answer(status: page.status, body: head, headers: headers))
+        }
+        let one = page.envelope.holdsOneRecord
+        var first = head
+        if !one { first.append(UInt8(ascii: "[")) }
+        var cursor = FoundPage.Cursor()
+        try page.read(&cursor, into: &first, budget: head.count + 1 + Self.chunk, limit: one ? 1 : nil)
+        var last: [UInt8] = one ? (cursor.records == 0 ? Array("{}".utf8) : []) : [UInt8(ascii: "]")]
+        last.append(contentsOf: tail)
+        guard cursor.done else {
+            return .streamed(status: page.status, headers: headers, first: first, page: page, cursor: cursor, last: last)
+        }
+        page.finish()
+        return .whole(ReadAPI.Answer(status: page.status, body: first + last, headers: headers))
+    }
+
+    /// `text` with each URL of `apiOrigin` (also written with `\/`, as some encoders do)
+    /// made a URL of `origin`.
+    static func pointing(_ text: ArraySlice<UInt8>, from apiOrigin: String?, to origin: String) -> [UInt8] {
+        guard let apiOrigin, !text.isEmpty else { return Array(text) }
+        var result = String(decoding: text, as: UTF8.self)
+        for (old, new) in [(apiOrigin, origin),
+                           (apiOrigin.replacingOccurrences(of: "/", with: "\\/"), origin.replacingOccurrences(of: "/", with: "\\/"))] {
+            var output = ""
+            var rest = Substring(result)
+            while let found = rest.range(of: old) {
+                let after = rest[found.upperBound...].first
+                // The whole origin, not the start of a longer host name or port.
+                let whole = after.map { "/?#\"\\".contains($0) } ?? true
+                output += rest[..<found.lowerBound]
+                output += whole ? new : old
+                rest = rest[found.upperBound...]
+            }
+            output += rest
+            result = output
+        }
+        return Array(result.utf8)
+    }
+}

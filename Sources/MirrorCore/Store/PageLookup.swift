@@ -1,0 +1,197 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+/// Finds the stored page a request asks for among an output folder's databases: the
+/// `_mirror_pages` row whose request it is (see `PageRequest`), with an envelope. Each
+/// database is opened read-only and nothing is locked.
+enum PageLookup {
+    enum Outcome: Sendable {
+        case found(FoundPage)
+        /// No page: the stored requests most like it, as targets (`/items?page=2`).
+        case missing(closest: [String])
+    }
+
+    /// How many stored requests a miss names.
+    static let closestCount = 3
+
+    /// The page `request` (with `body`, empty for a GET) asks for. Among several (the same
+    /// request stored by two jobs or accounts), the one fetched last.
+    static func find(_ request: PageRequest, body: [UInt8], in output: String) throws -> Outcome {
+        var best: (page: FoundPage, fetchedAt: String)?
+        var opened: [(path: String, queue: DatabaseQueue)] = []
+        for name in RecordReader.databases(in: output) {
+            let path = (output as NSString).appendingPathComponent(name)
+            guard let queue = try FoundPage.open(path) else { continue }
+            opened.append((path, queue))
+            let probes = request.probes
+            let found = try queue.inDatabase { db in
+                try Row.fetchAll(db, sql: """
+                    SELECT rowid, url, body, fetched_at FROM \(StoreSchema.pages)
+                    WHERE request_key IN (\(databaseQuestionMarks(count: probes.count))) AND envelope IS NOT NULL
+                    ORDER BY fetched_at DESC
+                    """, arguments: StatementArguments(probes))
+            }
+            if let row = found.first(where: { request.matches(PageRequest(url: $0["url"])) && PageRequest.bodyMatches(body, stored: $0["body"]) }),
+               best.map({ $0.fetchedAt < row["fetched_at"] }) ?? true {
+                best = (try FoundPage(queue: queue, database: path, rowid: row["rowid"]), row["fetched_at"])
+            }
+        }
+        if let best { return .found(best.page) }
+        // Not among the keys: a secret in the path, or in more than two names. Every stored
+        // request is checked, and the closest kept for the answer.
+        var closest: [(score: Int, target: String)] = []
+        let asked = request.path + "?" + request.pairs.map { $0.name + "=" + $0.value }.joined(separator: "&")
+        for (path, queue) in opened {
+            let rows = try queue.inDatabase { db in
+                try Row.fetchAll(db, sql: """
+                    SELECT rowid, url, body FROM \(StoreSchema.pages) WHERE envelope IS NOT NULL ORDER BY fetched_at DESC
+                    """).map { row -> (Int64, String, String) in (row["rowid"], row["url"], row["body"]) }
+            }
+            for (rowid, url, storedBody) in rows {
+                let stored = PageRequest(url: url)
+                if request.matches(stored), PageRequest.bodyMatches(body, stored: storedBody) {
+                    return .found(try FoundPage(queue: queue, database: path, rowid: rowid))
+                }
+                let target = PageRequest.target(of: url)
+                let candidate = stored.path + "?" + stored.pairs.map { $0.name + "=" + $0.value }.joined(separator: "&")
+                let score = (stored.path == request.path ? 1 << 20 : 0)
+                    + zip(asked.utf8, candidate.utf8).prefix { $0 == $1 }.count
+                guard !closest.contains(where: { $0.target == target }) else { continue }
+                closest.append((score, target))
+                closest.sort { $0.score != $1.score ? $0.score > $1.score : $0.target < $1.target }
+                if closest.count > closestCount { closest.removeLast() }
+            }
+        }
+        return .missing(closest: closest.map(\.target))
+    }
+}
+
+/// A stored page, read in the read transaction it was found in: the records it puts back
+/// are those of one moment, however long sending them takes. The transaction ends with
+/// `finish()`, or when the page is let go.
+final class FoundPage: Sendable {
+    let queue: DatabaseQueue
+    /// The request as stored: its URL (secrets masked) and status.
+    let url: String
+    let status: Int
+    let envelope: PageEnvelope
+    /// The page's ids in walk order, as `_mirror_pages.ids` keeps them (a JSON array).
+    let ids: [UInt8]
+    let table: String
+    let account: String
+    /// The URL the walk went to after this page, secrets masked.
+    let nextURL: String?
+    /// Changes whenever any record of the database changes: the change feed's id and last seq.
+    let version: String
+
+    /// Opens `path` read-only and begins a read transaction, or nil when the database keeps
+    /// no envelopes (not a mirror database, or one no run has written since envelopes were kept).
+    static func open(_ path: String) throws -> DatabaseQueue? {
+        var configuration = RecordReader.readOnly
+        // The read transaction outlives one access: it spans the whole answer.
+        configuration.allowsUnsafeTransactions = true
+        guard let queue = try? DatabaseQueue(path: path, configuration: configuration) else { return nil }
+        let ready = try queue.inDatabase { db in
+            try db.execute(sql: "BEGIN DEFERRED")
+            guard try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0 >= StoreSchema.envelopeVersion,
+                  try db.tableExists(StoreSchema.pages) else { return false }
+            return true
+        }
+        return ready ? queue : nil
+    }
+
+    init(queue: DatabaseQueue, database: String, rowid: Int64) throws {
+        self.queue = queue
+        let row = try queue.inDatabase { db in
+            try Row.fetchOne(db, sql: """
+                SELECT url, status, envelope, records_at, ids, table_name, account, next_url,
+                  (SELECT feed_id FROM \(StoreSchema.feed)) AS feed, (SELECT max(seq) FROM \(StoreSchema.changes)) AS seq
+                FROM \(StoreSchema.pages) WHERE rowid = ?
+                """, arguments: [rowid])
+        }
+        guard let row else { throw RecordReader.Failure(description: "a stored page of '\(database)' went away") }
+        url = row["url"]
+        status = row["status"]
+        envelope = PageEnvelope(text: Array((row["envelope"] as String).utf8), recordsAt: row["records_at"])
+        ids = Array(((row["ids"] as String?) ?? "[]").utf8)
+        table = row["table_name"]
+        account = row["account"]
+        nextURL = (row["next_url"] as String?).map { $0.replacingOccurrences(of: #"\$\{[^}]*\}"#, with: Redactor.mask, options: .regularExpression) }
+        version = "\(row["feed"] as String? ?? "")-\(row["seq"] as Int64? ?? 0)"
+    }
+
+    /// Where reading the records has got to: a byte offset into `ids`.
+    struct Cursor: Sendable {
+        var offset = 0
+        var records = 0
+        var done = false
+    }
+
+    /// Appends the records of the ids from `cursor` on to `out`, as the table holds them now
+    /// and separated by commas, until `out` holds `budget` bytes or the ids end. An id no
+    /// longer stored (deleted since) is left out. With `limit`, the ids end after that many records.
+    func read(_ cursor: inout Cursor, into out: inout [UInt8], budget: Int, limit: Int? = nil) throws {
+        let ids = self.ids
+        var position = cursor.offset
+        var records = cursor.records
+        defer {
+            cursor.offset = position
+            cursor.records = records
+        }
+        cursor.done = try queue.inDatabase { db in
+            let statement = try db.cachedStatement(sql: """
+                SELECT record FROM "\(table.replacingOccurrences(of: "\"", with: "\"\""))" WHERE account = ? AND id = ?
+                """).sqliteStatement
+            let connection = db.sqliteConnection
+            defer { sqlite3_reset(statement) }
+            Raw.bind(statement, 1, account)
+            return try ids.withUnsafeBufferPointer { text in
+                while out.count < budget {
+                    if let limit, records >= limit { return true }
+                    guard let (range, escaped) = Self.nextString(in: text, from: &position) else { return true }
+                    let id = escaped ? JSONText.unescape(UnsafeBufferPointer(rebasing: text[range]))
+                        : String(decoding: UnsafeBufferPointer(rebasing: text[range]), as: UTF8.self)
+                    sqlite3_reset(statement)
+                    Raw.bind(statement, 2, id)
+                    let code = sqlite3_step(statement)
+                    if code == SQLITE_ROW {
+                        if records > 0 { out.append(UInt8(ascii: ",")) }
+                        out.append(contentsOf: Raw.text(statement, 0))
+                        records += 1
+                    } else if code != SQLITE_DONE {
+                        try Raw.step(statement, db: connection)
+                    }
+                }
+                return false
+            }
+        }
+    }
+
+    /// The next string of the JSON array `text` from `position` on: the range of its
+    /// content (between the quotes) and whether it holds an escape; nil at the end.
+    private static func nextString(in text: UnsafeBufferPointer<UInt8>, from position: inout Int) -> (Range<Int>, Bool)? {
+        while position < text.count, text[position] != UInt8(ascii: "\"") {
+            if text[position] == UInt8(ascii: "]") { return nil }
+            position += 1
+        }
+        guard position < text.count else { return nil }
+        let start = position + 1
+        var index = start
+        var escaped = false
+        while index < text.count, text[index] != UInt8(ascii: "\"") {
+            if text[index] == UInt8(ascii: "\\") {
+                escaped = true
+                index += 1
+            }
+            index += 1
+        }
+        position = index + 1
+        return (start ..< min(index, text.count), escaped)
+    }
+
+    /// Ends the read transaction.
+    func finish() {
+        try? queue.inDatabase { db in try db.execute(sql: "COMMIT") }
+    }
+}

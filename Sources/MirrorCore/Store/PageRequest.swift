@@ -1,0 +1,150 @@
+import Foundation
+
+/// A request as a stored page is found again by it: the URL's path and its query's
+/// name-value pairs, percent-decoded (`+` is a space), and the body. In a stored request,
+/// `REDACTED` (where a secret was) stands for any text, and a query pair holding it may be
+/// left out: the secret is not needed to get the page back.
+///
+/// `_mirror_pages.request_key` holds `key`: the path and the pairs in order, with the
+/// pairs that hold a secret left out. A request is looked up by the keys it could have
+/// (`probes`), then checked whole (`matches`).
+struct PageRequest: Sendable, Equatable {
+    struct Pair: Sendable, Hashable, Comparable {
+        var name: String
+        var value: String
+
+        static func < (a: Pair, b: Pair) -> Bool { (a.name, a.value) < (b.name, b.value) }
+    }
+
+    var path: String
+    var pairs: [Pair]
+
+    /// An absolute URL (`https://host/path?query`) or a request target (`/path?query`).
+    init(url: String) {
+        var rest = Substring(url)
+        if let fragment = rest.firstIndex(of: "#") { rest = rest[..<fragment] }
+        if !rest.hasPrefix("/"), let scheme = rest.range(of: "://") {
+            let authority = rest[scheme.upperBound...]
+            rest = authority.firstIndex(where: { $0 == "/" || $0 == "?" }).map { authority[$0...] } ?? ""
+        }
+        let query = rest.firstIndex(of: "?")
+        self.init(path: String(query.map { rest[..<$0] } ?? rest), query: query.map { String(rest[rest.index(after: $0)...]) })
+    }
+
+    init(path: String, query: String?) {
+        self.path = path.isEmpty ? "/" : (path.removingPercentEncoding ?? path)
+        pairs = (query ?? "").split(separator: "&").map { part in
+            let equals = part.firstIndex(of: "=")
+            return Pair(name: Self.decode(equals.map { part[..<$0] } ?? part),
+                        value: equals.map { Self.decode(part[part.index(after: $0)...]) } ?? "")
+        }
+    }
+
+    private static func decode(_ text: Substring) -> String {
+        let spaced = text.replacingOccurrences(of: "+", with: " ")
+        return spaced.removingPercentEncoding ?? spaced
+    }
+
+    /// The path and query as a request names them: `/items?page=2&key=REDACTED`.
+    static func target(of url: String) -> String {
+        var rest = Substring(url)
+        if let scheme = rest.range(of: "://") {
+            let authority = rest[scheme.upperBound...]
+            rest = authority.firstIndex(where: { $0 == "/" || $0 == "?" }).map { authority[$0...] } ?? "/"
+        }
+        return rest.hasPrefix("?") ? "/" + rest : String(rest)
+    }
+
+    /// `scheme://host[:port]` of an absolute URL.
+    static func origin(of url: String) -> String? {
+        guard let scheme = url.range(of: "://") else { return nil }
+        let end = url[scheme.upperBound...].firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? url.endIndex
+        return String(url[..<end])
+    }
+
+    private static func holdsSecret(_ text: String) -> Bool { text.contains(Redactor.mask) }
+
+    /// The stored form's key: its pairs that hold no secret, in order.
+    var key: String { Self.key(path: path, pairs: pairs.filter { !Self.holdsSecret($0.value) }) }
+
+    private static func key(path: String, pairs: [Pair]) -> String {
+        var allowed = CharacterSet.urlQueryAllowed
+        allowed.remove(charactersIn: "&=?%+")
+        func encode(_ text: String) -> String { text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text }
+        let query = pairs.sorted().map { encode($0.name) + "=" + encode($0.value) }.joined(separator: "&")
+        return encode(path) + (query.isEmpty ? "" : "?" + query)
+    }
+
+    /// The keys a stored request this one matches may have: its own, and its own without
+    /// the pairs of one or two of its names (a secret sent with any value). A stored path
+    /// holding a secret is not among them (`matches` finds it in a scan).
+    var probes: [String] {
+        let names = Array(Set(pairs.map(\.name))).sorted()
+        var omitted: [Set<String>] = [[]] + names.map { [$0] }
+        if names.count <= 8 {
+            for (index, first) in names.enumerated() {
+                for second in names[(index + 1)...] { omitted.append([first, second]) }
+            }
+        }
+        return omitted.map { left in Self.key(path: path, pairs: pairs.filter { !left.contains($0.name) }) }
+    }
+
+    /// Whether `self`, a request, is the stored request `stored`: the same path and pairs,
+    /// where a stored `REDACTED` stands for any text and a pair holding one may be absent.
+    func matches(_ stored: PageRequest) -> Bool {
+        guard Self.fits(path, stored.path) else { return false }
+        var left = pairs
+        for pair in stored.pairs where !Self.holdsSecret(pair.value) {
+            guard let index = left.firstIndex(of: pair) else { return false }
+            left.remove(at: index)
+        }
+        for pair in stored.pairs where Self.holdsSecret(pair.value) {
+            if let index = left.firstIndex(where: { $0.name == pair.name && Self.fits($0.value, pair.value) }) {
+                left.remove(at: index)
+            }
+        }
+        return left.isEmpty
+    }
+
+    /// Whether a request body is the stored one: the same bytes, or the same JSON value
+    /// where a stored string's `REDACTED` stands for any text.
+    static func bodyMatches(_ body: [UInt8], stored: String) -> Bool {
+        if body.elementsEqual(stored.utf8) { return true }
+        guard !body.isEmpty, !stored.isEmpty,
+              let sent = try? JSONDocument(parsing: body), let kept = try? JSONDocument(parsing: Array(stored.utf8)) else {
+            return false
+        }
+        return sameValue(sent.root, kept.root)
+    }
+
+    private static func sameValue(_ sent: JSONValue, _ kept: JSONValue) -> Bool {
+        switch (sent.kind, kept.kind) {
+        case (.object, .object):
+            let a = sent.members, b = kept.members
+            guard a.count == b.count else { return false }
+            return b.allSatisfy { member in sent[member.key].map { sameValue($0, member.value) } ?? false }
+        case (.array, .array):
+            let a = sent.elements, b = kept.elements
+            return a.count == b.count && zip(a, b).allSatisfy { sameValue($0, $1) }
+        case (.string, .string):
+            return fits(sent.stringValue ?? "", kept.stringValue ?? "")
+        case let (left, right) where left == right:
+            return sent.rawBytes.elementsEqual(kept.rawBytes)
+        default:
+            return false
+        }
+    }
+
+    /// Whether `text` fits `pattern`, in which each `REDACTED` stands for any text.
+    static func fits(_ text: String, _ pattern: String) -> Bool {
+        let parts = pattern.components(separatedBy: Redactor.mask)
+        guard parts.count > 1 else { return text == pattern }
+        guard text.hasPrefix(parts[0]), text.dropFirst(parts[0].count).hasSuffix(parts[parts.count - 1]) else { return false }
+        var rest = Substring(text).dropFirst(parts[0].count).dropLast(parts[parts.count - 1].count)
+        for part in parts.dropFirst().dropLast() where !part.isEmpty {
+            guard let found = rest.range(of: part) else { return false }
+            rest = rest[found.upperBound...]
+        }
+        return true
+    }
+}

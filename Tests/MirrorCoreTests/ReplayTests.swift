@@ -1,0 +1,281 @@
+import Foundation
+@testable import MirrorCore
+import MirrorTestSupport
+import Synchronization
+import Testing
+
+/// An API that keeps each request and what it answered: a replay is compared with it.
+final class KeptAnswers: Sendable {
+    private let kept = Mutex<[(request: FixtureRequest, body: [UInt8])]>([])
+
+    func keeping(_ answer: @escaping @Sendable (FixtureRequest) -> FixtureResponse) -> @Sendable (FixtureRequest) async -> FixtureResponse {
+        { request in
+            let response = answer(request)
+            self.kept.withLock { $0.append((request, response.body)) }
+            return response
+        }
+    }
+
+    var all: [(request: FixtureRequest, body: [UInt8])] { kept.withLock { $0 } }
+}
+
+/// What a replay of `served` must be: the same JSON, compacted, with the API's URLs
+/// pointing to the server and the secret masked.
+private func replayOf(_ served: [UInt8], api: String, server: String, secret: String? = nil) throws -> String {
+    var text = String(decoding: try JSONDocument(parsing: served).bytes, as: UTF8.self)
+        .replacingOccurrences(of: api, with: server)
+    if let secret { text = text.replacingOccurrences(of: secret, with: "REDACTED") }
+    return text
+}
+
+/// Replays each request `kept` saw that the walk stored (up to the empty page that ended
+/// it: pages asked for ahead of the end are not), the secret in it replaced by `sent`, and
+/// checks each answer is the page as it was served; returns the targets replayed.
+@discardableResult
+private func replayAll(_ kept: KeptAnswers, server: String, secret: String? = nil, sent: String = "other",
+                       stored: (FixtureRequest) -> Bool = { _ in true }) async throws -> [String] {
+    var targets: [String] = []
+    for (request, served) in kept.all where stored(request) {
+        let target = secret.map { request.target.replacingOccurrences(of: $0, with: sent) } ?? request.target
+        let body = secret.map { String(decoding: request.body, as: UTF8.self).replacingOccurrences(of: $0, with: sent) }
+            .map { Array($0.utf8) } ?? request.body
+        let got = try await get(server + target, method: request.method == "POST" ? .POST : .GET,
+                                body: request.method == "POST" ? body : nil)
+        #expect(got.status == 200, "\(request.method) \(target): \(got.text)")
+        #expect(got.text == (try replayOf(served, api: request.base, server: server, secret: secret)), "\(target)")
+        if let secret { #expect(!got.text.contains(secret) && !got.headers.values.contains { $0.contains(secret) }) }
+        targets.append(target)
+    }
+    return targets
+}
+
+@Suite("mirror serve: the API's own URLs")
+struct ReplayTests {
+    @Test("a page walk with a secret in its URL: every page, the empty last one too, without the secret and never sending it")
+    func pageWalk() async throws {
+        let harness = try Harness()
+        let kept = KeptAnswers()
+        let secret = "s3cr3t-Kq9"
+        try await FixtureServer.with(kept.keeping { request in
+            let page = Int(request.parameter("page") ?? "") ?? 0
+            let list = page <= 2 ? #"{"id":12345678901234567890\#(page),"price":1.10,"name":"n\#(page)"},{"id":"b\#(page)","tags":[]}"# : ""
+            return .json(#"{"data":{"list":[\#(list)],"page":\#(page)},"links":{"next":"\#(request.base)/items?page=\#(page + 1)&key=\#(secret)","help":"https://elsewhere.example/items"}}"#)
+        }) { server in
+            _ = try await harness.run(itemsJob(url: "BASE/items?page={page}&key=${KEY}"), server: server, environment: ["KEY": secret])
+        }
+        try await serving(harness) { base in
+            let targets = try await replayAll(kept, server: base, secret: secret) { Int($0.parameter("page") ?? "")! <= 3 }
+            #expect(targets.sorted() == ["/items?page=1&key=other", "/items?page=2&key=other", "/items?page=3&key=other"])
+            let page = try await get(base + "/items?page=1&key=REDACTED")
+            #expect(page.text == #"{"data":{"list":[{"id":123456789012345678901,"price":1.10,"name":"n1"},{"id":"b1","tags":[]}],"page":1},"#
+                + #""links":{"next":"\#(base)/items?page=2&key=REDACTED","help":"https://elsewhere.example/items"}}"#)
+            #expect(page.headers["content-type"] == "application/json" && page.headers["link"] == nil)
+            // The secret is not needed at all.
+            #expect(try await get(base + "/items?key=x&page=2").text == (try await get(base + "/items?page=2")).text)
+            let missing = try await get(base + "/items?page=9")
+            #expect(missing.status == 404)
+            #expect(missing.text == #"{"error":"the mirror holds no page for GET /items?page=9","closest":["#
+                + #""/items?page=1&key=REDACTED","/items?page=2&key=REDACTED","/items?page=3&key=REDACTED"]}"# + "\n")
+            #expect(try await get(base + "/items?page=1&key=x&more=1").status == 404)
+            #expect(try await get(base + "/items", method: .DELETE).status == 405)
+        }
+    }
+
+    @Test("offset and cursor walks are answered request for request, numbers digit for digit")
+    func offsetAndCursor() async throws {
+        let harness = try Harness()
+        let kept = KeptAnswers()
+        let records = (1...5).map { #"{"id":"\#($0)","n":9007199254740993\#($0),"x":-0.5e-7}"# }
+        try await FixtureServer.with(kept.keeping { request in
+            if request.path == "/offset" {
+                let offset = Int(request.parameter("offset") ?? "") ?? 0
+                return .json(#"{"items":[\#(records.dropFirst(offset).prefix(2).joined(separator: ","))],"offset":\#(offset)}"#)
+            }
+            let after = Int(request.parameter("after") ?? "") ?? 0
+            let next = after + 2 < records.count ? "\"\(after + 2)\"" : "null"
+            return .json(#"{"items":[\#(records.dropFirst(after).prefix(2).joined(separator: ","))],"meta":{"next":\#(next)}}"#)
+        }) { server in
+            _ = try await harness.run("""
+                version: 1
+                jobs:
+                  - name: by_offset
+                    url: "BASE/offset?offset={page}&limit=2"
+                    pages: { from: 0, step: 2 }
+                    records: items
+                    id: id
+                    table: t_offset
+                  - name: by_cursor
+                    url: "BASE/cursor?after={cursor}"
+                    next: meta.next
+                    records: items
+                    id: id
+                    table: t_cursor
+                """, server: server)
+        }
+        try await serving(harness) { base in
+            let targets = try await replayAll(kept, server: base) { $0.path == "/cursor" || Int($0.parameter("offset") ?? "")! <= 6 }
+            #expect(Set(targets) == ["/offset?offset=0&limit=2", "/offset?offset=2&limit=2", "/offset?offset=4&limit=2",
+                                     "/offset?offset=6&limit=2", "/cursor", "/cursor?after=2", "/cursor?after=4"])
+            #expect(try await get(base + "/offset?limit=2&offset=2").text == (try await get(base + "/offset?offset=2&limit=2")).text)
+        }
+    }
+
+    @Test("next URLs and Link headers lead a client through the server, page after page")
+    func followingNext() async throws {
+        let harness = try Harness()
+        try await FixtureServer.with { request in
+            let page = Int(request.parameter("page") ?? "") ?? 1
+            if request.path == "/linked" {
+                let link = page < 3 ? [("Link", "<\(request.base)/linked?page=\(page + 1)>; rel=\"next\"")] : []
+                return .json(#"[{"id":"L\#(page)"}]"#, headers: link)
+            }
+            // Absolute, then relative, then none.
+            let next = page == 1 ? "\"\(request.base)/next?page=2\"" : page == 2 ? #""\/next?page=3""# : "null"
+            return .json(#"{"list":[{"id":"N\#(page)"}],"next":\#(next)}"#)
+        } _: { server in
+            _ = try await harness.run("""
+                version: 1
+                jobs:
+                  - name: nexts
+                    url: "BASE/next?page=1"
+                    next: next
+                    records: list
+                    id: id
+                    table: t_next
+                  - name: linked
+                    url: "BASE/linked"
+                    next: link
+                    records: .
+                    id: id
+                    table: t_linked
+                """, server: server)
+        }
+        try await serving(harness) { base in
+            var url: String? = base + "/next?page=1"
+            var ids: [String] = []
+            var nexts: [String] = []
+            while let current = url {
+                let got = try await get(current)
+                #expect(got.status == 200)
+                let document = try JSONDocument(parsing: got.body)
+                ids += document.root["list"]!.elements.compactMap { $0["id"]?.stringValue }
+                url = document.root["next"]?.stringValue.map { $0.hasPrefix("/") ? base + $0 : $0 }
+                if let url { nexts.append(url) }
+            }
+            #expect(ids == ["N1", "N2", "N3"])
+            #expect(nexts == [base + "/next?page=2", base + "/next?page=3"])
+            url = base + "/linked"
+            ids = []
+            while let current = url {
+                let got = try await get(current)
+                ids += try JSONDocument(parsing: got.body).root.elements.compactMap { $0["id"]?.stringValue }
+                url = got.headers["link"].flatMap { LinkHeader.next(in: $0, base: current) }
+            }
+            #expect(ids == ["L1", "L2", "L3"])
+            #expect(try await get(base + "/linked?page=2").headers["link"] == "<\(base)/linked?page=3>; rel=\"next\"")
+        }
+    }
+
+    @Test("a POST walk is answered for the same body, its secret not needed, and only for it")
+    func postBodies() async throws {
+        let harness = try Harness()
+        let kept = KeptAnswers()
+        let secret = "tok-Z81x"
+        try await FixtureServer.with(kept.keeping { request in
+            let body = try? JSONDocument(parsing: request.body)
+            let after = body?.root["after"]?.stringValue ?? ""
+            return .json(after.isEmpty ? #"{"hits":[{"id":"a"}],"meta":{"next":"c2"}}"# : #"{"hits":[{"id":"b"}],"meta":{"next":null}}"#)
+        }) { server in
+            _ = try await harness.run("""
+                version: 1
+                jobs:
+                  - name: search
+                    url: "BASE/search"
+                    method: POST
+                    body: { after: "{cursor}", token: "${TOKEN}", size: 1 }
+                    next: meta.next
+                    records: hits
+                    id: id
+                    table: t_hit
+                """, server: server, environment: ["TOKEN": secret])
+        }
+        #expect(kept.all.map { String(decoding: $0.request.body, as: UTF8.self) }
+            == [#"{"token":"tok-Z81x","size":1}"#, #"{"after":"c2","token":"tok-Z81x","size":1}"#])
+        try await serving(harness) { base in
+            try await replayAll(kept, server: base, secret: secret)
+            // The same value in another order and spacing is the same body.
+            let reordered = try await get(base + "/search", method: .POST, body: Array(#"{ "size": 1, "token": "x", "after": "c2" }"#.utf8))
+            #expect(reordered.text == #"{"hits":[{"id":"b"}],"meta":{"next":null}}"#)
+            #expect(try await get(base + "/search", method: .POST, body: Array(#"{"after":"c3","token":"x","size":1}"#.utf8)).status == 404)
+            #expect(try await get(base + "/search").status == 404)
+        }
+    }
+
+    @Test("ETag and If-None-Match: 304 while nothing changed, the records as stored now once they have")
+    func revalidation() async throws {
+        let harness = try Harness()
+        let api = EditableAPI([[#"{"id":"1","v":1}"#, #"{"id":"2","v":1}"#]])
+        let job = itemsJob("on_change: replace")
+        try await FixtureServer.with(api.handler) { server in
+            _ = try await harness.run(job, server: server)
+        }
+        try await serving(harness) { base in
+            let first = try await get(base + "/items?page=1")
+            let etag = try #require(first.headers["etag"])
+            #expect(first.text == #"{"data":{"list":[{"id":"1","v":1},{"id":"2","v":1}]}}"#)
+            let same = try await get(base + "/items?page=1", headers: [("If-None-Match", etag)])
+            #expect(same.status == 304 && same.body.isEmpty && same.headers["etag"] == etag)
+            #expect(try await get(base + "/items?page=1", method: .HEAD).headers["etag"] == etag)
+            // A run that changes nothing keeps the tag.
+            try await FixtureServer.with(api.handler) { server in _ = try await harness.run(job, server: server) }
+            #expect(try await get(base + "/items?page=1", headers: [("If-None-Match", etag)]).status == 304)
+            api.set([[#"{"id":"1","v":2}"#, #"{"id":"2","v":1}"#]])
+            try await FixtureServer.with(api.handler) { server in _ = try await harness.run(job, server: server) }
+            let changed = try await get(base + "/items?page=1", headers: [("If-None-Match", etag)])
+            #expect(changed.status == 200 && changed.text == #"{"data":{"list":[{"id":"1","v":2},{"id":"2","v":1}]}}"#)
+            let newTag = try #require(changed.headers["etag"])
+            #expect(newTag != etag)
+            #expect(try await get(base + "/items?page=1", headers: [("If-None-Match", "\"x\", \(newTag)")]).status == 304)
+        }
+    }
+
+    @Test("a page larger than a chunk is streamed whole, in one read transaction, while a run rewrites it")
+    func largePage() async throws {
+        let harness = try Harness()
+        let version = Mutex(1)
+        // 3,000 records of about 120 bytes: 360 KB, more than one chunk.
+        let answer: @Sendable (FixtureRequest) -> FixtureResponse = { request in
+            let page = Int(request.parameter("page") ?? "") ?? 0
+            guard page == 1 else { return .json(#"{"data":{"list":[]}}"#) }
+            let v = version.withLock { $0 }
+            let list = (1...3000).map { #"{"id":"r\#($0)","v":\#(v),"n":123456789012345678901234567890,"text":"\#(String(repeating: "x", count: 60))"}"# }
+            return .json(#"{"data":{"list":[\#(list.joined(separator: ","))],"page":1}}"#)
+        }
+        let kept = KeptAnswers()
+        let job = itemsJob("on_change: replace")
+        try await FixtureServer.with(kept.keeping(answer)) { server in _ = try await harness.run(job, server: server) }
+        let firstPage: (FixtureRequest) -> Bool = { $0.parameter("page") == "1" || $0.parameter("page") == "2" }
+        #expect(kept.all.first { $0.request.parameter("page") == "1" }!.body.count > ReplayedPages.chunk)
+        try await serving(harness) { base in
+            #expect(try await replayAll(kept, server: base, stored: firstPage).sorted() == ["/items?page=1", "/items?page=2"])
+            let head = try await get(base + "/items?page=1", method: .HEAD)
+            #expect(head.status == 200 && head.body.isEmpty && head.headers["etag"] != nil)
+            version.withLock { $0 = 2 }
+            try await FixtureServer.with(answer) { server in
+                async let run = harness.run(job, server: server)
+                var seen: Set<Int> = []
+                for _ in 0..<12 {
+                    let got = try await get(base + "/items?page=1")
+                    let versions = Set(try JSONDocument(parsing: got.body).root["data"]!["list"]!.elements.compactMap { $0["v"]?.intValue })
+                    #expect(versions.count == 1, "a page mixes versions \(versions)")
+                    seen.formUnion(versions)
+                    #expect(got.body.count > ReplayedPages.chunk)
+                }
+                _ = try await run
+                #expect(seen.isSubset(of: [1, 2]))
+            }
+            let after = try JSONDocument(parsing: try await get(base + "/items?page=1").body)
+            #expect(after.root["data"]!["list"]!.elements.map { $0["v"]?.intValue } == Array(repeating: 2, count: 3000))
+        }
+    }
+}
