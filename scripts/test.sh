@@ -5,12 +5,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 missing=()
-for package in libsqlite3-dev sqlite3; do
+# chromium: the status page of `mirror serve` is checked in a real headless browser.
+for package in libsqlite3-dev sqlite3 chromium; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing ${missing[*]}" >&2
-  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  apt-get update -qq >/dev/null \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 mkdir -p .build
 

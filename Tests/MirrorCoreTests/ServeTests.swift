@@ -74,8 +74,8 @@ struct ServeTests {
             #expect(try await get(base + "/elsewhere").status == 404)
             let page = try await get(base + "/")
             #expect(page.status == 200 && page.headers["content-type"] == "text/html; charset=utf-8")
-            #expect(page.text.contains("<tr class=\"ok\"><td>items</td><td>t_item</td><td>"))
-            #expect(page.text.contains("</td><td>ok</td><td>3</td><td>–</td><td></td></tr>"))
+            #expect(page.text.contains(#"<tr class="ok"><td data-label="job">items</td><td data-label="table">t_item</td><td data-label="last run">"#))
+            #expect(page.text.contains(#"</td><td data-label="result">ok</td><td data-label="records">3</td><td data-label="files">–</td><td data-label="failure"></td></tr>"#))
             #expect(page.text.contains("<p>1 job, 1 table, 3 records; 0 failed, 0 stale. As of "))
             #expect(StatusPage.escape(#"<script>"a" & 'b'</script>"#)
                 == "&lt;script&gt;&quot;a&quot; &amp; &#39;b&#39;&lt;/script&gt;")
@@ -83,6 +83,58 @@ struct ServeTests {
             let rebound = try await get(base + "/_mirror/tables", headers: [("Host", "evil.example:80")])
             #expect(rebound.status == 403)
             #expect(try await get(base + "/_mirror/tables", headers: [("Host", "localhost")]).status == 200)
+        }
+    }
+
+    @Test("the status page in a real browser: a phone-sized screenshot, and the text of every job")
+    func statusPageInBrowser() async throws {
+        let harness = try Harness()
+        try await FixtureServer.with { request in
+            request.path == "/broken" ? .text("down for maintenance", status: 503)
+                : .json(PagedAPI(ids: [["1", "2"]]).body(page: Int(request.parameter("page") ?? "") ?? 0))
+        } _: { server in
+            _ = try await harness.run("""
+                version: 1
+                jobs:
+                  - name: items
+                    url: "BASE/items?page={page}"
+                    records: data.list
+                    id: id
+                    table: t_item
+                  - name: broken
+                    url: "BASE/broken?page={page}"
+                    records: data.list
+                    id: id
+                    table: t_broken
+                    retries: 0
+                """, server: server)
+        }
+        let browser = try #require(Browser.find(), Browser.missing)
+        try await serving(harness) { base in
+            let screenshot = harness.folder + "/status.png"
+            _ = try await browser.run(["--window-size=412,915", "--screenshot=\(screenshot)", base + "/"])
+            let png = Array(try Data(contentsOf: URL(fileURLWithPath: screenshot)))
+            #expect(png.prefix(8) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+            // IHDR: the width and height the page was drawn at, big-endian.
+            let size = [16, 20].map { at in png[at..<(at + 4)].reduce(0) { $0 << 8 | Int($1) } }
+            #expect(size == [412, 915])
+            // A blank page compresses to a few KB; text and coloured cards do not.
+            #expect(png.count > 10_000)
+            let dom = try await browser.run(["--dump-dom", base + "/"])
+            let rows = dom.components(separatedBy: "<tr class=").dropFirst().map { row in
+                row.components(separatedBy: "<td data-label=").dropFirst().map { cell in
+                    String(cell.drop { $0 != ">" }.dropFirst().prefix { $0 != "<" })
+                        .replacingOccurrences(of: "&amp;", with: "&").replacingOccurrences(of: "&#39;", with: "'")
+                }
+            }
+            #expect(rows.count == 2)
+            let ok = try #require(rows.first { $0.first == "items" })
+            #expect(ok.count == 7 && ok[1] == "t_item" && ok[2].hasPrefix("20") && Array(ok[3...]) == ["ok", "2", "–", ""])
+            let failed = try #require(rows.first { $0.first == "broken" })
+            #expect(Array(failed.prefix(2)) == ["broken", "t_broken"] && Array(failed[3...5]) == ["failed (stale)", "0", "–"])
+            #expect(failed[6].hasPrefix("job 'broken': GET ") && failed[6].contains("HTTP 503"))
+            #expect(dom.contains("2 jobs, 2 tables, 2 records; 1 failed, 1 stale. As of "))
+            #expect(dom.contains(#"<tr class="failed"><td data-label="job">broken</td>"#))
         }
     }
 
@@ -189,5 +241,53 @@ struct ServeTests {
             #expect(failure?.description == "cannot listen on 127.0.0.1:\(port): the port is taken: another program listens "
                 + "on it (--port another one, or 0 for any free one)")
         }
+    }
+}
+
+/// Debian's headless Chromium, run as a command: `MIRROR_BROWSER`, else `chromium` or
+/// `chromium-browser` on the PATH.
+struct Browser {
+    static let missing: Comment = "no chromium: apt-get install chromium (scripts/test.sh does), or name one in MIRROR_BROWSER"
+
+    let path: String
+
+    static func find() -> Browser? {
+        let environment = ProcessInfo.processInfo.environment
+        if let named = environment["MIRROR_BROWSER"] { return Browser(path: named) }
+        for folder in (environment["PATH"] ?? "/usr/bin").split(separator: ":") {
+            for name in ["chromium", "chromium-browser"] where FileManager.default.isExecutableFile(atPath: "\(folder)/\(name)") {
+                return Browser(path: "\(folder)/\(name)")
+            }
+        }
+        return nil
+    }
+
+    /// Runs the browser headless with `arguments`; its standard output, once it exits 0.
+    func run(_ arguments: [String]) async throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        let profile = NSTemporaryDirectory() + "mirror-browser-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: profile) }
+        process.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
+                             "--user-data-dir=\(profile)"] + arguments
+        // A file, not a pipe: a pipe that fills up would stop the browser before it exits.
+        let outputPath = profile + ".out"
+        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
+        defer { try? FileManager.default.removeItem(atPath: outputPath) }
+        process.standardOutput = FileHandle(forWritingAtPath: outputPath)
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        // Waited for without blocking a thread the server's requests need.
+        let status = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int32, any Error>) in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do {
+                try process.run()
+            } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+            }
+        }
+        let text = String(decoding: try Data(contentsOf: URL(fileURLWithPath: outputPath)), as: UTF8.self)
+        #expect(status == 0, "\(path) \(arguments) exited with \(status)")
+        return text
     }
 }

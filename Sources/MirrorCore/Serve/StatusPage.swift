@@ -2,7 +2,7 @@ import Foundation
 
 /// The page at `/` of `mirror serve`: every job with its last run, result, staleness,
 /// records, files and failure, and every table. Plain HTML and CSS, no script, readable on
-/// a phone (the table scrolls sideways on a narrow screen).
+/// a phone: on a narrow screen each job is a card, one line per column, named.
 enum StatusPage {
     static func html(_ report: StatusReport, now: Date = Date()) -> String {
         var rows = ""
@@ -11,13 +11,11 @@ enum StatusPage {
             let result = run.map { $0.status.rawValue } ?? "never run"
             let records = report.tables.first { $0.table == job.table && $0.database == job.database }?.records ?? 0
             let files = job.files.map { "\($0.downloaded) (\($0.failed) failed, \($0.pending) pending)" } ?? "–"
-            let state = job.stale ? "stale" : result == "ok" ? "ok" : "failed"
-            rows += """
-                <tr class="\(state)"><td>\(escape(job.job))</td><td>\(escape(job.table))</td>\
-                <td>\(escape(run?.finishedAt ?? "–"))</td><td>\(escape(result))\(job.stale ? " (stale)" : "")</td>\
-                <td>\(records)</td><td>\(escape(files))</td><td>\(escape(run?.error ?? ""))</td></tr>
-
-                """
+            // A failure shows as one even when it has made the job stale too.
+            let state = result != "ok" ? "failed" : job.stale ? "stale" : "ok"
+            let cells = [escape(job.job), escape(job.table), escape(run?.finishedAt ?? "–"),
+                         escape(result) + (job.stale ? " (stale)" : ""), "\(records)", escape(files), escape(run?.error ?? "")]
+            rows += "<tr class=\"\(state)\">" + zip(columns, cells).map { "<td data-label=\"\($0)\">\($1)</td>" }.joined() + "</tr>\n"
         }
         return """
             <!doctype html>
@@ -27,27 +25,36 @@ enum StatusPage {
             <style>
             body { font: 16px/1.4 system-ui, sans-serif; margin: 1rem; color: #222; }
             h1 { font-size: 1.3rem; }
-            .scroll { overflow-x: auto; }
             table { border-collapse: collapse; min-width: 100%; }
             th, td { text-align: left; padding: .35rem .6rem; border-bottom: 1px solid #ddd; white-space: nowrap; }
             tr.failed td { background: #fde8e8; }
             tr.stale td { background: #fff4d6; }
             td:last-child { white-space: normal; min-width: 12rem; }
+            @media (max-width: 40rem) {
+              thead { display: none; }
+              table, tbody, tr, td { display: block; min-width: 0; }
+              tr { margin: 0 0 .8rem; border: 1px solid #ddd; border-radius: .4rem; overflow: hidden; }
+              td { white-space: normal; overflow-wrap: anywhere; border-bottom: 0; padding: .2rem .6rem; }
+              td:empty { display: none; }
+              td::before { content: attr(data-label) ": "; font-weight: 600; }
+            }
             </style></head><body>
             <h1>mirror: \(escape(report.output))</h1>
             <p>\(count(report.jobs.count, "job")), \(count(report.tables.count, "table")), \
             \(count(report.tables.reduce(0) { $0 + $1.records }, "record")); \
             \(report.jobs.filter { $0.lastRun?.status == .failed }.count) failed, \(report.jobs.filter(\.stale).count) stale. \
             As of \(Timestamp.string(now)).</p>
-            <div class="scroll"><table>
-            <thead><tr><th>job</th><th>table</th><th>last run</th><th>result</th><th>records</th><th>files</th><th>failure</th></tr></thead>
+            <table>
+            <thead><tr>\(columns.map { "<th>\($0)</th>" }.joined())</tr></thead>
             <tbody>
-            \(rows)</tbody></table></div>
+            \(rows)</tbody></table>
             <p>JSON: <a href="/_mirror/status">status</a>, <a href="/_mirror/tables">tables</a>.</p>
             </body></html>
 
             """
     }
+
+    static let columns = ["job", "table", "last run", "result", "records", "files", "failure"]
 
     private static func count(_ number: Int, _ noun: String) -> String {
         "\(number) \(noun)\(number == 1 ? "" : "s")"
