@@ -81,6 +81,77 @@ struct ReplayTests {
         }
     }
 
+    @Test("a secret is masked in the envelope's strings only, and a Host that is not a plain host and port is not put into it")
+    func maskedStrings() async throws {
+        let harness = try Harness()
+        let kept = KeptAnswers()
+        try await FixtureServer.with(kept.keeping { request in
+            let page = Int(request.parameter("page") ?? "") ?? 0
+            let list = page == 1 ? #"{"id":"a","total":4200}"# : ""
+            return .json(#"{"data":{"list":[\#(list)]},"total":4200,"note":"account 42","42":true,"next":"\#(request.base)/items?page=\#(page + 1)"}"#)
+        }) { server in
+            _ = try await harness.run(itemsJob("headers: { X-Account: \"${ACCOUNT}\" }"), server: server, environment: ["ACCOUNT": "42"])
+        }
+        try await serving(harness) { base in
+            let page = try await get(base + "/items?page=1")
+            #expect(page.text == #"{"data":{"list":[{"id":"a","total":4200}]},"total":4200,"note":"account REDACTED","REDACTED":true,"next":"\#(base)/items?page=2"}"#)
+            #expect((try? JSONDocument(parsing: page.body)) != nil)
+            let port = base.split(separator: ":").last!
+            for host in [#"127.0.0.1:\#(port)"],"x"#, "localhost:1\\", "127.0.0.1:99999999"] {
+                let odd = try await get(base + "/items?page=1", headers: [("Host", host)])
+                #expect(odd.status == 200 && odd.text.contains(#""next":"http://127.0.0.1:\#(port)/items?page=2""#), "\(host): \(odd.text)")
+            }
+            #expect(try await get(base + "/items?page=1", headers: [("Host", "localhost:\(port)")]).text
+                .contains(#""next":"http://localhost:\#(port)/items?page=2""#))
+        }
+    }
+
+    @Test("a page kept before envelopes were is fetched whole by the next run, though the API would answer 304")
+    func pageWithoutEnvelope() async throws {
+        let harness = try Harness()
+        let handler: @Sendable (FixtureRequest) async -> FixtureResponse = { request in
+            let page = Int(request.parameter("page") ?? "") ?? 0
+            let etag = "\"p\(page)\""
+            if request.headers["if-none-match"] == etag { return FixtureResponse(status: 304, headers: [("ETag", etag)], body: []) }
+            return .json(PagedAPI(ids: [["1", "2"]]).body(page: page), headers: [("ETag", etag)])
+        }
+        try await FixtureServer.with(handler) { server in
+            _ = try await harness.run(itemsJob(), server: server)
+            try await harness.database("t_item.sqlite").write { db in
+                try db.execute(sql: "UPDATE _mirror_pages SET envelope = NULL, records_at = NULL")
+            }
+            try await serving(harness) { base in
+                let got = try await get(base + "/items?page=1")
+                #expect(got.status == 404)
+            }
+            let summary = try await harness.run(itemsJob(), server: server)
+            #expect(summary.jobs[0].pages.notModified == 0)
+            try await serving(harness) { base in
+                let got = try await get(base + "/items?page=1")
+                #expect(got.text == #"{"data":{"list":[{"id":"1","page":1},{"id":"2","page":1}],"page":1}}"#)
+            }
+            let again = try await harness.run(itemsJob(), server: server)
+            #expect(again.jobs[0].pages.notModified == 1)
+        }
+    }
+
+    @Test("requests match in any query order, + as %20, %2F apart from /, a masked value for any value or none")
+    func requestMatching() {
+        let stored = PageRequest(url: "https://api.example.com/v1/a%20b/items?q=x+y&page=2&key=REDACTED")
+        #expect(stored.key == "/v1/a%20b/items?page=2&q=x%20y")
+        #expect(PageRequest(url: "/v1/a b/items?page=2&q=x%20y&key=zzz").matches(stored))
+        #expect(PageRequest(url: "/v1/a%20b/items?q=x+y&page=2").matches(stored))
+        #expect(!PageRequest(url: "/v1/a%20b/items?q=x+y&page=2&key=1&key=2").matches(stored))
+        #expect(!PageRequest(url: "/v1/a%20b/items?q=x+y&page=3").matches(stored))
+        #expect(!PageRequest(url: "/v1/a%2Fb").matches(PageRequest(url: "http://h/v1/a/b")))
+        #expect(PageRequest(url: "/bot123:abc/getUpdates?offset=5").matches(PageRequest(url: "https://h/botREDACTED/getUpdates?offset=5")))
+        #expect(PageRequest.fits("abc", "aREDACTEDc") && !PageRequest.fits("ac", "acREDACTEDc") && PageRequest.fits("Bearer x", "Bearer REDACTED"))
+        #expect(PageRequest.bodyMatches(Array(#"{"b":[1,"t"],"a":"z"}"#.utf8), stored: #"{"a":"REDACTED","b":[1,"t"]}"#))
+        #expect(!PageRequest.bodyMatches(Array(#"{"b":[1,"t"],"a":"z","c":1}"#.utf8), stored: #"{"a":"REDACTED","b":[1,"t"]}"#))
+        #expect(PageRequest.bodyMatches(Array("q=a&token=t0k".utf8), stored: "q=a&token=REDACTED"))
+        #expect(PageRequest.bodyMatches(Array(#"{"account":7}"#.utf8), stored: #"{"account":REDACTED}"#))
+    }
+
     @Test("offset and cursor walks are answered request for request, numbers digit for digit")
     func offsetAndCursor() async throws {
         let harness = try Harness()
@@ -216,26 +287,28 @@ struct ReplayTests {
         let harness = try Harness()
         let api = EditableAPI([[#"{"id":"1","v":1}"#, #"{"id":"2","v":1}"#]])
         let job = itemsJob("on_change: replace")
+        // One API server for every run: its pages keep their URLs.
         try await FixtureServer.with(api.handler) { server in
             _ = try await harness.run(job, server: server)
-        }
-        try await serving(harness) { base in
-            let first = try await get(base + "/items?page=1")
-            let etag = try #require(first.headers["etag"])
-            #expect(first.text == #"{"data":{"list":[{"id":"1","v":1},{"id":"2","v":1}]}}"#)
-            let same = try await get(base + "/items?page=1", headers: [("If-None-Match", etag)])
-            #expect(same.status == 304 && same.body.isEmpty && same.headers["etag"] == etag)
-            #expect(try await get(base + "/items?page=1", method: .HEAD).headers["etag"] == etag)
-            // A run that changes nothing keeps the tag.
-            try await FixtureServer.with(api.handler) { server in _ = try await harness.run(job, server: server) }
-            #expect(try await get(base + "/items?page=1", headers: [("If-None-Match", etag)]).status == 304)
-            api.set([[#"{"id":"1","v":2}"#, #"{"id":"2","v":1}"#]])
-            try await FixtureServer.with(api.handler) { server in _ = try await harness.run(job, server: server) }
-            let changed = try await get(base + "/items?page=1", headers: [("If-None-Match", etag)])
-            #expect(changed.status == 200 && changed.text == #"{"data":{"list":[{"id":"1","v":2},{"id":"2","v":1}]}}"#)
-            let newTag = try #require(changed.headers["etag"])
-            #expect(newTag != etag)
-            #expect(try await get(base + "/items?page=1", headers: [("If-None-Match", "\"x\", \(newTag)")]).status == 304)
+            try await serving(harness) { base in
+                let first = try await get(base + "/items?page=1")
+                let etag = try #require(first.headers["etag"])
+                #expect(first.text == #"{"data":{"list":[{"id":"1","v":1},{"id":"2","v":1}]}}"#)
+                let same = try await get(base + "/items?page=1", headers: [("If-None-Match", etag)])
+                #expect(same.status == 304 && same.body.isEmpty && same.headers["etag"] == etag)
+                #expect(try await get(base + "/items?page=1", method: .HEAD).headers["etag"] == etag)
+                // A run that changes nothing keeps the tag.
+                _ = try await harness.run(job, server: server)
+                let kept = try await get(base + "/items?page=1", headers: [("If-None-Match", etag)])
+                #expect(kept.status == 304, "\(etag) became \(kept.headers["etag"] ?? "none")")
+                api.set([[#"{"id":"1","v":2}"#, #"{"id":"2","v":1}"#]])
+                _ = try await harness.run(job, server: server)
+                let changed = try await get(base + "/items?page=1", headers: [("If-None-Match", etag)])
+                #expect(changed.status == 200 && changed.text == #"{"data":{"list":[{"id":"1","v":2},{"id":"2","v":1}]}}"#)
+                let newTag = try #require(changed.headers["etag"])
+                #expect(newTag != etag)
+                #expect(try await get(base + "/items?page=1", headers: [("If-None-Match", "\"x\", \(newTag)")]).status == 304)
+            }
         }
     }
 

@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
+import Synchronization
 
 /// `mirror serve`: an HTTP server answering from an output folder, read-only, offline. The
 /// API's own URLs (`ReplayedPages`), a status page at `/`, the read API (`/_mirror/tables`, `/_mirror/tables/<table>`, `/_mirror/changes/<table>`,
@@ -99,13 +100,17 @@ public struct MirrorServer: Sendable {
         let files = ServedFiles(output: options.output)
         let pages = ReplayedPages(output: options.output)
         let bind = options.bind
+        let address = ServerAddress(bind: bind, port: options.port)
         let responder = CallbackResponder<BasicRequestContext> { request, _ in
-            try await Self.respond(to: request, api: api, files: files, pages: pages, bind: bind)
+            try await Self.respond(to: request, api: api, files: files, pages: pages, address: address)
         }
         return Application(
             responder: responder,
             configuration: .init(address: .hostname(options.bind, port: options.port), serverName: "mirror"),
-            onServerRunning: { channel in listening(channel.localAddress?.port ?? 0) },
+            onServerRunning: { channel in
+                address.listening(on: channel.localAddress?.port ?? 0)
+                listening(channel.localAddress?.port ?? 0)
+            },
             logger: logger)
     }
 
@@ -115,7 +120,8 @@ public struct MirrorServer: Sendable {
     static let maxRequestBody = 1 << 20
 
     private static func respond(to request: Request, api: ReadAPI, files: ServedFiles, pages: ReplayedPages,
-                                bind: String) async throws -> Response {
+                                address: ServerAddress) async throws -> Response {
+        let bind = address.bind
         /// On a loopback address, a request must name this machine: a web page whose name
         /// was made to point to 127.0.0.1 (DNS rebinding) gets nothing.
         func allowed(host authority: String?) -> Bool {
@@ -144,14 +150,14 @@ public struct MirrorServer: Sendable {
         guard own else {
             var request = request
             let body = request.method == .post ? Array(try await request.collectBody(upTo: maxRequestBody).readableBytesView) : []
-            let origin = "http://" + (request.head.authority ?? bind)
+            let origin = address.origin(asked: request.head.authority)
             let method = request.method.rawValue
             let target = request.uri.string
             let ifNoneMatch = request.headers[.ifNoneMatch]
             let answer = try await blocking {
                 try pages.answer(method: method, target: target, body: body, origin: origin, ifNoneMatch: ifNoneMatch)
             }
-            return replayed(answer, head: request.method == .head)
+            return await replayed(answer, head: request.method == .head)
         }
         var parameters: [String: String] = [:]
         for (key, value) in request.uri.queryParameters { parameters[String(key)] = String(value) }
@@ -202,7 +208,7 @@ public struct MirrorServer: Sendable {
 
     /// A replayed page: whole, or its records read a chunk at a time on the thread pool, in
     /// the page's read transaction, between the envelope's two halves.
-    private static func replayed(_ answer: ReplayedPages.Answer, head: Bool) -> Response {
+    private static func replayed(_ answer: ReplayedPages.Answer, head: Bool) async -> Response {
         switch answer {
         case let .whole(answer):
             return response(answer)
@@ -212,25 +218,32 @@ public struct MirrorServer: Sendable {
             for (name, value) in headers {
                 if let name = HTTPField.Name(name) { fields[name] = value }
             }
+            // The read transaction ends on the thread pool, however the answer ends.
+            let finish: @Sendable () async -> Void = { _ = try? await blocking { page.finish() } }
             if head {
-                page.finish()
+                await finish()
                 return Response(status: .init(code: status), headers: fields, body: ResponseBody())
             }
             let body = ResponseBody { writer in
-                defer { page.finish() }
-                try await writer.write(ByteBuffer(bytes: first))
-                var cursor = cursor
-                while !cursor.done {
-                    let read = try await blocking { [cursor] () throws -> ([UInt8], FoundPage.Cursor) in
-                        var next = cursor
-                        var chunk: [UInt8] = []
-                        try page.read(&next, into: &chunk, budget: ReplayedPages.chunk)
-                        return (chunk, next)
+                do {
+                    try await writer.write(ByteBuffer(bytes: first))
+                    var cursor = cursor
+                    while !cursor.done {
+                        let read = try await blocking { [cursor] () throws -> ([UInt8], FoundPage.Cursor) in
+                            var next = cursor
+                            var chunk: [UInt8] = []
+                            try page.read(&next, into: &chunk, budget: ReplayedPages.chunk)
+                            return (chunk, next)
+                        }
+                        try await writer.write(ByteBuffer(bytes: read.0))
+                        cursor = read.1
                     }
-                    try await writer.write(ByteBuffer(bytes: read.0))
-                    cursor = read.1
+                    try await writer.write(ByteBuffer(bytes: last))
+                } catch {
+                    await finish()
+                    throw error
                 }
-                try await writer.write(ByteBuffer(bytes: last))
+                await finish()
                 try await writer.finish(nil)
             }
             return Response(status: .init(code: status), headers: fields, body: body)
@@ -270,5 +283,49 @@ public struct MirrorServer: Sendable {
             }
             return Response(status: .init(code: status), headers: fields, body: body)
         }
+    }
+}
+
+/// The address the server listens on, and the origin a client reached it at.
+final class ServerAddress: Sendable {
+    let bind: String
+    private let port: Mutex<Int>
+
+    init(bind: String, port: Int) {
+        self.bind = bind
+        self.port = Mutex(port)
+    }
+
+    func listening(on port: Int) {
+        self.port.withLock { $0 = port }
+    }
+
+    /// `http://` and the request's `Host` when it is a host name or address with an
+    /// optional port, else the address listened on: a `Host` is put into answers' URLs,
+    /// so nothing else of it is.
+    func origin(asked authority: String?) -> String {
+        if let authority, Self.isPlainAuthority(authority) { return "http://" + authority }
+        let host = bind.contains(":") ? "[\(bind)]" : bind
+        return "http://\(host):\(port.withLock { $0 })"
+    }
+
+    static func isPlainAuthority(_ text: String) -> Bool {
+        var host = Substring(text)
+        if host.hasPrefix("[") {
+            guard let close = host.firstIndex(of: "]") else { return false }
+            let inside = host[host.index(after: host.startIndex)..<close]
+            guard !inside.isEmpty, inside.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else { return false }
+            host = host[host.index(after: close)...]
+        } else {
+            let end = host.firstIndex(of: ":") ?? host.endIndex
+            let name = host[..<end]
+            guard !name.isEmpty, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == ".") }) else {
+                return false
+            }
+            host = host[end...]
+        }
+        guard !host.isEmpty else { return true }
+        let digits = host.dropFirst()
+        return host.first == ":" && !digits.isEmpty && digits.count <= 5 && digits.allSatisfy { $0.isASCII && $0.isNumber }
     }
 }

@@ -48,8 +48,10 @@ public struct ReplayedPages: Sendable {
         let apiOrigin = PageRequest.origin(of: page.url)
         let head = Self.pointing(page.envelope.head, from: apiOrigin, to: origin)
         let tail = Self.pointing(page.envelope.tail, from: apiOrigin, to: origin)
+        // Everything the answer is made of but the records, whose changes `version` follows.
         var hash = SHA256()
-        for part in [head, page.ids, tail] {
+        let row = "\(page.rowid) \(page.status) \(page.table) \(page.account) \(page.nextURL ?? "")"
+        for part in [Array(row.utf8), head, page.ids, tail] {
             hash.update(data: part)
             hash.update(data: [0])
         }

@@ -17,53 +17,81 @@ enum PageLookup {
 
     /// The page `request` (with `body`, empty for a GET) asks for. Among several (the same
     /// request stored by two jobs or accounts), the one fetched last.
+    ///
+    /// The index on `request_key` finds it (see `PageRequest.probes`). Only stored requests
+    /// whose key holds a secret (in the path, or in more than two query names) are checked
+    /// one by one, their keys read from the index alone. A miss names the stored requests
+    /// next to it in key order.
     static func find(_ request: PageRequest, body: [UInt8], in output: String) throws -> Outcome {
-        var best: (page: FoundPage, fetchedAt: String)?
+        var best: (queue: DatabaseQueue, path: String, rowid: Int64, fetchedAt: String)?
+        func consider(_ queue: DatabaseQueue, _ path: String, _ rowid: Int64, _ fetchedAt: String) {
+            if best.map({ $0.fetchedAt < fetchedAt }) ?? true { best = (queue, path, rowid, fetchedAt) }
+        }
         var opened: [(path: String, queue: DatabaseQueue)] = []
+        let probes = request.probes
         for name in RecordReader.databases(in: output) {
             let path = (output as NSString).appendingPathComponent(name)
             guard let queue = try FoundPage.open(path) else { continue }
             opened.append((path, queue))
-            let probes = request.probes
-            let found = try queue.inDatabase { db in
-                try Row.fetchAll(db, sql: """
+            try queue.inDatabase { db in
+                let rows = try Row.fetchCursor(db, sql: """
                     SELECT rowid, url, body, fetched_at FROM \(StoreSchema.pages)
                     WHERE request_key IN (\(databaseQuestionMarks(count: probes.count))) AND envelope IS NOT NULL
                     ORDER BY fetched_at DESC
                     """, arguments: StatementArguments(probes))
-            }
-            if let row = found.first(where: { request.matches(PageRequest(url: $0["url"])) && PageRequest.bodyMatches(body, stored: $0["body"]) }),
-               best.map({ $0.fetchedAt < row["fetched_at"] }) ?? true {
-                best = (try FoundPage(queue: queue, database: path, rowid: row["rowid"]), row["fetched_at"])
-            }
-        }
-        if let best { return .found(best.page) }
-        // Not among the keys: a secret in the path, or in more than two names. Every stored
-        // request is checked, and the closest kept for the answer.
-        var closest: [(score: Int, target: String)] = []
-        let asked = request.path + "?" + request.pairs.map { $0.name + "=" + $0.value }.joined(separator: "&")
-        for (path, queue) in opened {
-            let rows = try queue.inDatabase { db in
-                try Row.fetchAll(db, sql: """
-                    SELECT rowid, url, body FROM \(StoreSchema.pages) WHERE envelope IS NOT NULL ORDER BY fetched_at DESC
-                    """).map { row -> (Int64, String, String) in (row["rowid"], row["url"], row["body"]) }
-            }
-            for (rowid, url, storedBody) in rows {
-                let stored = PageRequest(url: url)
-                if request.matches(stored), PageRequest.bodyMatches(body, stored: storedBody) {
-                    return .found(try FoundPage(queue: queue, database: path, rowid: rowid))
+                while let row = try rows.next() {
+                    if request.matches(PageRequest(url: row["url"])), PageRequest.bodyMatches(body, stored: row["body"]) {
+                        consider(queue, path, row["rowid"], row["fetched_at"])
+                        break
+                    }
                 }
-                let target = PageRequest.target(of: url)
-                let candidate = stored.path + "?" + stored.pairs.map { $0.name + "=" + $0.value }.joined(separator: "&")
-                let score = (stored.path == request.path ? 1 << 20 : 0)
-                    + zip(asked.utf8, candidate.utf8).prefix { $0 == $1 }.count
-                guard !closest.contains(where: { $0.target == target }) else { continue }
-                closest.append((score, target))
-                closest.sort { $0.score != $1.score ? $0.score > $1.score : $0.target < $1.target }
-                if closest.count > closestCount { closest.removeLast() }
             }
         }
-        return .missing(closest: closest.map(\.target))
+        if best == nil {
+            for (path, queue) in opened {
+                try queue.inDatabase { db in
+                    let keys = try Row.fetchCursor(db, sql: """
+                        SELECT rowid, request_key FROM \(StoreSchema.pages) INDEXED BY \(StoreSchema.pages)_by_request
+                        WHERE request_key IS NOT NULL AND instr(request_key, ?) > 0
+                        """, arguments: [Redactor.mask])
+                    while let key = try keys.next() {
+                        guard let row = try Row.fetchOne(db, sql: """
+                            SELECT url, body, fetched_at FROM \(StoreSchema.pages) WHERE rowid = ? AND envelope IS NOT NULL
+                            """, arguments: [key["rowid"]]),
+                            request.matches(PageRequest(url: row["url"])), PageRequest.bodyMatches(body, stored: row["body"]) else {
+                            continue
+                        }
+                        consider(queue, path, key["rowid"], row["fetched_at"])
+                    }
+                }
+            }
+        }
+        if let best { return .found(try FoundPage(queue: best.queue, database: best.path, rowid: best.rowid)) }
+        return .missing(closest: try closest(to: request, in: opened.map(\.queue)))
+    }
+
+    /// The stored requests whose keys are next to `request`'s, most alike first.
+    private static func closest(to request: PageRequest, in queues: [DatabaseQueue]) throws -> [String] {
+        let key = request.key
+        var found: [(score: Int, target: String)] = []
+        for queue in queues {
+            try queue.inDatabase { db in
+                for (comparison, order) in [(">=", "ASC"), ("<", "DESC")] {
+                    for row in try Row.fetchAll(db, sql: """
+                        SELECT url, request_key FROM \(StoreSchema.pages)
+                        WHERE request_key \(comparison) ? AND envelope IS NOT NULL ORDER BY request_key \(order) LIMIT ?
+                        """, arguments: [key, closestCount]) {
+                        let stored: String = row["request_key"]
+                        let score = (PageRequest(url: row["url"]).path == request.path ? 1 << 20 : 0)
+                            + zip(key.utf8, stored.utf8).prefix { $0 == $1 }.count
+                        found.append((score, PageRequest.target(of: row["url"])))
+                    }
+                }
+            }
+        }
+        var seen: Set<String> = []
+        return found.sorted { $0.score != $1.score ? $0.score > $1.score : $0.target < $1.target }
+            .filter { seen.insert($0.target).inserted }.prefix(closestCount).map(\.target)
     }
 }
 
@@ -72,6 +100,8 @@ enum PageLookup {
 /// `finish()`, or when the page is let go.
 final class FoundPage: Sendable {
     let queue: DatabaseQueue
+    /// The page's row in `_mirror_pages`.
+    let rowid: Int64
     /// The request as stored: its URL (secrets masked) and status.
     let url: String
     let status: Int
@@ -103,6 +133,7 @@ final class FoundPage: Sendable {
 
     init(queue: DatabaseQueue, database: String, rowid: Int64) throws {
         self.queue = queue
+        self.rowid = rowid
         let row = try queue.inDatabase { db in
             try Row.fetchOne(db, sql: """
                 SELECT url, status, envelope, records_at, ids, table_name, account, next_url,

@@ -157,13 +157,15 @@ extension TableStore {
             """).execute(arguments: [time, nextPage, nextURL, nextCursor, cursorIsNumber, position, job, account])
     }
 
-    /// The stored copy of a request's page, if it was stored whole with its ids.
+    /// The stored copy of a request's page, if it was stored whole with its ids and its
+    /// envelope: a page stored before envelopes were kept is fetched whole once, to keep one.
     public func storedPage(job: String, account: String, url: String, requestBody: String) async throws -> StoredPage? {
         try await pool.read { db in
             guard let row = try Row.fetchOne(db, sql: """
                 SELECT page, status, etag, last_modified, fetched_at, elements, ids, next_url, next_cursor, last_page, total,
                   next_cursor_is_number
                 FROM \(StoreSchema.pages) WHERE job = ? AND account = ? AND url = ? AND body = ? AND ids IS NOT NULL
+                  AND envelope IS NOT NULL
                 """, arguments: [job, account, url, requestBody]) else { return nil }
             let idsText: String = row["ids"]
             let ids = try idsText.utf8.withContiguousStorageIfAvailable { try JSONDocument(parsing: UnsafeRawBufferPointer($0)) }
