@@ -21,6 +21,7 @@ public struct ReplayedPages: Sendable {
     static let chunk = 1 << 18
 
     public let output: String
+    let connections = ReplayConnections()
 
     public init(output: String) {
         self.output = output
@@ -31,7 +32,7 @@ public struct ReplayedPages: Sendable {
     func answer(method: String, target: String, body: [UInt8], origin: String, ifNoneMatch: String?) throws -> Answer {
         let request = PageRequest(url: target)
         let page: FoundPage
-        switch try PageLookup.find(request, body: body, in: output) {
+        switch try PageLookup.find(request, body: body, in: output, connections: connections) {
         case let .found(found):
             page = found
         case let .missing(closest):

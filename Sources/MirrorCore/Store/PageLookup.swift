@@ -22,18 +22,24 @@ enum PageLookup {
     /// whose key holds a secret (in the path, or in more than two query names) are checked
     /// one by one, their keys read from the index alone. A miss names the stored requests
     /// next to it in key order.
-    static func find(_ request: PageRequest, body: [UInt8], in output: String) throws -> Outcome {
-        var best: (queue: DatabaseQueue, path: String, rowid: Int64, fetchedAt: String)?
-        func consider(_ queue: DatabaseQueue, _ path: String, _ rowid: Int64, _ fetchedAt: String) {
-            if best.map({ $0.fetchedAt < fetchedAt }) ?? true { best = (queue, path, rowid, fetchedAt) }
+    static func find(_ request: PageRequest, body: [UInt8], in output: String,
+                     connections: ReplayConnections) throws -> Outcome {
+        var opened: [ReplayConnections.Lent] = []
+        // Every connection but the answering page's goes back when the lookup ends.
+        var answering: Int?
+        defer {
+            for (index, lent) in opened.enumerated() where index != answering { connections.give(lent) }
         }
-        var opened: [(path: String, queue: DatabaseQueue)] = []
+        var best: (index: Int, rowid: Int64, fetchedAt: String)?
+        func consider(_ index: Int, _ rowid: Int64, _ fetchedAt: String) {
+            if best.map({ $0.fetchedAt < fetchedAt }) ?? true { best = (index, rowid, fetchedAt) }
+        }
         let probes = request.probes
         for name in RecordReader.databases(in: output) {
-            let path = (output as NSString).appendingPathComponent(name)
-            guard let queue = try FoundPage.open(path) else { continue }
-            opened.append((path, queue))
-            try queue.inDatabase { db in
+            guard let lent = try connections.take((output as NSString).appendingPathComponent(name)) else { continue }
+            opened.append(lent)
+            let index = opened.count - 1
+            try lent.queue.inDatabase { db in
                 let rows = try Row.fetchCursor(db, sql: """
                     SELECT rowid, url, body, fetched_at FROM \(StoreSchema.pages)
                     WHERE request_key IN (\(databaseQuestionMarks(count: probes.count))) AND envelope IS NOT NULL
@@ -41,15 +47,15 @@ enum PageLookup {
                     """, arguments: StatementArguments(probes))
                 while let row = try rows.next() {
                     if request.matches(PageRequest(url: row["url"])), PageRequest.bodyMatches(body, stored: row["body"]) {
-                        consider(queue, path, row["rowid"], row["fetched_at"])
+                        consider(index, row["rowid"], row["fetched_at"])
                         break
                     }
                 }
             }
         }
         if best == nil {
-            for (path, queue) in opened {
-                try queue.inDatabase { db in
+            for (index, lent) in opened.enumerated() {
+                try lent.queue.inDatabase { db in
                     let keys = try Row.fetchCursor(db, sql: """
                         SELECT rowid, request_key FROM \(StoreSchema.pages) INDEXED BY \(StoreSchema.pages)_by_request
                         WHERE request_key IS NOT NULL AND instr(request_key, ?) > 0
@@ -61,12 +67,15 @@ enum PageLookup {
                             request.matches(PageRequest(url: row["url"])), PageRequest.bodyMatches(body, stored: row["body"]) else {
                             continue
                         }
-                        consider(queue, path, key["rowid"], row["fetched_at"])
+                        consider(index, key["rowid"], row["fetched_at"])
                     }
                 }
             }
         }
-        if let best { return .found(try FoundPage(queue: best.queue, database: best.path, rowid: best.rowid)) }
+        if let best {
+            answering = best.index
+            return .found(try FoundPage(opened[best.index], connections: connections, rowid: best.rowid))
+        }
         return .missing(closest: try closest(to: request, in: opened.map(\.queue)))
     }
 
@@ -97,9 +106,11 @@ enum PageLookup {
 
 /// A stored page, read in the read transaction it was found in: the records it puts back
 /// are those of one moment, however long sending them takes. The transaction ends with
-/// `finish()`, or when the page is let go.
+/// `finish()`, or when the page is let go (its connection closes then).
 final class FoundPage: Sendable {
-    let queue: DatabaseQueue
+    private let lent: ReplayConnections.Lent
+    private let connections: ReplayConnections
+    private var queue: DatabaseQueue { lent.queue }
     /// The page's row in `_mirror_pages`.
     let rowid: Int64
     /// The request as stored: its URL (secrets masked) and status.
@@ -115,25 +126,14 @@ final class FoundPage: Sendable {
     /// Changes whenever any record of the database changes: the change feed's id and last seq.
     let version: String
 
-    /// Opens `path` read-only and begins a read transaction, or nil when the database keeps
-    /// no envelopes (not a mirror database, or one no run has written since envelopes were kept).
-    static func open(_ path: String) throws -> DatabaseQueue? {
-        var configuration = RecordReader.readOnly
-        // The read transaction outlives one access: it spans the whole answer.
-        configuration.allowsUnsafeTransactions = true
-        guard let queue = try? DatabaseQueue(path: path, configuration: configuration) else { return nil }
-        let ready = try queue.inDatabase { db in
-            try db.execute(sql: "BEGIN DEFERRED")
-            guard try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0 >= StoreSchema.envelopeVersion,
-                  try db.tableExists(StoreSchema.pages) else { return false }
-            return true
-        }
-        return ready ? queue : nil
-    }
-
-    init(queue: DatabaseQueue, database: String, rowid: Int64) throws {
-        self.queue = queue
+    /// The page at `rowid` of the lent connection's database, read in its transaction,
+    /// which `finish()` ends, giving the connection back.
+    init(_ lent: ReplayConnections.Lent, connections: ReplayConnections, rowid: Int64) throws {
+        self.lent = lent
+        self.connections = connections
         self.rowid = rowid
+        let queue = lent.queue
+        let database = lent.path
         let row = try queue.inDatabase { db in
             try Row.fetchOne(db, sql: """
                 SELECT url, status, envelope, records_at, ids, table_name, account, next_url,
@@ -221,8 +221,8 @@ final class FoundPage: Sendable {
         return (start ..< min(index, text.count), escaped)
     }
 
-    /// Ends the read transaction.
+    /// Ends the read transaction and gives the connection back. Called once.
     func finish() {
-        try? queue.inDatabase { db in try db.execute(sql: "COMMIT") }
+        connections.give(lent)
     }
 }
