@@ -21,7 +21,7 @@ public struct ReplayedPages: Sendable {
     static let chunk = 1 << 18
 
     public let output: String
-    let connections = ReplayConnections()
+    let connections = ReadConnections.pages()
 
     public init(output: String) {
         self.output = output

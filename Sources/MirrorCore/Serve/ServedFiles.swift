@@ -28,6 +28,7 @@ public struct ServedFiles: Sendable {
     }
 
     public let output: String
+    let connections = ReadConnections.files()
 
     public init(output: String) {
         self.output = output
@@ -105,13 +106,12 @@ public struct ServedFiles: Sendable {
     /// The file's row in a database's file index, if one lists it as downloaded.
     private func indexEntry(_ relative: String) throws -> (sha256: String, contentType: String?)? {
         for name in RecordReader.databases(in: output) {
-            let queue = try DatabaseQueue(path: (output as NSString).appendingPathComponent(name),
-                                          configuration: RecordReader.readOnly)
-            let row = try queue.read { db -> Row? in
-                guard try db.tableExists(StoreSchema.files) else { return nil }
-                return try Row.fetchOne(db, sql: """
+            guard let lent = try connections.take((output as NSString).appendingPathComponent(name)) else { continue }
+            defer { connections.give(lent) }
+            let row = try lent.queue.inDatabase { db in
+                try Row.fetchOne(db.cachedStatement(sql: """
                     SELECT sha256, content_type FROM \(StoreSchema.files) WHERE path = ? AND status = 'ok'
-                    """, arguments: [relative])
+                    """), arguments: [relative])
             }
             if let row { return (row["sha256"], row["content_type"]) }
         }

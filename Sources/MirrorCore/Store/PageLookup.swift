@@ -23,8 +23,8 @@ enum PageLookup {
     /// one by one, their keys read from the index alone. A miss names the stored requests
     /// next to it in key order.
     static func find(_ request: PageRequest, body: [UInt8], in output: String,
-                     connections: ReplayConnections) throws -> Outcome {
-        var opened: [ReplayConnections.Lent] = []
+                     connections: ReadConnections) throws -> Outcome {
+        var opened: [ReadConnections.Lent] = []
         // Every connection but the answering page's goes back when the lookup ends.
         var answering: Int?
         defer {
@@ -108,8 +108,8 @@ enum PageLookup {
 /// are those of one moment, however long sending them takes. The transaction ends with
 /// `finish()`, or when the page is let go (its connection closes then).
 final class FoundPage: Sendable {
-    private let lent: ReplayConnections.Lent
-    private let connections: ReplayConnections
+    private let lent: ReadConnections.Lent
+    private let connections: ReadConnections
     private var queue: DatabaseQueue { lent.queue }
     /// The page's row in `_mirror_pages`.
     let rowid: Int64
@@ -128,7 +128,7 @@ final class FoundPage: Sendable {
 
     /// The page at `rowid` of the lent connection's database, read in its transaction,
     /// which `finish()` ends, giving the connection back.
-    init(_ lent: ReplayConnections.Lent, connections: ReplayConnections, rowid: Int64) throws {
+    init(_ lent: ReadConnections.Lent, connections: ReadConnections, rowid: Int64) throws {
         self.lent = lent
         self.connections = connections
         self.rowid = rowid

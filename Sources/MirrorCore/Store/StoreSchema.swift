@@ -233,7 +233,8 @@ enum StoreSchema {
             }
         }
         // What `mirror serve` answers a page's request with: the response without its records
-        // (the records come from the table), the table they are in, and the request's key.
+        // (the records come from the table), the table they are in, and the request's key;
+        // and the index by which it finds a downloaded file.
         registerMigration("mirror-pages-envelope-11") { db in
             try db.execute(sql: """
                 ALTER TABLE \(pages) ADD COLUMN table_name TEXT;
@@ -241,6 +242,7 @@ enum StoreSchema {
                 ALTER TABLE \(pages) ADD COLUMN records_at INTEGER;
                 ALTER TABLE \(pages) ADD COLUMN request_key TEXT;
                 CREATE INDEX \(pages)_by_request ON \(pages) (request_key);
+                CREATE INDEX \(files)_by_path ON \(files) (path);
                 """)
         }
         return migrations

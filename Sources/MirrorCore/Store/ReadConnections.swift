@@ -2,11 +2,12 @@ import Foundation
 import GRDB
 import Synchronization
 
-/// Read-only connections to an output folder's databases that keep envelopes, kept open
-/// between requests: opening one and reading its schema costs more than answering a page.
-/// A connection is lent with a read transaction begun and comes back when it is committed;
-/// one whose file was replaced since (a database made again) is closed, not lent.
-final class ReplayConnections: Sendable {
+/// Read-only connections to an output folder's databases, kept open between requests:
+/// opening one and reading its schema costs more than answering a request. Only databases
+/// that hold what the requests read (`serves`) are lent. A connection is lent with a read
+/// transaction begun and comes back when it is committed; one whose file was replaced
+/// since (a database made again) is closed, not lent.
+final class ReadConnections: Sendable {
     /// A connection and the file it was opened on.
     struct Lent: Sendable {
         let queue: DatabaseQueue
@@ -30,11 +31,29 @@ final class ReplayConnections: Sendable {
     static let idlePerDatabase = 8
 
     private let idle = Mutex<[String: [Lent]]>([:])
+    private let serves: @Sendable (Database) throws -> Bool
 
-    init() {}
+    /// `serves` tells, in a connection's first read transaction, whether its database holds
+    /// what the requests read.
+    init(serving serves: @escaping @Sendable (Database) throws -> Bool) {
+        self.serves = serves
+    }
 
-    /// A connection to `path` in a read transaction, or nil when the database keeps no
-    /// envelopes (not a mirror database, or one no run has written since envelopes were kept).
+    /// Databases that keep envelopes (not every mirror database: one no run has written
+    /// since envelopes were kept has none).
+    static func pages() -> ReadConnections {
+        ReadConnections { db in
+            try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0 >= StoreSchema.envelopeVersion && db.tableExists(StoreSchema.pages)
+        }
+    }
+
+    /// Databases with a file index.
+    static func files() -> ReadConnections {
+        ReadConnections { db in try db.tableExists(StoreSchema.files) }
+    }
+
+    /// A connection to `path` in a read transaction, or nil when its database does not hold
+    /// what the requests read.
     func take(_ path: String) throws -> Lent? {
         guard let file = FileIdentity(path) else { return nil }
         while let lent = idle.withLock({ $0[path]?.popLast() }) {
@@ -46,10 +65,10 @@ final class ReplayConnections: Sendable {
         // The read transaction outlives one access: it spans the whole answer.
         configuration.allowsUnsafeTransactions = true
         guard let queue = try? DatabaseQueue(path: path, configuration: configuration) else { return nil }
+        let serves = self.serves
         let ready = try queue.inDatabase { db in
             try db.execute(sql: "BEGIN DEFERRED")
-            return try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0 >= StoreSchema.envelopeVersion
-                && db.tableExists(StoreSchema.pages)
+            return try serves(db)
         }
         return ready ? Lent(queue: queue, path: path, file: file) : nil
     }
