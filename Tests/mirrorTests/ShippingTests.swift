@@ -1,5 +1,5 @@
 import Foundation
-import MirrorCore
+@testable import MirrorCore
 import MirrorTestSupport
 import Synchronization
 import Testing
@@ -92,7 +92,7 @@ struct ShippingTests {
             + "the database was made again since; take a new snapshot\n")
     }
 
-    @Test("serve answers from the output folder, stops on SIGTERM with 0, and exits 2 when its port is taken")
+    @Test("serve answers the API's URLs from the output folder, stops on SIGTERM with 0, and exits 2 when its port is taken")
     func serve() async throws {
         let folder = try temporaryFolder()
         try await FixtureServer.with(ItemsAPI().handler) { server in
@@ -110,6 +110,12 @@ struct ShippingTests {
             if port == nil { try await Task.sleep(for: .milliseconds(10)) }
         }
         let listening = try #require(port)
+        // The API's own URL, answered from the mirror: the page as it was served.
+        let page = try await HTTPClient().send(HTTPRequest(
+            method: "GET", url: RedactedURL(real: "http://127.0.0.1:\(listening)/items?page=1", redactor: .none),
+            headers: [], body: nil, timeout: 10, maxBytes: 1 << 20))
+        #expect(page.status == 200 && page.headers["etag"] != nil)
+        #expect(String(decoding: page.body, as: UTF8.self) == #"{"data":[{"id":1,"v":1},{"id":2,"v":1},{"id":3,"v":1}]}"#)
         let taken = try await mirror(["serve", "jobs.yaml", "--port", listening], in: folder)
         #expect(taken.status == 2)
         #expect(taken.stderr.hasSuffix("error: cannot listen on 127.0.0.1:\(listening): the port is taken: another program "
