@@ -93,14 +93,8 @@ struct ServeTests {
             request.path == "/broken" ? .text("down for maintenance", status: 503)
                 : .json(PagedAPI(ids: [["1", "2"]]).body(page: Int(request.parameter("page") ?? "") ?? 0))
         } _: { server in
-            _ = try await harness.run("""
-                version: 1
-                jobs:
-                  - name: items
-                    url: "BASE/items?page={page}"
-                    records: data.list
-                    id: id
-                    table: t_item
+            _ = try await harness.run(itemsJob() + """
+
                   - name: broken
                     url: "BASE/broken?page={page}"
                     records: data.list
