@@ -8,9 +8,11 @@
 #    then reuses; output in .build/demo-build.log),
 # 3. starts the bundled sample API (scripts/sample-api.py) on a free loopback port,
 # 4. runs .build/debug/mirror run jobs/sample.yaml (SAMPLE_PORT set to that port),
-# 5. shows stored records: mirror export, and sqlite3 with json_extract,
-# then stops the sample API. Exits with mirror run's status. Records land in ./cache;
-# run it again to see an incremental run (nothing new, nothing changed).
+# 5. shows stored records: mirror export, and sqlite3 with json_extract; takes a snapshot
+#    and reads the change feed,
+# 6. stops the sample API and asks `mirror serve` for its pages, answered from the mirror.
+# Exits with mirror run's status. Records land in ./cache; run it again to see an
+# incremental run (nothing new, nothing changed).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -59,11 +61,16 @@ echo "built in $((SECONDS - started))s"
 step "Starting the sample API (python3 scripts/sample-api.py)"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/mirror-demo.XXXXXX")
 API_PID=""
-cleanup() {
-    if [ -n "$API_PID" ] && kill -0 "$API_PID" 2>/dev/null; then
-        kill "$API_PID" 2>/dev/null || true
-        wait "$API_PID" 2>/dev/null || true
+SERVE_PID=""
+stop() { # PID
+    if [ -n "$1" ] && kill -0 "$1" 2>/dev/null; then
+        kill "$1" 2>/dev/null || true
+        wait "$1" 2>/dev/null || true
     fi
+}
+cleanup() {
+    stop "$API_PID"
+    stop "$SERVE_PID"
     rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -135,6 +142,40 @@ if [ -f cache/t_event.sqlite ]; then
         step "$MIRROR export --table t_event --changes-since $since  (the change feed: what a device at seq $since lacks)"
         "$MIRROR" export --table t_event --changes-since "$since" | cut -c1-150 || echo "(export failed with status $?)"
     fi
+
+    step "$MIRROR serve --port 0  (the sample API is stopped: the mirror answers its URLs, offline)"
+    stop "$API_PID"
+    API_PID=""
+    "$MIRROR" serve --port 0 2>"$TMP/serve.err" &
+    SERVE_PID=$!
+    serve_port=""
+    for _ in $(seq 1 100); do
+        serve_port=$(sed -n 's|.*http://127\.0\.0\.1:\([0-9]*\)/.*|\1|p' "$TMP/serve.err" | head -n 1)
+        [ -z "$serve_port" ] || break
+        kill -0 "$SERVE_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    if [ -n "$serve_port" ]; then
+        for path in "/v1/events?page=2" "/v1/venues?cursor=dmVudWVzOjI" "/v1/events?page=99"; do
+            echo "GET http://127.0.0.1:$serve_port$path"
+            python3 - "http://127.0.0.1:$serve_port$path" <<'PY' || true
+import sys, urllib.request, urllib.error
+try:
+    with urllib.request.urlopen(sys.argv[1]) as answer:
+        status, body = answer.status, answer.read()
+except urllib.error.HTTPError as error:
+    status, body = error.code, error.read()
+text = body.decode()
+print(f"  {status}: {text[:150]}{'…' if len(text) > 150 else ''}")
+PY
+        done
+        echo "(also: http://127.0.0.1:$serve_port/ is a status page, /_mirror/tables the read API)"
+    else
+        cat "$TMP/serve.err" >&2
+        echo "(mirror serve did not start)"
+    fi
+    stop "$SERVE_PID"
+    SERVE_PID=""
 fi
 
 echo
