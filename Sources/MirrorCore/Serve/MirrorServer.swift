@@ -8,10 +8,12 @@ import ServiceLifecycle
 import Synchronization
 
 /// `mirror serve`: an HTTP server answering from an output folder, read-only, offline. The
-/// API's own URLs (`ReplayedPages`), a status page at `/`, the read API (`/_mirror/tables`, `/_mirror/tables/<table>`, `/_mirror/changes/<table>`,
-/// `/_mirror/status`) and the downloaded files (`/_mirror/files/<path>`). Databases are
-/// opened read-only for each request, with no lock taken: a run writing meanwhile is never
-/// blocked and never seen half-done. SQLite's work runs on NIO's thread pool for blocking
+/// API's own URLs (`ReplayedPages`), a status page at `/`, the read API (`/_mirror/tables`,
+/// `/_mirror/tables/<table>`, `/_mirror/changes/<table>`, `/_mirror/status`) and the
+/// downloaded files (`/_mirror/files/<path>`). Databases are read through read-only
+/// connections (kept between requests for pages and files), one read transaction per
+/// answer, with no lock taken: a run writing meanwhile is never blocked and never seen
+/// half-done. SQLite's work runs on NIO's thread pool for blocking
 /// work, never on the tasks that serve connections.
 public struct MirrorServer: Sendable {
     public struct Options: Sendable {
