@@ -17,6 +17,9 @@ public final class TableStore: PageStore {
         configuration.prepareDatabase { db in
             // WAL keeps every page atomic; NORMAL skips the fsync of each commit.
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            // A record insert fires the change feed's trigger, so each one keeps a statement
+            // journal: in memory, not a temporary file written for every record.
+            try db.execute(sql: "PRAGMA temp_store = MEMORY")
         }
         pool = try DatabasePool(path: path, configuration: configuration)
         try StoreSchema.migrate(pool)
