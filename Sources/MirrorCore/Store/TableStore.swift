@@ -18,7 +18,8 @@ public final class TableStore: PageStore {
             // WAL keeps every page atomic; NORMAL skips the fsync of each commit.
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
             // A record insert fires the change feed's trigger, so each one keeps a statement
-            // journal: in memory, not a temporary file written for every record.
+            // journal: in memory, not a temporary file written for every record. (The one
+            // large sort of a write, tidying the feed, switches back to a file.)
             try db.execute(sql: "PRAGMA temp_store = MEMORY")
         }
         pool = try DatabasePool(path: path, configuration: configuration)
