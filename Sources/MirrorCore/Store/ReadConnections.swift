@@ -12,19 +12,7 @@ final class ReadConnections: Sendable {
     struct Lent: Sendable {
         let queue: DatabaseQueue
         let path: String
-        let file: FileIdentity
-    }
-
-    struct FileIdentity: Sendable, Equatable {
-        let device: UInt64
-        let inode: UInt64
-
-        init?(_ path: String) {
-            var info = stat()
-            guard stat(path, &info) == 0 else { return nil }
-            device = UInt64(info.st_dev)
-            inode = UInt64(info.st_ino)
-        }
+        let file: DatabaseFiles.Identity
     }
 
     /// Idle connections kept per database, at most.
@@ -55,7 +43,7 @@ final class ReadConnections: Sendable {
     /// A connection to `path` in a read transaction, or nil when its database does not hold
     /// what the requests read.
     func take(_ path: String) throws -> Lent? {
-        guard let file = FileIdentity(path) else { return nil }
+        guard let file = DatabaseFiles.Identity(path) else { return nil }
         while let lent = idle.withLock({ $0[path]?.popLast() }) {
             guard lent.file == file else { continue }
             try lent.queue.inDatabase { db in try db.execute(sql: "BEGIN DEFERRED") }

@@ -70,16 +70,9 @@ public struct RecordReader: Sendable {
         throw Failure(description: "no table '\(table)' in '\(folder)'; its tables: \(Set(tables).sorted().joined(separator: ", "))")
     }
 
-    /// The SQLite files of a folder, by their first bytes, not their names; never a
-    /// journal, and nothing hidden.
+    /// The SQLite files of a folder (see `DatabaseFiles`).
     static func databases(in folder: String) -> [String] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-        return names.filter { name in
-            guard !name.hasPrefix("."), !name.hasSuffix("-wal"), !name.hasSuffix("-shm"), !name.hasSuffix("-journal"),
-                  let handle = FileHandle(forReadingAtPath: (folder as NSString).appendingPathComponent(name)) else { return false }
-            defer { try? handle.close() }
-            return (try? handle.read(upToCount: 16)) == Data("SQLite format 3\u{0}".utf8)
-        }.sorted()
+        DatabaseFiles.databases(in: folder)
     }
 
     /// A database's record tables: all but SQLite's and mirror's own.

@@ -1,0 +1,72 @@
+import Foundation
+import GRDBSQLite
+import Synchronization
+
+/// Finds the SQLite files of an output folder without opening any of them outside SQLite.
+///
+/// POSIX record locks belong to a process, not to a descriptor: closing *any* descriptor of
+/// a file drops every lock the process holds on it, the shared lock of a pooled SQLite
+/// connection included. A `mirror serve` that read a database's first bytes with its own
+/// `open` and `close` lost its readers' locks that way; the next `mirror run` then saw no
+/// reader, checkpointed and deleted `-wal` and `-shm` under it, and serve read a deleted WAL
+/// index from then on. So a file is judged by `stat` (by path), and its first bytes are
+/// read through SQLite's own file handle: its Unix VFS keeps one lock table per file for
+/// all the process's connections and defers closing a descriptor while another
+/// connection holds a lock on the file.
+enum DatabaseFiles {
+    /// A file as `stat` names it: device and inode.
+    struct Identity: Sendable, Hashable {
+        let device: UInt64
+        let inode: UInt64
+
+        init?(_ path: String) {
+            var info = stat()
+            guard stat(path, &info) == 0 else { return nil }
+            self.init(info)
+        }
+
+        init(_ info: stat) {
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+        }
+    }
+
+    /// The smallest SQLite database: one page of the smallest page size.
+    static let smallestDatabase = 512
+
+    /// Files SQLite has opened as databases, so a long-running reader asks it once a file.
+    private static let known = Mutex<Set<Identity>>([])
+
+    /// The SQLite files of a folder, in name order: never a journal, nothing hidden, nothing
+    /// but regular files of at least one database page.
+    static func databases(in folder: String) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return names.filter { name in
+            guard !name.hasPrefix("."), !name.hasSuffix("-wal"), !name.hasSuffix("-shm"), !name.hasSuffix("-journal") else {
+                return false
+            }
+            return isDatabase((folder as NSString).appendingPathComponent(name))
+        }.sorted()
+    }
+
+    /// Whether the file at `path` begins as a SQLite database does, read through a handle
+    /// SQLite opened and closes (no schema is read: a file whose header is a database's but
+    /// whose pages are broken counts, and opening it later says what is wrong). A file
+    /// SQLite cannot open counts as one too, for the same reason.
+    static func isDatabase(_ path: String) -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size >= smallestDatabase else { return false }
+        let identity = Identity(info)
+        if known.withLock({ $0.contains(identity) }) { return true }
+        var connection: OpaquePointer?
+        defer { sqlite3_close(connection) }
+        guard sqlite3_open_v2(path, &connection, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { return true }
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        guard sqlite3_file_control(connection, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK,
+              let file, let read = file.pointee.pMethods?.pointee.xRead else { return true }
+        var header = [UInt8](repeating: 0, count: 16)
+        guard read(file, &header, 16, 0) == SQLITE_OK, header == Array("SQLite format 3\u{0}".utf8) else { return false }
+        known.withLock { _ = $0.insert(identity) }
+        return true
+    }
+}

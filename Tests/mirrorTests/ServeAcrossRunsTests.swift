@@ -1,0 +1,117 @@
+import Foundation
+@testable import MirrorCore
+import MirrorTestSupport
+import Synchronization
+import Testing
+
+/// An API of pages of `{"id":N,"v":V}` records, rewritten by the test between runs.
+private final class PagedItems: Sendable {
+    let pages = Mutex<[[(id: Int, version: Int)]]>([[(1, 1), (2, 1), (3, 1)]])
+
+    var handler: @Sendable (FixtureRequest) async -> FixtureResponse {
+        { request in
+            let page = Int(request.parameter("page") ?? "") ?? 0
+            let items = self.pages.withLock { pages in page >= 1 && page <= pages.count ? pages[page - 1] : [] }
+            return .json(#"{"data":[\#(items.map { #"{"id":\#($0.id),"v":\#($0.version)}"# }.joined(separator: ","))]}"#)
+        }
+    }
+
+    func change(_ body: @Sendable (inout [[(id: Int, version: Int)]]) -> Void) { pages.withLock { body(&$0) } }
+}
+
+/// A `mirror serve` process of the test's folder, on a free port.
+private struct Served {
+    let child: Child
+    let port: String
+
+    static func start(in folder: String, name: String) async throws -> Served {
+        let child = try Child(mirrorBinary.path, ["serve", "jobs.yaml", "--port", "0"], in: folder,
+                              environment: ProcessInfo.processInfo.environment,
+                              stdout: folder + "/\(name).out", stderr: folder + "/\(name).err")
+        for _ in 0..<2000 {
+            let said = (try? String(contentsOfFile: folder + "/\(name).err", encoding: .utf8)) ?? ""
+            if let port = said.firstMatch(of: #/serving 'out' on http://127.0.0.1:([0-9]+)/_mirror/tables/#).map({ String($0.1) }) {
+                return Served(child: child, port: port)
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        kill(child.pid, SIGKILL)
+        _ = await child.ending()
+        throw CancellationError()
+    }
+
+    /// Status, ETag and body of `target`, sent with `If-None-Match` when given.
+    func get(_ target: String, ifNoneMatch: String? = nil) async throws -> String {
+        let headers = ifNoneMatch.map { [Header(name: "If-None-Match", value: RedactedText(real: $0, redactor: .none))] } ?? []
+        let answer = try await HTTPClient().send(HTTPRequest(
+            method: "GET", url: RedactedURL(real: "http://127.0.0.1:\(port)\(target)", redactor: .none),
+            headers: headers, body: nil, timeout: 10, maxBytes: 1 << 20))
+        let body = String(decoding: answer.body, as: UTF8.self)
+            .replacingOccurrences(of: "127.0.0.1:\(port)", with: "SERVER")
+        return "\(answer.status) \(answer.headers["etag"] ?? "-")\n\(body)"
+    }
+
+    func stop() async -> Child.Ending {
+        kill(child.pid, SIGTERM)
+        return await child.ending()
+    }
+}
+
+private let itemsYAML = """
+    version: 1
+    output: out
+    jobs:
+      - name: items
+        url: "BASE/items?page={page}"
+        records: data
+        id: id
+        table: t_item
+        prune: true
+    """
+
+@Suite("mirror serve across runs")
+struct ServeAcrossRunsTests {
+    /// What a client reads: the API's pages, the records and the tables.
+    static let targets = ["/items?page=1", "/items?page=2", "/items?page=3", "/items?page=4",
+                          "/_mirror/tables/t_item", "/_mirror/changes/t_item"]
+
+    @Test("one serve process across five runs that insert, update, delete and add pages answers as a fresh one does")
+    func staysCurrent() async throws {
+        let folder = try temporaryFolder()
+        let api = PagedItems()
+        try await FixtureServer.with(api.handler) { server in
+            try itemsYAML.replacingOccurrences(of: "BASE", with: server.base)
+                .write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+            #expect(try await mirror(["run", "jobs.yaml", "--quiet"], in: folder).status == 0)
+            let serving = try await Served.start(in: folder, name: "serving")
+            let first = try await serving.get("/items?page=1")
+            #expect(first.hasSuffix(#"{"data":[{"id":1,"v":1},{"id":2,"v":1},{"id":3,"v":1}]}"#))
+            let firstETag = try #require(first.prefix { $0 != "\n" }.split(separator: " ").last.map(String.init))
+            let changes: [(String, @Sendable (inout [[(id: Int, version: Int)]]) -> Void)] = [
+                ("nothing changed", { _ in }),
+                ("nothing changed again", { _ in }),
+                ("record 3 updated", { $0[0][2].version = 2 }),
+                ("pages 2 and 3 added", { $0 += [[(4, 1), (5, 1)], [(6, 1)]] }),
+                ("record 2 deleted, record 7 inserted", { $0[0].remove(at: 1); $0[0].append((7, 1)) }),
+            ]
+            for (step, change) in changes {
+                api.change(change)
+                let run = try await mirror(["run", "jobs.yaml", "--quiet"], in: folder)
+                #expect(run.status == 0, "\(step): \(run.stderr)")
+                let fresh = try await Served.start(in: folder, name: "fresh")
+                for target in Self.targets {
+                    let kept = try await serving.get(target)
+                    let new = try await fresh.get(target)
+                    #expect(kept == new, "\(step): \(target)")
+                }
+                #expect(await fresh.stop() == .exited(0))
+            }
+            // The records as the last run left them, and the first ETag no longer matches.
+            #expect(try await serving.get("/items?page=1").hasSuffix(
+                #"{"data":[{"id":1,"v":1},{"id":3,"v":2},{"id":7,"v":1}]}"#))
+            #expect(try await serving.get("/items?page=1", ifNoneMatch: firstETag).hasPrefix("200 "))
+            #expect(try await serving.get("/items?page=2").hasSuffix(#"{"data":[{"id":4,"v":1},{"id":5,"v":1}]}"#))
+            #expect(await serving.stop() == .exited(0))
+        }
+    }
+}
