@@ -248,6 +248,81 @@ struct ReplayTests {
         }
     }
 
+    @Test("the API's headers are replayed with its URLs pointing here: a client paging by Link or X-Pagination walks the replay as it walked the API")
+    func keptHeaders() async throws {
+        let harness = try Harness()
+        let secret = "s3cr3t-t0ken"
+        // Datasette's rows with a body next_url and a Link header; flask-smorest's
+        // X-Pagination; a cookie, an echoed secret and hop-by-hop headers that stay behind.
+        try await FixtureServer.with { request in
+            let page = Int(request.parameter("_next") ?? "") ?? 1
+            let next = page < 3 ? "\(request.base)/db/t.json?_next=\(page + 1)" : nil
+            var headers = [("X-Pagination", #"{"total":3,"page":\#(page)\#(next.map { #","next":"\#($0)""# } ?? "")}"#),
+                           ("Set-Cookie", "session=abc"), ("X-Echo", "key=\(secret)"), ("Keep-Alive", "timeout=5"),
+                           ("Connection", "X-Hop"), ("X-Hop", "1"), ("X-Total-Count", "3")]
+            if let next { headers.append(("Link", "<\(next)>; rel=\"next\"")) }
+            return .json(#"{"rows":[{"id":\#(page)}],"next_url":\#(next.map { "\"\($0)\"" } ?? "null")}"#, headers: headers)
+        } _: { server in
+            _ = try await harness.run("""
+                version: 1
+                jobs:
+                  - name: rows
+                    url: "BASE/db/t.json?key=${KEY}"
+                    next: next_url
+                    records: rows
+                    id: id
+                    table: t_row
+                """, server: server, environment: ["KEY": secret])
+        }
+        let stored = try await harness.database("t_row.sqlite").read { db in
+            try String.fetchAll(db, sql: "SELECT headers FROM _mirror_pages ORDER BY page, url")
+        }
+        #expect(stored.count == 3)
+        #expect(stored.allSatisfy { !$0.contains(secret) && !$0.contains("session") && !$0.contains("x-hop") && !$0.contains("keep-alive") })
+        #expect(stored.first?.hasPrefix(#"[["content-type","application/json"],["link",""#) == true)
+        try await serving(harness) { base in
+            // A client following Link, as dlt's RESTClient does.
+            var url: String? = base + "/db/t.json?key=any"
+            var ids: [String] = []
+            var paginations: [String] = []
+            while let current = url {
+                let got = try await get(current)
+                #expect(got.status == 200)
+                #expect(got.headers["x-total-count"] == "3" && got.headers["set-cookie"] == nil && got.headers["x-echo"] == nil)
+                #expect(got.headers["x-hop"] == nil && got.headers["keep-alive"] == nil)
+                ids += try JSONDocument(parsing: got.body).root["rows"]!.elements.compactMap { $0["id"]?.rawText }
+                paginations.append(got.headers["x-pagination"] ?? "")
+                url = got.headers["link"].flatMap { LinkHeader.next(in: $0, base: current) }
+            }
+            #expect(ids == ["1", "2", "3"])
+            #expect(paginations == [#"{"total":3,"page":1,"next":"\#(base)/db/t.json?_next=2"}"#,
+                                    #"{"total":3,"page":2,"next":"\#(base)/db/t.json?_next=3"}"#,
+                                    #"{"total":3,"page":3}"#])
+        }
+    }
+
+    @Test("a query pair asked twice with the same value is the pair once: FastAPI's page=1&size=100&page=1")
+    func repeatedPair() async throws {
+        let stored = PageRequest(url: "http://h/items?page=1&size=100")
+        #expect(PageRequest(url: "/items?page=1&size=100&page=1").matches(stored))
+        #expect(PageRequest(url: "/items?page=1&size=100&page=1").probes.contains(stored.key))
+        #expect(!PageRequest(url: "/items?page=1&size=100&page=2").matches(stored))
+        let harness = try Harness()
+        try await FixtureServer.with { request in
+            let page = Int(request.parameter("page") ?? "") ?? 1
+            return .json(#"{"data":{"list":[{"id":\#(page)}]},"page":\#(page)}"#)
+        } _: { server in
+            _ = try await harness.run(itemsJob("pages: { to: 2 }", url: "BASE/items?page={page}&size=100"), server: server)
+        }
+        try await serving(harness) { base in
+            let once = try await get(base + "/items?page=2&size=100")
+            let twice = try await get(base + "/items?page=2&size=100&page=2")
+            #expect(once.status == 200 && twice.status == 200)
+            #expect(twice.text == #"{"data":{"list":[{"id":2}]},"page":2}"#)
+            #expect(try await get(base + "/items?page=2&size=100&page=1").status == 404)
+        }
+    }
+
     @Test("a POST walk is answered for the same body, its secret not needed, and only for it")
     func postBodies() async throws {
         let harness = try Harness()

@@ -49,21 +49,27 @@ public struct ReplayedPages: Sendable {
         let apiOrigin = PageRequest.origin(of: page.url)
         let head = Self.pointing(page.envelope.head, from: apiOrigin, to: origin)
         let tail = Self.pointing(page.envelope.tail, from: apiOrigin, to: origin)
+        // The API's own headers, its URLs pointing here too: a client pages by them as it
+        // paged the API (`Link`, `X-Pagination`).
+        let kept = page.envelope.headers.map { header in
+            (header.name, String(decoding: Self.pointing(ArraySlice(header.value.utf8), from: apiOrigin, to: origin), as: UTF8.self))
+        }
         // Everything the answer is made of but the records, whose changes `version` follows.
         var hash = SHA256()
         let row = "\(page.rowid) \(page.status) \(page.table) \(page.account) \(page.nextURL ?? "")"
-        for part in [Array(row.utf8), head, page.ids, tail] {
+        let keptText = kept.map { "\($0.0): \($0.1)\n" }.joined()
+        for part in [Array(row.utf8), head, page.ids, tail, Array(keptText.utf8)] {
             hash.update(data: part)
             hash.update(data: [0])
         }
         let etag = "\"\(page.version)-\(hash.finalize().prefix(8).map { String(format: "%02x", $0) }.joined())\""
-        var headers = [("ETag", etag)]
-        // A next page the body does not name was named in a header (`Link`, or another the
-        // job read): a `Link` header names it here.
-        if let next = page.nextURL {
+        var headers = [("ETag", etag)] + kept
+        // A next page neither the body nor a kept header names was named in a header the
+        // job read and that was not kept: a `Link` header names it here.
+        if let next = page.nextURL, !kept.contains(where: { $0.0 == "link" }) {
             let target = PageRequest.target(of: next)
             let named = [target, target.replacingOccurrences(of: "/", with: "\\/")].contains { form in
-                [head, tail].contains { String(decoding: $0, as: UTF8.self).contains(form) }
+                [head, tail, Array(keptText.utf8)].contains { String(decoding: $0, as: UTF8.self).contains(form) }
             }
             if !named { headers.append(("Link", "<\(origin)\(target)>; rel=\"next\"")) }
         }
@@ -72,7 +78,7 @@ public struct ReplayedPages: Sendable {
             return tag == etag || tag == "W/" + etag || tag == "*"
         }) {
             page.finish()
-            return .whole(ReadAPI.Answer(status: 304, body: [], headers: headers))
+            return .whole(ReadAPI.Answer(status: 304, body: [], headers: headers.filter { $0.0 != "content-type" }))
         }
         guard page.envelope.recordsAt != nil else {
             page.finish()

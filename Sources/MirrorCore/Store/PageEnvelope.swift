@@ -1,16 +1,87 @@
 /// A page's response without its records, as `_mirror_pages.envelope` keeps it: the
 /// compacted JSON with the records value emptied at `recordsAt` (`[]` for an array, `{}`
-/// for a response that is one record) and every secret masked. `mirror serve` puts the
-/// page's records back there, as the table holds them now.
+/// for a response that is one record) and every secret masked, and the response's
+/// end-to-end headers (`_mirror_pages.headers`). `mirror serve` puts the page's records
+/// back there, as the table holds them now, and sends the headers again.
 public struct PageEnvelope: Sendable, Equatable {
+    /// A response header kept with the page.
+    public struct Header: Sendable, Equatable {
+        public let name: String
+        public let value: String
+    }
+
     public var text: [UInt8]
     /// Byte offset in `text` of the emptied records value; nil when the records value was
     /// `null` (a page with nothing to put back).
     public var recordsAt: Int?
+    /// What a client may page by besides the body (`Link`, `X-Pagination`,
+    /// `X-Total-Count`), names lowercased, in name order (see `kept(_:redactor:)`).
+    public var headers: [Header] = []
 
-    public init(text: [UInt8], recordsAt: Int?) {
+    public init(text: [UInt8], recordsAt: Int?, headers: [Header] = []) {
         self.text = text
         self.recordsAt = recordsAt
+        self.headers = headers
+    }
+
+    /// Headers that are not the response's own to keep: hop-by-hop ones (RFC 9110 §7.6.1),
+    /// cookies, credentials, and what describes this one transfer or its caching, which
+    /// `mirror serve` says of its own answer (length, coding, validators, date).
+    static let notKept: Set<String> = [
+        "connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te", "trailer",
+        "transfer-encoding", "upgrade", "set-cookie", "set-cookie2", "cookie", "authorization", "www-authenticate",
+        "content-length", "content-encoding", "content-range", "accept-ranges", "etag", "last-modified", "date", "server",
+        "age", "expires", "cache-control", "pragma", "vary", "alt-svc", "strict-transport-security",
+    ]
+
+    /// The most header bytes kept with one page: a response's headers are small, and more
+    /// is no paging information.
+    static let maxHeaderBytes = 16 << 10
+
+    /// The headers of `received` (names lowercased) worth sending again: not those in
+    /// `notKept` or named by its `Connection`, none that holds a secret (in any form
+    /// `redactor` knows), in name order, at most `maxHeaderBytes` of them.
+    static func kept(_ received: [String: String], redactor: Redactor) -> [Header] {
+        let hopByHop = Set((received["connection"] ?? "").split(separator: ",").map {
+            $0.trimmingCharacters(in: .whitespaces).lowercased()
+        })
+        var kept: [Header] = []
+        var bytes = 0
+        for (name, value) in received.sorted(by: { $0.key < $1.key })
+        where !notKept.contains(name) && !hopByHop.contains(name) && redactor.redact(value) == value {
+            bytes += name.utf8.count + value.utf8.count
+            guard bytes <= maxHeaderBytes else { break }
+            kept.append(Header(name: name, value: value))
+        }
+        return kept
+    }
+
+    /// The headers as `_mirror_pages.headers` holds them: a JSON array of `[name, value]`
+    /// pairs; nil when there are none.
+    var headersJSON: String? {
+        guard !headers.isEmpty else { return nil }
+        var out: [UInt8] = [UInt8(ascii: "[")]
+        for (index, header) in headers.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(UInt8(ascii: "["))
+            JSONText.appendQuoted(header.name, to: &out)
+            out.append(UInt8(ascii: ","))
+            JSONText.appendQuoted(header.value, to: &out)
+            out.append(UInt8(ascii: "]"))
+        }
+        out.append(UInt8(ascii: "]"))
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Headers read back from `_mirror_pages.headers`; none for NULL or a text that is
+    /// not such an array.
+    static func headers(json: String?) -> [Header] {
+        guard let json, let document = try? JSONDocument(parsing: Array(json.utf8)) else { return [] }
+        return document.root.elements.compactMap { pair in
+            let parts = pair.elements
+            guard parts.count == 2, let name = parts[0].stringValue, let value = parts[1].stringValue else { return nil }
+            return Header(name: name, value: value)
+        }
     }
 
     /// `document` with its records value `records` emptied, secrets masked by `redactor`

@@ -135,8 +135,10 @@ final class FoundPage: Sendable {
         let queue = lent.queue
         let database = lent.path
         let row = try queue.inDatabase { db in
-            try Row.fetchOne(db, sql: """
-                SELECT url, status, envelope, records_at, ids, table_name, account, next_url,
+            // A database no run has written since headers were kept has no such column.
+            let headers = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0 >= StoreSchema.headersVersion ? "headers" : "NULL"
+            return try Row.fetchOne(db, sql: """
+                SELECT url, status, envelope, records_at, ids, table_name, account, next_url, \(headers) AS headers,
                   (SELECT feed_id FROM \(StoreSchema.feed)) AS feed, (SELECT max(seq) FROM \(StoreSchema.changes)) AS seq
                 FROM \(StoreSchema.pages) WHERE rowid = ?
                 """, arguments: [rowid])
@@ -144,7 +146,8 @@ final class FoundPage: Sendable {
         guard let row else { throw RecordReader.Failure(description: "a stored page of '\(database)' went away") }
         url = row["url"]
         status = row["status"]
-        envelope = PageEnvelope(text: Array((row["envelope"] as String).utf8), recordsAt: row["records_at"])
+        envelope = PageEnvelope(text: Array((row["envelope"] as String).utf8), recordsAt: row["records_at"],
+                                headers: PageEnvelope.headers(json: row["headers"]))
         ids = Array(((row["ids"] as String?) ?? "[]").utf8)
         table = row["table_name"]
         account = row["account"]

@@ -80,6 +80,8 @@ struct PageRequest: Sendable, Equatable {
     /// The keys a stored request this one matches may have: its own, and its own without
     /// the pairs of one or two of its names (a secret sent with any value). A stored path
     /// holding a secret is not among them (`matches` finds it in a scan).
+    /// A pair repeated with the same value counts once too (`page=1&size=100&page=1`, as
+    /// some clients build a query).
     var probes: [String] {
         let names = Array(Set(pairs.map(\.name))).sorted()
         var omitted: [Set<String>] = [[]] + names.map { [$0] }
@@ -88,7 +90,12 @@ struct PageRequest: Sendable, Equatable {
                 for second in names[(index + 1)...] { omitted.append([first, second]) }
             }
         }
-        return omitted.map { left in Self.key(path: path, pairs: pairs.filter { !left.contains($0.name) }) }
+        var seen: Set<Pair> = []
+        let once = pairs.filter { seen.insert($0).inserted }
+        let forms = once.count == pairs.count ? [pairs] : [pairs, once]
+        return forms.flatMap { pairs in
+            omitted.map { left in Self.key(path: path, pairs: pairs.filter { !left.contains($0.name) }) }
+        }
     }
 
     /// Whether `self`, a request, is the stored request `stored`: the same path and pairs,
@@ -105,7 +112,8 @@ struct PageRequest: Sendable, Equatable {
                 left.remove(at: index)
             }
         }
-        return left.isEmpty
+        // What is left may repeat a stored pair exactly: asked twice, it is one pair.
+        return left.allSatisfy { stored.pairs.contains($0) }
     }
 
     /// Whether a request body is the stored one: the same bytes, or the same JSON value

@@ -23,6 +23,8 @@ enum StoreSchema {
 
     /// The schema version from which `_mirror_pages` keeps envelopes (`mirror-pages-envelope-11`).
     static let envelopeVersion = 11
+    /// The schema version from which `_mirror_pages` keeps response headers (`mirror-pages-headers-12`).
+    static let headersVersion = 12
 
     /// The record tables of a database, by name: all but SQLite's and mirror's own.
     static let recordTables = recordTables(in: "main")
@@ -244,6 +246,10 @@ enum StoreSchema {
                 CREATE INDEX \(pages)_by_request ON \(pages) (request_key);
                 CREATE INDEX \(files)_by_path ON \(files) (path);
                 """)
+        }
+        // The response's end-to-end headers, sent again with the page (`Link`, `X-Pagination`).
+        registerMigration("mirror-pages-headers-12") { db in
+            try db.execute(sql: "ALTER TABLE \(pages) ADD COLUMN headers TEXT")
         }
         return migrations
     }()

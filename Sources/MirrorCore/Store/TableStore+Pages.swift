@@ -90,21 +90,22 @@ extension TableStore {
             let pageRow = try db.cachedStatement(sql: """
                 INSERT INTO \(StoreSchema.pages) (job, account, url, body, page, status, etag, last_modified, records, bytes,
                   fetched_at, elements, ids, next_url, next_cursor, last_page, total, next_cursor_is_number,
-                  table_name, envelope, records_at, request_key)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                  table_name, envelope, records_at, request_key, headers)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (job, account, url, body) DO UPDATE SET page = excluded.page, status = excluded.status,
                   etag = excluded.etag, last_modified = excluded.last_modified, records = excluded.records,
                   bytes = excluded.bytes, fetched_at = excluded.fetched_at, elements = excluded.elements, ids = excluded.ids,
                   next_url = excluded.next_url, next_cursor = excluded.next_cursor, last_page = excluded.last_page,
                   total = excluded.total, next_cursor_is_number = excluded.next_cursor_is_number,
                   table_name = excluded.table_name, envelope = excluded.envelope, records_at = excluded.records_at,
-                  request_key = excluded.request_key
+                  request_key = excluded.request_key, headers = excluded.headers
                 """)
             try pageRow.setArguments([page.job, page.account, page.url.description, page.requestBody, page.page, page.status,
                                       page.etag, page.lastModified, page.records.count, page.responseBytes, page.time,
                                       page.elements, nil, page.nextURL, page.nextCursor, page.lastPage, page.total,
                                       page.nextCursorIsNumber, table, nil, page.envelope?.recordsAt,
-                                      page.envelope.map { _ in PageRequest(url: page.url.description).key }])
+                                      page.envelope.map { _ in PageRequest(url: page.url.description).key },
+                                      page.envelope?.headersJSON])
             // The ids and the envelope, JSON texts as long as the page, are bound without a copy.
             let envelope = page.envelope?.text ?? []
             try page.records.idsJSON.withUnsafeBufferPointer { ids in
@@ -135,16 +136,17 @@ extension TableStore {
         try await pool.write { db in
             try db.execute(sql: """
                 INSERT INTO \(StoreSchema.pages) (job, account, url, body, page, status, records, bytes, fetched_at, elements,
-                  table_name, envelope, records_at, request_key)
-                VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, 0, ?, ?, ?, ?)
+                  table_name, envelope, records_at, request_key, headers)
+                VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, 0, ?, ?, ?, ?, ?)
                 ON CONFLICT (job, account, url, body) DO UPDATE SET page = excluded.page, status = excluded.status,
                   etag = NULL, last_modified = NULL, records = 0, bytes = excluded.bytes, fetched_at = excluded.fetched_at,
                   elements = 0, ids = NULL, next_url = NULL, next_cursor = NULL, last_page = NULL, total = NULL,
                   next_cursor_is_number = 0, table_name = excluded.table_name, envelope = excluded.envelope,
-                  records_at = excluded.records_at, request_key = excluded.request_key
+                  records_at = excluded.records_at, request_key = excluded.request_key, headers = excluded.headers
                 """, arguments: [page.job, page.account, page.url.description, page.requestBody, page.page, page.status,
                                  page.responseBytes, page.time, page.table, String(decoding: page.envelope.text, as: UTF8.self),
-                                 page.envelope.recordsAt, PageRequest(url: page.url.description).key])
+                                 page.envelope.recordsAt, PageRequest(url: page.url.description).key,
+                                 page.envelope.headersJSON])
         }
     }
 

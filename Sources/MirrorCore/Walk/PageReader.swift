@@ -144,7 +144,9 @@ struct PageReader: Sendable {
         }
         let collected = RecordCollector(idPath: job.id, page: page).collect(list)
         let facts = facts(of: collected.records)
-        return ParsedPage(document: document, envelope: PageEnvelope(document: document, records: list, redactor: job.redactor),
+        var envelope = PageEnvelope(document: document, records: list, redactor: job.redactor)
+        envelope.headers = PageEnvelope.kept(response.headers, redactor: job.redactor)
+        return ParsedPage(document: document, envelope: envelope,
                           elementCount: collected.elementCount, records: facts.kept,
                           rejected: collected.rejected, repeated: collected.repeated, files: facts.files,
                           downloadsFound: facts.downloadsFound, deleted: facts.deleted, highest: facts.highest)
