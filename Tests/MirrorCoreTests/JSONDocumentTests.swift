@@ -177,6 +177,32 @@ struct JSONDocumentTests {
         #expect(JSONPath("data.list") == JSONPath("data.list"))
     }
 
+    @Test("filters pick array elements by a member: in dot paths, alone, quoted, and as a pointer segment")
+    func filters() throws {
+        let document = try parse(#"""
+            {"links":[{"rel":"self","href":"s"},{"rel":"next","href":"n"},{"rel":"next.page","href":"d"},{"rel":2,"href":"two"}],
+             "obj":{"[rel=next]":"key"},
+             "list":[{"rel":"next","href":"first"},{"rel":"next","href":"second"}]}
+            """#)
+        let root = document.root
+        #expect(path("links[rel=next].href").segments
+            == [.key("links"), .filter(.init(key: "rel", value: "next", orKey: nil)), .key("href")])
+        #expect(root.value(at: path("links[rel=next].href"))?.stringValue == "n")
+        #expect(root.value(at: path("links[rel=self].href"))?.stringValue == "s")
+        #expect(root.value(at: path("links[rel='next.page'].href"))?.stringValue == "d")
+        #expect(root.value(at: path(#"links[rel="next.page"].href"#))?.stringValue == "d")
+        #expect(root.value(at: path("links[rel=2].href"))?.stringValue == "two")
+        #expect(root.value(at: path("links[rel=prev].href")) == nil)
+        #expect(root.values(at: path("list[rel=next].href")).compactMap(\.stringValue) == ["first", "second"])
+        #expect(root.value(at: path("/links/[rel=next]/href"))?.stringValue == "n")
+        #expect(root.value(at: path("/obj/[rel=next]"))?.stringValue == "key")
+        #expect(root.value(at: path("obj[rel=next]")) == nil)
+        let top = try parse(#"[{"rel":"a","v":1},{"rel":"b","v":2}]"#)
+        #expect(top.root.value(at: path("[rel=b].v"))?.intValue == 2)
+        #expect(JSONPath("links[rel]") == nil && JSONPath("links[=x]") == nil && JSONPath("links[rel=next") == nil
+            && JSONPath("links[rel=next]x") == nil && JSONPath("links[rel='next]") == nil && JSONPath("[]") == nil)
+    }
+
     @Test("a top-level array is the records at path '.'")
     func topLevelArray() throws {
         let document = try parse(#" [ {"id":1} , {"id":"2"} ] "#)

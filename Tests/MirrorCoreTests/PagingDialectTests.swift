@@ -199,6 +199,25 @@ struct PagingDialectTests {
         #expect(summary.jobs[0].stopReason == StopReason.noNextPage(page: 3).description)
     }
 
+    @Test("a link chosen by its relation: links[rel=next].href, wherever next stands among the links (HATEOAS)")
+    func linkByRelation() async throws {
+        let (targets, ids, summary) = try await walk("BASE/items?page=1", keys: "next: links[rel=next].href") { request in
+            let page = Int(request.parameter("page") ?? "") ?? 0
+            let base = "http://\(request.authority)/items?page="
+            let links: String
+            switch page {
+            case 1: links = #"[{"rel":"self","href":"\#(base)1"},{"rel":"next","href":"\#(base)2"}]"#
+            case 2: links = #"[{"rel":"next","href":"\#(base)3"},{"rel":"self","href":"\#(base)2"},{"rel":"prev","href":"\#(base)1"}]"#
+            case 3: links = #"[{"rel":"prev","href":"\#(base)2"},{"rel":"self","href":"\#(base)3"},{"rel":"next","href":"\#(base)4"}]"#
+            default: links = #"[{"rel":"self","href":"\#(base)4"},{"rel":"prev","href":"\#(base)3"}]"#
+            }
+            return .json(#"{"items":[{"id":\#(page)}],"links":\#(links)}"#)
+        }
+        #expect(targets == ["/items?page=1", "/items?page=2", "/items?page=3", "/items?page=4"])
+        #expect(ids == ["1", "2", "3", "4"])
+        #expect(summary.jobs[0].stopReason == StopReason.noNextPage(page: 4).description)
+    }
+
     @Test("relative next URLs in the body are resolved against the request URL")
     func relativeNext() async throws {
         let (targets, ids, _) = try await walk("BASE/api/v1/items?page=1", keys: "next: links.next") { request in

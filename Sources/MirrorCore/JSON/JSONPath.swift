@@ -5,10 +5,23 @@
 /// A key segment looks up an object member; on an array, a key that is a decimal integer
 /// indexes it (`data.list.0.id`), from the end when negative (`data.-1.id`: the last
 /// element). `*` visits every element of an array or every member value of an object.
+/// A filter `[key=value]` visits the elements of an array that are objects whose member
+/// `key` is `value` (a string's text, a number as written, `true`, `false`):
+/// `links[rel=next].href`, `[rel=next].href` on a top-level array, and in a pointer the
+/// segment `/links/[rel=next]/href` (on an object, that segment stays a key).
 public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
     public enum Segment: Sendable, Hashable {
         case key(String)
         case wildcard
+        case filter(Filter)
+    }
+
+    /// `[key=value]`: the elements of an array whose member `key` is `value`.
+    public struct Filter: Sendable, Hashable {
+        public let key: String
+        public let value: String
+        /// In a pointer, the segment's text: the member it names on an object.
+        public let orKey: String?
     }
 
     public let segments: [Segment]
@@ -16,7 +29,8 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
     public let description: String
 
     /// Nil for an empty text, an empty segment (`a..b`) or a leading or trailing dot
-    /// other than the lone `.`, and for a pointer with a `~` not followed by 0 or 1.
+    /// other than the lone `.`, a filter that is not `[key=value]` or is not closed, and
+    /// for a pointer with a `~` not followed by 0 or 1.
     public init?(_ text: String) {
         description = text
         if text == "." {
@@ -28,14 +42,81 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
             // A pointer names keys as they are: `*` is a key here, not a wildcard.
             for part in text.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
                 guard let key = Self.unescapePointer(part) else { return nil }
-                segments.append(.key(key))
+                if key.hasPrefix("["), key.hasSuffix("]"), let filter = Self.filter(key.dropFirst().dropLast(), orKey: key) {
+                    segments.append(.filter(filter))
+                } else {
+                    segments.append(.key(key))
+                }
             }
             self.segments = segments
             return
         }
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard !text.isEmpty, !parts.contains(where: \.isEmpty) else { return nil }
-        segments = parts.map { $0 == "*" ? .wildcard : .key(String($0)) }
+        guard let segments = Self.dotSegments(text) else { return nil }
+        self.segments = segments
+    }
+
+    /// A dot path's segments: keys split at dots outside brackets, each key followed by
+    /// any number of filters (a filter may stand alone: `[rel=next]`); `*` alone is the
+    /// wildcard.
+    private static func dotSegments(_ text: String) -> [Segment]? {
+        guard !text.isEmpty else { return nil }
+        var segments: [Segment] = []
+        var rest = Substring(text)
+        while true {
+            // The key: up to a dot or a bracket.
+            let keyEnd = rest.firstIndex { $0 == "." || $0 == "[" } ?? rest.endIndex
+            let key = rest[..<keyEnd]
+            rest = rest[keyEnd...]
+            var filters: [Segment] = []
+            while rest.first == "[" {
+                guard let close = closingBracket(rest),
+                      let filter = filter(rest[rest.index(after: rest.startIndex)..<close], orKey: nil) else { return nil }
+                filters.append(.filter(filter))
+                rest = rest[rest.index(after: close)...]
+            }
+            if key.isEmpty {
+                guard !filters.isEmpty else { return nil }
+            } else {
+                segments.append(key == "*" ? .wildcard : .key(String(key)))
+            }
+            segments += filters
+            if rest.isEmpty { return segments }
+            // After a key or a filter comes a dot, and another segment after it.
+            guard rest.first == ".", rest.count > 1 else { return nil }
+            rest = rest.dropFirst()
+        }
+    }
+
+    /// The `]` that closes the filter `text` opens; a value in quotes may hold `]` and `.`.
+    private static func closingBracket(_ text: Substring) -> Substring.Index? {
+        var quote: Character?
+        for index in text.indices.dropFirst() {
+            let character = text[index]
+            if let open = quote {
+                if character == open { quote = nil }
+            } else if character == "'" || character == "\"" {
+                quote = character
+            } else if character == "]" {
+                return index
+            }
+        }
+        return nil
+    }
+
+    /// `key=value` or `key="value"` (or single quotes); nil without a key or an `=`.
+    private static func filter(_ text: Substring, orKey: String?) -> Filter? {
+        guard let equals = text.firstIndex(of: "=") else { return nil }
+        let key = text[..<equals]
+        var value = text[text.index(after: equals)...]
+        guard !key.isEmpty, !key.contains("["), !key.contains("]") else { return nil }
+        if let quote = value.first, quote == "'" || quote == "\"" {
+            guard value.count >= 2, value.last == quote else { return nil }
+            value = value.dropFirst().dropLast()
+            guard !value.contains(quote) else { return nil }
+        } else if value.contains("]") || value.contains("'") || value.contains("\"") {
+            return nil
+        }
+        return Filter(key: String(key), value: String(value), orKey: orKey)
     }
 
     /// A pointer segment: `~1` is `/`, `~0` is `~`; nil for any other `~`.
@@ -95,11 +176,23 @@ extension JSONValue {
             value = child
             rest = rest.dropFirst()
         }
-        guard !rest.isEmpty else { return body(value) }
+        guard let segment = rest.first else { return body(value) }
         let after = rest.dropFirst()
         let open = value.unfolded
+        guard case let .filter(filter) = segment else {
+            return open.document.forEachChild(of: open.index) { child in
+                JSONValue(document: open.document, index: child).visit(after, body)
+            }
+        }
+        guard open.kind == .array else {
+            // A pointer's `[…]` segment on an object is the member of that name.
+            guard let key = filter.orKey, let child = open[key] else { return true }
+            return child.visit(after, body)
+        }
         return open.document.forEachChild(of: open.index) { child in
-            JSONValue(document: open.document, index: child).visit(after, body)
+            let element = JSONValue(document: open.document, index: child)
+            guard element[filter.key]?.scalarText == filter.value else { return true }
+            return element.visit(after, body)
         }
     }
 }

@@ -491,7 +491,8 @@ struct JobFileReader {
     mutating func path(_ node: Node?, key: String) -> JSONPath? {
         guard let node, let text = string(node, key: key) else { return nil }
         if let path = JSONPath(text.value) { return path }
-        error(node, "'\(key)' must be a dot path such as 'data.list' ('.' for the whole response) or a JSON Pointer such as '/@odata.nextLink', not '\(text.shown)'")
+        let filter = text.value.contains("[") ? " (a filter picks array elements by a member: 'links[rel=next].href')" : ""
+        error(node, "'\(key)' must be a dot path such as 'data.list' ('.' for the whole response) or a JSON Pointer such as '/@odata.nextLink', not '\(text.shown)'" + filter)
         return nil
     }
 

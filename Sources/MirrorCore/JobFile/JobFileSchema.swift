@@ -91,7 +91,7 @@ private func choiceValue(_ description: String, _ values: [String], default valu
              ("enum", .array(values.map { .string($0) })), ("default", .string(value))])
 }
 
-private let pathPattern = #"\.|/.*|[^.]+(?:\.[^.]+)*"#
+private let pathPattern = #"\.|/.*|(?:[^.\[\]]|\[[^\]]*\])+(?:\.(?:[^.\[\]]|\[[^\]]*\])+)*"#
 private let durationPattern = #"[0-9.]+(?:ms|s|m|h|d)"#
 private let sizePattern = "[0-9]+(?:[KkMmGg]?[Bb])?"
 

@@ -94,13 +94,15 @@ struct PageReader: Sendable {
             // The deepest value the path's keys lead to.
             var found = document.root
             var depth = 0
-            for case let .key(key) in path.segments {
-                guard let child = found.child(key) else { break }
+            for segment in path.segments {
+                guard case let .key(key) = segment, let child = found.child(key) else { break }
                 found = child
                 depth += 1
             }
             let keys = found.members.map(\.key)
-            if depth > 0 || path.segments.count == 1, case let .key(missing) = path.segments[depth] {
+            if depth > 0 || path.segments.count == 1 {
+                // A filter or wildcard that matched nothing: a last page.
+                guard case let .key(missing) = path.segments[depth] else { return nil }
                 func plain(_ key: String) -> String { key.lowercased().filter { $0 != "_" && $0 != "-" } }
                 guard keys.contains(where: { plain($0) == plain(missing) }) else { return nil }
             }
