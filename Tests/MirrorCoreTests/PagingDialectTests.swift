@@ -143,7 +143,7 @@ struct PagingDialectTests {
         #expect(summary.jobs[0].stopReason == StopReason.singlePage.description)
     }
 
-    @Test("stop keys are checked: known takes true, false, page or record; short a page size; last_page or pages, not both")
+    @Test("stop keys are checked: known takes true, false, page, record or since; short a page size; last_page or pages, not both")
     func stopKeys() throws {
         let harness = try Harness()
         func itemsJob(_ keys: String) -> String { MirrorCoreTests.itemsJob(keys, url: "http://127.0.0.1:1/items?page={page}") }
@@ -153,7 +153,7 @@ struct PagingDialectTests {
         } catch {
             let path = harness.folder + "/jobs.yaml"
             #expect("\(error)".components(separatedBy: "\n") == [
-                "\(path):9:20: 'stop.known' must be true, false, page or record, not 'newest'",
+                "\(path):9:20: 'stop.known' must be true, false, page, record or since, not 'newest'",
                 "\(path):9:35: 'stop.short' must be between 1 and 1000000, not 0",
                 "\(path):9:38: 'stop.last_page' and 'stop.pages' both say where the walk ends: keep one",
             ])

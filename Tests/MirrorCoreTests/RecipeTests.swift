@@ -55,7 +55,7 @@ struct RecipeTests {
 
     @Test("README.md holds exactly the recipes tested here")
     func complete() {
-        #expect(recipes.keys.sorted() == ["datasette_rows", "drf_cursor", "drf_offset", "drf_pages", "es_logs", "feed", "github_issues",
+        #expect(recipes.keys.sorted() == ["activity", "datasette_rows", "drf_cursor", "drf_offset", "drf_pages", "es_logs", "feed", "github_issues",
                                           "graph_users", "graphql_issues", "hal_orders", "intercom_contacts", "jsonapi_articles",
                                           "notion_pages", "stripe_customers"])
     }
@@ -242,5 +242,27 @@ struct RecipeTests {
         #expect(newer == ["/feed?page=1", "/feed?page=2"])
         #expect(Set(ids) == ["1", "2", "3", "4", "5", "6", "7"])
         #expect(summary.jobs[0].stopReason == StopReason.knownRecord(page: 2).description)
+    }
+
+    @Test("a newest-first feed whose edited records move to the top: stop at what the last run had")
+    func activity() async throws {
+        let harness = try Harness()
+        // Newest updated_at first; the API ignores `updated_since`.
+        @Sendable func body(_ records: [(id: Int, updated: Int)], _ request: FixtureRequest) -> FixtureResponse {
+            let page = Int(request.parameter("page") ?? "") ?? 0
+            let items = records.sorted { $0.updated > $1.updated }.dropFirst((page - 1) * 2).prefix(2)
+            return .json(#"{"items":[\#(items.map { #"{"id":\#($0.id),"updated_at":"2024-05-0\#($0.updated)T00:00:00Z"}"# }.joined(separator: ","))]}"#)
+        }
+        let first = [(1, 1), (2, 2), (3, 3), (4, 4)]
+        let (all, _, _) = try await run("activity", harness: harness) { request, _ in body(first, request) }
+        #expect(all == ["/activity?page=1", "/activity?page=2", "/activity?page=3"])
+        // Record 1 edited (now newest), record 5 new: 1, 5 | 4, 3 | 2.
+        let second = [(1, 6), (2, 2), (3, 3), (4, 4), (5, 5)]
+        let (newer, ids, summary) = try await run("activity", harness: harness) { request, _ in body(second, request) }
+        #expect(newer == ["/activity?page=1&updated_since=2024-05-04T00%3A00%3A00Z",
+                          "/activity?page=2&updated_since=2024-05-04T00%3A00%3A00Z"])
+        #expect(Set(ids) == ["1", "2", "3", "4", "5"])
+        #expect(try harness.record("1", table: "t_activity") == #"{"id":1,"updated_at":"2024-05-06T00:00:00Z"}"#)
+        #expect(summary.jobs[0].stopReason == "page 2 reached {since}")
     }
 }

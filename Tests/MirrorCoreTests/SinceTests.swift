@@ -97,6 +97,73 @@ struct SinceTests {
         #expect(status.text.contains("\n  since: 2024-01-05T10:00:00Z, highest updated_at stored: 2024-01-05T10:00:00Z"))
     }
 
+    @Test("known: since ends a newest-first feed at the page that reaches {since}; known: record stops before an edited record's page")
+    func knownSince() async throws {
+        // A data feed: every record, newest updated_at first, two a page; `updated_since` ignored.
+        let api = ChangesAPI([
+            .init(id: "1", updated: "2024-01-01T10:00:00Z", title: "a"),
+            .init(id: "2", updated: "2024-01-02T10:00:00Z", title: "b"),
+            .init(id: "3", updated: "2024-01-03T10:00:00Z", title: "c"),
+            .init(id: "4", updated: "2024-01-04T10:00:00Z", title: "d"),
+            .init(id: "5", updated: "2024-01-05T10:00:00Z", title: "e"),
+        ])
+        let feed: @Sendable (FixtureRequest) async -> FixtureResponse = { request in
+            let page = Int(request.parameter("page") ?? "1") ?? 1
+            let events = api.events.withLock { $0 }.sorted { $0.updated > $1.updated }
+            let slice = events.dropFirst((page - 1) * 2).prefix(2)
+            return .json(#"{"data":{"list":[\#(slice.map(ChangesAPI.json).joined(separator: ","))]}}"#)
+        }
+        let url = "BASE/feed?hint={since}&page={page}"
+        for known in ["since", "record"] {
+            let harness = try Harness()
+            api.change { events in
+                events[0].updated = "2024-01-01T10:00:00Z"
+                events[1].updated = "2024-01-02T10:00:00Z"
+                events.removeAll { $0.id == "6" }
+            }
+            let job = eventsJob("incremental: updated_at\nstop: { known: \(known) }", url: url)
+            try await FixtureServer.with(feed) { server in
+                let first = try await harness.run(job, server: server)
+                #expect(first.jobs[0].records.new == 5)
+                #expect(first.jobs[0].stopReason == StopReason.emptyPage(page: 4).description)
+                // Records 1 and 2 are edited (they move to page 1) and record 6 is new: the
+                // feed is now 2, 1 | 6, 5 | 4, 3.
+                api.change { events in
+                    events[0].updated = "2024-01-07T10:00:00Z"
+                    events[1].updated = "2024-01-08T10:00:00Z"
+                    events.append(.init(id: "6", updated: "2024-01-06T10:00:00Z", title: "f"))
+                }
+                let second = try await harness.run(job, server: server)
+                let asked = server.requests.dropFirst(4).map(\.target)
+                if known == "since" {
+                    // Page 2's oldest value (05) is at {since} (05): the last page walked.
+                    #expect(asked == ["/feed?hint=2024-01-05T10%3A00%3A00Z&page=1", "/feed?hint=2024-01-05T10%3A00%3A00Z&page=2"])
+                    #expect(second.jobs[0].stopReason == "page 2 reached {since}")
+                    #expect(second.jobs[0].records == .init(new: 1, updated: 2, unchanged: 1, rejected: 0, pruned: 0, deleted: 0))
+                    #expect(try harness.ids().sorted() == ["1", "2", "3", "4", "5", "6"])
+                } else {
+                    // Page 1 holds records stored before: the walk ends there, and record 6, new
+                    // on page 2, is missed.
+                    #expect(asked == ["/feed?hint=2024-01-05T10%3A00%3A00Z&page=1"])
+                    #expect(second.jobs[0].stopReason == StopReason.knownRecord(page: 1).description)
+                    #expect(try harness.record("6") == nil)
+                }
+            }
+        }
+    }
+
+    @Test("known: since needs incremental by a record path: a config error otherwise")
+    func knownSinceNeedsPath() async throws {
+        let harness = try Harness()
+        do {
+            _ = try harness.load(itemsJob("stop: { known: since }", url: "https://api.example.com/items?page={page}"))
+            Issue.record("the job file loaded")
+        } catch {
+            #expect("\(error)" == "\(harness.folder)/jobs.yaml:9:11: 'stop.known: since' of job 'items' compares each page's "
+                + "records with {since}: it needs 'incremental' with a record path (such as updated_at)")
+        }
+    }
+
     @Test("lookback moves {since} back; the records seen again are deduplicated, not stored twice")
     func lookback() async throws {
         let harness = try Harness()

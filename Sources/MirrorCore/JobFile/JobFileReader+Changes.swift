@@ -69,7 +69,7 @@ extension JobFileReader {
 
     /// `{since}` goes with `incremental`, and `prune` does not.
     mutating func checkIncremental(_ job: JobNodes, _ incremental: JobSpec.Incremental?, prune: Bool,
-                                   templates: [String]) {
+                                   known: JobSpec.Stop.Known?, templates: [String]) {
         let usesSince = templates.contains { $0.contains("{since}") }
         if incremental != nil, !usesSince {
             error(job.keys[.incremental]?.value, "'incremental' of \(job.label) needs {since} in its url, body or headers")
@@ -79,6 +79,12 @@ extension JobFileReader {
         if incremental != nil, prune, let pruneNode = job.keys[.prune]?.value {
             error(pruneNode, "'prune' cannot go with 'incremental' in \(job.label): an incremental walk sees only what "
                 + "changed, so every record it did not see would be deleted")
+        }
+        var byPath = false
+        if case .path? = incremental?.source { byPath = true }
+        if known == .since, !byPath, let stop = job.keys[.stop]?.value {
+            error(stop, "'stop.known: since' of \(job.label) compares each page's records with {since}: it needs "
+                + "'incremental' with a record path (such as updated_at)")
         }
     }
 }

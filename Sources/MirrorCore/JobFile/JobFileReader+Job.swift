@@ -48,7 +48,7 @@ extension JobFileReader {
         let validate = readValidate(job)
         let incremental = readIncremental(job)
         let deleted = readDeleted(job)
-        checkIncremental(job, incremental, prune: storage.prune,
+        checkIncremental(job, incremental, prune: storage.prune, known: storage.stop.known,
                          templates: [request.url?.value ?? "", request.body?.json ?? ""] + request.headers.map(\.value))
 
         guard let name = nameText, let url = request.url, let records = storage.records, let id = storage.id,
@@ -280,8 +280,9 @@ extension JobFileReader {
                 switch isPlain(n) ? scalarText(n) : nil {
                 case "true", "page": stop.known = .page
                 case "record": stop.known = .record
+                case "since": stop.known = .since
                 case "false": stop.known = nil
-                default: error(n, "'stop.known' must be true, false, page or record, not '\(scalarText(n) ?? "a collection")'")
+                default: error(n, "'stop.known' must be true, false, page, record or since, not '\(scalarText(n) ?? "a collection")'")
                 }
             }
             if let n = map[.status]?.value {

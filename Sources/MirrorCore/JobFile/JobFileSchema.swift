@@ -367,8 +367,8 @@ extension StopKey {
             booleanValue("A page with no records ends the walk.", default: JobSpec.Stop.default.empty)
         case .known:
             .object([
-                ("description", "Newest-first APIs: true (or page) ends the walk at a page whose ids were all stored before; record, at the first record stored before."),
-                ("anyOf", .array([.object([("type", "boolean")]), .object([("type", "string"), ("enum", .array(["page", "record"]))])])),
+                ("description", "Newest-first APIs: true (or page) ends the walk at a page whose ids were all stored before; record, at the first record stored before; since, at a page whose oldest incremental value is at or below {since}."),
+                ("anyOf", .array([.object([("type", "boolean")]), .object([("type", "string"), ("enum", .array(["page", "record", "since"]))])])),
                 ("default", false),
             ])
         case .status:

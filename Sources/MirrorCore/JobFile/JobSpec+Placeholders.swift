@@ -14,6 +14,7 @@ extension JobSpec {
         // Requests told apart by a header alone share their URL and body: no stored copy
         // of one stands for another.
         if headers.contains(where: { $0.value.real.contains(placeholder) }) { job.headersFilled = true }
+        if name == "since" { job.since = value }
         job.url = url.filling(placeholder, with: value?.text ?? "")
         if let body { job.body = body.filling(placeholder, with: value) }
         job.headers = headers.map { header in

@@ -62,6 +62,9 @@ public struct JobSpec: Sendable {
             case page
             /// The first record stored before (newest-first feeds).
             case record
+            /// A page whose oldest `incremental` value is at or below `{since}` (newest-first
+            /// feeds whose edited records move to the top).
+            case since
         }
 
         public var empty: Bool
@@ -182,6 +185,8 @@ public struct JobSpec: Sendable {
     public internal(set) var children: [String] = []
     /// A header held `{since}` or `{parent.…}`, filled in before the walk.
     var headersFilled = false
+    /// `{since}` of this walk, once filled in (`stop.known: since` compares pages with it).
+    var since: SinceValue?
 
     /// The origin of the job's first request: a request to another (a next link, a file on
     /// a CDN) gets no header or body holding a secret.

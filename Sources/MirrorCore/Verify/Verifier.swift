@@ -257,7 +257,7 @@ public struct Verifier: Sendable {
             let endedAt: Int?
             switch walk.stop {
             case let .emptyPage(page), let .noNextPage(page), let .status(_, page), let .knownPage(page), let .noMore(page),
-                 let .shortPage(page), let .knownRecord(page):
+                 let .shortPage(page), let .knownRecord(page), let .reachedSince(page):
                 endedAt = page
             default: endedAt = nil
             }

@@ -53,7 +53,7 @@ struct PageReader: Sendable {
                 cursorIsNumber: Self.cursorIsNumber(job.next, document: parsed.document),
                 absent: absentPaths(parsed.document), stopPathsFound: stopPathsFound(parsed.document),
                 downloadsFound: parsed.downloadsFound, unreadable: unreadable,
-                deleted: parsed.deleted, highest: parsed.highest)))
+                deleted: parsed.deleted, highest: parsed.highest, lowest: parsed.lowest)))
         } catch let fault as PageFault {
             return .failure(fault)
         } catch {
@@ -73,8 +73,9 @@ struct PageReader: Sendable {
         let downloadsFound: Set<Int>
         /// Ids of the records marked deleted (`deleted`): not among `records`.
         let deleted: [String]
-        /// The highest value of the `incremental` path among the page's records.
+        /// The highest and lowest values of the `incremental` path among the page's records.
         let highest: SinceValue?
+        let lowest: SinceValue?
     }
 
     /// The `next` and `has_more` paths `document` lacks where that looks like a mistake in
@@ -151,7 +152,8 @@ struct PageReader: Sendable {
         return ParsedPage(document: document, envelope: envelope,
                           elementCount: collected.elementCount, records: facts.kept,
                           rejected: collected.rejected, repeated: collected.repeated, files: facts.files,
-                          downloadsFound: facts.downloadsFound, deleted: facts.deleted, highest: facts.highest)
+                          downloadsFound: facts.downloadsFound, deleted: facts.deleted, highest: facts.highest,
+                          lowest: facts.lowest)
     }
 
     /// What the records say beyond their ids, for the keys that ask (each record parsed
@@ -161,8 +163,9 @@ struct PageReader: Sendable {
         var kept: PageRecords
         /// Ids of the records marked deleted (`deleted`).
         var deleted: [String] = []
-        /// The highest value of the `incremental` path among all the records.
+        /// The highest and lowest values of the `incremental` path among all the records.
         var highest: SinceValue?
+        var lowest: SinceValue?
         /// The files the kept records point to (`downloads`), each once, in record order.
         var files: [RedactedURL] = []
         /// Indexes into `downloads` of the paths some kept record holds.
@@ -182,6 +185,7 @@ struct PageReader: Sendable {
             guard let record = try? JSONDocument(parsing: UnsafeRawBufferPointer(json)) else { return }
             if let sincePath, let value = record.root.value(at: sincePath).flatMap(SinceValue.init) {
                 facts.highest = SinceValue.max(facts.highest, value)
+                facts.lowest = SinceValue.least(facts.lowest, value)
             }
             if job.deleted?.marks(record.root) == true {
                 facts.deleted.append(String(decoding: id, as: UTF8.self))

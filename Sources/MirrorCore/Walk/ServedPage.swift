@@ -78,6 +78,8 @@ struct ServedPage: Sendable {
     var deleted: [String] = []
     /// The highest value of the `incremental` path among the page's records.
     var highest: SinceValue? = nil
+    /// The lowest one: `stop.known: since` ends the walk at a page where it is at or below `{since}`.
+    var lowest: SinceValue? = nil
 }
 
 extension ServedPage {

@@ -58,6 +58,13 @@ public struct SinceValue: Sendable, Equatable, CustomStringConvertible {
         return compare(b, a) > 0 ? b : a
     }
 
+    /// The lesser of two values; `a` when they are equal.
+    static func least(_ a: SinceValue?, _ b: SinceValue?) -> SinceValue? {
+        guard let a else { return b }
+        guard let b else { return a }
+        return compare(b, a) < 0 ? b : a
+    }
+
     /// Moved back by `seconds`, written in UTC with as many fraction digits as before; nil
     /// if it is not an ISO 8601 time.
     func movedBack(by seconds: Double) -> SinceValue? {

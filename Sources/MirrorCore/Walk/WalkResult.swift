@@ -15,6 +15,8 @@ public enum StopReason: Sendable, Equatable, CustomStringConvertible {
     case shortPage(page: Int)
     /// The page held a record stored before (`known: record`).
     case knownRecord(page: Int)
+    /// The page's oldest `incremental` value was at or below `{since}` (`known: since`).
+    case reachedSince(page: Int)
     case singlePage
     /// A child job walked the children of this many parents.
     case parents(Int)
@@ -35,7 +37,8 @@ public enum StopReason: Sendable, Equatable, CustomStringConvertible {
     public var page: Int? {
         switch self {
         case let .emptyPage(page), let .knownPage(page), let .status(_, page), let .lastPage(page), let .total(_, page),
-             let .endOfPages(page), let .noNextPage(page), let .noMore(page), let .shortPage(page), let .knownRecord(page):
+             let .endOfPages(page), let .noNextPage(page), let .noMore(page), let .shortPage(page), let .knownRecord(page),
+             let .reachedSince(page):
             return page
         case .singlePage, .parents, .maxPages, .failed, .interrupted:
             return nil
@@ -54,6 +57,7 @@ public enum StopReason: Sendable, Equatable, CustomStringConvertible {
         case let .noMore(page): return "no more pages after page \(page) (has_more)"
         case let .shortPage(page): return "short page \(page)"
         case let .knownRecord(page): return "page \(page) reached a known record"
+        case let .reachedSince(page): return "page \(page) reached {since}"
         case .singlePage: return "single page"
         case let .parents(count): return "children of \(count) \(count == 1 ? "parent" : "parents") walked"
         case let .maxPages(count): return "--max-pages \(count) reached"

@@ -210,6 +210,10 @@ struct WalkState {
         if stop == nil, let total = announcedTotal, result.elementsWalked + served.elementCount >= total {
             stop = .total(total, page: page)
         }
+        if stop == nil, job.stop.known == .since, let since = job.since, let lowest = served.lowest,
+           SinceValue.compare(lowest, since) <= 0 {
+            stop = .reachedSince(page: page)
+        }
         if stop == nil, let to = job.pages.to, page + step > to {
             stop = .endOfPages(page: page)
         }
@@ -231,7 +235,8 @@ struct WalkState {
     /// `stop.known` the next request hangs on this commit: only a window wider than one guesses.
     func mayFetchAhead(_ step: PageStep) -> Bool {
         guard step.next != nil, result.pages + 1 < (maxPages ?? .max) else { return false }
-        return job.stop.known == nil || (isWindowed && job.concurrency > 1)
+        // `known: since` is decided before the commit, as the other stops are.
+        return job.stop.known == nil || job.stop.known == .since || (isWindowed && job.concurrency > 1)
     }
 
     /// The step's page was stored: counts it; true when the walk ends with it.
