@@ -413,4 +413,61 @@ struct JobFileLoaderTests {
             #expect(error.description == "/nonexistent/jobs.yaml:1:1: cannot read the file: no such file")
         }
     }
+
+    @Test("every key whose value is a word takes it plain, single-quoted or double-quoted", arguments: ["", "'", "\""])
+    func quotedWords(quote: String) throws {
+        func q(_ word: String) -> String { quote + word + quote }
+        let yaml = """
+            version: 1
+            not_secret: [\(q("CITY"))]
+            jobs:
+              - name: a
+                url: "https://api.example.com/a?city=${CITY}&page={page}"
+                method: \(q("post"))
+                records: data
+                id: id
+                table: t_a
+                stop: { known: \(q("record")) }
+                on_change: \(q("keep"))
+                timeout: \(q("30s"))
+                rate_limit: \(q("5/s"))
+                refresh_after: \(q("12h"))
+                max_page_size: \(q("500KB"))
+                downloads: [cover]
+                max_file_size: \(q("50MB"))
+                min_download_rate: \(q("1KB"))
+              - name: b
+                url: "https://api.example.com/b?since={since}&page={page}"
+                records: data
+                id: id
+                table: t_b
+                stop: { known: \(q("page")) }
+                incremental: { from: \(q("last_run")), lookback: \(q("10m")) }
+            """
+        let file = try JobFileLoader(environment: ["CITY": "7"]).parse(text: yaml, path: "jobs/x.yaml", folder: "jobs")
+        let a = try #require(file.jobs.first)
+        let b = try #require(file.jobs.last)
+        #expect(a.url.redacted == "https://api.example.com/a?city=7&page={page}")
+        #expect(a.method == .post)
+        #expect(a.stop.known == .record)
+        #expect(a.onChange == .keep)
+        #expect(a.timeout == 30)
+        #expect(a.rateLimit?.count == 5 && a.rateLimit?.seconds == 1)
+        #expect(a.refreshAfter == 43_200)
+        #expect(a.maxPageSize == 500 * 1024)
+        #expect(a.maxFileSize == 50 * 1024 * 1024)
+        #expect(a.minDownloadRate == 1024)
+        #expect(b.stop.known == .page)
+        #expect(b.incremental == JobSpec.Incremental(source: .lastRun, lookback: 600))
+    }
+
+    @Test("true and false are booleans only when plain: a quoted one is a word 'stop.known' does not take")
+    func quotedBooleans() {
+        let yaml = """
+            version: 1
+            jobs:
+              - { name: a, url: "https://api.example.com/a?page={page}", records: data, id: id, table: t_a, stop: { known: "true" } }
+            """
+        #expect(diagnostics(yaml) == ["jobs/x.yaml:3:112: 'stop.known' must be true, false, page, record or since, not 'true'"])
+    }
 }

@@ -259,7 +259,7 @@ struct JobFileReader {
             let items: [Node]
             if case let .sequence(sequence) = node { items = Array(sequence) } else { items = [node] }
             for item in items {
-                if isPlain(item), let name = scalarText(item), Self.isValidVariable(name) {
+                if let name = scalarText(item), Self.isValidVariable(name) {
                     plain.insert(name)
                 } else {
                     error(item, "'not_secret' must list environment variable names such as [PORT, CITY_ID]")

@@ -15,7 +15,7 @@ extension JobFileReader {
         case let (pathNode?, nil):
             incremental = path(pathNode.value, key: "incremental.path").map { JobSpec.Incremental(source: .path($0)) }
         case let (nil, from?):
-            if isPlain(from.value), scalarText(from.value) == "last_run" {
+            if scalarText(from.value) == "last_run" {
                 incremental = JobSpec.Incremental(source: .lastRun)
             } else {
                 error(from.value, "'incremental.from' must be last_run, not '\(scalarText(from.value) ?? "a collection")'")

@@ -277,11 +277,13 @@ extension JobFileReader {
             let map = mapping(stopNode, keys: StopKey.self, context: "stop")
             if let n = map[.empty]?.value, let value = bool(n, key: "stop.empty") { stop.empty = value }
             if let n = map[.known]?.value {
-                switch isPlain(n) ? scalarText(n) : nil {
-                case "true", "page": stop.known = .page
-                case "record": stop.known = .record
-                case "since": stop.known = .since
-                case "false": stop.known = nil
+                // A word may be quoted (`"record"`); true and false are YAML's booleans only
+                // when plain.
+                switch (scalarText(n), isPlain(n)) {
+                case ("true", true), ("page", _): stop.known = .page
+                case ("record", _): stop.known = .record
+                case ("since", _): stop.known = .since
+                case ("false", true): stop.known = nil
                 default: error(n, "'stop.known' must be true, false, page, record or since, not '\(scalarText(n) ?? "a collection")'")
                 }
             }
