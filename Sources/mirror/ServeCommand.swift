@@ -16,11 +16,16 @@ struct ServeCommand: AsyncParsableCommand {
             account, since_id, max_id, limit, offset, order as export takes them), \
             changes/<table>?since=N (the change feed), files/<path> (downloaded files, with \
             ETag and Range) and status (as status --json). Databases are opened read-only \
-            for each request and no lock is taken: a run may write meanwhile. SIGTERM, SIGINT \
-            or SIGHUP stop it once the requests in flight are answered.
+            for each request and no lock is taken: a run may write meanwhile. A connection \
+            that sends nothing for --idle-timeout is closed, and so is one whose request head \
+            is not whole --header-timeout after its first byte, or that takes none of its \
+            response for --send-timeout. SIGTERM, SIGINT or SIGHUP stop it once the \
+            responses in flight are sent, or --stop-grace later, cutting them; a second \
+            signal stops it at once.
 
-            Exit status: 0 stopped by a signal; 1 the server failed; 2 usage or config error, \
-            or the address cannot be listened on (the port is taken).
+            Exit status: 0 stopped by a signal; 128 + N stopped at once by a second signal N \
+            (143 SIGTERM, 130 SIGINT, 129 SIGHUP); 1 the server failed; 2 usage or config \
+            error, or the address cannot be listened on (the port is taken).
 
             \(jobFileReference)
             """)
@@ -29,9 +34,27 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Output folder (default: the job files' 'output:', else ./cache).") var output: String?
     @Option(help: "Address to listen on; 0.0.0.0 for every interface.") var bind = "127.0.0.1"
     @Option(help: "Port to listen on (0: any free one).") var port = 8080
+    @Option(name: .customLong("idle-timeout"), help: "Close a connection that sends nothing for this long.")
+    var idleTimeout = "60s"
+    @Option(name: .customLong("header-timeout"), help: "Close a connection whose request head is not whole this long after its first byte.")
+    var headerTimeout = "10s"
+    @Option(name: .customLong("send-timeout"), help: "Drop a client that takes none of its response for this long.")
+    var sendTimeout = "30s"
+    @Option(name: .customLong("stop-grace"), help: "On a signal, wait this long for the responses in flight, then cut them.")
+    var stopGrace = "10s"
+
+    /// A time limit of 1ms to a day.
+    static func limit(_ text: String) -> Duration? {
+        guard let seconds = JobFileLoader.duration(text), seconds >= 0.001, seconds <= 86_400 else { return nil }
+        return .milliseconds(Int64((seconds * 1000).rounded()))
+    }
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535, not \(port)") }
+        for (name, value) in [("idle-timeout", idleTimeout), ("header-timeout", headerTimeout),
+                              ("send-timeout", sendTimeout), ("stop-grace", stopGrace)] where Self.limit(value) == nil {
+            throw ValidationError("--\(name) must be a duration from 1ms to 24h such as 500ms, 10s or 2m, not '\(value)'")
+        }
     }
 
     func run() async throws {
@@ -46,16 +69,22 @@ struct ServeCommand: AsyncParsableCommand {
         options.jobFiles = loaded
         options.bind = bind
         options.port = port
+        options.idleTimeout = Self.limit(idleTimeout) ?? options.idleTimeout
+        options.headerTimeout = Self.limit(headerTimeout) ?? options.headerTimeout
+        options.sendTimeout = Self.limit(sendTimeout) ?? options.sendTimeout
+        options.stopGrace = Self.limit(stopGrace) ?? options.stopGrace
         let logger = LogSetup.bootstrap(quiet: false, verbose: false)
         let address = bind
         let folder = options.output
+        let stop: MirrorServer.Stop
         do {
-            try await MirrorServer(options: options).run(logger: logger) { port in
+            stop = try await MirrorServer(options: options).run(logger: logger) { port in
                 printError("serving '\(folder)' on http://\(address):\(port)/_mirror/tables")
             }
         } catch let failure as MirrorServer.ListenFailure {
             printError("error: \(failure)")
             throw ExitCode(2)
         }
+        if case let .forced(signal) = stop { throw Interrupted(signal: signal) }
     }
 }

@@ -1,11 +1,13 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
 import Synchronization
+import UnixSignals
 
 /// `mirror serve`: an HTTP server answering from an output folder, read-only, offline. The
 /// API's own URLs (`ReplayedPages`), a status page at `/`, the read API (`/_mirror/tables`,
@@ -21,6 +23,15 @@ public struct MirrorServer: Sendable {
         public var jobFiles: [JobFile] = []
         public var bind = "127.0.0.1"
         public var port = 8080
+        /// A connection that sends nothing for this long, before its first request or between
+        /// two, is closed.
+        public var idleTimeout: Duration = .seconds(60)
+        /// A request's head must be whole this long after its first byte.
+        public var headerTimeout: Duration = .seconds(10)
+        /// A client that takes none of the bytes waiting for it for this long is dropped.
+        public var sendTimeout: Duration = .seconds(30)
+        /// How long a stop waits for the responses in flight before it cuts them.
+        public var stopGrace: Duration = .seconds(10)
 
         public init(output: String) {
             self.output = output
@@ -41,23 +52,72 @@ public struct MirrorServer: Sendable {
         self.options = options
     }
 
-    /// Serves until SIGTERM, SIGINT or SIGHUP, then lets the requests in flight finish.
-    /// `listening` gets the port once the server listens.
-    public func run(logger: Logger, listening: @escaping @Sendable (Int) -> Void = { _ in }) async throws {
-        let app = application(logger: logger, listening: listening)
-        let services = ServiceGroup(configuration: .init(
-            services: [app], gracefulShutdownSignals: [.sigterm, .sigint, .sighup], logger: logger))
-        try await listenFailures { try await services.run() }
+    /// How a server stopped.
+    public enum Stop: Sendable, Equatable {
+        /// By a signal: the responses in flight ended, or were cut when `stopGrace` ran out.
+        case graceful
+        /// By a second signal, which cut every response at once.
+        case forced(signal: Int32)
     }
 
-    /// Serves while `body` runs (given the port), then shuts down gracefully.
+    /// Serves until SIGTERM, SIGINT or SIGHUP. The first signal closes the listening socket
+    /// and the idle connections and lets the responses in flight end, for `stopGrace` at
+    /// most, then cuts them; a second signal cuts them at once. `listening` gets the port
+    /// once the server listens.
+    public func run(logger: Logger, listening: @escaping @Sendable (Int) -> Void = { _ in }) async throws -> Stop {
+        let connections = OpenConnections()
+        let app = application(logger: logger, connections: connections, listening: listening)
+        let services = ServiceGroup(configuration: .init(services: [app], logger: logger))
+        let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint, .sighup)
+        let grace = options.stopGrace
+        return try await withThrowingTaskGroup(of: Int32?.self) { group in
+            group.addTask {
+                try await listenFailures { try await services.run() }
+                return nil
+            }
+            group.addTask {
+                // Ends, with the signal that forced the stop if one did, when the server has stopped.
+                await withTaskGroup(of: Void.self) { timers in
+                    var stopping = false
+                    for await signal in signals {
+                        if stopping {
+                            connections.closeAll()
+                            timers.cancelAll()
+                            return signal.rawValue
+                        }
+                        stopping = true
+                        await services.triggerGracefulShutdown()
+                        timers.addTask {
+                            guard (try? await Task.sleep(for: grace)) != nil else { return }
+                            connections.closeAll()
+                        }
+                    }
+                    timers.cancelAll()
+                    return nil
+                }
+            }
+            var forced: Int32?
+            // The server ends first (the signals never do by themselves); then the signals stop being awaited.
+            if let signal = try await group.next() ?? nil { forced = signal }
+            group.cancelAll()
+            while let value = try await group.next() {
+                if let value { forced = value }
+            }
+            return forced.map { .forced(signal: $0) } ?? .graceful
+        }
+    }
+
+    /// Serves while `body` runs (given the port), then shuts down gracefully: the responses
+    /// still being sent `stopGrace` later are cut.
     public func with<T: Sendable>(logger: Logger, _ body: (Int) async throws -> T) async throws -> T {
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let app = application(logger: logger) { port in
+        let connections = OpenConnections()
+        let app = application(logger: logger, connections: connections) { port in
             continuation.yield(port)
             continuation.finish()
         }
         let services = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
+        let grace = options.stopGrace
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 // A server that never listens (the port is taken) ends the wait for its port.
@@ -77,6 +137,11 @@ public struct MirrorServer: Sendable {
                 outcome = .failure(error)
             }
             await services.triggerGracefulShutdown()
+            let timer = Task {
+                guard (try? await Task.sleep(for: grace)) != nil else { return }
+                connections.closeAll()
+            }
+            defer { timer.cancel() }
             try await group.waitForAll()
             return try outcome.get()
         }
@@ -96,7 +161,7 @@ public struct MirrorServer: Sendable {
         }
     }
 
-    private func application(logger: Logger, listening: @escaping @Sendable (Int) -> Void)
+    private func application(logger: Logger, connections: OpenConnections, listening: @escaping @Sendable (Int) -> Void)
         -> Application<CallbackResponder<BasicRequestContext>> {
         let api = ReadAPI(output: options.output, jobFiles: options.jobFiles)
         let files = ServedFiles(output: options.output)
@@ -106,14 +171,42 @@ public struct MirrorServer: Sendable {
         let responder = CallbackResponder<BasicRequestContext> { request, _ in
             try await Self.respond(to: request, api: api, files: files, pages: pages, address: address)
         }
+        let (idle, header, send) = (options.idleTimeout, options.headerTimeout, options.sendTimeout)
+        let server = HTTPServerBuilder { responder in
+            GuardedHTTP1Channel(responder: responder, idle: idle, header: header, send: send, connections: connections)
+        }
         return Application(
             responder: responder,
-            configuration: .init(address: .hostname(options.bind, port: options.port), serverName: "mirror"),
+            server: server,
+            configuration: .init(address: .hostname(options.bind, port: options.port), serverName: "mirror",
+                                 availableConnectionsDelegate: MaximumAvailableConnections(Self.connectionLimit(), logger: logger)),
             onServerRunning: { channel in
+                // Out of file descriptors (EMFILE), accepting waits a second before it tries
+                // again, instead of trying at once, and forever, while the error lasts.
+                try? await channel.eventLoop.submit {
+                    try channel.pipeline.syncOperations.addHandler(
+                        AcceptBackoffHandler(shouldForwardIOErrorCaught: false), position: .first)
+                }.get()
                 address.listening(on: channel.localAddress?.port ?? 0)
                 listening(channel.localAddress?.port ?? 0)
             },
             logger: logger)
+    }
+
+    /// File descriptors kept for the databases, files and the server itself, of the
+    /// process's limit (`ulimit -n`), at least: a connection past the rest waits to be
+    /// accepted until another one closes.
+    static let reservedDescriptors = 32
+
+    /// The connections served at once: the limit on open files less what the server keeps
+    /// for itself (a quarter of it, at least `reservedDescriptors`), at most 16,384.
+    static func connectionLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        // RLIM_INFINITY is the largest value: clamped to Int.max.
+        let open = Int(clamping: limit.rlim_cur)
+        let reserved = max(reservedDescriptors, open / 4)
+        return min(16_384, max(1, open - reserved))
     }
 
     static let prefix = "/_mirror/"
@@ -208,8 +301,10 @@ public struct MirrorServer: Sendable {
                         body: answer.status == 304 ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
     }
 
-    /// A replayed page: whole, or its records read a chunk at a time on the thread pool, in
-    /// the page's read transaction, between the envelope's two halves.
+    /// A replayed page: whole, or its records read a piece at a time on the thread pool, in
+    /// the page's read transaction, between the envelope's two halves. The next piece is read
+    /// only once the connection has taken the last: a response holds one piece and what the
+    /// connection buffers (NIO's high-water mark, 64 KB) at most, whatever the client reads.
     private static func replayed(_ answer: ReplayedPages.Answer, head: Bool) async -> Response {
         switch answer {
         case let .whole(answer):
@@ -231,13 +326,17 @@ public struct MirrorServer: Sendable {
                     try await writer.write(ByteBuffer(bytes: first))
                     var cursor = cursor
                     while !cursor.done {
-                        let read = try await blocking { [cursor] () throws -> ([UInt8], FoundPage.Cursor) in
+                        // An empty write sends nothing (NIO frames no empty chunk) and returns
+                        // once the connection takes more.
+                        try await writer.write(ByteBuffer())
+                        let read = try await blocking { [cursor] () throws -> (ByteBuffer, FoundPage.Cursor) in
                             var next = cursor
-                            var chunk: [UInt8] = []
-                            try page.read(&next, into: &chunk, budget: ReplayedPages.chunk)
-                            return (chunk, next)
+                            var piece: [UInt8] = []
+                            piece.reserveCapacity(ReplayedPages.piece + (1 << 12))
+                            try page.read(&next, into: &piece, budget: ReplayedPages.piece)
+                            return (ByteBuffer(bytes: piece), next)
                         }
-                        try await writer.write(ByteBuffer(bytes: read.0))
+                        try await writer.write(read.0)
                         cursor = read.1
                     }
                     try await writer.write(ByteBuffer(bytes: last))
@@ -252,8 +351,9 @@ public struct MirrorServer: Sendable {
         }
     }
 
-    /// A file's bytes, read 64 KB at a time on the thread pool: memory stays bounded
-    /// whatever the file's size. A HEAD request gets the headers alone.
+    /// A file's bytes, read 64 KB at a time on the thread pool, the next once the connection
+    /// has taken the last (see `replayed`): memory stays bounded whatever the file's size
+    /// and however slowly the client reads. A HEAD request gets the headers alone.
     private static func stream(_ served: ServedFiles.Served, head: Bool) -> Response {
         switch served {
         case let .answer(answer):
@@ -270,6 +370,9 @@ public struct MirrorServer: Sendable {
             let body = ResponseBody(contentLength: range.count) { writer in
                 var offset = range.lowerBound
                 while offset < range.upperBound {
+                    // An empty write sends nothing (NIO frames no empty chunk) and returns once
+                    // the connection takes more.
+                    try await writer.write(ByteBuffer())
                     let wanted = min(1 << 16, range.upperBound - offset)
                     let start = offset
                     let chunk = try await blocking { () throws -> [UInt8] in

@@ -10,15 +10,18 @@ public struct ReplayedPages: Sendable {
     enum Answer: Sendable {
         /// Held whole: a 304, a 404, or a page no larger than `chunk`.
         case whole(ReadAPI.Answer)
-        /// A larger page: `first` is sent, then the records from `cursor` on, a chunk at a
+        /// A larger page: `first` is sent, then the records from `cursor` on, a `piece` at a
         /// time in the page's read transaction, then `last`.
         case streamed(status: Int, headers: [(String, String)], first: [UInt8], page: FoundPage,
                       cursor: FoundPage.Cursor, last: [UInt8])
     }
 
-    /// Bytes of records read at a time: what a page's answer holds in memory at once,
-    /// besides its envelope and ids.
+    /// Bytes of records a page may hold to be answered whole (with a `Content-Length`).
     static let chunk = 1 << 18
+
+    /// Bytes of records a larger page reads at a time: what its answer holds in memory at
+    /// once, besides its envelope, its ids and what the connection buffers.
+    static let piece = 1 << 16
 
     public let output: String
     let connections = ReadConnections.pages()
@@ -88,14 +91,18 @@ public struct ReplayedPages: Sendable {
         var first = head
         if !one { first.append(UInt8(ascii: "[")) }
         var cursor = FoundPage.Cursor()
-        try page.read(&cursor, into: &first, budget: head.count + 1 + Self.chunk, limit: one ? 1 : nil)
+        var whole = first
+        try page.read(&cursor, into: &whole, budget: head.count + 1 + Self.chunk, limit: one ? 1 : nil)
         var last: [UInt8] = one ? (cursor.records == 0 ? Array("{}".utf8) : []) : [UInt8(ascii: "]")]
         last.append(contentsOf: tail)
         guard cursor.done else {
-            return .streamed(status: page.status, headers: headers, first: first, page: page, cursor: cursor, last: last)
+            // Larger than a chunk: its records are read again from the first, a piece at a
+            // time as they are sent, in the same read transaction; what was read is let go.
+            return .streamed(status: page.status, headers: headers, first: first, page: page, cursor: FoundPage.Cursor(),
+                             last: last)
         }
         page.finish()
-        return .whole(ReadAPI.Answer(status: page.status, body: first + last, headers: headers))
+        return .whole(ReadAPI.Answer(status: page.status, body: whole + last, headers: headers))
     }
 
     /// `text` with each URL of `apiOrigin` (also written with `\/`, as some encoders do)

@@ -18,6 +18,9 @@ final class ReadConnections: Sendable {
     /// Idle connections kept per database, at most.
     static let idlePerDatabase = 8
 
+    /// The page cache of a connection, in KB.
+    static let cacheKB = 128
+
     private let idle = Mutex<[String: [Lent]]>([:])
     private let serves: @Sendable (Database) throws -> Bool
 
@@ -52,6 +55,13 @@ final class ReadConnections: Sendable {
         var configuration = RecordReader.readOnly
         // The read transaction outlives one access: it spans the whole answer.
         configuration.allowsUnsafeTransactions = true
+        // Each answer in flight holds a connection: its page cache is most of what an answer
+        // holds in memory (SQLite's default, 2 MB, made a client that stopped reading a large
+        // page cost 2 MB). The records are read once each; what they are looked up through
+        // fits in `cacheKB`, and the rest comes from the operating system's file cache.
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA cache_size = -\(Self.cacheKB)")
+        }
         guard let queue = try? DatabaseQueue(path: path, configuration: configuration) else { return nil }
         let serves = self.serves
         let ready = try queue.inDatabase { db in

@@ -1,0 +1,191 @@
+import Foundation
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTPTypes
+import Synchronization
+
+/// The time limits of one connection of `mirror serve`, kept where its bytes arrive and
+/// leave (the front of its pipeline):
+///
+/// - a request's head must be whole `header` after its first byte arrived: a client that
+///   sends it a byte at a time is closed;
+/// - bytes waiting for a client that has stopped reading must begin to leave within `send`
+///   (the connection took no more for that long): the connection is reset, the response
+///   writing to it fails, and its read transaction and buffers are let go.
+///
+/// Between requests, and before the first byte, Hummingbird's idle timeout applies.
+final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = IOData
+    typealias OutboundOut = IOData
+
+    /// What `RequestMarker`, behind the HTTP codec, tells this handler: outbound user events
+    /// travel toward the front of the pipeline.
+    enum Event {
+        case requestHead
+        case responseEnd
+    }
+
+    private enum State {
+        /// No byte of the next request yet.
+        case waiting
+        /// A request's head is arriving.
+        case readingHead
+        /// The head is read; the request is being answered.
+        case answering
+    }
+
+    private let header: TimeAmount
+    private let send: TimeAmount
+    private let connections: OpenConnections
+    private var state = State.waiting
+    private var headerTimer: Scheduled<Void>?
+    private var sendTimer: Scheduled<Void>?
+
+    init(header: Duration, send: Duration, connections: OpenConnections) {
+        self.header = TimeAmount(header)
+        self.send = TimeAmount(send)
+        self.connections = connections
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        connections.add(context.channel)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        cancelTimers()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        cancelTimers()
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if state == .waiting {
+            state = .readingHead
+            headerTimer = context.eventLoop.assumeIsolated().scheduleTask(in: header) {
+                context.close(promise: nil)
+            }
+        }
+        context.fireChannelRead(data)
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            sendTimer?.cancel()
+            sendTimer = nil
+        } else if sendTimer == nil {
+            sendTimer = context.eventLoop.assumeIsolated().scheduleTask(in: send) {
+                // Reset, not closed: the kernel would otherwise keep the bytes it holds for
+                // the client (a few MB on loopback) until the client read them.
+                // (On its event loop, the option is set before `setSoLinger` returns.)
+                _ = (context.channel as? any SocketOptionProvider)?.setSoLinger(linger(l_onoff: 1, l_linger: 0))
+                context.close(promise: nil)
+            }
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        guard let event = event as? Event else {
+            context.triggerUserOutboundEvent(event, promise: promise)
+            return
+        }
+        switch event {
+        case .requestHead:
+            headerTimer?.cancel()
+            headerTimer = nil
+            state = .answering
+        case .responseEnd:
+            state = .waiting
+        }
+        promise?.succeed()
+    }
+
+    private func cancelTimers() {
+        headerTimer?.cancel()
+        headerTimer = nil
+        sendTimer?.cancel()
+        sendTimer = nil
+    }
+}
+
+/// Behind the HTTP codec: tells `ConnectionGuard` when a request's head was read and when
+/// its response ended.
+final class RequestMarker: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .head = unwrapInboundIn(data) {
+            context.triggerUserOutboundEvent(ConnectionGuard.Event.requestHead, promise: nil)
+        }
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let ends: Bool
+        if case .end = unwrapOutboundIn(data) { ends = true } else { ends = false }
+        context.write(data, promise: promise)
+        if ends { context.triggerUserOutboundEvent(ConnectionGuard.Event.responseEnd, promise: nil) }
+    }
+}
+
+/// The connections a server holds open, to close them all when its stop may wait no longer.
+final class OpenConnections: Sendable {
+    private let open = Mutex<[ObjectIdentifier: any Channel]>([:])
+
+    func add(_ channel: any Channel) {
+        let key = ObjectIdentifier(channel)
+        open.withLock { $0[key] = channel }
+        channel.closeFuture.whenComplete { [self] _ in
+            _ = open.withLock { $0.removeValue(forKey: key) }
+        }
+    }
+
+    /// Closes every open connection: the responses still being sent are cut.
+    func closeAll() {
+        for channel in open.withLock({ Array($0.values) }) {
+            channel.close(promise: nil)
+        }
+    }
+}
+
+/// Hummingbird's HTTP/1 connection with a `ConnectionGuard` in front of it and a
+/// `RequestMarker` behind its codec.
+struct GuardedHTTP1Channel: ServerChildChannel {
+    typealias Value = HTTP1Channel.Value
+
+    let http: HTTP1Channel
+    let header: Duration
+    let send: Duration
+    let connections: OpenConnections
+
+    init(responder: @escaping HTTPChannelHandler.Responder, idle: Duration, header: Duration, send: Duration,
+         connections: OpenConnections) {
+        http = HTTP1Channel(responder: responder, configuration: .init(
+            additionalChannelHandlers: [RequestMarker()], idleTimeout: TimeAmount(idle)))
+        self.header = header
+        self.send = send
+        self.connections = connections
+    }
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        let (header, send, connections, http) = (self.header, self.send, self.connections, self.http)
+        return channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.addHandler(
+                ConnectionGuard(header: header, send: send, connections: connections), position: .first)
+        }.flatMap {
+            http.setup(channel: channel, logger: logger)
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await http.handle(value: value, logger: logger)
+    }
+}
