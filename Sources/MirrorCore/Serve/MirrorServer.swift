@@ -332,7 +332,7 @@ public struct MirrorServer: Sendable {
                         let read = try await blocking { [cursor] () throws -> (ByteBuffer, FoundPage.Cursor) in
                             var next = cursor
                             var piece: [UInt8] = []
-                            piece.reserveCapacity(ReplayedPages.piece + (1 << 12))
+                            piece.reserveCapacity(1 << 16)
                             try page.read(&next, into: &piece, budget: ReplayedPages.piece)
                             return (ByteBuffer(bytes: piece), next)
                         }

@@ -20,8 +20,10 @@ public struct ReplayedPages: Sendable {
     static let chunk = 1 << 18
 
     /// Bytes of records a larger page reads at a time: what its answer holds in memory at
-    /// once, besides its envelope, its ids and what the connection buffers.
-    static let piece = 1 << 16
+    /// once, besides its envelope, its ids and what the connection buffers. A piece ends
+    /// after the record that reaches it: 48 KB leaves room for records of up to 16 KB in the
+    /// 64 KB buffer it is sent in (NIO rounds a buffer's capacity up to a power of two).
+    static let piece = 48 << 10
 
     public let output: String
     let connections = ReadConnections.pages()

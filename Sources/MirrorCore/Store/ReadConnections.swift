@@ -19,7 +19,7 @@ final class ReadConnections: Sendable {
     static let idlePerDatabase = 8
 
     /// The page cache of a connection, in KB.
-    static let cacheKB = 128
+    static let cacheKB = 64
 
     private let idle = Mutex<[String: [Lent]]>([:])
     private let serves: @Sendable (Database) throws -> Bool
