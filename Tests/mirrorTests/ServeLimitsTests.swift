@@ -13,8 +13,19 @@ private let bigPageAPI: @Sendable (FixtureRequest) async -> FixtureResponse = { 
     return .json(#"{"data":[\#((1...recordCount).map { #"{"id":\#($0),"text":"\#(filler)"}"# }.joined(separator: ","))]}"#)
 }
 
-/// A folder whose `out/` holds the big page, walked by `mirror run`.
+/// The big page walked once by `mirror run`, for every test here.
+private let walkedBigPage = Task { try await walkBigPage() }
+
+/// A folder of its own whose `out/` holds the big page.
 private func mirroredBigPage() async throws -> String {
+    let walked = try await walkedBigPage.value
+    let folder = try temporaryFolder()
+    try FileManager.default.copyItem(atPath: walked + "/out", toPath: folder + "/out")
+    return folder
+}
+
+/// A folder whose `out/` holds the big page, walked by `mirror run`.
+private func walkBigPage() async throws -> String {
     let folder = try temporaryFolder()
     try await FixtureServer.with(bigPageAPI) { server in
         try """
