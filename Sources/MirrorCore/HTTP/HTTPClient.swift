@@ -107,17 +107,17 @@ public final class HTTPClient: Sendable {
             status = Int(response.status.code)
             let length = try Self.checkLength(response, request)
             let maxBytes = request.maxBytes
-            // Time spent waiting for the walk's turn (`admit`) is not the server's: it moves
-            // the deadline back.
-            let moving = MovingDeadline(deadline)
+            // Time spent waiting for the walk's turn (`admit`) is not the server's: the
+            // deadline stands still while the body waits.
+            let pausable = PausableDeadline(deadline)
             let waiting = admit.map { admit in
                 { @Sendable (bytes: Int) async throws in
-                    let start = NIODeadline.now()
+                    pausable.pause()
+                    defer { pausable.resume() }
                     try await admit(bytes)
-                    moving.push(by: .now() - start)
                 }
             }
-            let body = try await Self.before(moving) {
+            let body = try await Self.before(pausable) {
                 try await Self.collect(response.body, upTo: maxBytes, length: length, admit: waiting)
             }
             return HTTPResponse(status: Int(response.status.code), headers: Self.headers(response.headers), body: body)
@@ -136,30 +136,74 @@ public final class HTTPClient: Sendable {
         let rate: Int
     }
 
-    /// A deadline that can move back while it runs.
-    final class MovingDeadline: Sendable {
-        private let value: Mutex<NIODeadline>
-        init(_ deadline: NIODeadline) { value = Mutex(deadline) }
-        var current: NIODeadline { value.withLock { $0 } }
-        func push(by amount: TimeAmount) { value.withLock { $0 = $0 + amount } }
+    /// A deadline that stands still while it is paused: it passes only once the time
+    /// spent running since it was set reaches its span. `pause` and `resume` come in pairs,
+    /// one pair at a time.
+    final class PausableDeadline: Sendable {
+        private struct State {
+            var deadline: NIODeadline
+            var pausedAt: NIODeadline?
+            /// The timer, waiting for the deadline to run again.
+            var waiting: CheckedContinuation<Void, Never>?
+        }
+
+        private let state: Mutex<State>
+
+        init(_ deadline: NIODeadline) { state = Mutex(State(deadline: deadline)) }
+
+        func pause() {
+            state.withLock { $0.pausedAt = $0.pausedAt ?? .now() }
+        }
+
+        /// Runs again: the deadline moves back by the time it stood still.
+        func resume() {
+            let waiting = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                if let pausedAt = state.pausedAt {
+                    state.deadline = state.deadline + (.now() - pausedAt)
+                    state.pausedAt = nil
+                }
+                defer { state.waiting = nil }
+                return state.waiting
+            }
+            waiting?.resume()
+        }
+
+        /// Returns when the deadline has passed; throws `CancellationError` if the task is
+        /// cancelled while it runs. While paused it waits for `resume`, which the paused
+        /// work always calls.
+        func passed() async throws {
+            while true {
+                let remaining = state.withLock { $0.pausedAt == nil ? $0.deadline - .now() : nil }
+                if let remaining {
+                    guard remaining.nanoseconds > 0 else { return }
+                    try await Task.sleep(nanoseconds: UInt64(remaining.nanoseconds))
+                } else {
+                    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                        let running = state.withLock { state in
+                            if state.pausedAt == nil { return true }
+                            state.waiting = continuation
+                            return false
+                        }
+                        if running { continuation.resume() }
+                    }
+                }
+            }
+        }
     }
 
     /// Runs `work`, failing with `TimedOut` at `deadline`. The client library's own
     /// deadline ends when the response's head arrives; this one covers its body.
     private static func before<T: Sendable>(_ deadline: NIODeadline,
                                             _ work: @escaping @Sendable () async throws -> T) async throws -> T {
-        try await before(MovingDeadline(deadline), work)
+        try await before(PausableDeadline(deadline), work)
     }
 
-    private static func before<T: Sendable>(_ deadline: MovingDeadline,
+    private static func before<T: Sendable>(_ deadline: PausableDeadline,
                                             _ work: @escaping @Sendable () async throws -> T) async throws -> T {
         try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { try await work() }
             group.addTask {
-                // Sleeps again when the deadline moved back while it slept.
-                while case let remaining = deadline.current - .now(), remaining.nanoseconds > 0 {
-                    try await Task.sleep(nanoseconds: UInt64(remaining.nanoseconds))
-                }
+                try await deadline.passed()
                 return nil
             }
             defer { group.cancelAll() }
