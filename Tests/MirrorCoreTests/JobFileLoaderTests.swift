@@ -106,6 +106,30 @@ struct JobFileLoaderTests {
         ])
     }
 
+    @Test("a table named sqlite, in any case, is a config error at its table line: SQLite reserves its index's name")
+    func reservedByItsIndex() {
+        let yaml = """
+            version: 1
+            jobs:
+              - { name: a, url: "https://x.test/a?page={page}", records: l, id: id, table: sqlite3, database: sqlite_a.sqlite }
+              - { name: b, url: "https://x.test/b?page={page}", records: l, id: id, table: sqlite }
+              - name: c
+                parent: a
+                url: "https://x.test/c/{parent.id}"
+                records: l
+                id: id
+                table: SQLite
+              - { name: d, url: "https://x.test/d", records: l, id: id, table: Sqlite_d }
+            """
+        #expect(diagnostics(yaml) == [
+            "jobs/x.yaml:4:80: table name 'sqlite' would name its index 'sqlite_walk_order', and SQLite reserves names "
+                + "starting with 'sqlite_' for itself: name the table otherwise",
+            "jobs/x.yaml:10:12: table name 'SQLite' would name its index 'SQLite_walk_order', and SQLite reserves names "
+                + "starting with 'sqlite_' for itself: name the table otherwise",
+            "jobs/x.yaml:11:68: table name 'Sqlite_d' must match [A-Za-z_][A-Za-z0-9_]* and not start with '_mirror_' or 'sqlite_'",
+        ])
+    }
+
     @Test("duplicate job names point at both definitions")
     func duplicateNames() {
         let yaml = """

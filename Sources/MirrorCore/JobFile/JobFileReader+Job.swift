@@ -249,6 +249,9 @@ extension JobFileReader {
         if let tableNode = required(.table, of: job), let text = string(tableNode, key: "table") {
             if !Self.isValidTable(text.value) {
                 error(tableNode, "table name '\(text.shown)' must match [A-Za-z_][A-Za-z0-9_]* and not start with '_mirror_' or 'sqlite_'")
+            } else if let index = StoreSchema.indexNames(of: text.value).first(where: { $0.lowercased().hasPrefix("sqlite_") }) {
+                error(tableNode, "table name '\(text.shown)' would name its index '\(index)', and SQLite reserves names "
+                    + "starting with 'sqlite_' for itself: name the table otherwise")
             } else if text.value.lowercased() == StoreSchema.legacyMigrations {
                 error(tableNode, "table name '\(text.shown)' is taken: files of earlier mirror releases keep their schema versions in it")
             } else {

@@ -217,9 +217,9 @@ extension JobKey {
         case .id:
             pathValue("Dot path to the id inside a record.", examples: ["id", "user.id"])
         case .table:
-            stringValue("SQLite table name, not starting with _mirror_ or sqlite_.",
-                        pattern: "(?![Ss][Qq][Ll][Ii][Tt][Ee]_|_[Mm][Ii][Rr][Rr][Oo][Rr]_)[A-Za-z_][A-Za-z0-9_]*",
-                        expected: "[A-Za-z_][A-Za-z0-9_]*, not starting with _mirror_ or sqlite_")
+            stringValue("SQLite table name, not starting with _mirror_ or sqlite_, and not sqlite (its index would be sqlite_walk_order).",
+                        pattern: "(?![Ss][Qq][Ll][Ii][Tt][Ee](?:_|$)|_[Mm][Ii][Rr][Rr][Oo][Rr]_)[A-Za-z_][A-Za-z0-9_]*",
+                        expected: "[A-Za-z_][A-Za-z0-9_]*, not starting with _mirror_ or sqlite_, and not sqlite")
         case .database:
             stringValue("SQLite file name inside the output folder; jobs may share one. Default: <table>.sqlite.",
                         pattern: #"[^./][^/]*"#, expected: "a file name inside the output folder", examples: ["items.sqlite"])

@@ -5,7 +5,7 @@ struct TableClaims {
     /// Jobs by database and table name, lowercased.
     private var claimed: [String: [JobSpec]] = [:]
 
-    private static let indexSuffix = "_walk_order"
+    private static let indexSuffix = StoreSchema.walkOrderSuffix
 
     private static func key(_ database: String, _ table: String) -> String {
         database + "\u{0}" + table.lowercased()

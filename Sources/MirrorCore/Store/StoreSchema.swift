@@ -21,6 +21,16 @@ enum StoreSchema {
     /// which migrations ran.
     static let legacyMigrations = "grdb_migrations"
 
+    /// The index of a record table that serves walk order: `<table>_walk_order`.
+    static let walkOrderSuffix = "_walk_order"
+    /// The index of a child job's table that serves a parent's children: `<table>_by_parent`.
+    static let byParentSuffix = "_by_parent"
+
+    /// The names of the indexes a record table brings (its triggers' start with `_mirror_`).
+    static func indexNames(of table: String) -> [String] {
+        [table + walkOrderSuffix, table + byParentSuffix]
+    }
+
     /// The schema version from which `_mirror_pages` keeps envelopes (`mirror-pages-envelope-11`).
     static let envelopeVersion = 11
     /// The schema version from which `_mirror_pages` keeps response headers (`mirror-pages-headers-12`).
@@ -293,7 +303,7 @@ enum StoreSchema {
           last_seen  TEXT    NOT NULL,
           PRIMARY KEY (account, id)
         );
-        CREATE INDEX IF NOT EXISTS "\(table)_walk_order" ON "\(table)" (account, position);
+        CREATE INDEX IF NOT EXISTS "\(table)\(walkOrderSuffix)" ON "\(table)" (account, position);
         """
     }
 
@@ -333,7 +343,7 @@ enum StoreSchema {
     /// The index that serves a parent's children, in a child job's table.
     static func createParentIndex(_ table: String) -> String {
         """
-        CREATE INDEX IF NOT EXISTS "\(table)_by_parent" ON "\(table)" (account, parent_id, position)
+        CREATE INDEX IF NOT EXISTS "\(table)\(byParentSuffix)" ON "\(table)" (account, parent_id, position)
         """
     }
 }
