@@ -30,6 +30,36 @@ private func echo(_ request: FixtureRequest) -> FixtureResponse {
     }
 }
 
+/// A secret a server's query parser cuts at its `&` and `=`: it gets `key=p@ss w/rd` back.
+private let cutKey = "p@ss w/rd&SPECIAL=1"
+
+/// `%2F` as `%2f`.
+private func lowercaseHex(_ encoded: String) -> String {
+    var out = "", rest = Substring(encoded)
+    while let percent = rest.firstIndex(of: "%") {
+        out += rest[..<percent] + rest[percent...].prefix(3).lowercased()
+        rest = rest[percent...].dropFirst(3)
+    }
+    return out + rest
+}
+
+/// Echoes the key it was sent, in every form careless APIs use: into the next link (the
+/// body's, PHP-escaped, or the Link header's) only its space encoded, so that the next
+/// request cuts it at `&` and `=`; percent-encoded in upper and lower case hex and
+/// form-encoded beside it; raw and encoded in its ETag and its Last-Modified. Page 3 is the last.
+private func echoForms(_ request: FixtureRequest) -> FixtureResponse {
+    let key = request.parameter("key") ?? ""
+    let page = Int(request.parameter("page") ?? "") ?? 1
+    let encoded = key.addingPercentEncodingForQuery()
+    let next = "\(request.base)\(request.path)?page=\(page + 1)&key=\(key.replacingOccurrences(of: " ", with: "%20"))"
+        + "&e=\(encoded)&l=\(lowercaseHex(encoded))&f=\(BodyTemplate.formEncoded(key))"
+    var headers = [("ETag", "\"v-\(key)-\(encoded)\""), ("Last-Modified", "\(BodyTemplate.formEncoded(key)) \(key)")]
+    let more = page < 3
+    if request.path == "/link", more { headers.append(("Link", "<\(next)>; rel=\"next\"")) }
+    let link = request.path == "/body" && more ? #""\#(next.replacingOccurrences(of: "/", with: "\\/"))""# : "null"
+    return .json(#"{"items":[{"id":"\#(page)"}],"next":\#(link)}"#, headers: headers)
+}
+
 @Suite("secrets")
 struct SecretTests {
     @Test("values from ${…} appear nowhere: not in the summary, report, logs, errors, or any file of the output folder")
@@ -99,6 +129,60 @@ struct SecretTests {
         }
     }
 
+    @Test("a secret a server echoes cut into pieces, encoded or not, in next links, validators and headers is kept and logged nowhere")
+    func echoedInPieces() async throws {
+        let harness = try Harness()
+        let yaml = """
+            version: 1
+            defaults:
+              records: items
+              id: id
+              retries: 0
+            jobs:
+              - { name: body, url: "BASE/body?page=1&key=${KEY}", next: next, table: t_body }
+              - { name: link, url: "BASE/link?page=1&key=${KEY}", next: link, table: t_link }
+            """
+        var capture = InMemoryLogHandler()
+        capture.logLevel = .trace
+        try await FixtureServer.with(echoForms) { server in
+            let file = try harness.load(yaml, server: server, environment: ["KEY": cutKey])
+            var options = Runner.Options()
+            options.output = harness.output
+            let runner = Runner(client: HTTPClient(), logger: Logger(label: "t", factory: { [capture] _ in capture }))
+            let summary = try await runner.run([file], options: options)
+            #expect(summary.jobs.map(\.error) == [nil, nil])
+            // The key came back cut: pages 2 and 3 were asked for with `p@ss w/rd` only.
+            for path in ["/body", "/link"] {
+                #expect(server.requests.filter { $0.path == path }.map { $0.parameter("key") ?? "" }
+                    == [cutKey, "p@ss w/rd", "p@ss w/rd"])
+            }
+        }
+        #expect(try harness.ids("t_body") == ["1", "2", "3"])
+        #expect(try harness.ids("t_link") == ["1", "2", "3"])
+
+        var forms: Set<String> = []
+        for text in [cutKey, "p@ss w/rd", "SPECIAL"] {
+            let encoded = text.addingPercentEncodingForQuery()
+            forms.formUnion([text, encoded, lowercaseHex(encoded), BodyTemplate.formEncoded(text),
+                             text.replacingOccurrences(of: " ", with: "%20"), text.replacingOccurrences(of: "/", with: "\\/")])
+        }
+        forms.formUnion(["p@ss", "p%40ss", "w/rd", "w%2Frd", "w%2frd"])
+        // Every byte of the logs and of the SQLite files (WAL files too).
+        var places: [(String, Data)] = [
+            ("logs", Data(capture.entries.map { "\($0.level) \($0.message) \($0.metadata)" }.joined(separator: "\n").utf8)),
+        ]
+        for name in try FileManager.default.subpathsOfDirectory(atPath: harness.output) where name.contains(".sqlite") {
+            places.append((name, try Data(contentsOf: URL(fileURLWithPath: harness.output + "/" + name))))
+        }
+        #expect(Set(places.map(\.0)).isSuperset(of: ["logs", "t_body.sqlite", "t_link.sqlite"]))
+        #expect(capture.entries.contains { $0.message.description == "page stored" })
+        for (place, bytes) in places {
+            for form in forms.sorted() {
+                #expect(bytes.range(of: Data(form.utf8)) == nil, "\(place) holds '\(form)'")
+            }
+        }
+    }
+
     @Test("a redirect to another origin takes no header holding a secret, and never a body holding one")
     func redirects() async throws {
         let harness = try Harness()
@@ -151,6 +235,23 @@ struct SecretTests {
         #expect(redactor.expand("https://a.test/n?k=${K}&p=2") == "https://a.test/n?k=ab/cd= e&p=2")
         #expect(redactor.placeholders("https://a.test/n?k=ab%2fcd%3d%20e") == nil)
         #expect(redactor.placeholders("https://evil.test/?k=${K}") == nil)
+    }
+
+    @Test("a secret is masked however a server decodes, re-encodes, escapes or cuts it; common words and short pieces are not")
+    func fragments() {
+        let redactor = Redactor(secrets: [Redactor.Secret(name: "K", value: cutKey)])
+        #expect(redactor.redact("/n?key=p@ss w/rd&SPECIAL=1&page=2") == "/n?key=REDACTED&page=2")
+        #expect(redactor.redact("/n?key=p@ss%20w/rd&SPECIAL=1") == "/n?key=REDACTED")
+        #expect(redactor.redact("/n?key=p%2540ss+w%2frd%26SPECIAL%3D1") == "/n?key=REDACTED")
+        #expect(redactor.redact(#"{"next":"/n?key=p@ss w\/rd\u0026SPECIAL=1"}"#) == #"{"next":"/n?key=REDACTED"}"#)
+        #expect(redactor.redact("/n?key=p@ss w/rd&amp;SPECIAL=1") == "/n?key=REDACTED")
+        #expect(redactor.redact("/n?key=p%40ss%20w%2Frd&page=3") == "/n?key=REDACTED&page=3")
+        #expect(redactor.redact(#"W/"SPECIAL", p@ss"#) == #"W/"REDACTED", REDACTED"#)
+        #expect(redactor.redact("/n?page=2&w=rd") == "/n?page=2&w=rd")
+        #expect(redactor.placeholders("/n?key=p@ss%20w/rd&page=2") == nil)
+        let common = Redactor(secrets: [Redactor.Secret(name: "K", value: "Zq7&limit=token")])
+        #expect(common.redact("/n?limit=10&token=abc&q=Zq7") == "/n?limit=10&token=abc&q=Zq7")
+        #expect(common.redact("/n?limit=token") == "/n?REDACTED")
     }
 }
 

@@ -25,16 +25,18 @@ public struct Redactor: Sendable, Equatable, CustomStringConvertible, CustomDebu
 
     /// Longest first, so a secret that contains another is masked whole.
     private let secrets: [Secret]
-    /// The encoded forms of each secret, in the same order: worked out once, since every
+    /// Finds every form of every secret and of its fragments: worked out once, since every
     /// URL a walk makes is redacted.
-    private let encodings: [[String]]
+    private let scanner: SecretScanner
 
     public init(secrets: some Sequence<Secret>) {
         self.secrets = Set(secrets.filter { !$0.value.isEmpty }).sorted {
             $0.value.count != $1.value.count ? $0.value.count > $1.value.count : $0.name < $1.name
         }
-        encodings = self.secrets.map { Self.encodings(of: $0.value) }
+        scanner = SecretScanner(secrets: self.secrets.map(\.value))
     }
+
+    public static func == (lhs: Redactor, rhs: Redactor) -> Bool { lhs.secrets == rhs.secrets }
 
     public var isEmpty: Bool { secrets.isEmpty }
 
@@ -45,15 +47,10 @@ public struct Redactor: Sendable, Equatable, CustomStringConvertible, CustomDebu
     /// Whether `text` holds a secret, in any form this redactor masks.
     public func holdsSecret(_ text: String) -> Bool { redact(text) != text }
 
+    /// The text with every secret masked in any form a server may echo it: raw, percent-,
+    /// form- or JSON-encoded, any mix of these, or cut into fragments (see `SecretScanner`).
     public func redact(_ text: String) -> String {
-        var text = text
-        for (secret, encodings) in zip(secrets, encodings) {
-            text = text.replacingAll(secret.value, with: Self.mask)
-            for encoded in encodings {
-                text = text.replacingAll(encoded, with: Self.mask)
-            }
-        }
-        return text
+        secrets.isEmpty ? text : scanner.mask(text, with: Self.mask)
     }
 
     /// The text with each secret written as `${NAME}`: safe to store, and `expand` gives
@@ -79,40 +76,6 @@ public struct Redactor: Sendable, Equatable, CustomStringConvertible, CustomDebu
             text = text.replacingAll("${\(secret.name)}", with: secret.value)
         }
         return text
-    }
-
-    /// As a query value (every reserved character encoded, in upper or lower case hex, or
-    /// only those a query or a path cannot hold; `+` for a space), and as the inside of a
-    /// JSON string (a POST body).
-    private static func encodings(of secret: String) -> [String] {
-        var quoted: [UInt8] = []
-        JSONText.appendQuoted(secret, to: &quoted)
-        let full = secret.addingPercentEncodingForQuery()
-        var forms = [full, lowercasedHex(full), String(decoding: quoted.dropFirst().dropLast(), as: UTF8.self)]
-        for allowed in [CharacterSet.urlQueryAllowed, .urlPathAllowed] {
-            if let encoded = secret.addingPercentEncoding(withAllowedCharacters: allowed) {
-                forms += [encoded, encoded.replacingOccurrences(of: "%20", with: "+")]
-            }
-        }
-        forms.append(full.replacingOccurrences(of: "%20", with: "+"))
-        // Form-encoded (`~` as `%7E`), and JSON written with `\/` for `/` (PHP's encoder).
-        forms.append(BodyTemplate.formEncoded(secret))
-        forms.append(forms[2].replacingOccurrences(of: "/", with: "\\/"))
-        var seen: Set<String> = [secret]
-        return forms.filter { seen.insert($0).inserted }
-    }
-
-    /// `%2F` as `%2f`.
-    private static func lowercasedHex(_ encoded: String) -> String {
-        var out = ""
-        var rest = Substring(encoded)
-        while let percent = rest.firstIndex(of: "%") {
-            out += rest[..<percent]
-            let hex = rest[percent...].prefix(3)
-            out += hex.lowercased()
-            rest = rest[hex.endIndex...]
-        }
-        return out + rest
     }
 
     public func merged(with other: Redactor) -> Redactor {
