@@ -81,10 +81,14 @@ public struct SnapshotWriter: Sendable {
         defer { lock.release() }
         let manager = FileManager.default
         // A `.partial` folder is only ever a snapshot that did not finish.
-        if manager.fileExists(atPath: partial) { try manager.removeItem(atPath: partial) }
+        do {
+            if manager.fileExists(atPath: partial) { try manager.removeItem(atPath: partial) }
+            try manager.createDirectory(atPath: partial, withIntermediateDirectories: true)
+        } catch {
+            throw Failure(description: "\(SystemError.reason(error)) while making '\(partial)'")
+        }
         var written: Written
         do {
-            try manager.createDirectory(atPath: partial, withIntermediateDirectories: true)
             written = try fill(partial, stop: stop, between: between)
             try Self.sync(partial)
             try stop.check()
@@ -154,7 +158,7 @@ public struct SnapshotWriter: Sendable {
             } catch let cancelled as CancellationError {
                 throw cancelled
             } catch {
-                throw Failure(description: "cannot copy '\(source)': \(error)")
+                throw Failure(description: "cannot copy '\(source)': \(SystemError.reason(error))")
             }
             guard let copied else { continue }
             found.formUnion(copied.tables.map(\.name))
@@ -222,15 +226,19 @@ public struct SnapshotWriter: Sendable {
         guard Int(info.st_size) == file.size else {
             return "'\(file.path)' has \(info.st_size) bytes on disk, not the \(file.size) indexed: left out"
         }
-        try FileManager.default.createDirectory(atPath: Paths.parent(of: target), withIntermediateDirectories: true)
+        do {
+            try FileManager.default.createDirectory(atPath: Paths.parent(of: target), withIntermediateDirectories: true)
+        } catch {
+            throw Failure(description: "\(SystemError.reason(error)) while making the folder of \(file.path)")
+        }
         if link(source, target) == 0 { return nil }
         guard [EXDEV, EPERM, EMLINK, ENOTSUP, EOPNOTSUPP].contains(errno) else {
-            throw Failure(description: "cannot link '\(source)' to '\(target)': \(String(cString: strerror(errno)))")
+            throw Failure(description: "\(SystemError.text(errno: errno)) while linking \(file.path)")
         }
         do {
             try FileManager.default.copyItem(atPath: source, toPath: target)
         } catch {
-            throw Failure(description: "cannot copy '\(source)' to '\(target)': \(error)")
+            throw Failure(description: "\(SystemError.reason(error)) while copying \(file.path)")
         }
         return nil
     }
@@ -243,9 +251,13 @@ public struct SnapshotWriter: Sendable {
         defer { try? handle.close() }
         var hash = SHA256()
         var bytes = 0
-        while let block = try handle.read(upToCount: 1 << 20), !block.isEmpty {
-            hash.update(data: block)
-            bytes += block.count
+        do {
+            while let block = try handle.read(upToCount: 1 << 20), !block.isEmpty {
+                hash.update(data: block)
+                bytes += block.count
+            }
+        } catch {
+            throw Failure(description: "cannot read '\(path)': \(SystemError.reason(error))")
         }
         return (bytes, Hex.string(hash.finalize()))
     }
@@ -293,7 +305,7 @@ public struct SnapshotWriter: Sendable {
         do {
             try FileManager.default.removeItem(atPath: old)
         } catch {
-            warnings.append("the earlier snapshot, now at '\(old)', could not be removed: \(error)")
+            warnings.append("the earlier snapshot, now at '\(old)', could not be removed: \(SystemError.reason(error))")
         }
     }
 
