@@ -101,12 +101,12 @@ struct RetryTests {
                 return .json(PagedAPI(ids: [["1"]]).body(page: 1))
             case 2:
                 // Fails the job once pages 3-5 have each had their first answer (a 503 that
-                // asks for a retry in a second).
+                // asks for a retry in 30 seconds: long past the failure, however busy the machine).
                 for _ in 0..<10_000 where asked.value < 3 { try? await Task.sleep(for: .milliseconds(1)) }
                 return .text("gone", status: 404)
             default:
                 asked.increment()
-                return FixtureResponse(status: 503, headers: [("Retry-After", "1")], body: Array("busy".utf8))
+                return FixtureResponse(status: 503, headers: [("Retry-After", "30")], body: Array("busy".utf8))
             }
         }) { server in
             let summary = try await harness.run("""

@@ -76,11 +76,12 @@ struct SignalTests {
         let folder = try temporaryFolder()
         let gate = SlowGate()
         try await withHeldFourthPage(gate: gate, jobsIn: folder) { _ in
-            // Page 4 never comes: the run would wait for it until its timeout and retries.
-            let stopped = try await mirror(["run", "jobs.yaml", "--max-time", "4s", "--report", "report.json"], in: folder)
+            // Page 4 never comes: the run would wait for it until its timeout and retries. Pages
+            // 1-3 come at once; 15 s leaves them room on a busy machine.
+            let stopped = try await mirror(["run", "jobs.yaml", "--max-time", "15s", "--report", "report.json"], in: folder)
             #expect(stopped.status == 1)
             #expect(stopped.stdout == "events: INTERRUPTED: job 'events': interrupted at page 4; pages 1-3 kept\n")
-            #expect(stopped.stderr.hasSuffix("error: --max-time 4s reached: the run stopped; the next run resumes where it did\n"))
+            #expect(stopped.stderr.hasSuffix("error: --max-time 15s reached: the run stopped; the next run resumes where it did\n"))
             let report = try JSONDecoder.snakeCase.decode(RunReport.self, from: Data(contentsOf: URL(fileURLWithPath: folder + "/report.json")))
             #expect(report.exitStatus == 1)
             #expect(report.jobs.map(\.status) == [.interrupted])
