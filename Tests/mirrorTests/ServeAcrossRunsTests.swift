@@ -19,56 +19,6 @@ private final class PagedItems: Sendable {
     func change(_ body: @Sendable (inout [[(id: Int, version: Int)]]) -> Void) { pages.withLock { body(&$0) } }
 }
 
-/// A `mirror serve` process of the test's folder, on a free port.
-private struct Served {
-    let child: Child
-    let port: String
-
-    static func start(in folder: String, name: String) async throws -> Served {
-        let child = try Child(mirrorBinary.path, ["serve", "jobs.yaml", "--port", "0"], in: folder,
-                              environment: ProcessInfo.processInfo.environment,
-                              stdout: folder + "/\(name).out", stderr: folder + "/\(name).err")
-        for _ in 0..<2000 {
-            let said = (try? String(contentsOfFile: folder + "/\(name).err", encoding: .utf8)) ?? ""
-            if let port = said.firstMatch(of: #/serving 'out' on http://127.0.0.1:([0-9]+)/_mirror/tables/#).map({ String($0.1) }) {
-                return Served(child: child, port: port)
-            }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        kill(child.pid, SIGKILL)
-        _ = await child.ending()
-        throw CancellationError()
-    }
-
-    /// Status, ETag and body of `target`, sent with `If-None-Match` when given.
-    func get(_ target: String, ifNoneMatch: String? = nil) async throws -> String {
-        let headers = ifNoneMatch.map { [Header(name: "If-None-Match", value: RedactedText(real: $0, redactor: .none))] } ?? []
-        let answer = try await HTTPClient().send(HTTPRequest(
-            method: "GET", url: RedactedURL(real: "http://127.0.0.1:\(port)\(target)", redactor: .none),
-            headers: headers, body: nil, timeout: 10, maxBytes: 1 << 20))
-        let body = String(decoding: answer.body, as: UTF8.self)
-            .replacingOccurrences(of: "127.0.0.1:\(port)", with: "SERVER")
-        return "\(answer.status) \(answer.headers["etag"] ?? "-")\n\(body)"
-    }
-
-    func stop() async -> Child.Ending {
-        kill(child.pid, SIGTERM)
-        return await child.ending()
-    }
-}
-
-private let itemsYAML = """
-    version: 1
-    output: out
-    jobs:
-      - name: items
-        url: "BASE/items?page={page}"
-        records: data
-        id: id
-        table: t_item
-        prune: true
-    """
-
 @Suite("mirror serve across runs")
 struct ServeAcrossRunsTests {
     /// What a client reads: the API's pages, the records and the tables.

@@ -16,7 +16,8 @@ private final class ItemsAPI: Sendable {
     }
 }
 
-private let itemsYAML = """
+/// One job walking `{"data":[…]}` pages into `t_item` of `out/`, pruning what it no longer sees.
+let itemsYAML = """
     version: 1
     output: out
     jobs:
@@ -100,16 +101,8 @@ struct ShippingTests {
                 .write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
             #expect(try await mirror(["run", "jobs.yaml", "--quiet"], in: folder).status == 0)
         }
-        let child = try Child(mirrorBinary.path, ["serve", "jobs.yaml", "--port", "0"], in: folder,
-                              environment: ProcessInfo.processInfo.environment,
-                              stdout: folder + "/serve.out", stderr: folder + "/serve.err")
-        var port: String?
-        for _ in 0..<1000 where port == nil {
-            let said = (try? String(contentsOfFile: folder + "/serve.err", encoding: .utf8)) ?? ""
-            port = said.firstMatch(of: #/serving 'out' on http://127.0.0.1:([0-9]+)/_mirror/tables/#).map { String($0.1) }
-            if port == nil { try await Task.sleep(for: .milliseconds(10)) }
-        }
-        let listening = try #require(port)
+        let served = try await Served.start(in: folder, name: "serve")
+        let listening = served.port
         // The API's own URL, answered from the mirror: the page as it was served.
         let page = try await HTTPClient().send(HTTPRequest(
             method: "GET", url: RedactedURL(real: "http://127.0.0.1:\(listening)/items?page=1", redactor: .none),
@@ -120,8 +113,6 @@ struct ShippingTests {
         #expect(taken.status == 2)
         #expect(taken.stderr.hasSuffix("error: cannot listen on 127.0.0.1:\(listening): the port is taken: another program "
             + "listens on it (--port another one, or 0 for any free one)\n"))
-        kill(child.pid, SIGTERM)
-        let ending = await child.ending()
-        #expect(ending.status == 0)
+        #expect(await served.stop() == .exited(0))
     }
 }
