@@ -32,7 +32,7 @@ struct Mirror: AsyncParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         do {
             var command = try parseAsRoot()
-            if var command = command as? AsyncParsableCommand {
+            if var command = command as? any AsyncParsableCommand {
                 try await command.run()
             } else {
                 try command.run()

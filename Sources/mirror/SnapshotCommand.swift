@@ -52,7 +52,7 @@ struct SnapshotCommand: AsyncParsableCommand {
         let started = Date()
         let (result, signal, _) = try await GracefulStop.run {
             do {
-                return Result<SnapshotWriter.Written, Error>.success(try await writer.write())
+                return Result<SnapshotWriter.Written, any Error>.success(try await writer.write())
             } catch {
                 return .failure(error)
             }

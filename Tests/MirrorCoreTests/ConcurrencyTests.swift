@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Logging
 @testable import MirrorCore
 import MirrorTestSupport

@@ -1,6 +1,8 @@
 import Foundation
+import GRDB
 @testable import MirrorCore
 import MirrorTestSupport
+import NIOHTTP1
 import Synchronization
 import Testing
 

@@ -1,5 +1,7 @@
 import Crypto
 import Foundation
+import CDispatch
+import Glibc
 
 /// Where downloaded files live: `files/<2 hex>/<SHA-256 of the URL>.<extension of the URL>`
 /// under the output folder. Nothing the server sends goes into a name, and no name

@@ -1,5 +1,7 @@
 import Crypto
 import Foundation
+import CDispatch
+import Glibc
 
 /// Writes a snapshot of an output folder for devices (`mirror snapshot`): a folder with one
 /// SQLite file per database (the record tables asked for, one account's rows when asked,

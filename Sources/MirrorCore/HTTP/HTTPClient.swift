@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOHTTPCompression
 import Synchronization
 
 /// A request to send. Its headers, body and URL may hold secrets: printed, dumped or

@@ -1,6 +1,8 @@
 /// `{since}` and `{parent.<path>}`: placeholders whose values are known once per walk,
 /// filled into a job's URL, body and headers before the walk starts. `{page}` and
 /// `{cursor}` change from request to request and are filled as each is made.
+import Foundation
+
 extension JobSpec {
     /// The job with `{name}` filled in with `value` everywhere a request is built from:
     /// percent-encoded in the URL; in the body, a string that is exactly `"{name}"`

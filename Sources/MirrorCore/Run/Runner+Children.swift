@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// A child job's parent (`parent`): its spec and the store of its database.
 struct Family: Sendable {

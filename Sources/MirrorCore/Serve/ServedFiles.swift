@@ -1,5 +1,7 @@
 import Foundation
 import GRDB
+import CDispatch
+import Glibc
 
 /// Downloaded files, served from the output folder: only files a database's `_mirror_files`
 /// lists as downloaded, opened without following a link at any level, so no request

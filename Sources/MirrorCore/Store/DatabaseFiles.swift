@@ -1,5 +1,7 @@
 import Foundation
 import GRDBSQLite
+import CDispatch
+import Glibc
 import Synchronization
 
 /// Finds the SQLite files of an output folder without opening any of them outside SQLite.

@@ -1,4 +1,6 @@
 import Foundation
+import CDispatch
+import Glibc
 
 /// What mirror makes inside an output folder is mirror's alone. Every path there is opened
 /// without following a symbolic link, so a link planted in the folder can neither send a

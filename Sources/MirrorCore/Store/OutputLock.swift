@@ -1,4 +1,6 @@
 import Foundation
+import CDispatch
+import Glibc
 
 /// Another `mirror run` holds the output folder (exit status 3).
 public struct LockedError: Error, Sendable, CustomStringConvertible {

@@ -3,6 +3,8 @@
 /// for a response that is one record) and every secret masked, and the response's
 /// end-to-end headers (`_mirror_pages.headers`). `mirror serve` puts the page's records
 /// back there, as the table holds them now, and sends the headers again.
+import Foundation
+
 public struct PageEnvelope: Sendable, Equatable {
     /// A response header kept with the page.
     public struct Header: Sendable, Equatable {

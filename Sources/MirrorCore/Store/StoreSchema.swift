@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 
 /// SQL names of the on-disk format, in one place. README.md documents every column.

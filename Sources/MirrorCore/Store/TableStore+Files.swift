@@ -1,5 +1,7 @@
 import Foundation
 import GRDB
+import CDispatch
+import Glibc
 
 extension TableStore {
     /// Registers the files a page points to; returns those still to download: never
