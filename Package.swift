@@ -22,9 +22,12 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
+        // The floors of the library, each importing only those below it (README, "Development").
+        .target(name: "MirrorJSON"),
         .target(
             name: "MirrorCore",
             dependencies: [
+                "MirrorJSON",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -64,6 +67,7 @@ let package = Package(
         .testTarget(
             name: "MirrorCoreTests",
             dependencies: [
+                "MirrorJSON",
                 "MirrorCore",
                 "MirrorTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -79,7 +83,7 @@ let package = Package(
         ),
         .testTarget(
             name: "mirrorTests",
-            dependencies: ["MirrorCore", "MirrorTestSupport"]
+            dependencies: ["MirrorJSON", "MirrorCore", "MirrorTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 @testable import MirrorCore
+@testable import MirrorJSON
 import Testing
 
 @Suite("JSON documents")

@@ -1,5 +1,6 @@
 import Foundation
 @testable import MirrorCore
+@testable import MirrorJSON
 import Testing
 
 @Suite("job files")

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Logging
 @testable import MirrorCore
+@testable import MirrorJSON
 import MirrorTestSupport
 import Synchronization
 import Testing

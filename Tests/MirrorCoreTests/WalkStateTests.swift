@@ -1,5 +1,6 @@
 import Foundation
 @testable import MirrorCore
+@testable import MirrorJSON
 import Testing
 
 /// The walk's decisions without a server, a store or a clock: responses are read by the

@@ -1,4 +1,5 @@
 import Foundation
+import MirrorJSON
 
 /// Streams stored records out of a table: NDJSON, a JSON array or CSV.
 public struct Exporter: Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import MirrorJSON
 import Yams
 
 /// Reads job files into `JobFile` values, collecting every problem before reporting any.

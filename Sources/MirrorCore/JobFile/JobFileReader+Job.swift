@@ -1,3 +1,4 @@
+import MirrorJSON
 import Yams
 
 /// One job's mapping as its readers see it: its node, its keys with `defaults` merged

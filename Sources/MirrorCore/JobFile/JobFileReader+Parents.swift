@@ -1,3 +1,4 @@
+import MirrorJSON
 import Yams
 
 /// `parent`: a job walked once per record of another job of the same file.

@@ -2,6 +2,7 @@
 /// filled into a job's URL, body and headers before the walk starts. `{page}` and
 /// `{cursor}` change from request to request and are filled as each is made.
 import Foundation
+import MirrorJSON
 
 extension JobSpec {
     /// The job with `{name}` filled in with `value` everywhere a request is built from:

@@ -1,4 +1,5 @@
 import Foundation
+import MirrorJSON
 
 /// A loaded, validated job file.
 public struct JobFile: Sendable {

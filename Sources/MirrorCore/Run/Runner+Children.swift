@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MirrorJSON
 
 /// A child job's parent (`parent`): its spec and the store of its database.
 struct Family: Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import MirrorJSON
 
 /// The read API under `/_mirror/`: what an output folder holds, as JSON, read-only. Each
 /// answer is one read transaction of one database: a run writing meanwhile is not seen

@@ -4,6 +4,7 @@
 /// end-to-end headers (`_mirror_pages.headers`). `mirror serve` puts the page's records
 /// back there, as the table holds them now, and sends the headers again.
 import Foundation
+import MirrorJSON
 
 public struct PageEnvelope: Sendable, Equatable {
     /// A response header kept with the page.

@@ -2,6 +2,8 @@
 /// each record where its JSON and its id lie in it (16 bytes a record). A page of four
 /// million `{"id":N}` records costs its text and 64 MB, not a String and an array per
 /// record.
+import MirrorJSON
+
 public struct PageRecords: Sendable {
     /// One record. Offsets fit in 31 bits: a page is at most `max_page_size` (1 GB).
     struct Entry: Sendable {

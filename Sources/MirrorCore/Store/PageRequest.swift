@@ -1,4 +1,5 @@
 import Foundation
+import MirrorJSON
 
 /// A request as a stored page is found again by it: the URL's path and its query's
 /// name-value pairs, percent-decoded (`+` is a space), and the body. In a stored request,

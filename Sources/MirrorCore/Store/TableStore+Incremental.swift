@@ -1,4 +1,5 @@
 import GRDB
+import MirrorJSON
 
 extension TableStore {
     /// The `{since}` is not a time, and `lookback` cannot move it back.

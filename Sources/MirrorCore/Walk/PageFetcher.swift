@@ -1,4 +1,5 @@
 import Foundation
+import MirrorJSON
 
 /// Gets one page: from the stored copy when `refresh_after` says it is fresh enough, else
 /// from the API (with the stored copy's validators, so that a 304 replays it), read into

@@ -1,4 +1,5 @@
 import Foundation
+import MirrorJSON
 import NIOHTTP1
 
 /// Reads one final response: a clean stop (`stop.status`), a parsed page, or a fault

@@ -1,4 +1,5 @@
 import Foundation
+import MirrorJSON
 
 /// A value of an `incremental` path, as `{since}` takes it: a JSON string or number,
 /// kept as written. Two values compare as integers when both are integers (any number of

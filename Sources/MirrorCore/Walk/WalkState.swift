@@ -1,4 +1,5 @@
 import Foundation
+import MirrorJSON
 
 /// One page's request: its `{page}` value, its URL and its cursor (which may travel in a
 /// POST body rather than the URL). `whole` asks for the page without its stored copy.

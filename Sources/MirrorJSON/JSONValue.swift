@@ -1,8 +1,13 @@
 /// A handle on one value of a document: the document (two copy-on-write arrays, not
 /// copied) and a node index.
 public struct JSONValue: Sendable {
-    let document: JSONDocument
-    let index: Int
+    package let document: JSONDocument
+    package let index: Int
+
+    package init(document: JSONDocument, index: Int) {
+        self.document = document
+        self.index = index
+    }
 
     private var node: JSONDocument.Node { document.nodes[index] }
 
@@ -25,7 +30,7 @@ public struct JSONValue: Sendable {
     var isFolded: Bool { node.isFolded }
 
     /// A string holding a backslash escape: its text is not its raw bytes.
-    var isEscaped: Bool { node.kind == .string && node.escaped }
+    package var isEscaped: Bool { node.kind == .string && node.escaped }
 
     /// The same value with its children on a tape: a folded container (see
     /// `JSONDocument.init(parsing:foldingAt:)`) parsed again on its own, into a

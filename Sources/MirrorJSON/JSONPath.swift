@@ -166,7 +166,7 @@ extension JSONValue {
     /// Calls `body` with every value that `segments` lead to from this one, while it
     /// returns true. Returns false if stopped. A folded container on the way is parsed
     /// again (`unfolded`), so a path reads a folded document as it reads any other.
-    func visit(_ segments: ArraySlice<JSONPath.Segment>, _ body: (JSONValue) -> Bool) -> Bool {
+    package func visit(_ segments: ArraySlice<JSONPath.Segment>, _ body: (JSONValue) -> Bool) -> Bool {
         var value = self
         var rest = segments
         // Keys lead to at most one value each: follow them without recursion.
@@ -200,7 +200,7 @@ extension JSONValue {
 extension JSONValue {
     /// The member `key` of an object, or the element at index `key` of an array. One
     /// element of a folded array is found in its text and parsed alone, not the array.
-    func child(_ key: String) -> JSONValue? {
+    package func child(_ key: String) -> JSONValue? {
         if isFolded, kind == .array, let position = JSONDocument.arrayIndex(key) {
             let wanted = position < 0 ? count + position : position
             guard wanted >= 0, wanted < count else { return nil }
@@ -226,7 +226,7 @@ extension JSONValue {
 
 extension JSONDocument {
     /// The member `key` of an object, or the element at index `key` of an array.
-    func child(of node: Int, key: String) -> Int? {
+    package func child(of node: Int, key: String) -> Int? {
         switch nodes[node].kind {
         case .object:
             return member(of: node, named: key)

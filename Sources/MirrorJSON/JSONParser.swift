@@ -11,8 +11,8 @@ struct JSONParser {
     /// Bytes of input read.
     private var position = 0
     /// Bytes of compacted text written; never more than `position`.
-    private(set) var written = 0
-    private(set) var nodes: [JSONDocument.Node] = []
+    package private(set) var written = 0
+    package private(set) var nodes: [JSONDocument.Node] = []
     /// Containers at this depth (the top-level value's is 1) are folded: checked and
     /// compacted whole, but kept on the tape as one node.
     private let foldDepth: Int
@@ -21,7 +21,7 @@ struct JSONParser {
 
     private static let noParent = UInt32.max
 
-    init(input: UnsafeRawPointer, count: Int, output: UnsafeMutablePointer<UInt8>, foldDepth: Int = 0) {
+    package init(input: UnsafeRawPointer, count: Int, output: UnsafeMutablePointer<UInt8>, foldDepth: Int = 0) {
         self.input = input
         self.count = count
         self.output = output

@@ -8,7 +8,7 @@ public enum JSONText {
     }
 
     /// Appends UTF-8 text as a quoted JSON string (see `appendQuoted(_:to:)`).
-    static func appendQuoted<Text: Collection<UInt8>>(_ text: Text, to out: inout [UInt8]) {
+    package static func appendQuoted<Text: Collection<UInt8>>(_ text: Text, to out: inout [UInt8]) {
         out.reserveCapacity(out.count + text.count + 2)
         out.append(UInt8(ascii: "\""))
         for byte in text {
@@ -30,7 +30,7 @@ public enum JSONText {
 
     /// Calls `body` with the range of each element of `array`, the compacted text of a
     /// checked JSON array (no whitespace outside strings), in order, while it returns true.
-    static func forEachElement(of array: UnsafeBufferPointer<UInt8>, _ body: (Range<Int>) -> Bool) {
+    package static func forEachElement(of array: UnsafeBufferPointer<UInt8>, _ body: (Range<Int>) -> Bool) {
         var index = 1
         guard array.count > 2 else { return }
         var start = index
@@ -84,7 +84,7 @@ public enum JSONText {
     }
 
     /// What `member(_:in:)` found.
-    enum Member: Equatable {
+    package enum Member: Equatable {
         /// The value's bytes, within the object's.
         case value(Range<Int>)
         case missing
@@ -95,7 +95,7 @@ public enum JSONText {
     /// The first member named `key` of `object`, the compacted text of a checked JSON
     /// object, found in its text without parsing it (the first of duplicate keys counts,
     /// as SQLite reads it).
-    static func member(_ key: UnsafeBufferPointer<UInt8>, in object: UnsafeBufferPointer<UInt8>) -> Member {
+    package static func member(_ key: UnsafeBufferPointer<UInt8>, in object: UnsafeBufferPointer<UInt8>) -> Member {
         guard object.count > 2 else { return .missing }
         var index = 1
         while true {
@@ -133,7 +133,7 @@ public enum JSONText {
 
     /// Decodes the content (between the quotes) of a string the parser has checked. A
     /// `\u` escape of an unpaired surrogate becomes U+FFFD.
-    static func unescape(_ raw: UnsafeBufferPointer<UInt8>) -> String {
+    package static func unescape(_ raw: UnsafeBufferPointer<UInt8>) -> String {
         // Decoding never lengthens: `\n` is 2 bytes for 1, `\uXXXX` 6 for at most 3, a
         // surrogate pair 12 for 4.
         String(unsafeUninitializedCapacity: raw.count) { out in
@@ -187,7 +187,7 @@ public enum JSONText {
     }
 
     /// A number's literal as an `Int` if it is written as an integer and fits.
-    static func integer(_ literal: UnsafeBufferPointer<UInt8>) -> Int? {
+    package static func integer(_ literal: UnsafeBufferPointer<UInt8>) -> Int? {
         guard let first = literal.first else { return nil }
         let negative = first == UInt8(ascii: "-")
         var value = 0

@@ -36,19 +36,19 @@ public struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertib
 public struct JSONDocument: Sendable {
     /// One value on the tape. 20 bytes; offsets are 32-bit, so a document is limited to
     /// 4 GiB (checked).
-    struct Node: Sendable {
+    package struct Node: Sendable {
         /// Offset in `bytes` of the value's first byte (for strings: the opening quote).
-        var start: UInt32
+        package var start: UInt32
         /// Offset in `bytes` just past the value's last byte.
-        var end: UInt32
+        package var end: UInt32
         /// Index of the node just past this value's subtree: its next sibling, if any.
-        var next: UInt32
+        package var next: UInt32
         /// Elements of an array, members of an object, 0 for scalars.
-        var count: UInt32
-        var kind: JSONKind
+        package var count: UInt32
+        package var kind: JSONKind
         /// A string holds a backslash escape, so its text is not its raw bytes; a
         /// container is folded (see `foldingAt`): its children are not on the tape.
-        var escaped: Bool
+        package var escaped: Bool
 
         var isFolded: Bool { escaped && (kind == .object || kind == .array) }
     }
@@ -58,7 +58,7 @@ public struct JSONDocument: Sendable {
 
     /// The compacted document.
     public let bytes: [UInt8]
-    let nodes: [Node]
+    package let nodes: [Node]
 
     public init(parsing input: [UInt8]) throws(JSONSyntaxError) {
         // `withUnsafeBytes` rethrows untyped errors: carry the typed one across in a Result.
@@ -127,12 +127,12 @@ public struct JSONDocument: Sendable {
     public var root: JSONValue { JSONValue(document: self, index: 0) }
 
     /// The node index of the last member of object `object` named `key`, or nil.
-    func member(of object: Int, named key: String) -> Int? {
+    package func member(of object: Int, named key: String) -> Int? {
         key.utf8.withContiguousStorageIfAvailable { member(of: object, named: $0) }
             ?? Array(key.utf8).withUnsafeBufferPointer { member(of: object, named: $0) }
     }
 
-    func member(of object: Int, named key: UnsafeBufferPointer<UInt8>) -> Int? {
+    package func member(of object: Int, named key: UnsafeBufferPointer<UInt8>) -> Int? {
         bytes.withUnsafeBufferPointer { all in
             nodes.withUnsafeBufferPointer { tape in
                 let container = tape[object]
@@ -159,7 +159,7 @@ public struct JSONDocument: Sendable {
     }
 
     /// The node index of element `position` of array `array`, or nil.
-    func element(of array: Int, at position: Int) -> Int? {
+    package func element(of array: Int, at position: Int) -> Int? {
         nodes.withUnsafeBufferPointer { tape in
             guard tape[array].kind == .array, position >= 0, position < Int(tape[array].count) else { return nil }
             var child = array + 1
