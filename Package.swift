@@ -24,10 +24,12 @@ let package = Package(
     targets: [
         // The floors of the library, each importing only those below it (README, "Development").
         .target(name: "MirrorJSON"),
+        .target(name: "MirrorModel", dependencies: ["MirrorJSON"]),
         .target(
             name: "MirrorCore",
             dependencies: [
                 "MirrorJSON",
+                "MirrorModel",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -49,6 +51,7 @@ let package = Package(
         .executableTarget(
             name: "mirror",
             dependencies: [
+                "MirrorModel",
                 "MirrorCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -68,6 +71,7 @@ let package = Package(
             name: "MirrorCoreTests",
             dependencies: [
                 "MirrorJSON",
+                "MirrorModel",
                 "MirrorCore",
                 "MirrorTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -83,7 +87,7 @@ let package = Package(
         ),
         .testTarget(
             name: "mirrorTests",
-            dependencies: ["MirrorJSON", "MirrorCore", "MirrorTestSupport"]
+            dependencies: ["MirrorJSON", "MirrorModel", "MirrorCore", "MirrorTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

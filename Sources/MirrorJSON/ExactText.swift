@@ -1,6 +1,7 @@
 /// Text that compares and hashes by its UTF-8 bytes. Swift's `String ==` holds canonically
 /// equivalent strings equal (NFC and NFD `café`, `Å` and the Ångström sign); an API and
 /// SQLite tell them apart, so ids, cursors and URLs are compared as this.
+
 public struct ExactText: Hashable, Sendable, CustomStringConvertible {
     public let text: String
 

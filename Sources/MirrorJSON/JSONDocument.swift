@@ -1,4 +1,5 @@
 /// The kind of a JSON value.
+
 public enum JSONKind: UInt8, Sendable, Equatable, CustomStringConvertible {
     case object, array, string, number, bool, null
 

@@ -9,6 +9,7 @@
 /// `key` is `value` (a string's text, a number as written, `true`, `false`):
 /// `links[rel=next].href`, `[rel=next].href` on a top-level array, and in a pointer the
 /// segment `/links/[rel=next]/href` (on an object, that segment stays a key).
+
 public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
     public enum Segment: Sendable, Hashable {
         case key(String)

@@ -1,4 +1,5 @@
 /// Writing and reading the text of JSON strings and numbers.
+
 public enum JSONText {
     /// Appends `s` as a quoted JSON string: `"`, `\` and control characters escaped (as
     /// `\n`, `\t`, `\r`, `\b`, `\f` or `\u00XX`), everything else, non-ASCII included,

@@ -1,5 +1,6 @@
 /// A handle on one value of a document: the document (two copy-on-write arrays, not
 /// copied) and a node index.
+
 public struct JSONValue: Sendable {
     package let document: JSONDocument
     package let index: Int

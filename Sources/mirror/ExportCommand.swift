@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MirrorCore
+import MirrorModel
 
 extension Exporter.Format: ExpressibleByArgument {}
 extension RecordSelection.Order: ExpressibleByArgument {}

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MirrorModel
 
 /// Logs go to stderr; the summary and exports go to stdout. On a terminal `run` shows a
 /// live line per job and only warnings and errors are logged (every page with

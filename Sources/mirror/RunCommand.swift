@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MirrorCore
+import MirrorModel
 
 struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

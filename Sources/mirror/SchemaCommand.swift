@@ -1,5 +1,6 @@
 import ArgumentParser
 import MirrorCore
+import MirrorModel
 
 struct SchemaCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import MirrorCore
+import MirrorModel
 
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MirrorCore
+import MirrorModel
 
 struct SnapshotCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

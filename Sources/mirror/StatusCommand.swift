@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MirrorCore
+import MirrorModel
 
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

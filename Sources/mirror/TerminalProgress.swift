@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MirrorCore
+import MirrorModel
 import Synchronization
 
 /// On a terminal, a live line per running job at the bottom of stderr; log lines scroll

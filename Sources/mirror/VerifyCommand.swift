@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MirrorCore
+import MirrorModel
 
 struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,4 +1,5 @@
 import ArgumentParser
+import MirrorModel
 
 /// What `run` and `verify` share: the job files, which of their jobs, how far each walk
 /// goes, and whether every page is logged.

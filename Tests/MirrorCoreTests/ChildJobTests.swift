@@ -1,7 +1,8 @@
 import Foundation
-import Logging
 import GRDB
+import Logging
 @testable import MirrorCore
+@testable import MirrorModel
 import MirrorTestSupport
 import Synchronization
 import Testing

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GRDB
 @testable import MirrorCore
+@testable import MirrorModel
 import MirrorTestSupport
 import Synchronization
 import Testing

@@ -1,5 +1,6 @@
 @testable import MirrorCore
 @testable import MirrorJSON
+@testable import MirrorModel
 import Testing
 
 @Suite("JSON documents")

@@ -1,6 +1,7 @@
 import Foundation
 @testable import MirrorCore
 @testable import MirrorJSON
+@testable import MirrorModel
 import MirrorTestSupport
 import Synchronization
 import Testing

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 @testable import MirrorCore
 @testable import MirrorJSON
+@testable import MirrorModel
 import MirrorTestSupport
 import NIOHTTP1
 import Synchronization

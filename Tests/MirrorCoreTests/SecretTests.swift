@@ -1,9 +1,10 @@
 import Foundation
 import InMemoryLogging
-import NIOCore
 import Logging
 @testable import MirrorCore
+@testable import MirrorModel
 import MirrorTestSupport
+import NIOCore
 import Synchronization
 import Testing
 

@@ -3,6 +3,7 @@ import GRDB
 import Logging
 @testable import MirrorCore
 @testable import MirrorJSON
+@testable import MirrorModel
 import MirrorTestSupport
 import Synchronization
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 @testable import MirrorCore
 @testable import MirrorJSON
+@testable import MirrorModel
 import Testing
 
 /// The walk's decisions without a server, a store or a clock: responses are read by the

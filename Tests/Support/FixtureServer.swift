@@ -1,9 +1,10 @@
 import Foundation
 import HTTPTypes
-import Logging
 import Hummingbird
-import ServiceLifecycle
+import Logging
+import MirrorModel
 import NIOCore
+import ServiceLifecycle
 import Synchronization
 
 /// A request as the fixture server saw it.

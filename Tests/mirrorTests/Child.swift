@@ -1,4 +1,5 @@
 import Foundation
+@testable import MirrorModel
 
 /// A child process started with `posix_spawn`. (Foundation's `Process.run()` crashed now and
 /// then on Linux, copying memory it did not own, while many tests started processes.)

@@ -1,26 +1,7 @@
 import Foundation
 import Logging
+import MirrorModel
 import Synchronization
-
-/// A file the run could not get.
-public struct FileFailure: Sendable, Codable, Equatable {
-    /// Redacted.
-    public let url: String
-    public let error: String
-}
-
-/// What a job's downloads did in one run.
-public struct DownloadSummary: Sendable, Codable, Equatable {
-    public var downloaded = 0
-    public var bytes = 0
-    public var failed: [FileFailure] = []
-
-    public init(downloaded: Int = 0, bytes: Int = 0, failed: [FileFailure] = []) {
-        self.downloaded = downloaded
-        self.bytes = bytes
-        self.failed = failed
-    }
-}
 
 /// Fetches the files a job's records point to, up to `download_concurrency` at once,
 /// while the walk goes on. Each URL is fetched at most once per run.
@@ -136,7 +117,7 @@ struct FileFetcher: Sendable {
     let sender: RetryingSender
     let logger: Logger
     /// The job's own origin: files there get every header.
-    let origin: HTTPClient.Origin?
+    let origin: Origin?
     /// The job's headers without those holding a secret, for files on other origins.
     let plainHeaders: [Header]
     let folders: FileFolders

@@ -1,7 +1,8 @@
+import CDispatch
 import Crypto
 import Foundation
-import CDispatch
 import Glibc
+import MirrorModel
 
 /// Where downloaded files live: `files/<2 hex>/<SHA-256 of the URL>.<extension of the URL>`
 /// under the output folder. Nothing the server sends goes into a name, and no name
@@ -70,24 +71,3 @@ public enum FileNaming {
     }
 }
 
-/// How one download ended, as `_mirror_files` keeps it.
-public struct FileOutcome: Sendable {
-    public enum Status: String, Sendable {
-        case ok, failed
-        /// Not an absolute http(s) URL: never fetched.
-        case refused
-    }
-
-    public var url: RedactedURL
-    public var status: Status
-    /// Relative to the output folder.
-    public var path: String?
-    public var size: Int?
-    public var contentType: String?
-    public var sha256: String?
-    public var etag: String?
-    public var lastModified: String?
-    public var httpStatus: Int?
-    public var error: String?
-    public var time: String
-}

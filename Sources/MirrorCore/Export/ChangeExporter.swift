@@ -4,6 +4,7 @@
 /// `{"seq":…,"op":"delete","account":…,"id":…}`, in sequence order. NDJSON by default;
 /// `json` wraps them as `{"changes":[…],"feed":…,"changes_through":N}`, the mark on the last line.
 import MirrorJSON
+import MirrorModel
 
 public struct ChangeExporter: Sendable {
     public struct Options: Sendable {

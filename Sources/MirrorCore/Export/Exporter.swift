@@ -1,5 +1,6 @@
 import Foundation
 import MirrorJSON
+import MirrorModel
 
 /// Streams stored records out of a table: NDJSON, a JSON array or CSV.
 public struct Exporter: Sendable {

@@ -1,5 +1,7 @@
 /// `manifest.json` of a snapshot: what it holds, to check a copy by (sizes, SHA-256) and
 /// to know which change of each database's feed it includes.
+import MirrorModel
+
 public struct SnapshotManifest: Codable, Sendable, Equatable {
     /// The snapshot layout's version: 1.
     public var format: Int

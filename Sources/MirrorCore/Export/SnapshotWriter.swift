@@ -1,7 +1,8 @@
+import CDispatch
 import Crypto
 import Foundation
-import CDispatch
 import Glibc
+import MirrorModel
 
 /// Writes a snapshot of an output folder for devices (`mirror snapshot`): a folder with one
 /// SQLite file per database (the record tables asked for, one account's rows when asked,

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Crypto
 import Foundation
+import MirrorModel
 import NIOCore
 import NIOHTTP1
 import Synchronization

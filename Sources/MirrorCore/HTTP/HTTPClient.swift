@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import MirrorModel
 import NIOCore
 import NIOHTTP1
 import NIOHTTPCompression
@@ -251,34 +252,6 @@ public final class HTTPClient: Sendable {
         Origin(from)?.admits(to) ?? false
     }
 
-    /// A URL's scheme, host and port, parsed once: the job's own origin is compared with
-    /// every request a walk or a download makes.
-    struct Origin: Sendable {
-        let scheme: String
-        let host: String?
-        /// As written; nil when the URL names none.
-        let port: Int?
-
-        init?(_ url: String) {
-            guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased() else {
-                return nil
-            }
-            self.scheme = scheme
-            host = components.host?.lowercased()
-            port = components.port
-        }
-
-        private var effectivePort: Int? { port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil) }
-
-        /// Whether `url` is on this origin, or on its https upgrade.
-        func admits(_ url: String) -> Bool {
-            guard let other = Origin(url), host == other.host else { return false }
-            if scheme == other.scheme { return effectivePort == other.effectivePort }
-            return scheme == "http" && other.scheme == "https" && (port == nil || port == 80)
-                && (other.port == nil || other.port == 443)
-        }
-    }
-
     /// The headers of the request `redirects` is at, as the client library takes them;
     /// only http(s) URLs are sent.
     static func headers(for redirects: Redirects, shownURL: RedactedURL) throws(HTTPError) -> HTTPHeaders {
@@ -350,21 +323,3 @@ public final class HTTPClient: Sendable {
     }
 }
 
-/// Byte counts as job files write them (`64MB`) and as messages print them.
-public enum ByteSize {
-    public static func text(_ bytes: Int) -> String {
-        for (unit, size) in [("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)] where bytes >= size && bytes % size == 0 {
-            return "\(bytes / size) \(unit)"
-        }
-        return "\(bytes) bytes"
-    }
-
-    /// `512 B`, `85.3 KB`, `3.1 MB`: for progress, not for limits.
-    public static func approximate(_ bytes: Int) -> String {
-        for (unit, size) in [("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)] where bytes >= size {
-            let value = Double(bytes) / Double(size)
-            return "\((value * 10).rounded() / 10) \(unit)"
-        }
-        return "\(bytes) B"
-    }
-}

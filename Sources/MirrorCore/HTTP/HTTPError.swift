@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import MirrorModel
 import NIOCore
 import NIOHTTP1
 import NIOPosix

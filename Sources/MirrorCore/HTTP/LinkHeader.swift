@@ -1,4 +1,5 @@
 import Foundation
+import MirrorModel
 
 /// RFC 8288 `Link` header parsing: just enough to find `rel="next"`.
 enum LinkHeader {

@@ -1,4 +1,5 @@
 import Foundation
+import MirrorModel
 
 /// A redirect that is not followed.
 struct RedirectFailure: Error {

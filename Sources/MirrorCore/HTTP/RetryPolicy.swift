@@ -1,4 +1,5 @@
 import Foundation
+import MirrorModel
 
 /// When and how long to wait before asking again: after a network error, a timeout,
 /// a 5xx, 408 or 429; exponential backoff with jitter, or the server's `Retry-After`

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MirrorModel
 
 /// Sends one request as a job's settings say, for pages and files alike: it waits for its
 /// turn at the host (`rate_limit`), retries a network error, a timeout, a 5xx, 408 or 429

@@ -1,4 +1,6 @@
 /// One problem found in a job file, located at the offending key or value.
+import MirrorModel
+
 public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
     public let file: String
     public let line: Int

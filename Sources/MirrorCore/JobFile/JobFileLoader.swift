@@ -1,5 +1,6 @@
 import Foundation
 import MirrorJSON
+import MirrorModel
 import Yams
 
 /// Reads job files into `JobFile` values, collecting every problem before reporting any.

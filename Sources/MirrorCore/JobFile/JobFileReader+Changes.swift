@@ -1,3 +1,4 @@
+import MirrorModel
 import Yams
 
 /// `incremental` and `deleted`: how a job follows what changed since its last run.

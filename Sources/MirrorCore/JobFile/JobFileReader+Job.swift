@@ -1,4 +1,5 @@
 import MirrorJSON
+import MirrorModel
 import Yams
 
 /// One job's mapping as its readers see it: its node, its keys with `defaults` merged

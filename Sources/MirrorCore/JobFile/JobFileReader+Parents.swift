@@ -1,4 +1,5 @@
 import MirrorJSON
+import MirrorModel
 import Yams
 
 /// `parent`: a job walked once per record of another job of the same file.

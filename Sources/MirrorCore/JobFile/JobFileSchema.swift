@@ -2,6 +2,8 @@
 /// check job files. It is built from the key enums the loader validates with: every
 /// `switch` below is exhaustive, so a key added to an enum does not compile until it is
 /// described here too, and the schema lists exactly the keys the loader accepts.
+import MirrorModel
+
 public enum JobFileSchema {
     /// The schema, as pretty-printed JSON ending with a line break.
     public static var text: String {

@@ -1,4 +1,6 @@
 /// The keys of a job file's top-level mapping, spelled as SPEC.md spells them.
+import MirrorModel
+
 enum FileKey: String, CaseIterable {
     case version, output, defaults, jobs
     case notSecret = "not_secret"

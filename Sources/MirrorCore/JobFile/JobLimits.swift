@@ -2,6 +2,8 @@
 /// value stays far below `Int.max` in any walk (`from + step · pages` passes it only after
 /// some 9·10¹² pages), and every duration and size fits the integers that clocks, timers
 /// and buffers count in.
+import MirrorModel
+
 public enum JobLimits {
     /// `pages.from` and `pages.to`.
     public static let page = 0...1_000_000_000_000

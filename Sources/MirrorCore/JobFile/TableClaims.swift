@@ -1,6 +1,8 @@
 /// The tables the jobs of one output folder store into, and where two jobs would meet in
 /// one SQLite table without meaning to. SQLite compares table names without case, and a
 /// job's table brings an index named `<table>_walk_order`.
+import MirrorModel
+
 struct TableClaims {
     /// Jobs by database and table name, lowercased.
     private var claimed: [String: [JobSpec]] = [:]

@@ -1,3 +1,4 @@
+import MirrorModel
 import Synchronization
 
 /// The databases a run has open. A job takes its database when it starts and gives it back

@@ -1,4 +1,5 @@
 import Foundation
+import MirrorModel
 
 /// What `--report FILE` writes: the whole run as JSON, one entry per job.
 public struct RunReport: Sendable, Codable, Equatable {

@@ -1,21 +1,12 @@
 import Foundation
 import Logging
 import MirrorJSON
+import MirrorModel
 
 /// A child job's parent (`parent`): its spec and the store of its database.
 struct Family: Sendable {
     let parent: JobSpec
     let store: TableStore
-}
-
-/// What a child job's run did with its parents.
-public struct ParentWalks: Sendable, Codable, Equatable {
-    /// Parents whose children were walked whole.
-    public var walked = 0
-    /// Parents whose walk failed: queued, and walked again by the next run.
-    public var failed = 0
-    /// Children removed because their parent is gone (deleted or pruned).
-    public var orphansDeleted = 0
 }
 
 extension Runner {

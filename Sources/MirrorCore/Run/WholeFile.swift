@@ -1,4 +1,5 @@
 import Foundation
+import MirrorModel
 
 /// Files mirror hands to other programs (exports, reports, JUnit XML) appear whole or not
 /// at all: written to `FILE.partial`, then renamed over `FILE`; a failed write leaves

@@ -1,6 +1,7 @@
 import Foundation
 import HummingbirdCore
 import Logging
+import MirrorModel
 import NIOCore
 import NIOHTTPTypes
 import NIOPosix

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import Logging
+import MirrorModel
 import NIOCore
 import NIOPosix
 import ServiceLifecycle

@@ -1,7 +1,8 @@
-import Foundation
-import GRDB
 import CDispatch
+import Foundation
 import Glibc
+import GRDB
+import MirrorModel
 
 /// Downloaded files, served from the output folder: only files a database's `_mirror_files`
 /// lists as downloaded, opened without following a link at any level, so no request

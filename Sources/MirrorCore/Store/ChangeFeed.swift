@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import MirrorModel
 
 /// Reads a database's change feed (`_mirror_changes`), read-only, in one read transaction:
 /// a run writing meanwhile is not seen half-way, and the high-water mark read with the

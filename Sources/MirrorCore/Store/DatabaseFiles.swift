@@ -1,7 +1,8 @@
-import Foundation
-import GRDBSQLite
 import CDispatch
+import Foundation
 import Glibc
+import GRDBSQLite
+import MirrorModel
 import Synchronization
 
 /// Finds the SQLite files of an output folder without opening any of them outside SQLite.

@@ -1,6 +1,7 @@
-import Foundation
 import CDispatch
+import Foundation
 import Glibc
+import MirrorModel
 
 /// What mirror makes inside an output folder is mirror's alone. Every path there is opened
 /// without following a symbolic link, so a link planted in the folder can neither send a

@@ -1,6 +1,7 @@
-import Foundation
 import CDispatch
+import Foundation
 import Glibc
+import MirrorModel
 
 /// Another `mirror run` holds the output folder (exit status 3).
 public struct LockedError: Error, Sendable, CustomStringConvertible {

@@ -1,5 +1,6 @@
 import Foundation
 import MirrorJSON
+import MirrorModel
 
 /// A request as a stored page is found again by it: the URL's path and its query's
 /// name-value pairs, percent-decoded (`+` is a space), and the body. In a stored request,

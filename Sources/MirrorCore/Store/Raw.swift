@@ -1,5 +1,6 @@
 import GRDB
 import GRDBSQLite
+import MirrorModel
 
 /// Thin helpers over the C API for the per-record hot path.
 enum Raw {

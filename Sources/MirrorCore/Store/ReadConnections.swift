@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import MirrorModel
 import Synchronization
 
 /// Read-only connections to an output folder's databases, kept open between requests:

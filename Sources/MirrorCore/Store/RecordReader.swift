@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import MirrorModel
 
 /// Which stored records to read, and in what order (`export`'s options).
 public struct RecordSelection: Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import MirrorModel
 import Synchronization
 
 /// Copies one database of the output folder into a new SQLite file for devices: the record

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import MirrorModel
 
 /// What `mirror status` shows: every table of an output folder and each job's last run.
 public struct StatusReport: Sendable, Codable, Equatable {
@@ -162,31 +163,19 @@ public enum StatusReader {
 extension JobOutcome {
     /// A run recorded before `_mirror_runs` kept the whole outcome: what its columns hold.
     init(columns row: Row, database: String) {
-        job = row["job"]
-        file = ""
-        table = row["table_name"]
-        self.database = database
-        account = row["account"]
-        status = JobResult(rawValue: row["result"]) ?? .failed
-        startedAt = row["started_at"]
-        finishedAt = row["finished_at"]
-        stopReason = row["stop_reason"]
-        complete = false
         let notModified: Int = row["pages_not_modified"] ?? 0, skipped: Int = row["pages_skipped"] ?? 0
-        pages = Pages(total: row["pages"], fetched: row["pages"] - notModified - skipped, notModified: notModified,
-                      skipped: skipped)
-        resumedAt = nil
-        records = Records(new: row["records_new"], updated: row["records_updated"], unchanged: row["records_unchanged"],
-                          rejected: row["records_rejected"], pruned: row["records_pruned"], deleted: row["records_deleted"] ?? 0)
-        rejected = []
-        retries = 0
-        bytes = 0
-        durationSeconds = 0
         let downloaded: Int = row["files_downloaded"] ?? 0
-        files = downloaded > 0 ? DownloadSummary(downloaded: downloaded) : nil
-        error = row["error"]
-        since = nil
-        parents = nil
+        self.init(
+            job: row["job"], file: "", table: row["table_name"], database: database, account: row["account"],
+            status: JobResult(rawValue: row["result"]) ?? .failed, startedAt: row["started_at"],
+            finishedAt: row["finished_at"], stopReason: row["stop_reason"], complete: false,
+            pages: Pages(total: row["pages"], fetched: row["pages"] - notModified - skipped, notModified: notModified,
+                         skipped: skipped),
+            records: Records(new: row["records_new"], updated: row["records_updated"],
+                             unchanged: row["records_unchanged"], rejected: row["records_rejected"],
+                             pruned: row["records_pruned"], deleted: row["records_deleted"] ?? 0),
+            rejected: [], retries: 0, bytes: 0, durationSeconds: 0,
+            files: downloaded > 0 ? DownloadSummary(downloaded: downloaded) : nil, error: row["error"])
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import MirrorModel
 
 /// SQL names of the on-disk format, in one place. README.md documents every column.
 enum StoreSchema {

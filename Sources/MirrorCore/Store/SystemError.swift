@@ -1,4 +1,5 @@
 import Foundation
+import MirrorModel
 
 /// A failure the operating system reported, in the words `run` uses for it (`no space left
 /// on device`): an errno, or a Foundation error wrapping one, never Foundation's dump of its

@@ -1,4 +1,5 @@
 import GRDB
+import MirrorModel
 
 extension TableStore {
     /// Changes beyond this many more than twice the keys the feed needs make it tidied.

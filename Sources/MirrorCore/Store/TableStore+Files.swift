@@ -1,7 +1,8 @@
-import Foundation
-import GRDB
 import CDispatch
+import Foundation
 import Glibc
+import GRDB
+import MirrorModel
 
 extension TableStore {
     /// Registers the files a page points to; returns those still to download: never

@@ -1,5 +1,6 @@
 import GRDB
 import MirrorJSON
+import MirrorModel
 
 extension TableStore {
     /// The `{since}` is not a time, and `lookback` cannot move it back.

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import GRDBSQLite
 import MirrorJSON
+import MirrorModel
 
 extension TableStore {
     /// Stores a page's records, its `_mirror_pages` row and the walk checkpoint in one

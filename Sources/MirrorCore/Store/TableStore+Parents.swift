@@ -1,5 +1,6 @@
 import GRDB
 import GRDBSQLite
+import MirrorModel
 
 /// `parent`: the parent records a child job has yet to walk, kept in `_mirror_parents` of
 /// the parent's file, and the child records of parents that are gone.

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import MirrorModel
 
 extension TableStore {
     /// Deletes the records of `account` not seen since `time` (the walk's start). In a

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import MirrorModel
 
 /// One SQLite file of the output folder: its record tables and bookkeeping.
 /// GRDB's pool serializes writes; each page is one `write` transaction. Every access from

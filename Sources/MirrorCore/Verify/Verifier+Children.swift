@@ -1,4 +1,5 @@
 import Foundation
+import MirrorModel
 
 extension Verifier {
     /// Walks a child job for each of `parents` (its parent's records, first first), up to

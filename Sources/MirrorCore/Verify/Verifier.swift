@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MirrorModel
 import Synchronization
 
 /// One thing wrong with an API's page walk.

@@ -1,5 +1,6 @@
 import Foundation
 import MirrorJSON
+import MirrorModel
 
 /// Gets one page: from the stored copy when `refresh_after` says it is fresh enough, else
 /// from the API (with the stored copy's validators, so that a 304 replays it), read into
@@ -12,7 +13,7 @@ struct PageFetcher: Sendable {
     /// Ignore `refresh_after` and send no validators: every page is fetched whole.
     let refresh: Bool
     /// The job's own origin: pages on another get no secret (see `JobSpec.origin`).
-    let origin: HTTPClient.Origin?
+    let origin: Origin?
 
     /// Requests one page of `target` (retrying as the job says) and reads it. Unless the
     /// target asks for the page whole, a page fetched within `refresh_after` is not

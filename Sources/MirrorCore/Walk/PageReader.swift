@@ -1,5 +1,6 @@
 import Foundation
 import MirrorJSON
+import MirrorModel
 import NIOHTTP1
 
 /// Reads one final response: a clean stop (`stop.status`), a parsed page, or a fault

@@ -1,5 +1,6 @@
 import Foundation
 import MirrorJSON
+import MirrorModel
 
 /// One page's request: its `{page}` value, its URL and its cursor (which may travel in a
 /// POST body rather than the URL). `whole` asks for the page without its stored copy.

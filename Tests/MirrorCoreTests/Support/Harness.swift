@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Logging
 @testable import MirrorCore
+@testable import MirrorModel
 import MirrorTestSupport
 
 /// A fresh temporary folder for one test, with helpers to write job files, run them

@@ -17,7 +17,7 @@ public struct SinceValue: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// A string or a number; nil for anything else and for an empty string.
-    init?(_ value: JSONValue) {
+    package init?(_ value: JSONValue) {
         switch value.kind {
         case .string:
             guard let text = value.stringValue, !text.isEmpty else { return nil }
@@ -30,7 +30,7 @@ public struct SinceValue: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// As `_mirror_walks` keeps it: JSON text.
-    init?(json: String) {
+    package init?(json: String) {
         guard let document = try? JSONDocument(parsing: Array(json.utf8)) else { return nil }
         self.init(document.root)
     }
@@ -45,7 +45,7 @@ public struct SinceValue: Sendable, Equatable, CustomStringConvertible {
     public var description: String { text }
 
     /// -1, 0 or 1.
-    static func compare(_ a: SinceValue, _ b: SinceValue) -> Int {
+    package static func compare(_ a: SinceValue, _ b: SinceValue) -> Int {
         if let x = IDOrder.IntegerText(a.text), let y = IDOrder.IntegerText(b.text) { return x.compare(y) }
         if let x = Instant(a.text), let y = Instant(b.text) { return x.compare(y) }
         if a.isNumber, b.isNumber, let x = Double(a.text), let y = Double(b.text) { return x < y ? -1 : x > y ? 1 : 0 }
@@ -53,14 +53,14 @@ public struct SinceValue: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The greater of two values; `a` when they are equal.
-    static func max(_ a: SinceValue?, _ b: SinceValue?) -> SinceValue? {
+    package static func max(_ a: SinceValue?, _ b: SinceValue?) -> SinceValue? {
         guard let a else { return b }
         guard let b else { return a }
         return compare(b, a) > 0 ? b : a
     }
 
     /// The lesser of two values; `a` when they are equal.
-    static func least(_ a: SinceValue?, _ b: SinceValue?) -> SinceValue? {
+    package static func least(_ a: SinceValue?, _ b: SinceValue?) -> SinceValue? {
         guard let a else { return b }
         guard let b else { return a }
         return compare(b, a) < 0 ? b : a
@@ -68,26 +68,26 @@ public struct SinceValue: Sendable, Equatable, CustomStringConvertible {
 
     /// Moved back by `seconds`, written in UTC with as many fraction digits as before; nil
     /// if it is not an ISO 8601 time.
-    func movedBack(by seconds: Double) -> SinceValue? {
+    package func movedBack(by seconds: Double) -> SinceValue? {
         guard let instant = Instant(text) else { return nil }
         return SinceValue(text: instant.movedBack(by: seconds).utcText, isNumber: false)
     }
 
     /// A time with a date, hours, minutes and a zone (`2024-05-01T10:00:00Z`,
     /// `2024-05-01 10:00:00.250+02:00`): whole seconds since 1970 and nanoseconds.
-    struct Instant {
-        let seconds: Int64
-        let nanoseconds: Int64
+    package struct Instant {
+        package let seconds: Int64
+        package let nanoseconds: Int64
         /// Digits after the seconds' point, as written.
         let fractionDigits: Int
 
-        init(seconds: Int64, nanoseconds: Int64, fractionDigits: Int) {
+        package init(seconds: Int64, nanoseconds: Int64, fractionDigits: Int) {
             self.seconds = seconds
             self.nanoseconds = nanoseconds
             self.fractionDigits = fractionDigits
         }
 
-        init?(_ text: String) {
+        package init?(_ text: String) {
             let bytes = Array(text.utf8)
             var index = 0
             func number(_ width: Int) -> Int? {
@@ -148,12 +148,12 @@ public struct SinceValue: Sendable, Equatable, CustomStringConvertible {
             self.init(seconds: Int64(timegm(&parts)) - Int64(offset), nanoseconds: nanoseconds, fractionDigits: digits)
         }
 
-        func compare(_ other: Instant) -> Int {
+        package func compare(_ other: Instant) -> Int {
             if seconds != other.seconds { return seconds < other.seconds ? -1 : 1 }
             return nanoseconds < other.nanoseconds ? -1 : nanoseconds > other.nanoseconds ? 1 : 0
         }
 
-        func movedBack(by interval: Double) -> Instant {
+        package func movedBack(by interval: Double) -> Instant {
             let total = Int64((interval * 1e9).rounded())
             var seconds = self.seconds - total / 1_000_000_000
             var nanoseconds = self.nanoseconds - total % 1_000_000_000

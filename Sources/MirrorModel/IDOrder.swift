@@ -1,14 +1,14 @@
 /// How ids compare: as integers when both are integers (any number of digits), else as
 /// text — SPEC §2's rule for `--since-id` / `--max-id`.
-enum IDOrder {
+package enum IDOrder {
     /// -1, 0 or 1.
-    static func compare(_ a: String, _ b: String) -> Int {
+    package static func compare(_ a: String, _ b: String) -> Int {
         if let x = IntegerText(a), let y = IntegerText(b) { return x.compare(y) }
         return Self.compareBytes(a, b)
     }
 
     /// A total order for `ORDER BY`: integers (numerically) before other ids (as text).
-    static func collate(_ a: String, _ b: String) -> Int {
+    package static func collate(_ a: String, _ b: String) -> Int {
         switch (IntegerText(a), IntegerText(b)) {
         case let (x?, y?): return x.compare(y)
         case (.some, nil): return -1
@@ -24,11 +24,11 @@ enum IDOrder {
     }
 
     /// A decimal integer of any length, kept as text.
-    struct IntegerText {
-        let negative: Bool
-        let digits: Substring.UTF8View
+    package struct IntegerText {
+        package let negative: Bool
+        package let digits: Substring.UTF8View
 
-        init?(_ text: String) {
+        package init?(_ text: String) {
             var body = Substring(text)
             negative = body.hasPrefix("-")
             if negative { body = body.dropFirst() }
@@ -37,7 +37,7 @@ enum IDOrder {
             digits = trimmed.utf8
         }
 
-        func compare(_ other: IntegerText) -> Int {
+        package func compare(_ other: IntegerText) -> Int {
             let lhsZero = digits.isEmpty, rhsZero = other.digits.isEmpty
             let lhsNegative = negative && !lhsZero, rhsNegative = other.negative && !rhsZero
             if lhsNegative != rhsNegative { return lhsNegative ? -1 : 1 }

@@ -57,20 +57,20 @@ public typealias ProgressHandler = @Sendable (JobProgress) -> Void
 
 /// Joins one job's walk progress and its download progress into one line: downloads
 /// go on between pages and after the walk.
-final class ProgressRelay: Sendable {
+package final class ProgressRelay: Sendable {
     private let latest = Mutex<JobProgress?>(nil)
     private let handler: ProgressHandler
 
-    init(_ handler: @escaping ProgressHandler) {
+    package init(_ handler: @escaping ProgressHandler) {
         self.handler = handler
     }
 
-    func walked(_ progress: JobProgress) {
+    package func walked(_ progress: JobProgress) {
         latest.withLock { $0 = progress }
         handler(progress)
     }
 
-    func downloaded(_ files: DownloadSummary) {
+    package func downloaded(_ files: DownloadSummary) {
         let progress = latest.withLock { latest -> JobProgress? in
             latest?.files = files
             return latest

@@ -1,6 +1,6 @@
 /// Lowercase hex, two digits a byte: how SHA-256 digests are written.
-enum Hex {
-    static func string(_ bytes: some Sequence<UInt8>) -> String {
+package enum Hex {
+    package static func string(_ bytes: some Sequence<UInt8>) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
         for byte in bytes {

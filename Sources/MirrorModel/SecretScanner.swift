@@ -12,7 +12,7 @@ struct SecretScanner: Sendable {
     /// Bytes that start a pattern or an escape: text holding none of them holds no secret.
     private let interesting: [Bool]
 
-    init(secrets: [String]) {
+    package init(secrets: [String]) {
         var patterns: [[UInt8]] = []
         var seen: Set<[UInt8]> = []
         func add(_ bytes: [UInt8]) {
@@ -42,7 +42,7 @@ struct SecretScanner: Sendable {
     }
 
     /// `text` with every secret and fragment found replaced by `mask`, however it was written.
-    func mask(_ text: String, with mask: String) -> String {
+    package func mask(_ text: String, with mask: String) -> String {
         guard !patterns.isEmpty, text.utf8.contains(where: { interesting[Int($0)] }) else { return text }
         let bytes = Array(text.utf8)
         let view = Self.decoded(bytes)
@@ -82,7 +82,7 @@ struct SecretScanner: Sendable {
     /// The text with its escapes decoded (`%2F` and `%252F`, `+`, JSON's `\/`, `\"`, `\u0026`
     /// and the like, `&amp;`), `+` read as a space; for each decoded byte, the range of
     /// text it came from.
-    static func decoded(_ text: [UInt8]) -> (bytes: [UInt8], starts: [Int], ends: [Int]) {
+    package static func decoded(_ text: [UInt8]) -> (bytes: [UInt8], starts: [Int], ends: [Int]) {
         var bytes: [UInt8] = [], starts: [Int] = [], ends: [Int] = []
         bytes.reserveCapacity(text.count)
         starts.reserveCapacity(text.count)
@@ -173,7 +173,7 @@ struct SecretScanner: Sendable {
 
     /// Where a server's parser cuts a value: a query's and a form's `&`, `=` and `;`, a
     /// path's `/`, a URL's `?`, `#`, `@` and `:`, a header list's `,`, spaces and `+`.
-    static let cuts: Set<UInt8> = Set("&=;/?#@:, +".utf8)
+    package static let cuts: Set<UInt8> = Set("&=;/?#@:, +".utf8)
 
     /// A fragment shorter than this is left alone: it would mask half of every URL.
     static let shortestFragment = 4

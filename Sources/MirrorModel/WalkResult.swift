@@ -72,6 +72,12 @@ public struct RejectedRecord: Sendable, Codable, Equatable {
     public let page: Int
     public let index: Int
     public let reason: String
+
+    package init(page: Int, index: Int, reason: String) {
+        self.page = page
+        self.index = index
+        self.reason = reason
+    }
 }
 
 /// An id listed more than once in one page.
@@ -80,6 +86,12 @@ public struct RepeatedID: Sendable, Equatable {
     public let id: String
     /// Where it appears in the page's records array.
     public let indexes: [Int]
+
+    package init(page: Int, id: String, indexes: [Int]) {
+        self.page = page
+        self.id = id
+        self.indexes = indexes
+    }
 }
 
 /// A response that failed a walk: nothing of it was stored.
@@ -91,6 +103,20 @@ public struct PageFailure: Sendable, Equatable {
     public let status: Int?
     public let problem: String
 
+    package init(
+        page: Int,
+        method: String,
+        url: String,
+        status: Int? = nil,
+        problem: String
+    ) {
+        self.page = page
+        self.method = method
+        self.url = url
+        self.status = status
+        self.problem = problem
+    }
+
     /// `GET https://…?key=REDACTED: HTTP 200: response is not JSON: …`
     public var description: String {
         "\(method) \(url): \(status.map { "HTTP \($0)" } ?? "no response"): \(problem)"
@@ -101,12 +127,22 @@ public struct PageFailure: Sendable, Equatable {
 public struct AnnouncedLastPage: Sendable, Equatable {
     public let page: Int
     public let last: Int
+
+    package init(page: Int, last: Int) {
+        self.page = page
+        self.last = last
+    }
 }
 
 /// The count of records in the whole walk that a response named (`stop.total`).
 public struct AnnouncedTotal: Sendable, Equatable {
     public let page: Int
     public let total: Int
+
+    package init(page: Int, total: Int) {
+        self.page = page
+        self.total = total
+    }
 }
 
 /// A `stop.last_page` or `stop.total` value a response did not give as a whole number.
@@ -116,6 +152,12 @@ public struct UnreadableValue: Sendable, Equatable {
     public let page: Int
     public let key: Key
     public let message: String
+
+    package init(page: Int, key: Key, message: String) {
+        self.page = page
+        self.key = key
+        self.message = message
+    }
 }
 
 /// A configured path the responses did not hold.
@@ -123,6 +165,11 @@ public struct MissingPath: Sendable, Equatable, CustomStringConvertible {
     /// The page it was looked for on; nil when no page of the walk held it.
     public let page: Int?
     public let message: String
+
+    package init(page: Int? = nil, message: String) {
+        self.page = page
+        self.message = message
+    }
 
     public var description: String { page.map { "page \($0): \(message)" } ?? message }
 }
@@ -169,11 +216,57 @@ public struct WalkResult: Sendable {
     /// Other things a run's user should know about what was stored.
     public var warnings: [String] = []
 
+    package init(
+        stop: StopReason = .failed,
+        pages: Int = 0,
+        pagesNotModified: Int = 0,
+        pagesSkipped: Int = 0,
+        counts: CommitCounts = CommitCounts(),
+        rejected: [RejectedRecord] = [],
+        repeated: [RepeatedID] = [],
+        announcedLast: [AnnouncedLastPage] = [],
+        announcedTotals: [AnnouncedTotal] = [],
+        unreadable: [UnreadableValue] = [],
+        elementsWalked: Int = 0,
+        loop: String? = nil,
+        failure: PageFailure? = nil,
+        retries: Int = 0,
+        bytes: Int = 0,
+        resumedAt: Int? = nil,
+        firstStored: Int? = nil,
+        lastStored: Int? = nil,
+        error: String? = nil,
+        missingPaths: [MissingPath] = [],
+        warnings: [String] = []
+    ) {
+        self.stop = stop
+        self.pages = pages
+        self.pagesNotModified = pagesNotModified
+        self.pagesSkipped = pagesSkipped
+        self.counts = counts
+        self.rejected = rejected
+        self.repeated = repeated
+        self.announcedLast = announcedLast
+        self.announcedTotals = announcedTotals
+        self.unreadable = unreadable
+        self.elementsWalked = elementsWalked
+        self.loop = loop
+        self.failure = failure
+        self.retries = retries
+        self.bytes = bytes
+        self.resumedAt = resumedAt
+        self.firstStored = firstStored
+        self.lastStored = lastStored
+        self.error = error
+        self.missingPaths = missingPaths
+        self.warnings = warnings
+    }
+
     public var pagesFetched: Int { pages - pagesNotModified - pagesSkipped }
 }
 
 extension WalkResult {
-    mutating func count(_ served: ServedPage) {
+    package mutating func count(_ served: ServedPage) {
         pages += 1
         elementsWalked += served.elementCount
         bytes += served.responseBytes

@@ -8,6 +8,12 @@ public struct JobFile: Sendable {
     /// The `output:` folder resolved against the file's folder, if the file sets one.
     public let output: String?
     public let jobs: [JobSpec]
+
+    package init(path: String, output: String? = nil, jobs: [JobSpec]) {
+        self.path = path
+        self.output = output
+        self.jobs = jobs
+    }
 }
 
 /// One job of a job file, with `defaults` applied and `${…}` resolved.
@@ -35,13 +41,13 @@ public struct JobSpec: Sendable {
         case link
 
         /// A scroll walk: one request, asked again with the same cursor.
-        var isScroll: Bool {
+        package var isScroll: Bool {
             if case .scroll = self { return true }
             return false
         }
 
         /// The walk has a cursor to put in `{cursor}`.
-        var givesCursor: Bool {
+        package var givesCursor: Bool {
             switch self {
             case .path, .cursor, .header, .scroll: return true
             case .url, .link: return false
@@ -83,7 +89,7 @@ public struct JobSpec: Sendable {
         public static let `default` = Stop(empty: true, known: nil, statuses: [], lastPage: nil, total: nil)
 
         /// Responses announce the last page: `last_page`, or a count of `pages`.
-        var announcesLastPage: Bool { lastPage != nil || pages != nil }
+        package var announcesLastPage: Bool { lastPage != nil || pages != nil }
     }
 
     /// `incremental`: where `{since}` comes from.
@@ -100,6 +106,12 @@ public struct JobSpec: Sendable {
         public var initial: SinceValue?
         /// Seconds `{since}` is moved back by, when it is a time.
         public var lookback: Double?
+
+        package init(source: Source, initial: SinceValue? = nil, lookback: Double? = nil) {
+            self.source = source
+            self.initial = initial
+            self.lookback = lookback
+        }
     }
 
     /// `deleted`: the records that say they are gone.
@@ -109,8 +121,13 @@ public struct JobSpec: Sendable {
         /// 0 and the empty string.
         public var equals: String?
 
+        package init(path: JSONPath, equals: String? = nil) {
+            self.path = path
+            self.equals = equals
+        }
+
         /// Whether the record whose root is `record` is marked deleted.
-        func marks(_ record: JSONValue) -> Bool {
+        package func marks(_ record: JSONValue) -> Bool {
             guard let value = record.value(at: path) else { return false }
             if let equals {
                 switch value.kind {
@@ -183,24 +200,96 @@ public struct JobSpec: Sendable {
     /// The job this one walks once per record of (`parent`).
     public internal(set) var parent: String? = nil
     /// The jobs whose parent this one is.
-    public internal(set) var children: [String] = []
+    public package(set) var children: [String] = []
     /// A header held `{since}` or `{parent.…}`, filled in before the walk.
     var headersFilled = false
     /// `{since}` of this walk, once filled in (`stop.known: since` compares pages with it).
-    var since: SinceValue?
+    package var since: SinceValue?
+
+    package init(
+        name: String,
+        url: RequestTemplate,
+        method: Method,
+        body: BodyTemplate? = nil,
+        headers: [Header],
+        pages: Pages,
+        next: Next? = nil,
+        records: JSONPath,
+        id: JSONPath,
+        table: String,
+        database: String,
+        account: String,
+        stop: Stop,
+        onChange: OnChange,
+        prune: Bool,
+        shareTable: Bool,
+        timeout: Double,
+        retries: Int,
+        rateLimit: RateLimit? = nil,
+        concurrency: Int,
+        refreshAfter: Double? = nil,
+        maxPageSize: Int,
+        downloads: [JSONPath],
+        downloadConcurrency: Int,
+        maxFileSize: Int,
+        minDownloadRate: Int,
+        validate: [(path: JSONPath, kind: JSONKind)],
+        redactor: Redactor,
+        incremental: Incremental? = nil,
+        deleted: Deleted? = nil,
+        parent: String? = nil,
+        children: [String] = [],
+        headersFilled: Bool = false,
+        since: SinceValue? = nil
+    ) {
+        self.name = name
+        self.url = url
+        self.method = method
+        self.body = body
+        self.headers = headers
+        self.pages = pages
+        self.next = next
+        self.records = records
+        self.id = id
+        self.table = table
+        self.database = database
+        self.account = account
+        self.stop = stop
+        self.onChange = onChange
+        self.prune = prune
+        self.shareTable = shareTable
+        self.timeout = timeout
+        self.retries = retries
+        self.rateLimit = rateLimit
+        self.concurrency = concurrency
+        self.refreshAfter = refreshAfter
+        self.maxPageSize = maxPageSize
+        self.downloads = downloads
+        self.downloadConcurrency = downloadConcurrency
+        self.maxFileSize = maxFileSize
+        self.minDownloadRate = minDownloadRate
+        self.validate = validate
+        self.redactor = redactor
+        self.incremental = incremental
+        self.deleted = deleted
+        self.parent = parent
+        self.children = children
+        self.headersFilled = headersFilled
+        self.since = since
+    }
 
     /// The origin of the job's first request: a request to another (a next link, a file on
     /// a CDN) gets no header or body holding a secret.
-    var origin: HTTPClient.Origin? { HTTPClient.Origin(url.url(page: pages.from, cursor: nil, redactor: redactor).real) }
+    package var origin: Origin? { Origin(url.url(page: pages.from, cursor: nil, redactor: redactor).real) }
 
     /// A header value holds `{page}` or `{cursor}`: requests differing only there share a
     /// URL and body, so no stored copy of one stands for another.
-    var headersCarryPaging: Bool {
+    package var headersCarryPaging: Bool {
         headersFilled || headers.contains { $0.value.real.contains("{page}") || $0.value.real.contains("{cursor}") }
     }
 
     /// The URL of one request: a scroll's own request once there is a cursor, else `url`.
-    func requestURL(page: Int, cursor: String?) -> RedactedURL {
+    package func requestURL(page: Int, cursor: String?) -> RedactedURL {
         if case let .scroll(_, request?) = next, let cursor, !cursor.isEmpty {
             return request.url(page: page, cursor: cursor, redactor: redactor)
         }
@@ -211,9 +300,14 @@ public struct JobSpec: Sendable {
 /// A URL template with `{page}` and `{cursor}` placeholders, whose secrets print redacted.
 public struct RequestTemplate: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The template as sent.
-    let real: String
+    package let real: String
     /// The template with every `${…}` value masked.
-    let shown: String
+    package let shown: String
+
+    package init(real: String, shown: String) {
+        self.real = real
+        self.shown = shown
+    }
 
     public var redacted: String { shown }
     public var description: String { shown }
@@ -256,7 +350,7 @@ public struct RequestTemplate: Sendable, Equatable, CustomStringConvertible, Cus
 /// (`application/x-www-form-urlencoded`) is a flat mapping sent as `name=value&…`. It
 /// prints, dumps and reflects with its secrets masked.
 public struct BodyTemplate: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    let json: String
+    package let json: String
     /// The template with every `${…}` value masked.
     public let description: String
     /// Sent form-encoded rather than as JSON.
@@ -264,13 +358,13 @@ public struct BodyTemplate: Sendable, CustomStringConvertible, CustomDebugString
     /// A value of the template came from `${…}`.
     public var holdsSecret: Bool { json != description }
 
-    init(json: String, redactor: Redactor, form: Bool = false) {
+    package init(json: String, redactor: Redactor, form: Bool = false) {
         self.json = json
         description = redactor.redact(json)
         self.form = form
     }
 
-    init(json: String, description: String, form: Bool) {
+    package init(json: String, description: String, form: Bool) {
         self.json = json
         self.description = description
         self.form = form
@@ -302,24 +396,24 @@ public struct BodyTemplate: Sendable, CustomStringConvertible, CustomDebugString
     /// whose value is exactly a placeholder without a value is left out; placeholders
     /// inside other strings are replaced in place.
     struct Renderer {
-        struct Value {
+        package struct Value {
             let placeholder: String
-            let text: String
-            let isNumber: Bool
+            package let text: String
+            package let isNumber: Bool
         }
 
-        let values: [Value]
+        package let values: [Value]
 
         /// A member or parameter whose value is exactly a placeholder with no value yet.
         func omits(_ value: JSONValue) -> Bool {
             value.kind == .string && values.contains { $0.text.isEmpty && value.stringValue == $0.placeholder }
         }
 
-        func filled(_ text: String) -> String {
+        package func filled(_ text: String) -> String {
             values.reduce(text) { text, value in text.replacingAll(value.placeholder, with: value.text) }
         }
 
-        func json(_ value: JSONValue, into out: inout [UInt8]) {
+        package func json(_ value: JSONValue, into out: inout [UInt8]) {
             switch value.kind {
             case .object:
                 out.append(UInt8(ascii: "{"))
@@ -351,7 +445,7 @@ public struct BodyTemplate: Sendable, CustomStringConvertible, CustomDebugString
             }
         }
 
-        func form(_ value: JSONValue, into out: inout [UInt8]) {
+        package func form(_ value: JSONValue, into out: inout [UInt8]) {
             var first = true
             for (key, member) in value.members where !omits(member) {
                 if !first { out.append(UInt8(ascii: "&")) }

@@ -8,7 +8,7 @@ public struct Redactor: Sendable, Equatable, CustomStringConvertible, CustomDebu
     /// dumped or reflected, it shows its name and a mask.
     public struct Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
         public let name: String
-        let value: String
+        package let value: String
 
         public init(name: String, value: String) {
             self.name = name
@@ -87,11 +87,11 @@ public struct Redactor: Sendable, Equatable, CustomStringConvertible, CustomDebu
 /// sent): used as it is inside the library, printed, dumped and reflected only redacted.
 public struct RedactedText: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The text as sent. Internal on purpose.
-    let real: String
+    package let real: String
     /// The text with every secret masked.
     public let description: String
 
-    init(real: String, redactor: Redactor) {
+    package init(real: String, redactor: Redactor) {
         self.real = real
         description = redactor.redact(real)
     }
@@ -121,24 +121,24 @@ public struct Header: Sendable {
 /// the HTTP layer, so an error or a log line cannot carry a secret by accident.
 public struct RedactedURL: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The URL as sent on the wire. Internal on purpose.
-    let real: String
+    package let real: String
     /// The URL with every secret masked: what logs, errors and the store see.
     public let description: String
 
     /// A URL that came from outside the job file (a next link): any secret it echoes is masked.
-    init(real: String, redactor: Redactor) {
+    package init(real: String, redactor: Redactor) {
         self.real = real
         self.description = redactor.redact(real)
     }
 
     /// A URL built from a template whose masked form is known exactly.
-    init(real: String, shown: String) {
+    package init(real: String, shown: String) {
         self.real = real
         self.description = shown
     }
 
     /// `host:port` as the rate limit counts it (secrets do not live there).
-    var host: String {
+    package var host: String {
         guard let components = URLComponents(string: real) else { return "" }
         let port = components.port ?? (components.scheme?.lowercased() == "https" ? 443 : 80)
         return "\(components.host?.lowercased() ?? ""):\(port)"
@@ -155,7 +155,7 @@ public struct RedactedURL: Sendable, Hashable, CustomStringConvertible, CustomDe
 }
 
 extension String {
-    func replacingAll(_ target: String, with replacement: String) -> String {
+    package func replacingAll(_ target: String, with replacement: String) -> String {
         guard !target.isEmpty, contains(target) else { return self }
         var result = ""
         var rest = self[...]
@@ -171,13 +171,13 @@ extension String {
     /// Percent-encodes everything but RFC 3986 unreserved characters.
     /// Text from a server (a URL, a cursor) as a message quotes it: at most 500 characters,
     /// the rest said in a count, so that a 10 MB URL does not fill a log or a cron mail.
-    func cutForMessage(limit: Int = 500) -> String {
+    package func cutForMessage(limit: Int = 500) -> String {
         guard utf8.count > limit else { return self }
         let head = String(decoding: utf8.prefix(limit), as: UTF8.self)
         return head + "… (\(utf8.count - limit) more bytes)"
     }
 
-    func addingPercentEncodingForQuery() -> String {
+    package func addingPercentEncodingForQuery() -> String {
         var out = ""
         for byte in utf8 {
             switch byte {

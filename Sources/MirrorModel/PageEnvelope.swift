@@ -44,7 +44,7 @@ public struct PageEnvelope: Sendable, Equatable {
     /// The headers of `received` (names lowercased) worth sending again: not those in
     /// `notKept` or named by its `Connection`, none that holds a secret (in any form
     /// `redactor` knows), in name order, at most `maxHeaderBytes` of them.
-    static func kept(_ received: [String: String], redactor: Redactor) -> [Header] {
+    package static func kept(_ received: [String: String], redactor: Redactor) -> [Header] {
         let hopByHop = Set((received["connection"] ?? "").split(separator: ",").map {
             $0.trimmingCharacters(in: .whitespaces).lowercased()
         })
@@ -61,7 +61,7 @@ public struct PageEnvelope: Sendable, Equatable {
 
     /// The headers as `_mirror_pages.headers` holds them: a JSON array of `[name, value]`
     /// pairs; nil when there are none.
-    var headersJSON: String? {
+    package var headersJSON: String? {
         guard !headers.isEmpty else { return nil }
         var out: [UInt8] = [UInt8(ascii: "[")]
         for (index, header) in headers.enumerated() {
@@ -78,7 +78,7 @@ public struct PageEnvelope: Sendable, Equatable {
 
     /// Headers read back from `_mirror_pages.headers`; none for NULL or a text that is
     /// not such an array.
-    static func headers(json: String?) -> [Header] {
+    package static func headers(json: String?) -> [Header] {
         guard let json, let document = try? JSONDocument(parsing: Array(json.utf8)) else { return [] }
         return document.root.elements.compactMap { pair in
             let parts = pair.elements
@@ -90,7 +90,7 @@ public struct PageEnvelope: Sendable, Equatable {
     /// `document` with its records value `records` emptied, secrets masked by `redactor`
     /// inside its strings (keys and values): a number is data, and masking one would make
     /// the text no longer JSON.
-    init(document: JSONDocument, records: JSONValue, redactor: Redactor) {
+    package init(document: JSONDocument, records: JSONValue, redactor: Redactor) {
         let range = records.byteRange
         func masked(_ part: ArraySlice<UInt8>) -> [UInt8] {
             redactor.isEmpty ? Array(part) : Self.maskingStrings(part, redactor: redactor)
@@ -133,11 +133,11 @@ public struct PageEnvelope: Sendable, Equatable {
     }
 
     /// The text before the records value.
-    var head: ArraySlice<UInt8> { text[..<(recordsAt ?? text.count)] }
+    package var head: ArraySlice<UInt8> { text[..<(recordsAt ?? text.count)] }
 
     /// The text after the records value.
-    var tail: ArraySlice<UInt8> { recordsAt.map { text[($0 + 2)...] } ?? [] }
+    package var tail: ArraySlice<UInt8> { recordsAt.map { text[($0 + 2)...] } ?? [] }
 
     /// The records value is one record (`{}`), not an array of them.
-    var holdsOneRecord: Bool { recordsAt.map { text[$0] == UInt8(ascii: "{") } ?? false }
+    package var holdsOneRecord: Bool { recordsAt.map { text[$0] == UInt8(ascii: "{") } ?? false }
 }

@@ -47,6 +47,66 @@ public struct PageCommit: Sendable {
     /// The jobs whose parent this job is: the page's new and changed records are queued
     /// for them in `_mirror_parents`.
     public var children: [String] = []
+
+    package init(
+        job: String,
+        account: String,
+        table: String,
+        url: RedactedURL,
+        requestBody: String,
+        page: Int,
+        status: Int,
+        etag: String? = nil,
+        lastModified: String? = nil,
+        responseBytes: Int,
+        records: PageRecords,
+        envelope: PageEnvelope? = nil,
+        elements: Int,
+        lastPage: Int? = nil,
+        total: Int? = nil,
+        files: [RedactedURL] = [],
+        onChange: JobSpec.OnChange,
+        shared: Bool = false,
+        firstPosition: Int,
+        nextPage: Int? = nil,
+        nextURL: String? = nil,
+        nextCursor: String? = nil,
+        nextCursorIsNumber: Bool = false,
+        time: String,
+        deleted: [String] = [],
+        highWater: HighWater? = nil,
+        parentID: String? = nil,
+        children: [String] = []
+    ) {
+        self.job = job
+        self.account = account
+        self.table = table
+        self.url = url
+        self.requestBody = requestBody
+        self.page = page
+        self.status = status
+        self.etag = etag
+        self.lastModified = lastModified
+        self.responseBytes = responseBytes
+        self.records = records
+        self.envelope = envelope
+        self.elements = elements
+        self.lastPage = lastPage
+        self.total = total
+        self.files = files
+        self.onChange = onChange
+        self.shared = shared
+        self.firstPosition = firstPosition
+        self.nextPage = nextPage
+        self.nextURL = nextURL
+        self.nextCursor = nextCursor
+        self.nextCursorIsNumber = nextCursorIsNumber
+        self.time = time
+        self.deleted = deleted
+        self.highWater = highWater
+        self.parentID = parentID
+        self.children = children
+    }
 }
 
 /// The empty page that ended a walk: kept for `mirror serve` with no ids, so a walk never
@@ -62,11 +122,39 @@ public struct EndPage: Sendable {
     public var responseBytes: Int
     public var envelope: PageEnvelope
     public var time: String
+
+    package init(
+        job: String,
+        account: String,
+        table: String,
+        url: RedactedURL,
+        requestBody: String,
+        page: Int,
+        status: Int,
+        responseBytes: Int,
+        envelope: PageEnvelope,
+        time: String
+    ) {
+        self.job = job
+        self.account = account
+        self.table = table
+        self.url = url
+        self.requestBody = requestBody
+        self.page = page
+        self.status = status
+        self.responseBytes = responseBytes
+        self.envelope = envelope
+        self.time = time
+    }
 }
 
 /// The highest value of an `incremental` path seen in a page.
 public struct HighWater: Sendable {
     public var value: SinceValue
+
+    package init(value: SinceValue) {
+        self.value = value
+    }
 }
 
 /// A page served again from what was stored: a 304 answer, or a page within
@@ -86,6 +174,34 @@ public struct PageReplay: Sendable {
     public var time: String
     /// A child job's page: the walk has no checkpoint.
     public var child = false
+
+    package init(
+        job: String,
+        account: String,
+        table: String,
+        stored: StoredPage,
+        firstPosition: Int,
+        revalidated: (etag: String?, lastModified: String?)? = nil,
+        nextPage: Int? = nil,
+        nextURL: String? = nil,
+        nextCursor: String? = nil,
+        nextCursorIsNumber: Bool = false,
+        time: String,
+        child: Bool = false
+    ) {
+        self.job = job
+        self.account = account
+        self.table = table
+        self.stored = stored
+        self.firstPosition = firstPosition
+        self.revalidated = revalidated
+        self.nextPage = nextPage
+        self.nextURL = nextURL
+        self.nextCursor = nextCursor
+        self.nextCursorIsNumber = nextCursorIsNumber
+        self.time = time
+        self.child = child
+    }
 }
 
 /// A page as `_mirror_pages` keeps it: enough to walk past it without its body.
@@ -107,6 +223,38 @@ public struct StoredPage: Sendable, Equatable {
     public var lastPage: Int?
     public var total: Int?
 
+    package init(
+        url: String,
+        requestBody: String,
+        page: Int,
+        status: Int,
+        etag: String? = nil,
+        lastModified: String? = nil,
+        fetchedAt: String,
+        elements: Int,
+        ids: [String],
+        nextURL: String? = nil,
+        nextCursor: String? = nil,
+        nextCursorIsNumber: Bool = false,
+        lastPage: Int? = nil,
+        total: Int? = nil
+    ) {
+        self.url = url
+        self.requestBody = requestBody
+        self.page = page
+        self.status = status
+        self.etag = etag
+        self.lastModified = lastModified
+        self.fetchedAt = fetchedAt
+        self.elements = elements
+        self.ids = ids
+        self.nextURL = nextURL
+        self.nextCursor = nextCursor
+        self.nextCursorIsNumber = nextCursorIsNumber
+        self.lastPage = lastPage
+        self.total = total
+    }
+
     /// Whether the walk can go on from this copy alone.
     public var isReplayable: Bool {
         !(nextURL?.contains(Redactor.mask) ?? false) && !(nextCursor?.contains(Redactor.mask) ?? false)
@@ -116,6 +264,10 @@ public struct StoredPage: Sendable, Equatable {
 /// A replayed page whose records are no longer all stored: it must be fetched whole.
 public struct ReplayMissingRecords: Error, Sendable {
     public let missing: Int
+
+    package init(missing: Int) {
+        self.missing = missing
+    }
 }
 
 /// Where a job's walk starts: page `from` of a new walk, or the checkpoint of one that
@@ -130,10 +282,26 @@ public struct WalkStart: Sendable, Equatable {
     /// The cursor was a JSON number.
     public var cursorIsNumber = false
 
+    package init(
+        startedAt: String,
+        page: Int? = nil,
+        nextURL: String? = nil,
+        cursor: String? = nil,
+        position: Int,
+        cursorIsNumber: Bool = false
+    ) {
+        self.startedAt = startedAt
+        self.page = page
+        self.nextURL = nextURL
+        self.cursor = cursor
+        self.position = position
+        self.cursorIsNumber = cursorIsNumber
+    }
+
     public var isResumed: Bool { page != nil }
 
     /// A redacted URL or cursor cannot be requested again.
-    var isResumable: Bool {
+    package var isResumable: Bool {
         !(nextURL?.contains(Redactor.mask) ?? false) && !(cursor?.contains(Redactor.mask) ?? false)
     }
 }

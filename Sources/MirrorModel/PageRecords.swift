@@ -6,25 +6,37 @@ import MirrorJSON
 
 public struct PageRecords: Sendable {
     /// One record. Offsets fit in 31 bits: a page is at most `max_page_size` (1 GB).
-    struct Entry: Sendable {
+    package struct Entry: Sendable {
         /// The record's compacted JSON: `bytes[start..<end]`.
-        var start: UInt32
-        var end: UInt32
+        package var start: UInt32
+        package var end: UInt32
         /// The id's UTF-8 text: `bytes[idStart..<idEnd]`, or, when `idStart` has
         /// `Entry.unescapedFlag` set, in `unescaped` (an id written with escapes).
-        var idStart: UInt32
-        var idEnd: UInt32
+        package var idStart: UInt32
+        package var idEnd: UInt32
 
-        static let unescapedFlag: UInt32 = 1 << 31
+        package init(
+            start: UInt32,
+            end: UInt32,
+            idStart: UInt32,
+            idEnd: UInt32
+        ) {
+            self.start = start
+            self.end = end
+            self.idStart = idStart
+            self.idEnd = idEnd
+        }
+
+        package static let unescapedFlag: UInt32 = 1 << 31
     }
 
     /// The compacted response the records point into.
     public let bytes: [UInt8]
-    let entries: [Entry]
+    package let entries: [Entry]
     /// The text of the ids that were strings with escapes, unescaped.
-    let unescaped: [UInt8]
+    package let unescaped: [UInt8]
 
-    init(bytes: [UInt8], entries: [Entry], unescaped: [UInt8]) {
+    package init(bytes: [UInt8], entries: [Entry], unescaped: [UInt8]) {
         self.bytes = bytes
         self.entries = entries
         self.unescaped = unescaped
@@ -33,7 +45,7 @@ public struct PageRecords: Sendable {
     public var count: Int { entries.count }
 
     /// The records whose index `isKept` says to keep, in page order.
-    func keeping(_ isKept: (Int) -> Bool) -> PageRecords {
+    package func keeping(_ isKept: (Int) -> Bool) -> PageRecords {
         PageRecords(bytes: bytes, entries: entries.indices.filter(isKept).map { entries[$0] }, unescaped: unescaped)
     }
 
@@ -59,7 +71,7 @@ public struct PageRecords: Sendable {
     }
 
     /// The ids as a JSON array of strings, as `_mirror_pages.ids` keeps them.
-    var idsJSON: [UInt8] {
+    package var idsJSON: [UInt8] {
         var text: [UInt8] = []
         // Quotes and a comma each; escapes may add a little.
         text.reserveCapacity(entries.reduce(2) { $0 + Int($1.idEnd - ($1.idStart & ~Entry.unescapedFlag)) + 3 })

@@ -1,8 +1,8 @@
 /// Path arithmetic that Foundation's `NSString.deletingLastPathComponent` gets wrong on
 /// Linux: it traps on a one-character name (`o`, `o/`).
-enum Paths {
+package enum Paths {
     /// The folder part of `path`: `a/b` → `a`, `/a` → `/`, `a` → `` (trailing slashes ignored).
-    static func parent(of path: String) -> String {
+    package static func parent(of path: String) -> String {
         var trimmed = Substring(path)
         while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
         guard let slash = trimmed.lastIndex(of: "/") else { return "" }

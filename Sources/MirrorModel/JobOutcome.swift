@@ -19,6 +19,18 @@ public struct JobOutcome: Sendable, Codable, Equatable {
         public var notModified: Int
         /// Not requested: fetched within `refresh_after`.
         public var skipped: Int
+
+        package init(
+            total: Int,
+            fetched: Int,
+            notModified: Int,
+            skipped: Int
+        ) {
+            self.total = total
+            self.fetched = fetched
+            self.notModified = notModified
+            self.skipped = skipped
+        }
     }
 
     public struct Records: Sendable, Codable, Equatable {
@@ -30,7 +42,7 @@ public struct JobOutcome: Sendable, Codable, Equatable {
         /// Removed because a page marked them deleted (`deleted`).
         public var deleted: Int
 
-        init(new: Int, updated: Int, unchanged: Int, rejected: Int, pruned: Int, deleted: Int = 0) {
+        package init(new: Int, updated: Int, unchanged: Int, rejected: Int, pruned: Int, deleted: Int = 0) {
             self.new = new
             self.updated = updated
             self.unchanged = unchanged
@@ -85,9 +97,57 @@ public struct JobOutcome: Sendable, Codable, Equatable {
     /// when there are none.
     public var warnings: [String]?
 
+    package init(
+        job: String,
+        file: String,
+        table: String,
+        database: String,
+        account: String,
+        status: JobResult,
+        startedAt: String,
+        finishedAt: String,
+        stopReason: String,
+        complete: Bool,
+        pages: Pages,
+        resumedAt: Int? = nil,
+        records: Records,
+        rejected: [RejectedRecord],
+        retries: Int,
+        bytes: Int,
+        durationSeconds: Double,
+        files: DownloadSummary? = nil,
+        error: String? = nil,
+        since: String? = nil,
+        parents: ParentWalks? = nil,
+        warnings: [String]? = nil
+    ) {
+        self.job = job
+        self.file = file
+        self.table = table
+        self.database = database
+        self.account = account
+        self.status = status
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.stopReason = stopReason
+        self.complete = complete
+        self.pages = pages
+        self.resumedAt = resumedAt
+        self.records = records
+        self.rejected = rejected
+        self.retries = retries
+        self.bytes = bytes
+        self.durationSeconds = durationSeconds
+        self.files = files
+        self.error = error
+        self.since = since
+        self.parents = parents
+        self.warnings = warnings
+    }
+
     public var succeeded: Bool { status == .ok }
 
-    init(job: JobSpec, file: String, database: String, status: JobResult, walk: WalkResult, pruned: Int,
+    package init(job: JobSpec, file: String, database: String, status: JobResult, walk: WalkResult, pruned: Int,
          files: DownloadSummary?, startedAt: String, finishedAt: String, seconds: Double, since: SinceValue? = nil,
          parents: ParentWalks? = nil) {
         self.job = job.name
@@ -156,7 +216,7 @@ public struct JobOutcome: Sendable, Codable, Equatable {
     }
 
     /// snake_case keys, sorted: as `--report` and `_mirror_runs.outcome` hold it.
-    static func encoder(pretty: Bool) -> JSONEncoder {
+    package static func encoder(pretty: Bool) -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
             : [.sortedKeys, .withoutEscapingSlashes]
@@ -164,7 +224,7 @@ public struct JobOutcome: Sendable, Codable, Equatable {
         return encoder
     }
 
-    static var decoder: JSONDecoder {
+    package static var decoder: JSONDecoder {
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         return decoder
@@ -192,7 +252,7 @@ public struct RunSummary: Sendable {
 
 extension Duration {
     /// The duration in seconds, as reports give it.
-    var seconds: Double {
+    package var seconds: Double {
         Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }

@@ -11,7 +11,7 @@ extension JobSpec {
     /// place; as it is in headers. With no value (an empty one), a query parameter or a
     /// body member whose value is exactly `{name}` is left out, and elsewhere the
     /// placeholder is removed.
-    func filling(_ name: String, with value: SinceValue?) -> JobSpec {
+    package func filling(_ name: String, with value: SinceValue?) -> JobSpec {
         var job = self
         let placeholder = "{\(name)}"
         // Requests told apart by a header alone share their URL and body: no stored copy
@@ -29,7 +29,7 @@ extension JobSpec {
     }
 
     /// The job with one request in flight at a time: a child job's walk of one parent.
-    var oneRequestAtATime: JobSpec {
+    package var oneRequestAtATime: JobSpec {
         var job = self
         job.concurrency = 1
         return job
@@ -37,7 +37,7 @@ extension JobSpec {
 
     /// The `{parent.<path>}` placeholders of the URL, body and headers, by path, in the
     /// order they first appear.
-    var parentPlaceholders: [String] {
+    package var parentPlaceholders: [String] {
         var found: [String] = []
         for text in [url.real, body?.json ?? ""] + headers.map(\.value.real) {
             var rest = Substring(text)
@@ -55,7 +55,7 @@ extension JobSpec {
 extension RequestTemplate {
     /// The template with `placeholder` filled in with `text`, percent-encoded; a query
     /// parameter whose value is exactly `placeholder` is left out when `text` is empty.
-    func filling(_ placeholder: String, with text: String) -> RequestTemplate {
+    package func filling(_ placeholder: String, with text: String) -> RequestTemplate {
         func fill(_ template: String) -> String {
             let template = text.isEmpty ? Self.withoutParameters(valued: placeholder, in: template) : template
             return template.replacingAll(placeholder, with: text.addingPercentEncodingForQuery())
@@ -66,7 +66,7 @@ extension RequestTemplate {
 
 extension BodyTemplate {
     /// The template with `placeholder` filled in with `value` (see `JobSpec.filling`).
-    func filling(_ placeholder: String, with value: SinceValue?) -> BodyTemplate {
+    package func filling(_ placeholder: String, with value: SinceValue?) -> BodyTemplate {
         let renderer = Renderer(values: [.init(placeholder: placeholder, text: value?.text ?? "", isNumber: value?.isNumber ?? false)])
         func fill(_ template: String) -> String {
             guard let document = try? JSONDocument(parsing: Array(template.utf8)) else { return renderer.filled(template) }

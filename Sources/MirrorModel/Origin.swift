@@ -1,0 +1,29 @@
+import Foundation
+
+/// A URL's scheme, host and port, parsed once: the job's own origin is compared with
+/// every request a walk or a download makes.
+package struct Origin: Sendable {
+    package let scheme: String
+    package let host: String?
+    /// As written; nil when the URL names none.
+    package let port: Int?
+
+    package init?(_ url: String) {
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased() else {
+            return nil
+        }
+        self.scheme = scheme
+        host = components.host?.lowercased()
+        port = components.port
+    }
+
+    private var effectivePort: Int? { port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil) }
+
+    /// Whether `url` is on this origin, or on its https upgrade.
+    package func admits(_ url: String) -> Bool {
+        guard let other = Origin(url), host == other.host else { return false }
+        if scheme == other.scheme { return effectivePort == other.effectivePort }
+        return scheme == "http" && other.scheme == "https" && (port == nil || port == 80)
+            && (other.port == nil || other.port == 443)
+    }
+}

@@ -1,0 +1,165 @@
+/// A problem with one response: the page is not stored.
+package struct PageFault: Error, Sendable {
+    package let url: RedactedURL
+    package let status: Int?
+    package let problem: String
+
+    package init(url: RedactedURL, status: Int? = nil, problem: String) {
+        self.url = url
+        self.status = status
+        self.problem = problem
+    }
+}
+
+/// What a request for a page came to.
+package enum Fetched: Sendable {
+    /// A status listed in `stop.status`.
+    case stopStatus(Int)
+    case page(ServedPage)
+}
+
+/// A request's final result, and the retries it took.
+package struct FetchOutcome: Sendable {
+    package var result: Result<Fetched, PageFault>
+    package var retries: Int
+
+    package init(result: Result<Fetched, PageFault>, retries: Int) {
+        self.result = result
+        self.retries = retries
+    }
+}
+
+/// Where a response says the walk goes next.
+package enum NextTarget: Equatable, Sendable {
+    case none
+    case url(String)
+    case cursor(String)
+}
+
+/// One page as the walk sees it: parsed from a response, or replayed from the stored
+/// copy (a 304, or a page within `refresh_after`).
+package struct ServedPage: Sendable {
+    package enum Origin: Sendable, CustomStringConvertible {
+        case fetched, notModified, skipped
+        package var description: String {
+            switch self {
+            case .fetched: return "fetched"
+            case .notModified: return "not modified"
+            case .skipped: return "skipped (refresh_after)"
+            }
+        }
+    }
+
+    package enum Content: Sendable {
+        /// The compacted response's records, and the response without them.
+        case fresh(PageRecords, envelope: PageEnvelope)
+        case stored(StoredPage)
+    }
+
+    package let origin: Origin
+    package let content: Content
+    package let requestBody: String
+    package let status: Int
+    package let etag: String?
+    package let lastModified: String?
+    package let responseBytes: Int
+    package let elementCount: Int
+    package let recordCount: Int
+    package let rejected: [RejectedRecord]
+    package let repeated: [RepeatedID]
+    /// URLs of the files the page's records point to.
+    package let files: [RedactedURL]
+    package let next: NextTarget
+    package let lastPage: Int?
+    package let total: Int?
+    /// The response's `stop.has_more` flag; nil when not configured, or for a stored
+    /// copy (the flag is not kept: the walk goes on as its next cursor or page says).
+    package var hasMore: Bool? = nil
+    /// The next cursor was a JSON number: a body sends it back as one.
+    package var cursorIsNumber = false
+    /// The `next` and `has_more` paths this response lacks, as messages; empty for a stored copy.
+    package var absent: [String] = []
+    /// The `stop` paths (`last_page`, `pages`, `total`) this response holds.
+    package var stopPathsFound: Set<String> = []
+    /// Indexes into `downloads` of the paths some stored record of the page holds.
+    package var downloadsFound: Set<Int> = []
+    /// Configured `stop` paths this response did not answer with a whole number.
+    package let unreadable: [(key: UnreadableValue.Key, message: String)]
+    /// Ids of the records marked deleted (`deleted`); none for a stored copy.
+    package var deleted: [String] = []
+    /// The highest value of the `incremental` path among the page's records.
+    package var highest: SinceValue? = nil
+    /// The lowest one: `stop.known: since` ends the walk at a page where it is at or below `{since}`.
+    package var lowest: SinceValue? = nil
+
+    package init(
+        origin: Origin,
+        content: Content,
+        requestBody: String,
+        status: Int,
+        etag: String? = nil,
+        lastModified: String? = nil,
+        responseBytes: Int,
+        elementCount: Int,
+        recordCount: Int,
+        rejected: [RejectedRecord],
+        repeated: [RepeatedID],
+        files: [RedactedURL],
+        next: NextTarget,
+        lastPage: Int? = nil,
+        total: Int? = nil,
+        hasMore: Bool? = nil,
+        cursorIsNumber: Bool = false,
+        absent: [String] = [],
+        stopPathsFound: Set<String> = [],
+        downloadsFound: Set<Int> = [],
+        unreadable: [(key: UnreadableValue.Key, message: String)],
+        deleted: [String] = [],
+        highest: SinceValue? = nil,
+        lowest: SinceValue? = nil
+    ) {
+        self.origin = origin
+        self.content = content
+        self.requestBody = requestBody
+        self.status = status
+        self.etag = etag
+        self.lastModified = lastModified
+        self.responseBytes = responseBytes
+        self.elementCount = elementCount
+        self.recordCount = recordCount
+        self.rejected = rejected
+        self.repeated = repeated
+        self.files = files
+        self.next = next
+        self.lastPage = lastPage
+        self.total = total
+        self.hasMore = hasMore
+        self.cursorIsNumber = cursorIsNumber
+        self.absent = absent
+        self.stopPathsFound = stopPathsFound
+        self.downloadsFound = downloadsFound
+        self.unreadable = unreadable
+        self.deleted = deleted
+        self.highest = highest
+        self.lowest = lowest
+    }
+}
+
+extension ServedPage {
+    /// The stored copy served again. Its next target was stored with its secrets as
+    /// `${NAME}` (or masked, and then it is not replayable).
+    package init(_ stored: StoredPage, origin: Origin, etag: String?, lastModified: String?, redactor: Redactor) {
+        let next: NextTarget
+        if let url = stored.nextURL {
+            next = .url(redactor.expand(url))
+        } else if let cursor = stored.nextCursor {
+            next = .cursor(redactor.expand(cursor))
+        } else {
+            next = .none
+        }
+        self.init(origin: origin, content: .stored(stored), requestBody: stored.requestBody, status: stored.status,
+                  etag: etag, lastModified: lastModified, responseBytes: 0, elementCount: stored.elements,
+                  recordCount: stored.ids.count, rejected: [], repeated: [], files: [], next: next,
+                  lastPage: stored.lastPage, total: stored.total, cursorIsNumber: stored.nextCursorIsNumber, unreadable: [])
+    }
+}
