@@ -26,10 +26,25 @@ let package = Package(
         .target(name: "MirrorJSON"),
         .target(name: "MirrorModel", dependencies: ["MirrorJSON"]),
         .target(
+            name: "MirrorHTTP",
+            dependencies: [
+                "MirrorModel",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+        .target(
             name: "MirrorCore",
             dependencies: [
                 "MirrorJSON",
                 "MirrorModel",
+                "MirrorHTTP",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -52,6 +67,7 @@ let package = Package(
             name: "mirror",
             dependencies: [
                 "MirrorModel",
+                "MirrorHTTP",
                 "MirrorCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -72,6 +88,7 @@ let package = Package(
             dependencies: [
                 "MirrorJSON",
                 "MirrorModel",
+                "MirrorHTTP",
                 "MirrorCore",
                 "MirrorTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -87,7 +104,7 @@ let package = Package(
         ),
         .testTarget(
             name: "mirrorTests",
-            dependencies: ["MirrorJSON", "MirrorModel", "MirrorCore", "MirrorTestSupport"]
+            dependencies: ["MirrorJSON", "MirrorModel", "MirrorHTTP", "MirrorCore", "MirrorTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MirrorCore
+import MirrorHTTP
 import MirrorModel
 
 struct RunCommand: AsyncParsableCommand {

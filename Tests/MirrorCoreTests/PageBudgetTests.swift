@@ -1,4 +1,5 @@
 @testable import MirrorCore
+@testable import MirrorHTTP
 @testable import MirrorModel
 import MirrorTestSupport
 import Synchronization

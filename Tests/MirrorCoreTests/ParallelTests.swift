@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 @testable import MirrorCore
+@testable import MirrorHTTP
 @testable import MirrorModel
 import MirrorTestSupport
 import Synchronization

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 @testable import MirrorCore
+@testable import MirrorHTTP
 @testable import MirrorJSON
 @testable import MirrorModel
 import MirrorTestSupport

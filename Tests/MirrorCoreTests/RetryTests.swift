@@ -1,5 +1,6 @@
 import Foundation
 @testable import MirrorCore
+@testable import MirrorHTTP
 @testable import MirrorModel
 import MirrorTestSupport
 import Testing

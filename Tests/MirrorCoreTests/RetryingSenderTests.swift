@@ -3,6 +3,7 @@ import Foundation
 import InMemoryLogging
 import Logging
 @testable import MirrorCore
+@testable import MirrorHTTP
 @testable import MirrorModel
 import NIOCore
 import NIOHTTP1

@@ -4,6 +4,7 @@ import Foundation
 import GRDB
 import Logging
 @testable import MirrorCore
+@testable import MirrorHTTP
 @testable import MirrorModel
 import MirrorTestSupport
 import NIOCore

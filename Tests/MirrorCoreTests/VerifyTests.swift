@@ -2,6 +2,7 @@ import Foundation
 import FoundationXML
 import Logging
 @testable import MirrorCore
+@testable import MirrorHTTP
 @testable import MirrorModel
 import MirrorTestSupport
 import Testing

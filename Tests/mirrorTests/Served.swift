@@ -1,5 +1,6 @@
 import Foundation
 @testable import MirrorCore
+@testable import MirrorHTTP
 @testable import MirrorModel
 
 /// A `mirror serve` process of the test's folder, on a free port.

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MirrorHTTP
 import MirrorModel
 import Synchronization
 

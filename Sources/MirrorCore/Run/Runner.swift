@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MirrorHTTP
 import MirrorModel
 
 /// A usage problem found before anything is fetched (exit 2).

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import Logging
+import MirrorHTTP
 import MirrorModel
 import NIOCore
 import NIOPosix

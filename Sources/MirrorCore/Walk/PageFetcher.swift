@@ -1,4 +1,5 @@
 import Foundation
+import MirrorHTTP
 import MirrorJSON
 import MirrorModel
 

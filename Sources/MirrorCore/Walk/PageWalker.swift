@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MirrorHTTP
 import MirrorModel
 
 /// Walks one job's pages in order and commits each page as it arrives. A `{page}` walk

@@ -11,6 +11,11 @@ public struct RetryingSender: Sendable {
     public struct Retryable: Sendable {
         public var status: Int
         public var retryAfter: String?
+
+        package init(status: Int, retryAfter: String? = nil) {
+            self.status = status
+            self.retryAfter = retryAfter
+        }
     }
 
     /// The last attempt's answer or error, and how many retries came before it.
@@ -24,12 +29,12 @@ public struct RetryingSender: Sendable {
         }
     }
 
-    let job: String
-    let retries: Int
-    let rateLimit: RateLimit?
-    let limiter: RateLimiter
-    let policy: RetryPolicy
-    let logger: Logger
+    package let job: String
+    package let retries: Int
+    package let rateLimit: RateLimit?
+    package let limiter: RateLimiter
+    package let policy: RetryPolicy
+    package let logger: Logger
 
     public init(job: String, retries: Int, rateLimit: RateLimit?, limiter: RateLimiter, policy: RetryPolicy, logger: Logger) {
         self.job = job
@@ -40,7 +45,7 @@ public struct RetryingSender: Sendable {
         self.logger = logger
     }
 
-    init(job: JobSpec, limiter: RateLimiter, policy: RetryPolicy, logger: Logger) {
+    package init(job: JobSpec, limiter: RateLimiter, policy: RetryPolicy, logger: Logger) {
         self.init(job: job.name, retries: job.retries, rateLimit: job.rateLimit, limiter: limiter, policy: policy,
                   logger: logger)
     }

@@ -34,7 +34,7 @@ public struct RetryPolicy: Sendable, Equatable {
     }
 
     /// `Retry-After: 120` or `Retry-After: Wed, 21 Oct 2015 07:28:00 GMT`.
-    static func seconds(retryAfter: String, now: Date) -> Double? {
+    package static func seconds(retryAfter: String, now: Date) -> Double? {
         let text = retryAfter.trimmingCharacters(in: .whitespaces)
         if let seconds = Int(text) { return Double(seconds) }
         let formatter = DateFormatter()

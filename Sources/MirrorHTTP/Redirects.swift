@@ -3,7 +3,7 @@ import MirrorModel
 
 /// A redirect that is not followed.
 struct RedirectFailure: Error {
-    let reason: String
+    package let reason: String
 }
 
 /// The chain of requests one request becomes as its redirects are followed, as mirror
@@ -12,17 +12,17 @@ struct RedirectFailure: Error {
 /// body or a URL that holds one is not sent there at all; 303, and 301 or 302 after a POST, go on
 /// as a GET without a body, as browsers do.
 struct Redirects {
-    static let limit = 10
+    package static let limit = 10
 
     /// The request to send next.
-    private(set) var url: String
-    private(set) var method: String
-    private(set) var headers: [Header]
-    private(set) var body: [UInt8]?
+    package private(set) var url: String
+    package private(set) var method: String
+    package private(set) var headers: [Header]
+    package private(set) var body: [UInt8]?
     private let redactor: Redactor
     private var visited: Set<String>
 
-    init(_ request: HTTPRequest) {
+    package init(_ request: HTTPRequest) {
         url = request.url.real
         method = request.method
         headers = request.headers
@@ -37,7 +37,7 @@ struct Redirects {
     }
 
     /// Moves on to where a redirect answer points.
-    mutating func follow(status: Int, location: String) throws(RedirectFailure) {
+    package mutating func follow(status: Int, location: String) throws(RedirectFailure) {
         guard let next = URL(string: location, relativeTo: URL(string: url))?.absoluteURL.absoluteString,
               HTTPClient.isHTTP(next) else {
             throw RedirectFailure(reason: "HTTP \(status) redirect to a location that is not an http(s) URL")

@@ -20,7 +20,7 @@ extension HTTPClient {
 
     /// A local write that failed during a download: not the server's fault, not retried.
     struct WriteFailure: Error {
-        let reason: String
+        package let reason: String
     }
 
     /// Streams a 2xx response body into `descriptor` (a file open for writing), hashing
@@ -80,12 +80,12 @@ extension HTTPClient {
 /// once a body that has run for `idle` averages under `minRate` bytes a second: a trickle
 /// cannot hold a run (and its lock) forever.
 final class FileSink: HTTPClientResponseDelegate {
-    struct Received: Sendable {
-        var status = 0
+    package struct Received: Sendable {
+        package var status = 0
         /// Header names lowercased.
-        var headers: [String: String] = [:]
-        var size = 0
-        var sha256 = ""
+        package var headers: [String: String] = [:]
+        package var size = 0
+        package var sha256 = ""
     }
 
     typealias LibraryTask = AsyncHTTPClient.HTTPClient.Task<Received>
@@ -113,7 +113,7 @@ final class FileSink: HTTPClientResponseDelegate {
     /// the class safely shareable, as the client library requires.
     private let state = Mutex(State())
 
-    init(descriptor: Int32, maxBytes: Int, idle: TimeAmount, minRate: Int) {
+    package init(descriptor: Int32, maxBytes: Int, idle: TimeAmount, minRate: Int) {
         self.descriptor = descriptor
         self.maxBytes = maxBytes
         self.idle = idle
@@ -121,7 +121,7 @@ final class FileSink: HTTPClientResponseDelegate {
     }
 
     /// The status and headers received, before any body.
-    var head: Received {
+    package var head: Received {
         state.withLock { state in Received(status: state.received.status, headers: state.received.headers) }
     }
 

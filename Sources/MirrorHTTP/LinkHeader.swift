@@ -2,9 +2,9 @@ import Foundation
 import MirrorModel
 
 /// RFC 8288 `Link` header parsing: just enough to find `rel="next"`.
-enum LinkHeader {
+package enum LinkHeader {
     /// The target of the first link whose `rel` includes `next`, resolved against `base`.
-    static func next(in header: String, base: String) -> String? {
+    package static func next(in header: String, base: String) -> String? {
         for link in splitLinks(header) {
             guard let open = link.firstIndex(of: "<"), let close = link[open...].firstIndex(of: ">") else { continue }
             let target = String(link[link.index(after: open)..<close])

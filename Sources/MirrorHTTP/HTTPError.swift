@@ -95,13 +95,13 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
         HTTPError(.tooLarge(cap: cap, what: what), url: url, status: status)
     }
 
-    static func timedOut(_ url: RedactedURL, status: Int?) -> HTTPError { HTTPError(.timedOut, url: url, status: status) }
+    package static func timedOut(_ url: RedactedURL, status: Int?) -> HTTPError { HTTPError(.timedOut, url: url, status: status) }
 
     static func tooSlow(_ url: RedactedURL, bytes: Int, seconds: Int, rate: Int, status: Int?) -> HTTPError {
         HTTPError(.tooSlow(bytes: bytes, seconds: seconds, rate: rate), url: url, status: status)
     }
 
-    static func cancelled(_ url: RedactedURL) -> HTTPError { HTTPError(.cancelled, url: url, status: nil) }
+    package static func cancelled(_ url: RedactedURL) -> HTTPError { HTTPError(.cancelled, url: url, status: nil) }
 
     static func invalidURL(_ url: RedactedURL) -> HTTPError {
         HTTPError(.invalidRequest("not a valid http(s) URL"), url: url, status: nil)
@@ -111,13 +111,13 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
         HTTPError(.redirect(why), url: url, status: status)
     }
 
-    static func writeFailed(_ url: RedactedURL, _ why: String, status: Int?) -> HTTPError {
+    package static func writeFailed(_ url: RedactedURL, _ why: String, status: Int?) -> HTTPError {
         HTTPError(.writeFailed(why), url: url, status: status)
     }
 
     /// Classifies what the client library or SwiftNIO threw. `gotHead`: the response's
     /// status line had arrived, so a closed connection cut the body short.
-    static func classify(_ error: any Error, url: RedactedURL, status: Int?) -> HTTPError {
+    package static func classify(_ error: any Error, url: RedactedURL, status: Int?) -> HTTPError {
         if let error = error as? HTTPError { return error }
         return HTTPError(code(of: error, gotHead: status != nil), url: url, status: status)
     }

@@ -83,7 +83,7 @@ public struct HTTPResponse: Sendable {
 public final class HTTPClient: Sendable {
     /// One connection pool for the process: a static lives as long as the program, so
     /// it never needs shutting down.
-    static let shared: AsyncHTTPClient.HTTPClient = {
+    package static let shared: AsyncHTTPClient.HTTPClient = {
         var configuration = AsyncHTTPClient.HTTPClient.Configuration(
             // Redirects are followed by `execute`, which knows what must not cross origins.
             redirectConfiguration: .disallow,
@@ -133,9 +133,9 @@ public final class HTTPClient: Sendable {
 
     /// A download slower on average than its minimum rate.
     struct TooSlow: Error {
-        let bytes: Int
-        let seconds: Int
-        let rate: Int
+        package let bytes: Int
+        package let seconds: Int
+        package let rate: Int
     }
 
     /// A deadline that stands still while it is paused: it passes only once the time
@@ -151,14 +151,14 @@ public final class HTTPClient: Sendable {
 
         private let state: Mutex<State>
 
-        init(_ deadline: NIODeadline) { state = Mutex(State(deadline: deadline)) }
+        package init(_ deadline: NIODeadline) { state = Mutex(State(deadline: deadline)) }
 
-        func pause() {
+        package func pause() {
             state.withLock { $0.pausedAt = $0.pausedAt ?? .now() }
         }
 
         /// Runs again: the deadline moves back by the time it stood still.
-        func resume() {
+        package func resume() {
             let waiting = state.withLock { state -> CheckedContinuation<Void, Never>? in
                 if let pausedAt = state.pausedAt {
                     state.deadline = state.deadline + (.now() - pausedAt)
@@ -173,7 +173,7 @@ public final class HTTPClient: Sendable {
         /// Returns when the deadline has passed; throws `CancellationError` if the task is
         /// cancelled while it runs. While paused it waits for `resume`, which the paused
         /// work always calls.
-        func passed() async throws {
+        package func passed() async throws {
             while true {
                 let remaining = state.withLock { $0.pausedAt == nil ? $0.deadline - .now() : nil }
                 if let remaining {
@@ -301,7 +301,7 @@ public final class HTTPClient: Sendable {
     }
 
     /// Header names lowercased; repeated headers joined with ", ".
-    static func headers(_ received: HTTPHeaders) -> [String: String] {
+    package static func headers(_ received: HTTPHeaders) -> [String: String] {
         var headers: [String: String] = [:]
         for (name, value) in received {
             let key = name.lowercased()
@@ -310,7 +310,7 @@ public final class HTTPClient: Sendable {
         return headers
     }
 
-    static func failure(_ error: any Error, _ request: HTTPRequest, status: Int?, what: String) -> HTTPError {
+    package static func failure(_ error: any Error, _ request: HTTPRequest, status: Int?, what: String) -> HTTPError {
         switch error {
         case is NIOTooManyBytesError: return .tooLarge(request.url, cap: request.maxBytes, what: what, status: status)
         case let failure as WriteFailure: return .writeFailed(request.url, failure.reason, status: status)
