@@ -26,6 +26,15 @@ let package = Package(
         .target(name: "MirrorJSON"),
         .target(name: "MirrorModel", dependencies: ["MirrorJSON"]),
         .target(
+            name: "MirrorStore",
+            dependencies: [
+                "MirrorJSON",
+                "MirrorModel",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
+        ),
+        .target(
             name: "MirrorHTTP",
             dependencies: [
                 "MirrorModel",
@@ -45,6 +54,7 @@ let package = Package(
                 "MirrorJSON",
                 "MirrorModel",
                 "MirrorHTTP",
+                "MirrorStore",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -68,6 +78,7 @@ let package = Package(
             dependencies: [
                 "MirrorModel",
                 "MirrorHTTP",
+                "MirrorStore",
                 "MirrorCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -89,6 +100,7 @@ let package = Package(
                 "MirrorJSON",
                 "MirrorModel",
                 "MirrorHTTP",
+                "MirrorStore",
                 "MirrorCore",
                 "MirrorTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -104,7 +116,7 @@ let package = Package(
         ),
         .testTarget(
             name: "mirrorTests",
-            dependencies: ["MirrorJSON", "MirrorModel", "MirrorHTTP", "MirrorCore", "MirrorTestSupport"]
+            dependencies: ["MirrorJSON", "MirrorModel", "MirrorHTTP", "MirrorStore", "MirrorCore", "MirrorTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MirrorCore
 import MirrorModel
+import MirrorStore
 
 extension Exporter.Format: ExpressibleByArgument {}
 extension RecordSelection.Order: ExpressibleByArgument {}

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MirrorCore
 import MirrorModel
+import MirrorStore
 
 /// The root command. Exit statuses are decided here and nowhere else:
 /// 0 success, 1 a job failed (or a file could not be read or written: the lock file too),

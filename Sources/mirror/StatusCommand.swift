@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MirrorCore
 import MirrorModel
+import MirrorStore
 
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -4,6 +4,7 @@ import Logging
 @testable import MirrorCore
 @testable import MirrorHTTP
 @testable import MirrorModel
+@testable import MirrorStore
 import MirrorTestSupport
 import Synchronization
 import Testing

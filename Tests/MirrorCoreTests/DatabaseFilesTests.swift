@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 @testable import MirrorCore
 @testable import MirrorModel
+@testable import MirrorStore
 import Testing
 
 @Suite("the database files of an output folder")

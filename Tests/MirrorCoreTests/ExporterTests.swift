@@ -2,6 +2,7 @@ import Foundation
 @testable import MirrorCore
 @testable import MirrorJSON
 @testable import MirrorModel
+@testable import MirrorStore
 import MirrorTestSupport
 import Testing
 

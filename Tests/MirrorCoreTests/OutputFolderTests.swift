@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 @testable import MirrorCore
 @testable import MirrorModel
+@testable import MirrorStore
 import MirrorTestSupport
 import Synchronization
 import Testing

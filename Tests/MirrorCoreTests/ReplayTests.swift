@@ -4,6 +4,7 @@ import GRDB
 @testable import MirrorHTTP
 @testable import MirrorJSON
 @testable import MirrorModel
+@testable import MirrorStore
 import MirrorTestSupport
 import NIOHTTP1
 import Synchronization

@@ -5,6 +5,7 @@ import Logging
 @testable import MirrorHTTP
 @testable import MirrorJSON
 @testable import MirrorModel
+@testable import MirrorStore
 import MirrorTestSupport
 import Synchronization
 import Testing

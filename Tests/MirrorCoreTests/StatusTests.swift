@@ -1,6 +1,7 @@
 import Foundation
 @testable import MirrorCore
 @testable import MirrorModel
+@testable import MirrorStore
 import MirrorTestSupport
 import Testing
 

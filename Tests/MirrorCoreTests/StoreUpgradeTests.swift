@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 @testable import MirrorCore
 @testable import MirrorModel
+@testable import MirrorStore
 import MirrorTestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import MirrorHTTP
 import MirrorModel
+import MirrorStore
 import Synchronization
 
 /// Fetches the files a job's records point to, up to `download_concurrency` at once,

@@ -5,6 +5,7 @@
 /// `json` wraps them as `{"changes":[…],"feed":…,"changes_through":N}`, the mark on the last line.
 import MirrorJSON
 import MirrorModel
+import MirrorStore
 
 public struct ChangeExporter: Sendable {
     public struct Options: Sendable {

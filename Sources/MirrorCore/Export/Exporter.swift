@@ -1,6 +1,7 @@
 import Foundation
 import MirrorJSON
 import MirrorModel
+import MirrorStore
 
 /// Streams stored records out of a table: NDJSON, a JSON array or CSV.
 public struct Exporter: Sendable {

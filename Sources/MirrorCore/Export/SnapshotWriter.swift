@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import Glibc
 import MirrorModel
+import MirrorStore
 
 /// Writes a snapshot of an output folder for devices (`mirror snapshot`): a folder with one
 /// SQLite file per database (the record tables asked for, one account's rows when asked,

@@ -1,6 +1,7 @@
 import Foundation
 import MirrorJSON
 import MirrorModel
+import MirrorStore
 import Yams
 
 /// Reads job files into `JobFile` values, collecting every problem before reporting any.

@@ -1,5 +1,6 @@
 import MirrorJSON
 import MirrorModel
+import MirrorStore
 import Yams
 
 /// One job's mapping as its readers see it: its node, its keys with `defaults` merged

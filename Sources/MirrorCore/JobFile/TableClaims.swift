@@ -2,6 +2,7 @@
 /// one SQLite table without meaning to. SQLite compares table names without case, and a
 /// job's table brings an index named `<table>_walk_order`.
 import MirrorModel
+import MirrorStore
 
 struct TableClaims {
     /// Jobs by database and table name, lowercased.

@@ -1,4 +1,5 @@
 import MirrorModel
+import MirrorStore
 import Synchronization
 
 /// The databases a run has open. A job takes its database when it starts and gives it back

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import MirrorJSON
 import MirrorModel
+import MirrorStore
 
 /// A child job's parent (`parent`): its spec and the store of its database.
 struct Family: Sendable {

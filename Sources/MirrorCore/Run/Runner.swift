@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import MirrorHTTP
 import MirrorModel
+import MirrorStore
 
 /// A usage problem found before anything is fetched (exit 2).
 public struct UsageError: Error, Sendable, CustomStringConvertible {

@@ -5,6 +5,7 @@ import HummingbirdCore
 import Logging
 import MirrorHTTP
 import MirrorModel
+import MirrorStore
 import NIOCore
 import NIOPosix
 import ServiceLifecycle

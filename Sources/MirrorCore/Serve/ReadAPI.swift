@@ -1,6 +1,7 @@
 import Foundation
 import MirrorJSON
 import MirrorModel
+import MirrorStore
 
 /// The read API under `/_mirror/`: what an output folder holds, as JSON, read-only. Each
 /// answer is one read transaction of one database: a run writing meanwhile is not seen

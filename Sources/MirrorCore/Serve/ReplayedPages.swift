@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import MirrorJSON
 import MirrorModel
+import MirrorStore
 
 /// The mirrored API, answered offline: a request for a page a run stored gets the page's
 /// envelope with its records put back as the table holds them now, and the envelope's URLs

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import GRDB
 import MirrorModel
+import MirrorStore
 
 /// Downloaded files, served from the output folder: only files a database's `_mirror_files`
 /// lists as downloaded, opened without following a link at any level, so no request

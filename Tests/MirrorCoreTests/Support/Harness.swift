@@ -4,6 +4,7 @@ import Logging
 @testable import MirrorCore
 @testable import MirrorHTTP
 @testable import MirrorModel
+@testable import MirrorStore
 import MirrorTestSupport
 
 /// A fresh temporary folder for one test, with helpers to write job files, run them

@@ -19,16 +19,16 @@ import Synchronization
 enum DatabaseFiles {
     /// A file as `stat` names it: device and inode.
     struct Identity: Sendable, Hashable {
-        let device: UInt64
+        package let device: UInt64
         let inode: UInt64
 
-        init?(_ path: String) {
+        package init?(_ path: String) {
             var info = stat()
             guard stat(path, &info) == 0 else { return nil }
             self.init(info)
         }
 
-        init(_ info: stat) {
+        package init(_ info: stat) {
             device = UInt64(info.st_dev)
             inode = UInt64(info.st_ino)
         }
@@ -42,7 +42,7 @@ enum DatabaseFiles {
 
     /// The SQLite files of a folder, in name order: never a journal, nothing hidden, nothing
     /// but regular files of at least one database page.
-    static func databases(in folder: String) -> [String] {
+    package static func databases(in folder: String) -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
         return names.filter { name in
             guard !name.hasPrefix("."), !name.hasSuffix("-wal"), !name.hasSuffix("-shm"), !name.hasSuffix("-journal") else {

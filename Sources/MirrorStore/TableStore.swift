@@ -9,7 +9,7 @@ import MirrorModel
 /// a cancelled task's transaction is rolled back, never half stored.
 public final class TableStore: PageStore {
     public let path: String
-    let pool: DatabasePool
+    package let pool: DatabasePool
 
     public init(path: String) throws {
         self.path = path

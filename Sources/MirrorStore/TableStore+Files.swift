@@ -31,7 +31,7 @@ extension TableStore {
     }
 
     /// The folder the database file lives in: the output folder.
-    var folder: String { Paths.parent(of: path) }
+    package var folder: String { Paths.parent(of: path) }
 
     /// Files of a job that an earlier run registered or tried and did not get.
     public func unfinishedFiles(job: String) async throws -> [String] {

@@ -3,33 +3,33 @@ import GRDB
 import MirrorModel
 
 /// SQL names of the on-disk format, in one place. README.md documents every column.
-enum StoreSchema {
-    static let pages = "_mirror_pages"
-    static let walks = "_mirror_walks"
-    static let runs = "_mirror_runs"
-    static let files = "_mirror_files"
+package enum StoreSchema {
+    package static let pages = "_mirror_pages"
+    package static let walks = "_mirror_walks"
+    package static let runs = "_mirror_runs"
+    package static let files = "_mirror_files"
     static let owners = "_mirror_owners"
-    static let parents = "_mirror_parents"
-    static let changes = "_mirror_changes"
-    static let feed = "_mirror_feed"
+    package static let parents = "_mirror_parents"
+    package static let changes = "_mirror_changes"
+    package static let feed = "_mirror_feed"
     /// The path of a downloaded file, by its URL.
-    static let filePath = "SELECT path FROM \(files) WHERE url = ? AND status = 'ok'"
+    package static let filePath = "SELECT path FROM \(files) WHERE url = ? AND status = 'ok'"
 
     /// `text` as an SQL string literal.
-    static func literal(_ text: String) -> String {
+    package static func literal(_ text: String) -> String {
         "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
     }
     /// Where files written before the schema version lived in `PRAGMA user_version` kept
     /// which migrations ran.
-    static let legacyMigrations = "grdb_migrations"
+    package static let legacyMigrations = "grdb_migrations"
 
     /// The index of a record table that serves walk order: `<table>_walk_order`.
-    static let walkOrderSuffix = "_walk_order"
+    package static let walkOrderSuffix = "_walk_order"
     /// The index of a child job's table that serves a parent's children: `<table>_by_parent`.
     static let byParentSuffix = "_by_parent"
 
     /// The names of the indexes a record table brings (its triggers' start with `_mirror_`).
-    static func indexNames(of table: String) -> [String] {
+    package static func indexNames(of table: String) -> [String] {
         [table + walkOrderSuffix, table + byParentSuffix]
     }
 
@@ -51,7 +51,7 @@ enum StoreSchema {
 
     /// A step of the schema. The file's `PRAGMA user_version` is the number of steps applied.
     struct Migration: Sendable {
-        let name: String
+        package let name: String
         let apply: @Sendable (Database) throws -> Void
     }
 
@@ -268,8 +268,8 @@ enum StoreSchema {
 
     /// A file written by a later mirror, with steps this one does not know.
     struct TooNew: Error, CustomStringConvertible {
-        let version: Int
-        var description: String {
+        package let version: Int
+        package var description: String {
             "its schema version is \(version); this mirror knows \(migrations.count): use a newer mirror"
         }
     }

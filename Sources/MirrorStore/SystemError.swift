@@ -4,10 +4,10 @@ import MirrorModel
 /// A failure the operating system reported, in the words `run` uses for it (`no space left
 /// on device`): an errno, or a Foundation error wrapping one, never Foundation's dump of its
 /// domain, code and user info.
-enum SystemError {
+package enum SystemError {
     /// The errno's text, lowercased, when `error` is one or wraps one (a Foundation file
     /// error on a full disk, a refused permission); else what `error` says of itself.
-    static func reason(_ error: any Error) -> String {
+    package static func reason(_ error: any Error) -> String {
         if let code = errno(of: error) { return text(errno: code) }
         if let cocoa = error as? CocoaError, cocoa.code == .fileNoSuchFile || cocoa.code == .fileReadNoSuchFile {
             return text(errno: ENOENT)
@@ -16,7 +16,7 @@ enum SystemError {
     }
 
     /// `No space left on device` as `no space left on device`.
-    static func text(errno code: Int32) -> String {
+    package static func text(errno code: Int32) -> String {
         String(cString: strerror(code)).lowercased()
     }
 

@@ -31,6 +31,12 @@ public struct StoredRecord {
     public let account: UnsafeBufferPointer<UInt8>
     public let id: UnsafeBufferPointer<UInt8>
     public let record: UnsafeBufferPointer<UInt8>
+
+    package init(account: UnsafeBufferPointer<UInt8>, id: UnsafeBufferPointer<UInt8>, record: UnsafeBufferPointer<UInt8>) {
+        self.account = account
+        self.id = id
+        self.record = record
+    }
 }
 
 /// Reads one database file's records, read-only, for `export`. Nothing is copied out of
@@ -72,7 +78,7 @@ public struct RecordReader: Sendable {
     }
 
     /// The SQLite files of a folder (see `DatabaseFiles`).
-    static func databases(in folder: String) -> [String] {
+    package static func databases(in folder: String) -> [String] {
         DatabaseFiles.databases(in: folder)
     }
 
@@ -128,7 +134,7 @@ public struct RecordReader: Sendable {
 
     /// The export's query; a child job's table (`children`) lists each parent's children
     /// together, in their walk order.
-    static func query(_ selection: RecordSelection, children: Bool = false) -> (String, StatementArguments) {
+    package static func query(_ selection: RecordSelection, children: Bool = false) -> (String, StatementArguments) {
         var sql = "SELECT account, id, record FROM \"\(selection.table)\""
         var conditions: [String] = []
         var arguments: StatementArguments = []
@@ -164,7 +170,7 @@ public struct RecordCursor {
     private let files: Statement?
     private let database: String
 
-    init(statement: Statement, files: Statement?, database: String) {
+    package init(statement: Statement, files: Statement?, database: String) {
         self.statement = statement
         self.files = files
         self.database = database

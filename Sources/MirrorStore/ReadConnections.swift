@@ -8,11 +8,11 @@ import Synchronization
 /// that hold what the requests read (`serves`) are lent. A connection is lent with a read
 /// transaction begun and comes back when it is committed; one whose file was replaced
 /// since (a database made again) is closed, not lent.
-final class ReadConnections: Sendable {
+package final class ReadConnections: Sendable {
     /// A connection and the file it was opened on.
-    struct Lent: Sendable {
-        let queue: DatabaseQueue
-        let path: String
+    package struct Lent: Sendable {
+        package let queue: DatabaseQueue
+        package let path: String
         let file: DatabaseFiles.Identity
     }
 
@@ -27,26 +27,26 @@ final class ReadConnections: Sendable {
 
     /// `serves` tells, in a connection's first read transaction, whether its database holds
     /// what the requests read.
-    init(serving serves: @escaping @Sendable (Database) throws -> Bool) {
+    package init(serving serves: @escaping @Sendable (Database) throws -> Bool) {
         self.serves = serves
     }
 
     /// Databases that keep envelopes (not every mirror database: one no run has written
     /// since envelopes were kept has none).
-    static func pages() -> ReadConnections {
+    package static func pages() -> ReadConnections {
         ReadConnections { db in
             try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0 >= StoreSchema.envelopeVersion && db.tableExists(StoreSchema.pages)
         }
     }
 
     /// Databases with a file index.
-    static func files() -> ReadConnections {
+    package static func files() -> ReadConnections {
         ReadConnections { db in try db.tableExists(StoreSchema.files) }
     }
 
     /// A connection to `path` in a read transaction, or nil when its database does not hold
     /// what the requests read.
-    func take(_ path: String) throws -> Lent? {
+    package func take(_ path: String) throws -> Lent? {
         guard let file = DatabaseFiles.Identity(path) else { return nil }
         while let lent = idle.withLock({ $0[path]?.popLast() }) {
             guard lent.file == file else { continue }
@@ -73,7 +73,7 @@ final class ReadConnections: Sendable {
     }
 
     /// Ends the connection's read transaction and keeps it for the next request.
-    func give(_ lent: Lent) {
+    package func give(_ lent: Lent) {
         guard (try? lent.queue.inDatabase({ db in try db.execute(sql: "COMMIT") })) != nil else { return }
         idle.withLock { idle in
             if idle[lent.path, default: []].count < Self.idlePerDatabase { idle[lent.path, default: []].append(lent) }

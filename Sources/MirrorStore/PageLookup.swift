@@ -7,8 +7,8 @@ import MirrorModel
 /// Finds the stored page a request asks for among an output folder's databases: the
 /// `_mirror_pages` row whose request it is (see `PageRequest`), with an envelope. Each
 /// database is opened read-only and nothing is locked.
-enum PageLookup {
-    enum Outcome: Sendable {
+package enum PageLookup {
+    package enum Outcome: Sendable {
         case found(FoundPage)
         /// No page: the stored requests most like it, as targets (`/items?page=2`).
         case missing(closest: [String])
@@ -24,7 +24,7 @@ enum PageLookup {
     /// whose key holds a secret (in the path, or in more than two query names) are checked
     /// one by one, their keys read from the index alone. A miss names the stored requests
     /// next to it in key order.
-    static func find(_ request: PageRequest, body: [UInt8], in output: String,
+    package static func find(_ request: PageRequest, body: [UInt8], in output: String,
                      connections: ReadConnections) throws -> Outcome {
         var opened: [ReadConnections.Lent] = []
         // Every connection but the answering page's goes back when the lookup ends.
@@ -109,28 +109,28 @@ enum PageLookup {
 /// A stored page, read in the read transaction it was found in: the records it puts back
 /// are those of one moment, however long sending them takes. The transaction ends with
 /// `finish()`, or when the page is let go (its connection closes then).
-final class FoundPage: Sendable {
+package final class FoundPage: Sendable {
     private let lent: ReadConnections.Lent
     private let connections: ReadConnections
     private var queue: DatabaseQueue { lent.queue }
     /// The page's row in `_mirror_pages`.
-    let rowid: Int64
+    package let rowid: Int64
     /// The request as stored: its URL (secrets masked) and status.
-    let url: String
-    let status: Int
-    let envelope: PageEnvelope
+    package let url: String
+    package let status: Int
+    package let envelope: PageEnvelope
     /// The page's ids in walk order, as `_mirror_pages.ids` keeps them (a JSON array).
-    let ids: [UInt8]
-    let table: String
-    let account: String
+    package let ids: [UInt8]
+    package let table: String
+    package let account: String
     /// The URL the walk went to after this page, secrets masked.
-    let nextURL: String?
+    package let nextURL: String?
     /// Changes whenever any record of the database changes: the change feed's id and last seq.
-    let version: String
+    package let version: String
 
     /// The page at `rowid` of the lent connection's database, read in its transaction,
     /// which `finish()` ends, giving the connection back.
-    init(_ lent: ReadConnections.Lent, connections: ReadConnections, rowid: Int64) throws {
+    package init(_ lent: ReadConnections.Lent, connections: ReadConnections, rowid: Int64) throws {
         self.lent = lent
         self.connections = connections
         self.rowid = rowid
@@ -158,16 +158,22 @@ final class FoundPage: Sendable {
     }
 
     /// Where reading the records has got to: a byte offset into `ids`.
-    struct Cursor: Sendable {
-        var offset = 0
-        var records = 0
-        var done = false
+    package struct Cursor: Sendable {
+        package var offset = 0
+        package var records = 0
+        package var done = false
+
+        package init(offset: Int = 0, records: Int = 0, done: Bool = false) {
+            self.offset = offset
+            self.records = records
+            self.done = done
+        }
     }
 
     /// Appends the records of the ids from `cursor` on to `out`, as the table holds them now
     /// and separated by commas, until `out` holds `budget` bytes or the ids end. An id no
     /// longer stored (deleted since) is left out. With `limit`, the ids end after that many records.
-    func read(_ cursor: inout Cursor, into out: inout [UInt8], budget: Int, limit: Int? = nil) throws {
+    package func read(_ cursor: inout Cursor, into out: inout [UInt8], budget: Int, limit: Int? = nil) throws {
         let ids = self.ids
         var position = cursor.offset
         var records = cursor.records
@@ -227,7 +233,7 @@ final class FoundPage: Sendable {
     }
 
     /// Ends the read transaction and gives the connection back. Called once.
-    func finish() {
+    package func finish() {
         connections.give(lent)
     }
 }

@@ -10,19 +10,19 @@ import MirrorModel
 /// `_mirror_pages.request_key` holds `key`: the path and the pairs in order, with the
 /// pairs that hold a secret left out. A request is looked up by the keys it could have
 /// (`probes`), then checked whole (`matches`).
-struct PageRequest: Sendable, Equatable {
-    struct Pair: Sendable, Hashable, Comparable {
-        var name: String
-        var value: String
+package struct PageRequest: Sendable, Equatable {
+    package struct Pair: Sendable, Hashable, Comparable {
+        package var name: String
+        package var value: String
 
-        static func < (a: Pair, b: Pair) -> Bool { (a.name, a.value) < (b.name, b.value) }
+        package static func < (a: Pair, b: Pair) -> Bool { (a.name, a.value) < (b.name, b.value) }
     }
 
-    var path: String
-    var pairs: [Pair]
+    package var path: String
+    package var pairs: [Pair]
 
     /// An absolute URL (`https://host/path?query`) or a request target (`/path?query`).
-    init(url: String) {
+    package init(url: String) {
         var rest = Substring(url)
         if let fragment = rest.firstIndex(of: "#") { rest = rest[..<fragment] }
         if !rest.hasPrefix("/"), let scheme = rest.range(of: "://") {
@@ -34,7 +34,7 @@ struct PageRequest: Sendable, Equatable {
     }
 
     /// The path is percent-decoded but for `%2F`: `/a%2Fb` and `/a/b` are two paths.
-    init(path: String, query: String?) {
+    package init(path: String, query: String?) {
         let kept = path.replacingOccurrences(of: "%2F", with: "%252F", options: .caseInsensitive)
         self.path = path.isEmpty ? "/" : (kept.removingPercentEncoding ?? path)
         pairs = (query ?? "").split(separator: "&").map { part in
@@ -50,7 +50,7 @@ struct PageRequest: Sendable, Equatable {
     }
 
     /// The path and query as a request names them: `/items?page=2&key=REDACTED`.
-    static func target(of url: String) -> String {
+    package static func target(of url: String) -> String {
         var rest = Substring(url)
         if let scheme = rest.range(of: "://") {
             let authority = rest[scheme.upperBound...]
@@ -60,7 +60,7 @@ struct PageRequest: Sendable, Equatable {
     }
 
     /// `scheme://host[:port]` of an absolute URL.
-    static func origin(of url: String) -> String? {
+    package static func origin(of url: String) -> String? {
         guard let scheme = url.range(of: "://") else { return nil }
         let end = url[scheme.upperBound...].firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? url.endIndex
         return String(url[..<end])
@@ -69,7 +69,7 @@ struct PageRequest: Sendable, Equatable {
     private static func holdsSecret(_ text: String) -> Bool { text.contains(Redactor.mask) }
 
     /// The stored form's key: its pairs that hold no secret, in order.
-    var key: String { Self.key(path: path, pairs: pairs.filter { !Self.holdsSecret($0.value) }) }
+    package var key: String { Self.key(path: path, pairs: pairs.filter { !Self.holdsSecret($0.value) }) }
 
     private static func key(path: String, pairs: [Pair]) -> String {
         var allowed = CharacterSet.urlQueryAllowed
@@ -102,7 +102,7 @@ struct PageRequest: Sendable, Equatable {
 
     /// Whether `self`, a request, is the stored request `stored`: the same path and pairs,
     /// where a stored `REDACTED` stands for any text and a pair holding one may be absent.
-    func matches(_ stored: PageRequest) -> Bool {
+    package func matches(_ stored: PageRequest) -> Bool {
         guard Self.fits(path, stored.path) else { return false }
         var left = pairs
         for pair in stored.pairs where !Self.holdsSecret(pair.value) {
@@ -150,7 +150,7 @@ struct PageRequest: Sendable, Equatable {
     }
 
     /// Whether `text` fits `pattern`, in which each `REDACTED` stands for any text.
-    static func fits(_ text: String, _ pattern: String) -> Bool {
+    package static func fits(_ text: String, _ pattern: String) -> Bool {
         let parts = pattern.components(separatedBy: Redactor.mask)
         guard parts.count > 1 else { return text == pattern }
         guard text.hasPrefix(parts[0]), text.dropFirst(parts[0].count).hasSuffix(parts[parts.count - 1]) else { return false }

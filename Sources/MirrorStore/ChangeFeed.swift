@@ -22,15 +22,15 @@ public struct ChangeFeed: Sendable {
     /// A mark the feed cannot serve: older than its compacted point, past its end, or of
     /// another feed (the database was made again since). The device needs a new snapshot.
     public struct Unreachable: Error, Sendable, CustomStringConvertible {
-        enum Reason: Sendable {
+        package enum Reason: Sendable {
             case compacted(through: Int)
             case ahead(last: Int)
             case otherFeed(String)
         }
 
-        let table: String
-        let since: Int
-        let reason: Reason
+        package let table: String
+        package let since: Int
+        package let reason: Reason
 
         public var description: String {
             switch reason {
@@ -55,7 +55,7 @@ public struct ChangeFeed: Sendable {
 
     /// The highest change sequence of the database `db` reads, and the point through which
     /// its feed was compacted.
-    static func bounds(_ db: Database, schema: String = "main") throws -> (highWater: Int, compactedThrough: Int) {
+    package static func bounds(_ db: Database, schema: String = "main") throws -> (highWater: Int, compactedThrough: Int) {
         let highWater = try Int.fetchOne(db, sql: "SELECT max(seq) FROM \(schema).\(StoreSchema.changes)") ?? 0
         let compacted = try Int.fetchOne(db, sql: "SELECT compacted_through FROM \(schema).\(StoreSchema.feed)") ?? 0
         return (highWater, compacted)

@@ -5,8 +5,8 @@ import MirrorModel
 extension TableStore {
     /// The `{since}` is not a time, and `lookback` cannot move it back.
     struct NotATime: Error, CustomStringConvertible {
-        let value: String
-        var description: String {
+        package let value: String
+        package var description: String {
             "'incremental.lookback' moves times back, but {since} would be '\(value)', which is not an ISO 8601 time"
         }
     }

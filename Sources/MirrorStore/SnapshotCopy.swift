@@ -10,37 +10,39 @@ import Synchronization
 /// committed state even while a run writes. The source is attached read-only: a run is
 /// neither blocked by the copy nor blocks it, and closing the copy never checkpoints it.
 /// The copy is a plain file in rollback-journal mode, with no `-wal` or `-shm` beside it.
-struct SnapshotCopy {
+package struct SnapshotCopy {
     /// A file the copy's `_mirror_files` names.
-    struct IndexedFile: Sendable, Equatable {
+    package struct IndexedFile: Sendable, Equatable {
         /// Relative to the output folder: `files/3f/3fa4…c2.jpg`.
-        let path: String
-        let size: Int
-        let sha256: String
+        package let path: String
+        package let size: Int
+        package let sha256: String
     }
 
     /// What the copy holds.
-    struct Copied: Sendable {
+    package struct Copied: Sendable {
         /// Each record table, with its rows.
-        var tables: [(name: String, records: Int)]
+        package var tables: [(name: String, records: Int)]
         /// The last change of the source's feed the copy includes, and the feed's identity.
-        var changesThrough: Int
-        var feed: String
-        var files: [IndexedFile]
+        package var changesThrough: Int
+        package var feed: String
+        package var files: [IndexedFile]
     }
 
     /// Stops a copy going on from another thread: the statement running is interrupted,
     /// and the copy checks between its steps.
-    final class Stop: Sendable {
+    package final class Stop: Sendable {
         private let queue = Mutex<DatabaseQueue?>(nil)
         private let stopped = Atomic<Bool>(false)
 
-        func stop() {
+        package init() {}
+
+        package func stop() {
             stopped.store(true, ordering: .relaxed)
             queue.withLock { $0?.interrupt() }
         }
 
-        func check() throws {
+        package func check() throws {
             if stopped.load(ordering: .relaxed) { throw CancellationError() }
         }
 
@@ -50,8 +52,13 @@ struct SnapshotCopy {
     }
 
     /// The source database file and the copy's path.
-    let source: String
-    let destination: String
+    package let source: String
+    package let destination: String
+
+    package init(source: String, destination: String) {
+        self.source = source
+        self.destination = destination
+    }
 
     /// The copy's own table: one row per record table, what the copy is and the change of
     /// the feed it holds (a device that applies the feed moves `changes_through` on).
@@ -62,7 +69,7 @@ struct SnapshotCopy {
     /// whether each indexed file stays in the index (`--with-files`: whether it is on disk).
     /// `between` runs between the steps of the copy, in its read transaction. Nil, and no
     /// file made, when the source is not a mirror database or holds none of the tables.
-    func write(tables wanted: Set<String>?, account: String?, createdAt: String, format: Int, mirrorVersion: String,
+    package func write(tables wanted: Set<String>?, account: String?, createdAt: String, format: Int, mirrorVersion: String,
                stop: Stop, between: () throws -> Void = {}, keep: (IndexedFile) throws -> Bool) throws -> Copied? {
         guard let held = try Self.recordTables(of: source) else { return nil }
         let tables = held.filter { wanted?.contains($0) ?? true }
@@ -206,8 +213,8 @@ struct SnapshotCopy {
 
     /// A source written by an earlier mirror, which has no change feed yet.
     struct Outdated: Error, CustomStringConvertible {
-        let version: Int
-        var description: String {
+        package let version: Int
+        package var description: String {
             "its schema version is \(version), of an earlier mirror: the next `mirror run` on it upgrades it"
         }
     }

@@ -7,17 +7,22 @@ import MirrorModel
 /// without following a symbolic link, so a link planted in the folder can neither send a
 /// write outside it nor make mirror truncate or delete what the link points to. (The output
 /// folder itself is the user's to choose, and may be a link.)
-enum OutputFolder {
+package enum OutputFolder {
     /// Why a path of mirror's was not opened.
-    struct Refusal: Error, Sendable {
+    package struct Refusal: Error, Sendable {
         /// The path is a symbolic link.
-        let isLink: Bool
+        package let isLink: Bool
         /// The `errno` of the failure otherwise.
-        let code: Int32
+        package let code: Int32
+
+        package init(isLink: Bool, code: Int32) {
+            self.isLink = isLink
+            self.code = code
+        }
 
         /// What went wrong with `relative` (a path relative to the output folder), or,
         /// for a failure other than a link, the system's reason.
-        func reason(_ relative: String) -> String {
+        package func reason(_ relative: String) -> String {
             isLink ? OutputFolder.linkRefusal(relative) : String(cString: strerror(code))
         }
     }
@@ -28,14 +33,14 @@ enum OutputFolder {
     }
 
     /// Whether `name` in the folder open as `parent` is a symbolic link itself.
-    static func isLink(_ name: String, in parent: Int32) -> Bool {
+    package static func isLink(_ name: String, in parent: Int32) -> Bool {
         var info = stat()
         return fstatat(parent, name, &info, AT_SYMLINK_NOFOLLOW) == 0 && info.st_mode & S_IFMT == S_IFLNK
     }
 
     /// Opens the folder `name` in the folder open as `parent` without following a link;
     /// with `create`, makes it first when it is missing. The descriptor is the caller's to close.
-    static func openFolder(_ name: String, in parent: Int32, create: Bool) throws(Refusal) -> Int32 {
+    package static func openFolder(_ name: String, in parent: Int32, create: Bool) throws(Refusal) -> Int32 {
         var made = false
         while true {
             let descriptor = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)

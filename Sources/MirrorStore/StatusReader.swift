@@ -162,7 +162,7 @@ public enum StatusReader {
 
 extension JobOutcome {
     /// A run recorded before `_mirror_runs` kept the whole outcome: what its columns hold.
-    init(columns row: Row, database: String) {
+    package init(columns row: Row, database: String) {
         let notModified: Int = row["pages_not_modified"] ?? 0, skipped: Int = row["pages_skipped"] ?? 0
         let downloaded: Int = row["files_downloaded"] ?? 0
         self.init(
