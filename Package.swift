@@ -35,6 +35,14 @@ let package = Package(
             ]
         ),
         .target(
+            name: "MirrorJobFile",
+            dependencies: [
+                "MirrorJSON",
+                "MirrorModel",
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
+        .target(
             name: "MirrorHTTP",
             dependencies: [
                 "MirrorModel",
@@ -55,6 +63,7 @@ let package = Package(
                 "MirrorModel",
                 "MirrorHTTP",
                 "MirrorStore",
+                "MirrorJobFile",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -79,6 +88,7 @@ let package = Package(
                 "MirrorModel",
                 "MirrorHTTP",
                 "MirrorStore",
+                "MirrorJobFile",
                 "MirrorCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -101,6 +111,7 @@ let package = Package(
                 "MirrorModel",
                 "MirrorHTTP",
                 "MirrorStore",
+                "MirrorJobFile",
                 "MirrorCore",
                 "MirrorTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -116,7 +127,7 @@ let package = Package(
         ),
         .testTarget(
             name: "mirrorTests",
-            dependencies: ["MirrorJSON", "MirrorModel", "MirrorHTTP", "MirrorStore", "MirrorCore", "MirrorTestSupport"]
+            dependencies: ["MirrorJSON", "MirrorModel", "MirrorHTTP", "MirrorStore", "MirrorJobFile", "MirrorCore", "MirrorTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

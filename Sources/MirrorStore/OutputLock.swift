@@ -63,30 +63,6 @@ public final class OutputLock: Sendable {
         self.descriptor = descriptor
     }
 
-    /// What keeps `folder` from being an output folder: it is a file, or a folder it would
-    /// be made in is one. Nil when it is a folder or can be made.
-    public static func obstacle(to folder: String) -> Obstacle? {
-        var path = folder
-        while !path.isEmpty {
-            var isFolder: ObjCBool = false
-            if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) {
-                if isFolder.boolValue { return nil }
-                return path == folder ? .isFile : .insideFile(path)
-            }
-            let parent = Paths.parent(of: path)
-            if parent == path { return nil }
-            path = parent
-        }
-        return nil
-    }
-
-    public enum Obstacle: Sendable, Equatable {
-        /// The folder's path names a file.
-        case isFile
-        /// This file stands where one of the folders above it would be.
-        case insideFile(String)
-    }
-
     deinit {
         _ = ftruncate(descriptor, 0)
         flock(descriptor, LOCK_UN)

@@ -19,19 +19,9 @@ package enum StoreSchema {
     package static func literal(_ text: String) -> String {
         "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
     }
-    /// Where files written before the schema version lived in `PRAGMA user_version` kept
-    /// which migrations ran.
-    package static let legacyMigrations = "grdb_migrations"
-
-    /// The index of a record table that serves walk order: `<table>_walk_order`.
-    package static let walkOrderSuffix = "_walk_order"
-    /// The index of a child job's table that serves a parent's children: `<table>_by_parent`.
-    static let byParentSuffix = "_by_parent"
-
-    /// The names of the indexes a record table brings (its triggers' start with `_mirror_`).
-    package static func indexNames(of table: String) -> [String] {
-        [table + walkOrderSuffix, table + byParentSuffix]
-    }
+    static let legacyMigrations = ReservedNames.legacyMigrations
+    static let walkOrderSuffix = ReservedNames.walkOrderSuffix
+    static let byParentSuffix = ReservedNames.byParentSuffix
 
     /// The schema version from which `_mirror_pages` keeps envelopes (`mirror-pages-envelope-11`).
     static let envelopeVersion = 11

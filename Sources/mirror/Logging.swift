@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MirrorJobFile
 import MirrorModel
 
 /// Logs go to stderr; the summary and exports go to stdout. On a terminal `run` shows a

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MirrorCore
+import MirrorJobFile
 import MirrorModel
 import MirrorStore
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MirrorCore
 import MirrorHTTP
+import MirrorJobFile
 import MirrorModel
 
 struct RunCommand: AsyncParsableCommand {

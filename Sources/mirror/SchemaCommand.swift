@@ -1,5 +1,6 @@
 import ArgumentParser
 import MirrorCore
+import MirrorJobFile
 import MirrorModel
 
 struct SchemaCommand: ParsableCommand {

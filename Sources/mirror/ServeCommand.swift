@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import MirrorCore
+import MirrorJobFile
 import MirrorModel
 
 struct ServeCommand: AsyncParsableCommand {

@@ -1,4 +1,5 @@
 @testable import MirrorCore
+@testable import MirrorJobFile
 @testable import MirrorJSON
 @testable import MirrorModel
 import Testing

@@ -1,5 +1,6 @@
 @testable import MirrorCore
 @testable import MirrorHTTP
+@testable import MirrorJobFile
 @testable import MirrorModel
 import MirrorTestSupport
 import Synchronization

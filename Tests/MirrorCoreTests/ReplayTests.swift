@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 @testable import MirrorCore
 @testable import MirrorHTTP
+@testable import MirrorJobFile
 @testable import MirrorJSON
 @testable import MirrorModel
 @testable import MirrorStore

@@ -3,6 +3,7 @@ import InMemoryLogging
 import Logging
 @testable import MirrorCore
 @testable import MirrorHTTP
+@testable import MirrorJobFile
 @testable import MirrorModel
 import MirrorTestSupport
 import NIOCore

@@ -5,6 +5,7 @@ import GRDB
 import Logging
 @testable import MirrorCore
 @testable import MirrorHTTP
+@testable import MirrorJobFile
 @testable import MirrorModel
 import MirrorTestSupport
 import NIOCore

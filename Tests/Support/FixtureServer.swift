@@ -2,7 +2,6 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
-import MirrorModel
 import NIOCore
 import ServiceLifecycle
 import Synchronization

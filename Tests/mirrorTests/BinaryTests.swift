@@ -1,5 +1,6 @@
 import Foundation
 import MirrorCore
+@testable import MirrorJobFile
 @testable import MirrorModel
 import MirrorTestSupport
 import Synchronization

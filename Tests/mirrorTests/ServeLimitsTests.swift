@@ -1,4 +1,5 @@
 import Foundation
+@testable import MirrorJobFile
 @testable import MirrorModel
 import MirrorTestSupport
 import Testing

@@ -2,6 +2,7 @@ import CDispatch
 import Crypto
 import Foundation
 import Glibc
+import MirrorJobFile
 import MirrorModel
 import MirrorStore
 
@@ -9,7 +10,7 @@ import MirrorStore
 /// under the output folder. Nothing the server sends goes into a name, and no name
 /// leaves the output folder.
 public enum FileNaming {
-    public static let folder = "files"
+    public static let folder = ReservedNames.filesFolder
     /// Downloads in progress, in `folder`; swept at the start of every run.
     static let partialName = ".partial"
     public static let partialFolder = "\(folder)/\(partialName)"

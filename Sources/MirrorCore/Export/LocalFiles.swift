@@ -1,6 +1,7 @@
 /// Rewrites, inside exported records, every string that is the URL of a downloaded file
 /// to that file's path relative to the output folder (`files/3f/3fa…c2.jpg`).
 import MirrorHTTP
+import MirrorJobFile
 import MirrorJSON
 import MirrorModel
 

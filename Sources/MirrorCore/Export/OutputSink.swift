@@ -1,4 +1,5 @@
 import Foundation
+import MirrorJobFile
 import MirrorModel
 
 /// Buffered writes to a file descriptor, in large blocks.

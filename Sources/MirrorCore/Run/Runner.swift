@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MirrorHTTP
+import MirrorJobFile
 import MirrorModel
 import MirrorStore
 
@@ -69,7 +70,7 @@ public struct Runner: Sendable {
     /// throws `LockedError` at once if another run holds one.
     public func run(_ files: [JobFile], options: Options) async throws -> RunSummary {
         if let output = options.output {
-            switch OutputLock.obstacle(to: output) {
+            switch OutputObstacle.find(for: output) {
             case nil: break
             case .isFile: throw UsageError("output folder '\(output)' is a file")
             case let .insideFile(file): throw UsageError("output folder '\(output)' cannot be made: '\(file)' is a file")

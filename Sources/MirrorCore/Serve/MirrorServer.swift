@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import MirrorHTTP
+import MirrorJobFile
 import MirrorModel
 import MirrorStore
 import NIOCore

@@ -1,4 +1,5 @@
 import Foundation
+import MirrorJobFile
 import MirrorJSON
 import MirrorModel
 import MirrorStore

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import MirrorJobFile
 import MirrorJSON
 import MirrorModel
 import MirrorStore

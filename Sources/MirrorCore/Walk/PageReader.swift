@@ -1,5 +1,6 @@
 import Foundation
 import MirrorHTTP
+import MirrorJobFile
 import MirrorJSON
 import MirrorModel
 import NIOHTTP1

@@ -4,6 +4,7 @@
 ///
 /// It keeps 16 bytes per record and a table of 4-byte slots for the dedupe, so that the
 /// memory of a page of millions of tiny records stays a small multiple of its text.
+import MirrorJobFile
 import MirrorJSON
 import MirrorModel
 

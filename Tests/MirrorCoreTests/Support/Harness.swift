@@ -3,6 +3,7 @@ import GRDB
 import Logging
 @testable import MirrorCore
 @testable import MirrorHTTP
+@testable import MirrorJobFile
 @testable import MirrorModel
 @testable import MirrorStore
 import MirrorTestSupport

@@ -133,7 +133,7 @@ func sizeText(_ bytes: Int) -> String {
 // MARK: Keys
 
 extension FileKey {
-    var schema: SchemaValue {
+    package var schema: SchemaValue {
         switch self {
         case .version:
             .object([("description", "The job-file format's version; this mirror reads 1."), ("const", 1)])
@@ -165,7 +165,7 @@ extension JobKey {
         }
     }
 
-    var schema: SchemaValue {
+    package var schema: SchemaValue {
         switch self {
         case .name:
             stringValue("Job name, used in logs, the summary and --job; unique in the file.", pattern: "[A-Za-z0-9_-]+",
@@ -317,7 +317,7 @@ extension JobKey {
 }
 
 extension IncrementalKey {
-    var schema: SchemaValue {
+    package var schema: SchemaValue {
         switch self {
         case .path: pathValue("A record path whose highest stored value becomes {since}.", examples: ["updated_at"])
         case .from: choiceValue("last_run: {since} is the start time of the job's last complete walk.", ["last_run"], default: "last_run")
@@ -329,7 +329,7 @@ extension IncrementalKey {
 }
 
 extension DeletedKey {
-    var schema: SchemaValue {
+    package var schema: SchemaValue {
         switch self {
         case .path: pathValue("The record path that marks a deleted record.", examples: ["status"])
         case .equals: stringValue("The value there that marks it.", examples: ["deleted"])
@@ -338,7 +338,7 @@ extension DeletedKey {
 }
 
 extension NextKey {
-    var schema: SchemaValue {
+    package var schema: SchemaValue {
         switch self {
         case .url: pathValue("Path in the response to the next URL, absolute or relative to the request's.", examples: ["links.next"])
         case .cursor: pathValue("Path in the response to the next cursor, even one that looks like a URL.", examples: ["meta.cursor"])
@@ -352,7 +352,7 @@ extension NextKey {
 }
 
 extension PagesKey {
-    var schema: SchemaValue {
+    package var schema: SchemaValue {
         switch self {
         case .from: integerValue("The first page value.", range: JobLimits.page, default: JobSpec.Pages.default.from)
         case .to: integerValue("The last page value; without it the walk goes on until a stop condition.", range: JobLimits.page)
@@ -363,7 +363,7 @@ extension PagesKey {
 }
 
 extension StopKey {
-    var schema: SchemaValue {
+    package var schema: SchemaValue {
         switch self {
         case .empty:
             booleanValue("A page with no records ends the walk.", default: JobSpec.Stop.default.empty)
@@ -411,12 +411,12 @@ indirect enum SchemaValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiter
     case array([SchemaValue])
     case object([(String, SchemaValue)])
 
-    init(stringLiteral value: String) { self = .string(value) }
-    init(integerLiteral value: Int) { self = .int(value) }
-    init(booleanLiteral value: Bool) { self = .bool(value) }
-    init(arrayLiteral elements: SchemaValue...) { self = .array(elements) }
+    package init(stringLiteral value: String) { self = .string(value) }
+    package init(integerLiteral value: Int) { self = .int(value) }
+    package init(booleanLiteral value: Bool) { self = .bool(value) }
+    package init(arrayLiteral elements: SchemaValue...) { self = .array(elements) }
 
-    func write(to out: inout String, indent: String) {
+    package func write(to out: inout String, indent: String) {
         switch self {
         case let .string(text): Self.quote(text, to: &out)
         case let .int(number): out += String(number)

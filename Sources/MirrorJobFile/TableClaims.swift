@@ -2,13 +2,14 @@
 /// one SQLite table without meaning to. SQLite compares table names without case, and a
 /// job's table brings an index named `<table>_walk_order`.
 import MirrorModel
-import MirrorStore
 
-struct TableClaims {
+package struct TableClaims {
     /// Jobs by database and table name, lowercased.
     private var claimed: [String: [JobSpec]] = [:]
 
-    private static let indexSuffix = StoreSchema.walkOrderSuffix
+    package init() {}
+
+    private static let indexSuffix = ReservedNames.walkOrderSuffix
 
     private static func key(_ database: String, _ table: String) -> String {
         database + "\u{0}" + table.lowercased()
@@ -16,7 +17,7 @@ struct TableClaims {
 
     /// Claims `job`'s table; returns why it cannot have it if a job claimed before stands
     /// in the way (and then claims nothing).
-    mutating func claim(_ job: JobSpec) -> String? {
+    package mutating func claim(_ job: JobSpec) -> String? {
         let lower = job.table.lowercased()
         for other in claimed[Self.key(job.database, lower)] ?? [] {
             if let reason = Self.conflict(job, other) { return reason }

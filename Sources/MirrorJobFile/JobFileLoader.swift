@@ -1,7 +1,6 @@
 import Foundation
 import MirrorJSON
 import MirrorModel
-import MirrorStore
 import Yams
 
 /// Reads job files into `JobFile` values, collecting every problem before reporting any.
@@ -137,7 +136,7 @@ public struct JobFileLoader: Sendable {
         }
     }
 
-    static func reason(_ error: any Error) -> String {
+    package static func reason(_ error: any Error) -> String {
         let nsError = error as NSError
         if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError,
            underlying.domain == NSPOSIXErrorDomain,
@@ -153,20 +152,20 @@ public struct JobFileLoader: Sendable {
 
 /// The validating walk over the YAML node tree of one file.
 struct JobFileReader {
-    let file: String
+    package let file: String
     let environment: [String: String]
     /// Variables the file names in `not_secret`: their values are shown, not masked.
     private var plain: Set<String> = []
     private(set) var diagnostics: [Diagnostic] = []
 
-    init(file: String, environment: [String: String]) {
+    package init(file: String, environment: [String: String]) {
         self.file = file
         self.environment = environment
     }
 
     // MARK: Diagnostics
 
-    mutating func error(_ node: Node?, _ message: String) {
+    package mutating func error(_ node: Node?, _ message: String) {
         let mark = node?.mark
         diagnostics.append(Diagnostic(file: file, line: mark?.line ?? 1, column: mark?.column ?? 1, message: message))
     }
@@ -279,7 +278,7 @@ struct JobFileReader {
         var output: String?
         if let node = top[.output]?.value, let text = string(node, key: "output") {
             output = text.value.hasPrefix("/") || folder == "." ? text.value : (folder as NSString).appendingPathComponent(text.value)
-            switch output.flatMap(OutputLock.obstacle(to:)) {
+            switch output.flatMap(OutputObstacle.find(for:)) {
             case nil: break
             case .isFile: error(node, "output folder '\(text.shown)' is a file")
             case let .insideFile(file):
@@ -334,7 +333,7 @@ struct JobFileReader {
     // MARK: Values
 
     /// Reads a mapping, reporting non-string keys, duplicates and unknown keys.
-    mutating func mapping<Key: RawRepresentable & CaseIterable>(
+    package mutating func mapping<Key: RawRepresentable & CaseIterable>(
         _ node: Node, keys: Key.Type, context: String?, report: Bool = true
     ) -> [Key: (key: Node, value: Node)] where Key.RawValue == String {
         guard case let .mapping(map) = node else {
@@ -364,7 +363,7 @@ struct JobFileReader {
         return result
     }
 
-    func scalarText(_ node: Node) -> String? {
+    package func scalarText(_ node: Node) -> String? {
         if case let .scalar(scalar) = node { return scalar.string }
         return nil
     }
@@ -379,7 +378,7 @@ struct JobFileReader {
     /// `inURL`: a value placed in the URL's path, query or fragment is percent-encoded, as
     /// one path segment or query value: a secret holding `&`, `=`, `/` or a space reaches
     /// the API whole. One in the scheme and host (`${BASE}/items`) is placed as it is.
-    mutating func string(_ node: Node, key: String, inURL: Bool = false) -> Interpolated? {
+    package mutating func string(_ node: Node, key: String, inURL: Bool = false) -> Interpolated? {
         guard case let .scalar(scalar) = node else {
             error(node, "'\(key)' must be a string")
             return nil
@@ -388,9 +387,9 @@ struct JobFileReader {
     }
 
     struct Interpolated {
-        var value: String
-        var shown: String
-        var secrets: [Redactor.Secret]
+        package var value: String
+        package var shown: String
+        package var secrets: [Redactor.Secret]
     }
 
     mutating func interpolate(_ text: String, at node: Node, inURL: Bool = false) -> Interpolated? {
@@ -436,7 +435,7 @@ struct JobFileReader {
         return prefix[scheme.upperBound...].contains { $0 == "/" || $0 == "?" || $0 == "#" }
     }
 
-    mutating func integer(_ node: Node, key: String) -> Int? {
+    package mutating func integer(_ node: Node, key: String) -> Int? {
         if isPlain(node), let text = scalarText(node), let value = Int(text) { return value }
         error(node, "'\(key)' must be an integer, not '\(scalarText(node) ?? "a collection")'")
         return nil
@@ -444,7 +443,7 @@ struct JobFileReader {
 
     /// An integer within `range`; one outside it, however many digits it has, is reported
     /// with the range.
-    mutating func integer(_ node: Node, key: String, in range: ClosedRange<Int>) -> Int? {
+    package mutating func integer(_ node: Node, key: String, in range: ClosedRange<Int>) -> Int? {
         guard isPlain(node), let text = scalarText(node), Self.isInteger(text) else {
             error(node, "'\(key)' must be an integer, not '\(scalarText(node) ?? "a collection")'")
             return nil
@@ -455,7 +454,7 @@ struct JobFileReader {
     }
 
     /// A duration (`500ms`, `30s`, `5m`, `12h`, `7d`) within `range`, in seconds.
-    mutating func duration(_ node: Node, key: String, in range: ClosedRange<Double>, examples: String) -> Double? {
+    package mutating func duration(_ node: Node, key: String, in range: ClosedRange<Double>, examples: String) -> Double? {
         guard let text = string(node, key: key) else { return nil }
         guard let seconds = Self.duration(text.value) else {
             error(node, "'\(key)' must be a duration such as \(examples), not '\(text.shown)'")
@@ -469,7 +468,7 @@ struct JobFileReader {
     }
 
     /// A size (`500KB`, `64MB`, `1GB`) within `range`, in bytes.
-    mutating func size(_ node: Node, key: String, in range: ClosedRange<Int>, examples: String) -> Int? {
+    package mutating func size(_ node: Node, key: String, in range: ClosedRange<Int>, examples: String) -> Int? {
         guard let text = string(node, key: key) else { return nil }
         guard let bytes = Self.byteSize(text.value) else {
             error(node, "'\(key)' must be a size such as \(examples), not '\(text.shown)'")
@@ -482,7 +481,7 @@ struct JobFileReader {
         return bytes
     }
 
-    mutating func bool(_ node: Node, key: String) -> Bool? {
+    package mutating func bool(_ node: Node, key: String) -> Bool? {
         if isPlain(node), let text = scalarText(node) {
             if text == "true" { return true }
             if text == "false" { return false }
@@ -491,7 +490,7 @@ struct JobFileReader {
         return nil
     }
 
-    mutating func path(_ node: Node?, key: String) -> JSONPath? {
+    package mutating func path(_ node: Node?, key: String) -> JSONPath? {
         guard let node, let text = string(node, key: key) else { return nil }
         if let path = JSONPath(text.value) { return path }
         let filter = text.value.contains("[") ? " (a filter picks array elements by a member: 'links[rel=next].href')" : ""
@@ -538,7 +537,7 @@ struct JobFileReader {
 
     // MARK: Lexical rules
 
-    static func quoted(_ text: String) -> String {
+    package static func quoted(_ text: String) -> String {
         var bytes: [UInt8] = []
         JSONText.appendQuoted(text, to: &bytes)
         return String(decoding: bytes, as: UTF8.self)

@@ -1,17 +1,16 @@
 import MirrorJSON
 import MirrorModel
-import MirrorStore
 import Yams
 
 /// One job's mapping as its readers see it: its node, its keys with `defaults` merged
 /// under its own, and how messages name it.
 struct JobNodes {
-    let node: Node
-    let keys: [JobKey: (key: Node, value: Node)]
-    let label: String
+    package let node: Node
+    package let keys: [JobKey: (key: Node, value: Node)]
+    package let label: String
     /// The `headers` mappings of `defaults` and of the job, in that order: the job's are
     /// merged over the others, name by name.
-    let headers: [Node]
+    package let headers: [Node]
 }
 
 /// A job, read part by part: each part reads its keys, reports what is wrong with them
@@ -252,10 +251,10 @@ extension JobFileReader {
         if let tableNode = required(.table, of: job), let text = string(tableNode, key: "table") {
             if !Self.isValidTable(text.value) {
                 error(tableNode, "table name '\(text.shown)' must match [A-Za-z_][A-Za-z0-9_]* and not start with '_mirror_' or 'sqlite_'")
-            } else if let index = StoreSchema.indexNames(of: text.value).first(where: { $0.lowercased().hasPrefix("sqlite_") }) {
+            } else if let index = ReservedNames.indexNames(of: text.value).first(where: { $0.lowercased().hasPrefix("sqlite_") }) {
                 error(tableNode, "table name '\(text.shown)' would name its index '\(index)', and SQLite reserves names "
                     + "starting with 'sqlite_' for itself: name the table otherwise")
-            } else if text.value.lowercased() == StoreSchema.legacyMigrations {
+            } else if text.value.lowercased() == ReservedNames.legacyMigrations {
                 error(tableNode, "table name '\(text.shown)' is taken: files of earlier mirror releases keep their schema versions in it")
             } else {
                 table = text.value
@@ -266,8 +265,8 @@ extension JobFileReader {
         if let dbNode = job.keys[.database]?.value, let text = string(dbNode, key: "database") {
             if text.value.isEmpty || text.value.contains("/") || text.value.hasPrefix(".") {
                 error(dbNode, "'database' must be a file name inside the output folder, not '\(text.shown)'")
-            } else if text.value == FileNaming.folder {
-                error(dbNode, "'database' cannot be '\(FileNaming.folder)': that name in the output folder holds downloaded files")
+            } else if text.value == ReservedNames.filesFolder {
+                error(dbNode, "'database' cannot be '\(ReservedNames.filesFolder)': that name in the output folder holds downloaded files")
             } else {
                 database = text.value
             }

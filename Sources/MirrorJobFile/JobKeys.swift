@@ -55,7 +55,7 @@ enum StopKey: String, CaseIterable {
 }
 
 /// Suggests the closest known key for a misspelt one, as compilers do.
-func closestKey(to word: String, in candidates: [String]) -> String? {
+package func closestKey(to word: String, in candidates: [String]) -> String? {
     var best: (key: String, distance: Int)?
     for candidate in candidates {
         let distance = editDistance(Array(word.lowercased()), Array(candidate))
