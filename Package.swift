@@ -57,6 +57,15 @@ let package = Package(
             ]
         ),
         .target(
+            name: "MirrorDownload",
+            dependencies: [
+                "MirrorModel",
+                "MirrorHTTP",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
             name: "MirrorCore",
             dependencies: [
                 "MirrorJSON",
@@ -64,6 +73,7 @@ let package = Package(
                 "MirrorHTTP",
                 "MirrorStore",
                 "MirrorJobFile",
+                "MirrorDownload",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -89,6 +99,7 @@ let package = Package(
                 "MirrorHTTP",
                 "MirrorStore",
                 "MirrorJobFile",
+                "MirrorDownload",
                 "MirrorCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -112,6 +123,7 @@ let package = Package(
                 "MirrorHTTP",
                 "MirrorStore",
                 "MirrorJobFile",
+                "MirrorDownload",
                 "MirrorCore",
                 "MirrorTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -127,7 +139,7 @@ let package = Package(
         ),
         .testTarget(
             name: "mirrorTests",
-            dependencies: ["MirrorJSON", "MirrorModel", "MirrorHTTP", "MirrorStore", "MirrorJobFile", "MirrorCore", "MirrorTestSupport"]
+            dependencies: ["MirrorJSON", "MirrorModel", "MirrorHTTP", "MirrorStore", "MirrorJobFile", "MirrorDownload", "MirrorCore", "MirrorTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

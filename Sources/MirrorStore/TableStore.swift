@@ -7,7 +7,7 @@ import MirrorModel
 /// GRDB's pool serializes writes; each page is one `write` transaction. Every access from
 /// a task is GRDB's async one: it suspends instead of blocking the cooperative pool, and
 /// a cancelled task's transaction is rolled back, never half stored.
-public final class TableStore: PageStore {
+public final class TableStore: PageStore, FileIndex {
     public let path: String
     package let pool: DatabasePool
 

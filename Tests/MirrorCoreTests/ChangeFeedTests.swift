@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 @testable import MirrorCore
+@testable import MirrorDownload
 @testable import MirrorJSON
 @testable import MirrorModel
 @testable import MirrorStore

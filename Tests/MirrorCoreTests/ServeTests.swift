@@ -4,6 +4,7 @@ import Foundation
 import GRDB
 import Logging
 @testable import MirrorCore
+@testable import MirrorDownload
 @testable import MirrorHTTP
 @testable import MirrorJobFile
 @testable import MirrorModel

@@ -1,5 +1,6 @@
 import Foundation
 @testable import MirrorCore
+@testable import MirrorDownload
 @testable import MirrorJobFile
 @testable import MirrorModel
 @testable import MirrorStore

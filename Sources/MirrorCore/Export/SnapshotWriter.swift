@@ -2,6 +2,7 @@ import CDispatch
 import Crypto
 import Foundation
 import Glibc
+import MirrorDownload
 import MirrorModel
 import MirrorStore
 

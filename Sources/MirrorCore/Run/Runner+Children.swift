@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MirrorDownload
 import MirrorJSON
 import MirrorModel
 import MirrorStore

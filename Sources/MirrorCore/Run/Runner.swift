@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MirrorDownload
 import MirrorHTTP
 import MirrorJobFile
 import MirrorModel

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import Logging
+import MirrorDownload
 import MirrorHTTP
 import MirrorJobFile
 import MirrorModel

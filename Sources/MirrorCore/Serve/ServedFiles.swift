@@ -2,6 +2,7 @@ import CDispatch
 import Foundation
 import Glibc
 import GRDB
+import MirrorDownload
 import MirrorModel
 import MirrorStore
 

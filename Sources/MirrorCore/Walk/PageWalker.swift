@@ -18,15 +18,15 @@ public struct PageWalker: Sendable {
     let logger: Logger
     let progress: ProgressHandler?
     /// Takes the files of each stored page.
-    let downloader: Downloader?
+    let downloader: (any FileQueue)?
     /// Response bytes held for pages ahead of the one stored next (see `PageBudget`).
     let pagesAhead: Int
     /// A child job's walk: the parent record it is for (see `PageCommit.parentID`).
     let parentID: String?
 
-    public init(job: JobSpec, store: any PageStore, client: HTTPClient, maxPages: Int?, refresh: Bool = false,
+    package init(job: JobSpec, store: any PageStore, client: HTTPClient, maxPages: Int?, refresh: Bool = false,
                 retry: RetryPolicy, limiter: RateLimiter, logger: Logger, progress: ProgressHandler? = nil,
-                downloader: Downloader? = nil, pagesAhead: Int? = nil, parentID: String? = nil) {
+                downloader: (any FileQueue)? = nil, pagesAhead: Int? = nil, parentID: String? = nil) {
         var logger = logger
         logger[metadataKey: "job"] = "\(job.name)"
         self.job = job

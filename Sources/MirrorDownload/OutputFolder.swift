@@ -28,7 +28,7 @@ package enum OutputFolder {
     }
 
     /// Why a symbolic link at `relative` (a path relative to the output folder) is refused.
-    static func linkRefusal(_ relative: String) -> String {
+    package static func linkRefusal(_ relative: String) -> String {
         "'\(relative)' is a symbolic link; mirror does not follow links in its output folder"
     }
 

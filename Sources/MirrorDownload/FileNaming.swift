@@ -2,9 +2,7 @@ import CDispatch
 import Crypto
 import Foundation
 import Glibc
-import MirrorJobFile
 import MirrorModel
-import MirrorStore
 
 /// Where downloaded files live: `files/<2 hex>/<SHA-256 of the URL>.<extension of the URL>`
 /// under the output folder. Nothing the server sends goes into a name, and no name

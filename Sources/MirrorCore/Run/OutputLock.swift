@@ -1,6 +1,7 @@
 import CDispatch
 import Foundation
 import Glibc
+import MirrorDownload
 import MirrorModel
 
 /// Another `mirror run` holds the output folder (exit status 3).

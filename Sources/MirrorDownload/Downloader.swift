@@ -2,12 +2,11 @@ import Foundation
 import Logging
 import MirrorHTTP
 import MirrorModel
-import MirrorStore
 import Synchronization
 
 /// Fetches the files a job's records point to, up to `download_concurrency` at once,
 /// while the walk goes on. Each URL is fetched at most once per run.
-public final class Downloader: Sendable {
+public final class Downloader: FileQueue {
     private final class State: Sendable {
         /// URLs queued in this run.
         let queued = Mutex(Set<String>())
@@ -30,8 +29,8 @@ public final class Downloader: Sendable {
     /// fetched by a child task while it runs; when this returns, every one has ended, or,
     /// if the task was cancelled, been abandoned with nothing left in place.
     /// `onChange` is called with the summary after every file.
-    public static func with<T: Sendable>(
-        job: JobSpec, store: TableStore, output: String, client: HTTPClient, limiter: RateLimiter, retry: RetryPolicy,
+    package static func with<T: Sendable>(
+        job: JobSpec, store: any FileIndex, output: String, client: HTTPClient, limiter: RateLimiter, retry: RetryPolicy,
         logger: Logger, onChange: (@Sendable (DownloadSummary) -> Void)? = nil,
         _ body: (Downloader) async -> T
     ) async -> (T, DownloadSummary) {
@@ -114,19 +113,19 @@ public final class Downloader: Sendable {
 
 /// One download, start to end: the file lands under its final name whole, or not at all.
 struct FileFetcher: Sendable {
-    let job: JobSpec
-    let client: HTTPClient
-    let sender: RetryingSender
-    let logger: Logger
+    package let job: JobSpec
+    package let client: HTTPClient
+    package let sender: RetryingSender
+    package let logger: Logger
     /// The job's own origin: files there get every header.
-    let origin: Origin?
+    package let origin: Origin?
     /// The job's headers without those holding a secret, for files on other origins.
     let plainHeaders: [Header]
-    let folders: FileFolders
+    package let folders: FileFolders
 
     /// Downloads `url` and says how it ended; nil when the task was cancelled: the
     /// download is abandoned, nothing of it kept or recorded (it is tried again next run).
-    func fetch(_ url: RedactedURL) async -> FileOutcome? {
+    package func fetch(_ url: RedactedURL) async -> FileOutcome? {
         guard var outcome = await attempt(url), !Task.isCancelled else { return nil }
         outcome.error = outcome.error.map(job.redactor.redact)
         if outcome.status != .ok {
@@ -216,14 +215,14 @@ struct FileFetcher: Sendable {
 /// and a number counted across the process, whose jobs share the folder (only one run at
 /// a time holds the output folder).
 final class FileFolders: Sendable {
-    struct Failure: Error {
-        let reason: String
+    package struct Failure: Error {
+        package let reason: String
     }
 
     /// A temporary file in `files/.partial`, open for writing.
     struct Temporary {
-        let descriptor: Int32
-        let name: String
+        package let descriptor: Int32
+        package let name: String
     }
 
     /// `files/` and `files/.partial`, open.
@@ -239,7 +238,7 @@ final class FileFolders: Sendable {
     /// never pick the same temporary name.
     private static let counter = Atomic<Int>(0)
 
-    init(output: String) {
+    package init(output: String) {
         self.output = output
     }
 
@@ -253,7 +252,7 @@ final class FileFolders: Sendable {
 
     /// Makes sure the folders `relative` needs are real folders, made if missing, and
     /// creates its temporary file, unique in this run.
-    func prepare(for relative: String) throws(Failure) -> Temporary {
+    package func prepare(for relative: String) throws(Failure) -> Temporary {
         let folders = try openFolders()
         close(try bucket(of: relative, in: folders.files))
         let number = Self.counter.wrappingAdd(1, ordering: .relaxed).newValue
@@ -266,7 +265,7 @@ final class FileFolders: Sendable {
     }
 
     /// Moves the whole temporary file `name` to `relative`, into its bucket folder as it is now.
-    func place(_ name: String, at relative: String) throws(Failure) {
+    package func place(_ name: String, at relative: String) throws(Failure) {
         let folders = try openFolders()
         let bucket = try bucket(of: relative, in: folders.files)
         defer { close(bucket) }
@@ -277,7 +276,7 @@ final class FileFolders: Sendable {
     }
 
     /// Removes the temporary file `name`, if it is still there.
-    func discard(_ name: String) {
+    package func discard(_ name: String) {
         guard case let .success(folders)? = opened.withLock({ $0 }) else { return }
         unlinkat(folders.partial, name, 0)
     }
