@@ -39,6 +39,7 @@ struct SignalTests {
           arguments: [(SIGTERM, Int32(143)), (SIGINT, Int32(130))])
     func graceful(signal: Int32, status: Int32) async throws {
         let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         let gate = SlowGate()
         try await withHeldPage(4, gate: gate, jobsIn: folder) { server in
             let database = folder + "/out/t_event.sqlite"
@@ -76,6 +77,7 @@ struct SignalTests {
     @Test("--max-time stops the run as a signal would: interrupted, exit 1, recorded as such, and the next run walks on")
     func maxTime() async throws {
         let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         let gate = SlowGate()
         try await withHeldPage(1, gate: gate, jobsIn: folder) { _ in
             // Page 1 is held with an hour's timeout: --max-time ends the run, however long the

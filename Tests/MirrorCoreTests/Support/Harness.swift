@@ -5,13 +5,18 @@ import Logging
 import MirrorTestSupport
 
 /// A fresh temporary folder for one test, with helpers to write job files, run them
-/// against a fixture server and read the resulting SQLite files.
-struct Harness {
+/// against a fixture server and read the resulting SQLite files. The folder is removed
+/// when the harness goes, at the end of the test's scope, however the test ends.
+final class Harness: Sendable {
     let folder: String
 
     init() throws {
         folder = NSTemporaryDirectory() + "mirror-test-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: folder)
     }
 
     var output: String { folder + "/cache" }
