@@ -28,8 +28,9 @@ if ! swift build --build-tests >"$LOG" 2>&1; then
 fi
 echo "test-under-load: built in $((SECONDS - started))s"
 
-# stress-ng leads a process group of its own (it and its workers), stopped whole on exit. Its
-# own limit only matters if this script is killed outright.
+# stress-ng leads a process group of its own (it and its workers), stopped whole on exit (it
+# then warns that it ended early: its output is dropped). Its own limit only matters if this
+# script is killed outright.
 stress=""
 stop_stress() {
   if [ -n "$stress" ]; then
@@ -41,7 +42,7 @@ stop_stress() {
 trap stop_stress EXIT
 trap 'stop_stress; exit 130' INT
 trap 'stop_stress; exit 143' TERM
-setsid stress-ng --cpu 4 --timeout "$((runs * 3600))s" --quiet &
+setsid stress-ng --cpu 4 --timeout "$((runs * 3600))s" --quiet >/dev/null 2>&1 &
 stress=$!
 echo "test-under-load: stress-ng --cpu 4 running (pid $stress)"
 
