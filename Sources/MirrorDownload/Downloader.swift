@@ -38,7 +38,8 @@ public final class Downloader: FileQueue {
         let downloader = Downloader(continuation: continuation)
         // A file on another origin than the API's (a CDN) gets no header holding a secret.
         let fetcher = FileFetcher(job: job, client: client,
-                                  sender: RetryingSender(job: job, limiter: limiter, policy: retry, logger: logger),
+                                  sender: RetryingSender(job: job, limiter: limiter, policy: retry, logger: logger,
+                                                         clock: client.clock),
                                   logger: logger, origin: job.origin,
                                   plainHeaders: job.headers.filter { !$0.value.holdsSecret }, folders: FileFolders(output: output))
         let state = downloader.state

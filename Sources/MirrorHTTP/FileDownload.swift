@@ -39,8 +39,8 @@ extension HTTPClient {
                     url: redirects.url, method: HTTPMethod(rawValue: redirects.method),
                     headers: Self.headers(for: redirects, shownURL: request.url),
                     body: redirects.body.map { .bytes($0) })
-                let sink = FileSink(descriptor: descriptor, maxBytes: request.maxBytes,
-                                    idle: .nanoseconds(Int64(request.timeout * 1e9)), minRate: minRate)
+                let sink = FileSink(descriptor: descriptor, maxBytes: request.maxBytes, idle: request.span, minRate: minRate,
+                                    clock: clock)
                 let task = Self.shared.execute(request: outgoing, delegate: sink)
                 let received: FileSink.Received
                 do {
@@ -76,9 +76,9 @@ extension HTTPClient {
 /// library calls it: a 2xx body is hashed and written to the file piece by piece as it
 /// arrives, with no hop to another thread per piece, the way curl writes; any other body
 /// is read and dropped (up to 1 MB), so that its connection serves the next request. A
-/// watchdog on the same loop fails the request once nothing has arrived for `idle`, or
-/// once a body that has run for `idle` averages under `minRate` bytes a second: a trickle
-/// cannot hold a run (and its lock) forever.
+/// watchdog on `clock` fails the request once nothing has arrived for `idle`, or once a
+/// body that has run for `idle` averages under `minRate` bytes a second: a trickle cannot
+/// hold a run (and its lock) forever.
 final class FileSink: HTTPClientResponseDelegate {
     package struct Received: Sendable {
         package var status = 0
@@ -97,27 +97,30 @@ final class FileSink: HTTPClientResponseDelegate {
         var received = Received()
         var hash = Crypto.SHA256()
         var wanted = false
-        var lastBeat = NIODeadline.now()
+        var lastBeat: RunClock.Instant
         /// When the response's head arrived: the body's rate is measured from there.
-        var started: NIODeadline?
-        var watchdog: Scheduled<Void>?
+        var started: RunClock.Instant?
+        var watchdog: Task<Void, Never>?
     }
 
     private static let unwantedLimit = 1 << 20
 
     private let descriptor: Int32
     private let maxBytes: Int
-    private let idle: TimeAmount
+    private let idle: Duration
     private let minRate: Int
-    /// Only ever taken on the task's event loop, one callback at a time; the lock makes
-    /// the class safely shareable, as the client library requires.
-    private let state = Mutex(State())
+    private let clock: RunClock
+    /// Taken on the task's event loop, one callback at a time, and by the watchdog; the
+    /// lock makes the class safely shareable, as the client library requires.
+    private let state: Mutex<State>
 
-    package init(descriptor: Int32, maxBytes: Int, idle: TimeAmount, minRate: Int) {
+    init(descriptor: Int32, maxBytes: Int, idle: Duration, minRate: Int, clock: RunClock) {
         self.descriptor = descriptor
         self.maxBytes = maxBytes
         self.idle = idle
         self.minRate = minRate
+        self.clock = clock
+        state = Mutex(State(lastBeat: clock.now))
     }
 
     /// The status and headers received, before any body.
@@ -126,15 +129,17 @@ final class FileSink: HTTPClientResponseDelegate {
     }
 
     func didSendRequestHead(task: LibraryTask, _ head: HTTPRequestHead) {
-        state.withLock { $0.lastBeat = .now() }
+        let now = clock.now
+        state.withLock { $0.lastBeat = now }
         watch(task)
     }
 
     func didReceiveHead(task: LibraryTask, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         let status = Int(head.status.code)
         let wanted = (200..<300).contains(status)
+        let now = clock.now
         state.withLock { state in
-            state.lastBeat = .now()
+            state.lastBeat = now
             state.started = state.lastBeat
             state.received.status = status
             state.received.headers = HTTPClient.headers(head.headers)
@@ -148,9 +153,10 @@ final class FileSink: HTTPClientResponseDelegate {
     }
 
     func didReceiveBodyPart(task: LibraryTask, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        let now = clock.now
         do {
             try state.withLock { state throws in
-                state.lastBeat = .now()
+                state.lastBeat = now
                 state.received.size += buffer.readableBytes
                 guard state.wanted else {
                     if state.received.size > Self.unwantedLimit { throw Unwanted() }
@@ -183,25 +189,31 @@ final class FileSink: HTTPClientResponseDelegate {
     }
 
     /// Fails the request once `idle` passes with nothing received, or when the body is
-    /// too slow; one timer per response, set again when it fires on a response still
-    /// moving (at most once per `idle`).
+    /// too slow; one task per response, which looks again when it wakes on a response
+    /// still moving (at most once per `idle`). Cancelled when the response ends.
     private func watch(_ task: LibraryTask) {
-        let due = state.withLock { $0.lastBeat } + idle
-        let watchdog = task.eventLoop.scheduleTask(deadline: due) { [self] in
-            let now = NIODeadline.now()
-            let (lastBeat, started, size) = state.withLock { ($0.lastBeat, $0.started, $0.received.size) }
-            if now >= lastBeat + idle {
-                task.fail(reason: HTTPClient.TimedOut())
-                return
-            }
-            if minRate > 0, let started, now - started >= idle {
-                let seconds = Double((now - started).nanoseconds) / 1e9
-                if Double(size) / seconds < Double(minRate) {
-                    task.fail(reason: HTTPClient.TooSlow(bytes: size, seconds: Int(seconds.rounded()), rate: minRate))
+        let watchdog = Task { [self] in
+            while true {
+                let due = state.withLock { $0.lastBeat } + idle
+                do {
+                    try await clock.sleep(until: due)
+                } catch {
                     return
                 }
+                let now = clock.now
+                let (lastBeat, started, size) = state.withLock { ($0.lastBeat, $0.started, $0.received.size) }
+                if now >= lastBeat + idle {
+                    task.fail(reason: HTTPClient.TimedOut())
+                    return
+                }
+                if minRate > 0, let started, now - started >= idle {
+                    let seconds = (now - started).seconds
+                    if Double(size) / seconds < Double(minRate) {
+                        task.fail(reason: HTTPClient.TooSlow(bytes: size, seconds: Int(seconds.rounded()), rate: minRate))
+                        return
+                    }
+                }
             }
-            watch(task)
         }
         state.withLock { $0.watchdog = watchdog }
     }

@@ -38,6 +38,9 @@ public struct HTTPRequest: Sendable, CustomStringConvertible, CustomDebugStringC
 
     public var debugDescription: String { description }
 
+    /// `timeout` as a duration.
+    var span: Duration { .nanoseconds(Int64(timeout * 1e9)) }
+
     public var customMirror: Mirror {
         Mirror(self, children: ["method": method, "url": url, "headers": headers.map(\.name), "body": body?.count as Any,
                                 "timeout": timeout, "maxBytes": maxBytes])
@@ -96,7 +99,12 @@ public final class HTTPClient: Sendable {
         return AsyncHTTPClient.HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }()
 
-    public init() {}
+    /// What the deadlines of requests and downloads read, and the waits before retries.
+    public let clock: RunClock
+
+    public init(clock: RunClock = .continuous) {
+        self.clock = clock
+    }
 
     /// Sends `request` and reads its body whole. `admit`, if given, is called with the
     /// size of each piece of the body before it is kept, and may wait (see `PageBudget`).
@@ -104,22 +112,23 @@ public final class HTTPClient: Sendable {
                      admit: (@Sendable (Int) async throws -> Void)? = nil) async throws(HTTPError) -> HTTPResponse {
         var status: Int?
         do {
-            let deadline = Self.deadline(request)
-            let response = try await Self.execute(request, deadline: deadline, compressed: true)
+            let deadline = PausableDeadline(clock.now + request.span, clock: clock)
+            let response = try await Self.before(deadline) {
+                try await Self.execute(request, deadline: deadline, compressed: true)
+            }
             status = Int(response.status.code)
             let length = try Self.checkLength(response, request)
             let maxBytes = request.maxBytes
             // Time spent waiting for the walk's turn (`admit`) is not the server's: the
             // deadline stands still while the body waits.
-            let pausable = PausableDeadline(deadline)
             let waiting = admit.map { admit in
                 { @Sendable (bytes: Int) async throws in
-                    pausable.pause()
-                    defer { pausable.resume() }
+                    deadline.pause()
+                    defer { deadline.resume() }
                     try await admit(bytes)
                 }
             }
-            let body = try await Self.before(pausable) {
+            let body = try await Self.before(deadline) {
                 try await Self.collect(response.body, upTo: maxBytes, length: length, admit: waiting)
             }
             return HTTPResponse(status: Int(response.status.code), headers: Self.headers(response.headers), body: body)
@@ -143,25 +152,31 @@ public final class HTTPClient: Sendable {
     /// one pair at a time.
     final class PausableDeadline: Sendable {
         private struct State {
-            var deadline: NIODeadline
-            var pausedAt: NIODeadline?
+            var deadline: RunClock.Instant
+            var pausedAt: RunClock.Instant?
             /// The timer, waiting for the deadline to run again.
             var waiting: CheckedContinuation<Void, Never>?
         }
 
         private let state: Mutex<State>
+        private let clock: RunClock
 
-        package init(_ deadline: NIODeadline) { state = Mutex(State(deadline: deadline)) }
+        init(_ deadline: RunClock.Instant, clock: RunClock) {
+            state = Mutex(State(deadline: deadline))
+            self.clock = clock
+        }
 
         package func pause() {
-            state.withLock { $0.pausedAt = $0.pausedAt ?? .now() }
+            let now = clock.now
+            state.withLock { $0.pausedAt = $0.pausedAt ?? now }
         }
 
         /// Runs again: the deadline moves back by the time it stood still.
         package func resume() {
+            let now = clock.now
             let waiting = state.withLock { state -> CheckedContinuation<Void, Never>? in
                 if let pausedAt = state.pausedAt {
-                    state.deadline = state.deadline + (.now() - pausedAt)
+                    state.deadline = state.deadline + (now - pausedAt)
                     state.pausedAt = nil
                 }
                 defer { state.waiting = nil }
@@ -175,10 +190,10 @@ public final class HTTPClient: Sendable {
         /// work always calls.
         package func passed() async throws {
             while true {
-                let remaining = state.withLock { $0.pausedAt == nil ? $0.deadline - .now() : nil }
-                if let remaining {
-                    guard remaining.nanoseconds > 0 else { return }
-                    try await Task.sleep(nanoseconds: UInt64(remaining.nanoseconds))
+                let running = state.withLock { $0.pausedAt == nil ? $0.deadline : nil }
+                if let running {
+                    guard clock.now < running else { return }
+                    try await clock.sleep(until: running)
                 } else {
                     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                         let running = state.withLock { state in
@@ -193,13 +208,8 @@ public final class HTTPClient: Sendable {
         }
     }
 
-    /// Runs `work`, failing with `TimedOut` at `deadline`. The client library's own
-    /// deadline ends when the response's head arrives; this one covers its body.
-    private static func before<T: Sendable>(_ deadline: NIODeadline,
-                                            _ work: @escaping @Sendable () async throws -> T) async throws -> T {
-        try await before(PausableDeadline(deadline), work)
-    }
-
+    /// Runs `work`, failing with `TimedOut` at `deadline`: the wait for a response's head,
+    /// then the reading of its body.
     private static func before<T: Sendable>(_ deadline: PausableDeadline,
                                             _ work: @escaping @Sendable () async throws -> T) async throws -> T {
         try await withThrowingTaskGroup(of: T?.self) { group in
@@ -216,12 +226,14 @@ public final class HTTPClient: Sendable {
 
     /// Reads an unwanted body (a redirect's, an error page's), so that its connection can
     /// serve the next request; gives up on one that is large or slow.
-    private static func discard(_ response: HTTPClientResponse, before deadline: NIODeadline) async {
+    private static func discard(_ response: HTTPClientResponse, before deadline: PausableDeadline) async {
         _ = try? await before(deadline) { try await response.body.collect(upTo: 1 << 20) }
     }
 
-    /// Sends the request and follows its redirects (see `Redirects`).
-    private static func execute(_ request: HTTPRequest, deadline: NIODeadline, compressed: Bool) async throws -> HTTPClientResponse {
+    /// Sends the request and follows its redirects (see `Redirects`). `deadline` bounds what
+    /// a redirect's body may take to read; the caller bounds the whole.
+    private static func execute(_ request: HTTPRequest, deadline: PausableDeadline,
+                                compressed: Bool) async throws -> HTTPClientResponse {
         var redirects = Redirects(request)
         for _ in 0...Redirects.limit {
             var outgoing = HTTPClientRequest(url: redirects.url)
@@ -231,7 +243,8 @@ public final class HTTPClient: Sendable {
             if compressed, !outgoing.headers.contains(name: "accept-encoding") {
                 outgoing.headers.add(name: "accept-encoding", value: "gzip, deflate")
             }
-            let response = try await shared.execute(outgoing, deadline: deadline)
+            // The deadline is `before`'s, on the client's clock, which cancels the request.
+            let response = try await shared.execute(outgoing, deadline: .distantFuture)
             let code = Int(response.status.code)
             let location = response.headers.first(name: "location")
             guard Redirects.isRedirect(status: code, location: location), let location else { return response }
@@ -269,10 +282,6 @@ public final class HTTPClient: Sendable {
             headers.add(name: "content-type", value: "application/json")
         }
         return headers
-    }
-
-    static func deadline(_ request: HTTPRequest) -> NIODeadline {
-        NIODeadline.now() + .milliseconds(Int64(request.timeout * 1000))
     }
 
     /// An announced length over the cap fails before any of the body is read. Returns

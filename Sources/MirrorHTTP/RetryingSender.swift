@@ -35,19 +35,23 @@ public struct RetryingSender: Sendable {
     package let limiter: RateLimiter
     package let policy: RetryPolicy
     package let logger: Logger
+    /// What the wait before a retry reads.
+    let clock: RunClock
 
-    public init(job: String, retries: Int, rateLimit: RateLimit?, limiter: RateLimiter, policy: RetryPolicy, logger: Logger) {
+    public init(job: String, retries: Int, rateLimit: RateLimit?, limiter: RateLimiter, policy: RetryPolicy, logger: Logger,
+                clock: RunClock = .continuous) {
         self.job = job
         self.retries = retries
         self.rateLimit = rateLimit
         self.limiter = limiter
         self.policy = policy
         self.logger = logger
+        self.clock = clock
     }
 
-    package init(job: JobSpec, limiter: RateLimiter, policy: RetryPolicy, logger: Logger) {
+    package init(job: JobSpec, limiter: RateLimiter, policy: RetryPolicy, logger: Logger, clock: RunClock) {
         self.init(job: job.name, retries: job.retries, rateLimit: job.rateLimit, limiter: limiter, policy: policy,
-                  logger: logger)
+                  logger: logger, clock: clock)
     }
 
     /// Makes attempts with `exchange` until one gives an answer that `retryable` does not
@@ -103,7 +107,7 @@ public struct RetryingSender: Sendable {
             "attempt": "\(attempt)", "delay": "\(String(format: "%.2f", delay))s",
         ])
         do {
-            try await Task.sleep(for: .seconds(delay))
+            try await clock.sleep(for: .seconds(delay))
             return true
         } catch {
             return false

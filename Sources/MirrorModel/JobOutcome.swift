@@ -235,14 +235,17 @@ public struct JobOutcome: Sendable, Codable, Equatable {
 public struct RunSummary: Sendable {
     /// In the order the jobs were selected.
     public var jobs: [JobOutcome]
-    /// A signal stopped the run.
+    /// A signal or `--max-time` stopped the run.
     public var interrupted = false
+    /// `--max-time` stopped the run.
+    public var timedOut = false
 
     public var allSucceeded: Bool { jobs.allSatisfy(\.succeeded) }
 
-    public init(jobs: [JobOutcome], interrupted: Bool = false) {
+    public init(jobs: [JobOutcome], interrupted: Bool = false, timedOut: Bool = false) {
         self.jobs = jobs
         self.interrupted = interrupted
+        self.timedOut = timedOut
     }
 
     public var text: String {

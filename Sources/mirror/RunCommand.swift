@@ -60,6 +60,7 @@ struct RunCommand: AsyncParsableCommand {
         options.refresh = refresh
         options.parallel = parallel
         options.output = output
+        options.maxTime = maxTime.flatMap(Self.limit)
         let startedAt = Timestamp.string(Date())
         var progress: ProgressHandler?
         if let display {
@@ -67,8 +68,7 @@ struct RunCommand: AsyncParsableCommand {
         }
         let runner = Runner(client: HTTPClient(), logger: logger, progress: progress)
         let chosen = options
-        let limit = maxTime.flatMap(Self.limit)
-        let (summary, signal, timedOut) = try await GracefulStop.run(limit: limit) {
+        let (summary, signal) = try await GracefulStop.run {
             try await runner.run(loaded, options: chosen)
         }
         display?.finish()
@@ -87,7 +87,7 @@ struct RunCommand: AsyncParsableCommand {
         let text = shown.flatMap(\.summaryLines).joined(separator: "\n")
         if !text.isEmpty { try printOut(text) }
         if let signal { throw Interrupted(signal: signal) }
-        if timedOut {
+        if summary.timedOut {
             printError("error: --max-time \(maxTime ?? "") reached: the run stopped; the next run resumes where it did")
             throw ExitCode(1)
         }

@@ -18,22 +18,13 @@ enum GracefulStop {
         let signal = Atomic<Int32>(0)
     }
 
-    /// `work`'s value, and the signal that cancelled it, if one did. Past `limit`, `work` is
-    /// cancelled as by a signal (`timedOut` then says so).
+    /// `work`'s value, and the signal that cancelled it, if one did.
     static func run<T: Sendable>(
-        limit: Duration? = nil, _ work: @escaping @Sendable () async throws -> T
-    ) async throws -> (value: T, signal: Int32?, timedOut: Bool) {
+        _ work: @escaping @Sendable () async throws -> T
+    ) async throws -> (value: T, signal: Int32?) {
         let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm, .sighup)
         let received = Received()
         let task = Task { try await work() }
-        let timer = limit.map { limit in
-            Task {
-                try await Task.sleep(for: limit)
-                if received.signal.load(ordering: .relaxed) == 0 { task.cancel() }
-                return true
-            }
-        }
-        defer { timer?.cancel() }
         let listener = Task {
             for await signal in signals {
                 let (first, _) = received.signal.compareExchange(expected: 0, desired: signal.rawValue, ordering: .relaxed)
@@ -47,9 +38,6 @@ enum GracefulStop {
         defer { listener.cancel() }
         let value = try await task.value
         let signal = received.signal.load(ordering: .relaxed)
-        timer?.cancel()
-        var timedOut = false
-        if signal == 0, let timer { timedOut = (try? await timer.value) ?? false }
-        return (value, signal == 0 ? nil : signal, timedOut)
+        return (value, signal == 0 ? nil : signal)
     }
 }

@@ -51,7 +51,7 @@ struct SnapshotCommand: AsyncParsableCommand {
         options.compactChangesBefore = compactChangesBefore
         let writer = SnapshotWriter(options: options)
         let started = Date()
-        let (result, signal, _) = try await GracefulStop.run {
+        let (result, signal) = try await GracefulStop.run {
             do {
                 return Result<SnapshotWriter.Written, any Error>.success(try await writer.write())
             } catch {

@@ -76,11 +76,62 @@ struct BadResponseTests {
                         problem: "HTTP 200: body cut short: connection closed early (after 1 retry)", extra: "    retries: 1")
     }
 
-    @Test("a body that stalls past the timeout is given up on and retried like a timeout")
+    @Test("a body that stalls past the timeout is given up on as timed out, with its status, and is worth another try",
+          .timeLimit(.minutes(1)))
     func stalledBody() async throws {
-        // 4 s: the good pages before it must come in time while the other tests load the machine.
-        try await check(FixtureResponse(body: bigPage, delivery: .stall(at: 100)),
-                        problem: "HTTP 200: timed out (after 1 retry)", extra: "    timeout: 4s\n    retries: 1")
+        let time = ManualClock()
+        let arrived = Turns()
+        let page = bigPage
+        try await FixtureServer.with({ _ in FixtureResponse(body: page, delivery: .stall(at: 100)) }) { server in
+            let url = server.base + "/items?page=3"
+            let request = HTTPRequest(method: "GET", url: RedactedURL(real: url, shown: url), headers: [], body: nil,
+                                      timeout: 4, maxBytes: 1 << 20)
+            let sent = Task { try await HTTPClient(clock: time.clock).send(request, admit: { _ in arrived.give() }) }
+            // The head and the first 100 bytes are in; then 4 s pass with nothing more.
+            await arrived.wait()
+            time.advance(by: .seconds(4))
+            var failure: (any Error)?
+            if case let .failure(error) = await sent.result { failure = error }
+            let error = try #require(failure as? HTTPError)
+            #expect(error.status == 200)
+            #expect(error.reason == "timed out")
+            #expect(error.kind == .transient)
+        }
+    }
+
+    @Test("a response that does not come within the timeout is given up on and retried like a timeout",
+          .timeLimit(.minutes(1)))
+    func stalledResponse() async throws {
+        let harness = try Harness()
+        let time = ManualClock()
+        let held = Turns()
+        let summary = try await FixtureServer.with({ request in
+            let page = Int(request.parameter("page") ?? "") ?? 0
+            // Page 3 is held until the run has ended.
+            if page == 3 { await held.wait() }
+            return .json(PagedAPI(ids: [["1", "2"], ["3"]]).body(page: page))
+        }) { server in
+            // One page at a time: no other page is in flight when the time moves.
+            async let run = harness.run(job(extra: "    timeout: 4s\n    retries: 1\n    concurrency: 1"), server: server,
+                                        environment: ["API_KEY": "hunter2"], clock: time.clock, retry: RetryPolicy(baseDelay: 0))
+            // Each try of page 3 waits 4 s; the retry is sent at once.
+            for tries in 1...2 {
+                while server.requests.filter({ $0.parameter("page") == "3" }).count < tries {
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+                time.advance(by: .seconds(4))
+            }
+            let summary = try await run
+            held.giveAll()
+            let expected = "job 'events': GET \(server.base)/items?page=3&key=REDACTED: no response: timed out (after 1 retry); page 3 not stored, pages 1-2 kept"
+            #expect(summary.jobs[0].error == expected)
+            #expect(summary.text == "events: FAILED: \(expected)")
+            #expect(server.requests.map { $0.parameter("page") ?? "" } == ["1", "2", "3", "3"])
+            return summary
+        }
+        #expect(!summary.allSucceeded)
+        #expect(try harness.ids() == ["1", "2", "3"])
+        #expect(!summary.text.contains("hunter2"))
     }
 
     @Test("an HTML page served with 200 is named as such")

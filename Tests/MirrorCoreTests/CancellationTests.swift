@@ -50,6 +50,38 @@ struct CancellationTests {
         #expect(rows.1 == ["interrupted 2"])
     }
 
+    @Test("--max-time stops the run as a signal would: interrupted at the page in flight, pages before it kept, and the next run resumes",
+          .timeLimit(.minutes(1)))
+    func maxTime() async throws {
+        let harness = try Harness()
+        let time = ManualClock()
+        let held = Turns()
+        // 5 pages of 2 records; page 4 is held until the first run has ended.
+        let pages = PagedAPI(ids: (1...5).map { page in ["\(page)a", "\(page)b"] })
+        let summary = try await FixtureServer.with({ request in
+            let page = Int(request.parameter("page") ?? "") ?? 0
+            if page == 4 { await held.wait() }
+            return .json(pages.body(page: page))
+        }) { server in
+            async let run = harness.run(itemsJob("concurrency: 1"), server: server, clock: time.clock, maxTime: .seconds(15 * 60))
+            // Pages 1-3 are stored and page 4 is asked for; then 15 minutes pass.
+            while server.requests.last?.parameter("page") != "4" { try await Task.sleep(for: .milliseconds(5)) }
+            while (try? harness.ids().count) != 6 { try await Task.sleep(for: .milliseconds(5)) }
+            time.advance(by: .seconds(15 * 60))
+            let summary = try await run
+            held.giveAll()
+            let rerun = try await harness.run(itemsJob("concurrency: 1"), server: server)
+            #expect(rerun.text.contains("items: ok, 3 pages, 4 records (4 new, 0 updated, 0 unchanged), resumed at page 4, "),
+                    "\(rerun.text)")
+            return summary
+        }
+        #expect(summary.timedOut)
+        #expect(summary.interrupted)
+        #expect(summary.jobs.map(\.status) == [.interrupted])
+        #expect(summary.text == "items: INTERRUPTED: job 'items': interrupted at page 4; pages 1-3 kept")
+        #expect(try harness.ids() == (1...5).flatMap { ["\($0)a", "\($0)b"] })
+    }
+
     @Test("a store that fails in mid-walk fails the job; the pages before stay and the next run resumes at the page")
     func storeFailure() async throws {
         let harness = try Harness()

@@ -10,19 +10,45 @@ import Testing
 
 /// Requests the server is answering at once, and the most it ever saw.
 final class InFlightGauge: Sendable {
-    private let state = Mutex((now: 0, most: 0, entered: 0))
+    private struct State {
+        var now = 0
+        var most = 0
+        var entered = 0
+        /// Waits for a number of requests to have entered.
+        var waiting: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+
+    private let state = Mutex(State())
     var most: Int { state.withLock { $0.most } }
 
     /// Counts a request in; returns how many entered so far, this one included.
     @discardableResult
-    func enter() -> Int { state.withLock { $0.now += 1; $0.entered += 1; $0.most = max($0.most, $0.now); return $0.entered } }
+    func enter() -> Int {
+        let (entered, ready) = state.withLock { state in
+            state.now += 1
+            state.entered += 1
+            state.most = max(state.most, state.now)
+            let entered = state.entered
+            let ready = state.waiting.filter { $0.count <= entered }.map(\.continuation)
+            state.waiting.removeAll { $0.count <= entered }
+            return (entered, ready)
+        }
+        for continuation in ready { continuation.resume() }
+        return entered
+    }
+
     func leave() { state.withLock { $0.now -= 1 } }
 
-    /// A gate: waits until `count` requests have entered (at most 10 s, so that a walk
-    /// that never sends them fails its test instead of hanging it).
+    /// A gate: waits until `count` requests have entered. (A walk that never sends them
+    /// hangs its test until the test's time limit.)
     func waitForEntered(_ count: Int) async {
-        for _ in 0..<10_000 where state.withLock({ $0.entered }) < count {
-            try? await Task.sleep(for: .milliseconds(1))
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state in
+                if state.entered >= count { return true }
+                state.waiting.append((count, continuation))
+                return false
+            }
+            if now { continuation.resume() }
         }
     }
 }
@@ -46,7 +72,7 @@ private func slowServer(_ gauge: InFlightGauge, gate: Int = 0) -> @Sendable (Fix
 
 @Suite("concurrency")
 struct ConcurrencyTests {
-    @Test("a {page} walk keeps `concurrency` requests in flight and still stores in walk order")
+    @Test("a {page} walk keeps `concurrency` requests in flight and still stores in walk order", .timeLimit(.minutes(1)))
     func window() async throws {
         let harness = try Harness()
         let gauge = InFlightGauge()
@@ -100,21 +126,17 @@ struct ConcurrencyTests {
         } == 1)
     }
 
-    @Test("a slow page does not hold up the slots of the pages after it")
+    @Test("a slow page does not hold up the slots of the pages after it", .timeLimit(.minutes(1)))
     func slowHead() async throws {
         let harness = try Harness()
         let gauge = InFlightGauge()
-        let seen = Mutex(Set<Int>())
         try await FixtureServer.with({ request in
             gauge.enter()
             defer { gauge.leave() }
             let page = Int(request.parameter("page") ?? "") ?? 0
-            seen.withLock { _ = $0.insert(page) }
-            // Page 1 is slow: it answers once the pages after it have handed their slots on
-            // (at most 5 s, so that a window that never does fails instead of hanging).
-            for _ in 0..<5_000 where page == 1 && !seen.withLock({ $0.isSuperset(of: [6, 7, 8]) }) {
-                try? await Task.sleep(for: .milliseconds(1))
-            }
+            // Page 1 is slow: it answers once 7 requests have come, pages 2-4 having handed their
+            // slots on (to pages 6-8, as the requests show).
+            if page == 1 { await gauge.waitForEntered(7) }
             return .json(twenty.body(page: page))
         }) { server in
             _ = try await harness.run(itemsJob("concurrency: 4\npages: { from: 1, to: 20 }"), server: server)

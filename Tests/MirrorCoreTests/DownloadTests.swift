@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GRDB
 @testable import MirrorCore
+@testable import MirrorDownload
 @testable import MirrorJobFile
 @testable import MirrorModel
 @testable import MirrorStore
@@ -24,9 +25,24 @@ private func expectedPath(_ url: String, ext: String?) -> String {
     return "files/\(hash.prefix(2))/\(hash)" + (ext.map { ".\($0)" } ?? "")
 }
 
+/// Waits until the downloads in progress under `output` (`files/.partial`) hold `count`
+/// bytes in all: what the client has received and written so far.
+private func partialBytes(under output: String, reach count: Int) async {
+    let folder = output + "/" + FileNaming.partialFolder
+    while true {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        let bytes = names.reduce(0) { total, name in
+            total + ((try? FileManager.default.attributesOfItem(atPath: folder + "/" + name)[.size] as? Int) ?? 0)
+        }
+        if bytes >= count { return }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+}
+
 /// Pages of records whose `BASE` stands for the server's own address; files under `/f/`.
 /// `/f/missing*` answers 404 while `missing` is set; `/f/big*` serves 4 KB chunked,
-/// `/f/large*` 4 KB with its length announced; `/f/slow*` stalls after 10 bytes until the server stops.
+/// `/f/large*` 4 KB with its length announced; `/f/slow*` stalls after 10 bytes until the
+/// server stops; `/f/trickle*` sends 20 bytes, then 20 more for each of `turns`.
 private final class FileAPI: Sendable {
     let pages: [[String]]
     let missing = Mutex(true)
@@ -34,6 +50,7 @@ private final class FileAPI: Sendable {
     let delay: Duration
     /// The first `gate` file requests are held until all of them have arrived.
     let gate: Int
+    let turns = Turns()
 
     init(pages: [[String]], delay: Duration = .zero, gate: Int = 0) {
         self.pages = pages
@@ -57,7 +74,7 @@ private final class FileAPI: Sendable {
             }
             if name.hasPrefix("trickle") {
                 return FixtureResponse(body: content(name) + [UInt8](repeating: 0x41, count: 20_000),
-                                       delivery: .trickle(bytes: 20, every: .milliseconds(50)))
+                                       delivery: .trickle(bytes: 20, pause: { [turns] in await turns.wait() }))
             }
             if name.hasPrefix("slow") {
                 return FixtureResponse(body: content(name), delivery: .stall(at: 10))
@@ -232,35 +249,51 @@ struct DownloadTests {
         #expect(tree(harness.output + "/files").isEmpty)
     }
 
-    @Test("a download from which nothing arrives for `timeout` is given up on, leaving nothing behind")
+    @Test("a download from which nothing arrives for `timeout` is given up on, leaving nothing behind",
+          .timeLimit(.minutes(1)))
     func stalled() async throws {
         let harness = try Harness()
+        let time = ManualClock()
         let api = FileAPI(pages: [[#"{"id":1,"cover":{"url":"BASE/f/slow.jpg"}}"#]])
-        let base = try await FixtureServer.with(api.handle) { server in
-            // Only the stall counts here, not the rate (`min_download_rate` has its own test). The
-            // page is answered at once, but the whole suite runs beside it: 3 s leaves it room.
-            _ = try await harness.run(job("timeout: 3s\nmin_download_rate: 0"), server: server)
-            return server.base
+        let (summary, base) = try await FixtureServer.with(api.handle) { server in
+            // Only the stall counts here, not the rate (`min_download_rate` has its own test).
+            async let run = harness.run(job("timeout: 3s\nmin_download_rate: 0\npages: { from: 1, to: 1 }"), server: server,
+                                        clock: time.clock)
+            // The head and 10 bytes are in; then 3 s pass with nothing more.
+            await partialBytes(under: harness.output, reach: 10)
+            time.advance(by: .seconds(3))
+            return (try await run, server.base)
         }
+        #expect(summary.jobs.map(\.succeeded) == [true], "\(summary.jobs.map(\.error))")
         let rows = try fileRows(harness).map(\.description)
         #expect(rows == ["\(base)/f/slow.jpg failed - -1 200 timed out"])
         #expect(tree(harness.output + "/files").isEmpty)
     }
 
-    @Test("a download trickling under min_download_rate is given up on once it has run for `timeout`, leaving nothing behind")
+    @Test("a download trickling under min_download_rate is given up on once it has run for `timeout`, leaving nothing behind",
+          .timeLimit(.minutes(1)))
     func trickle() async throws {
         let harness = try Harness()
+        let time = ManualClock()
         let api = FileAPI(pages: [[#"{"id":1,"cover":{"url":"BASE/f/trickle.jpg"}}"#]])
-        let base = try await FixtureServer.with(api.handle) { server in
-            // 400 bytes a second against a minimum of 1 KB a second; no stall ever lasts 2 seconds.
-            let summary = try await harness.run(job("timeout: 2s\nmin_download_rate: 1KB"), server: server)
-            #expect(summary.jobs.map(\.succeeded) == [true], "\(summary.jobs.map(\.error))")
-            return server.base
+        let (summary, base) = try await FixtureServer.with(api.handle) { server in
+            async let run = harness.run(job("timeout: 2s\nmin_download_rate: 1KB\npages: { from: 1, to: 1 }"), server: server,
+                                        clock: time.clock)
+            // 20 bytes with the head, 20 more a second later; a second after that, the body has
+            // run for `timeout` at 20 bytes a second, against a minimum of 1 KB a second, and
+            // has never stalled for `timeout`.
+            await partialBytes(under: harness.output, reach: 20)
+            time.advance(by: .seconds(1))
+            api.turns.give()
+            await partialBytes(under: harness.output, reach: 40)
+            time.advance(by: .seconds(1))
+            let summary = try await run
+            api.turns.giveAll()
+            return (summary, server.base)
         }
+        #expect(summary.jobs.map(\.succeeded) == [true], "\(summary.jobs.map(\.error))")
         let rows = try fileRows(harness).map(\.description)
-        #expect(rows.count == 1)
-        #expect(rows.first?.hasPrefix("\(base)/f/trickle.jpg failed - -1 200 too slow: ") == true)
-        #expect(rows.first?.hasSuffix("under the 1 KB/s of min_download_rate") == true)
+        #expect(rows == ["\(base)/f/trickle.jpg failed - -1 200 too slow: 40 B in 2s, under the 1 KB/s of min_download_rate"])
         #expect(tree(harness.output + "/files").isEmpty)
     }
 
@@ -283,7 +316,7 @@ struct DownloadTests {
         #expect(!FileManager.default.fileExists(atPath: harness.output + "/files"))
     }
 
-    @Test("download_concurrency downloads are in flight at once")
+    @Test("download_concurrency downloads are in flight at once", .timeLimit(.minutes(1)))
     func concurrency() async throws {
         let harness = try Harness()
         let record = #"{"id":1,"attachments":[\#((1...12).map { "\"BASE/f/\($0).jpg\"" }.joined(separator: ","))]}"#
@@ -380,19 +413,19 @@ struct DownloadTests {
         }
     }
 
-    @Test("two jobs downloading into one output folder at once never share a temporary file")
+    @Test("two jobs downloading into one output folder at once never share a temporary file", .timeLimit(.minutes(1)))
     func twoJobsOneFolder() async throws {
         let harness = try Harness()
-        let second = Mutex(false)
+        let second = Turns()
         let handler: @Sendable (FixtureRequest) async -> FixtureResponse = { request in
             switch request.path {
             case "/f/first.jpg":
                 // The first job's file is held until the second job's is asked for, so that both
-                // temporary files exist at once (or until the second job has clearly failed).
-                for _ in 0..<400 where !second.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(5)) }
+                // temporary files exist at once.
+                await second.wait()
                 return FixtureResponse(body: Array("first".utf8))
             case "/f/second.jpg":
-                second.withLock { $0 = true }
+                second.giveAll()
                 return FixtureResponse(body: Array("second".utf8))
             default:
                 let name = request.path == "/a" ? "first" : "second"

@@ -258,6 +258,7 @@ struct JobFileLoaderTests {
     func outputIsAFile() throws {
         let folder = NSTemporaryDirectory() + "mirror-test-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         try "".write(toFile: folder + "/cache", atomically: true, encoding: .utf8)
         func diagnostics(output: String) -> [String] {
             let yaml = """
@@ -285,6 +286,7 @@ struct JobFileLoaderTests {
     func notUTF8() throws {
         let folder = NSTemporaryDirectory() + "mirror-test-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         // Latin-1: "café" and "naïve" each in one byte a letter; the first, 0xE9, is not UTF-8 here.
         let latin1 = Array("version: 1\n# caf".utf8) + [0xE9] + Array(" \u{2014} na".utf8) + [0xEF, 0x76, 0x65, 0x0A]
         try Data(latin1).write(to: URL(fileURLWithPath: folder + "/latin1.yaml"))

@@ -76,8 +76,10 @@ struct PageBudgetTests {
         #expect(try harness.ids() == (0 ..< 600).map(String.init))
     }
 
-    @Test("a body waiting for the pages before it longer than its timeout is not timed out: the timeout counts the exchange")
+    @Test("a body waiting for the pages before it longer than its timeout is not timed out: the timeout counts the exchange",
+          .timeLimit(.minutes(1)))
     func waitIsNotTimed() async throws {
+        let time = ManualClock()
         let body = [UInt8](repeating: UInt8(ascii: "x"), count: 1 << 20)
         try await FixtureServer.with({ _ in FixtureResponse(body: body) }) { server in
             // Page 3 holds the one byte pages ahead may hold: page 2 waits from its first chunk.
@@ -86,12 +88,14 @@ struct PageBudgetTests {
             let url = server.base + "/items?page=2"
             let request = HTTPRequest(method: "GET", url: RedactedURL(real: url, shown: url), headers: [], body: nil,
                                       timeout: 6, maxBytes: 2 << 20)
-            let sent = Task { try await HTTPClient().send(request, admit: { bytes in try await budget.take(bytes, for: 2) }) }
+            let sent = Task {
+                try await HTTPClient(clock: time.clock).send(request, admit: { bytes in try await budget.take(bytes, for: 2) })
+            }
             // Its response has arrived: it waits for its turn.
-            for _ in 0 ..< 1_000 where budget.waiting == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            while budget.waiting == 0 { try await Task.sleep(for: .milliseconds(5)) }
             #expect(budget.waiting == 1)
             // The page before it takes longer than the timeout to be stored.
-            try await Task.sleep(for: .seconds(7))
+            time.advance(by: .seconds(60))
             budget.release(1)
             budget.moveHead(to: 2)
             let response = try await sent.value
@@ -111,18 +115,19 @@ struct PageBudgetTests {
         let summary = try await FixtureServer.with({ request in
             let page = Int(request.parameter("page") ?? "") ?? 0
             if page == 1 {
-                // Page 1 answers 3 s late, first with a 503: with its retry it arrives after
-                // 6 s, each try within the 5 s timeout. Pages 2 and 3 wait for it all along.
+                // Page 1 answers 12 s late, first with a 503: with its retry it arrives after
+                // 24 s, each try within the 20 s timeout (8 s to spare on a busy machine). Pages
+                // 2 and 3 wait for it all along.
                 let first = tries.withLock { tries in
                     tries += 1
                     return tries == 1
                 }
-                try? await Task.sleep(for: .seconds(3))
+                try? await Task.sleep(for: .seconds(12))
                 if first { return .text("busy", status: 503) }
             }
             return .json(api.body(page: page))
         }) { server in
-            let summary = try await harness.run(itemsJob("pages: { from: 1, to: 3 }\nconcurrency: 3\ntimeout: 5s\nretries: 1"),
+            let summary = try await harness.run(itemsJob("pages: { from: 1, to: 3 }\nconcurrency: 3\ntimeout: 20s\nretries: 1"),
                                                 server: server, pagesAhead: 1)
             #expect(server.requests.map(\.target).sorted() == ["/items?page=1", "/items?page=1", "/items?page=2", "/items?page=3"])
             return summary

@@ -9,24 +9,19 @@ import Testing
 
 @Suite("parallel jobs")
 struct ParallelTests {
-    /// `/a` waits (up to `patience`) for a request to `/b`; says whether it came meanwhile.
-    final class Rendezvous: Sendable {
-        let sawB = Mutex(false)
-        let overlapped = Mutex(false)
-    }
-
-    func run(parallel: Int, patience: Duration) async throws -> (overlapped: Bool, summary: RunSummary) {
+    /// Jobs `a` and `b`, one page each, run with `parallel`; what happened, in order: each
+    /// request as the server sees it (`ask /a`) and each job's end (`end a`). With `hold`,
+    /// `/a` is answered only once `/b` has been asked for.
+    func run(parallel: Int, hold: Bool) async throws -> (events: [String], summary: RunSummary) {
         let harness = try Harness()
-        let meeting = Rendezvous()
+        let events = Mutex<[String]>([])
+        let askedB = Turns()
         let summary = try await FixtureServer.with({ request in
+            events.withLock { $0.append("ask \(request.path)") }
             if request.path == "/b" {
-                meeting.sawB.withLock { $0 = true }
-            } else {
-                let deadline = ContinuousClock.now + patience
-                while ContinuousClock.now < deadline, !meeting.sawB.withLock({ $0 }) {
-                    try? await Task.sleep(for: .milliseconds(10))
-                }
-                meeting.overlapped.withLock { $0 = meeting.sawB.withLock { $0 } }
+                askedB.giveAll()
+            } else if hold {
+                await askedB.wait()
             }
             return .json(#"{"data":{"list":[{"id":"\#(request.path)"}]}}"#)
         }) { server in
@@ -41,25 +36,32 @@ struct ParallelTests {
             var options = Runner.Options()
             options.output = harness.output
             options.parallel = parallel
-            return try await Runner(client: HTTPClient(), logger: .init(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+            let progress: ProgressHandler = { progress in
+                if progress.state != .running { events.withLock { $0.append("end \(progress.job)") } }
+            }
+            return try await Runner(client: HTTPClient(), logger: .init(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }),
+                                    progress: progress)
                 .run([file], options: options)
         }
-        return (meeting.overlapped.withLock { $0 }, summary)
+        return (events.withLock { $0 }, summary)
     }
 
-    @Test("jobs of one run proceed concurrently; the summary keeps file order")
+    @Test("jobs of one run proceed concurrently; the summary keeps file order", .timeLimit(.minutes(1)))
     func concurrent() async throws {
-        let (overlapped, summary) = try await run(parallel: 2, patience: .seconds(10))
-        #expect(overlapped)
+        // `/a` is answered only once `/b` is asked for: were the jobs run one at a time, this
+        // run would never end.
+        let (events, summary) = try await run(parallel: 2, hold: true)
+        #expect(Set(events.prefix(2)) == ["ask /a", "ask /b"])
         #expect(summary.jobs.map(\.job) == ["a", "b"])
         #expect(summary.allSucceeded)
     }
 
     @Test("--parallel 1 runs one job at a time")
     func sequential() async throws {
-        let (overlapped, summary) = try await run(parallel: 1, patience: .milliseconds(300))
-        #expect(!overlapped)
+        let (events, summary) = try await run(parallel: 1, hold: false)
+        #expect(events == ["ask /a", "end a", "ask /b", "end b"])
         #expect(summary.jobs.map(\.job) == ["a", "b"])
+        #expect(summary.allSucceeded)
     }
 
     @Test("the scheduler starts no more tasks than items, whatever the width, and ends when they do",

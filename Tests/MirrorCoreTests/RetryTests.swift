@@ -92,22 +92,24 @@ struct RetryTests {
         #expect(summary.jobs[0].succeeded && summary.jobs[0].retries == 1)
     }
 
-    @Test("once a job has failed, no page of it is tried again: the retries of pages in flight are called off")
+    @Test("once a job has failed, no page of it is tried again: the retries of pages in flight are called off",
+          .timeLimit(.minutes(1)))
     func noRetryAfterFailure() async throws {
         let harness = try Harness()
-        let asked = SharedCounter()
+        let asked = InFlightGauge()
+        // The clock stands still: the retries the 503s ask for, 30 seconds on, never come due.
+        let time = ManualClock()
         let summary = try await FixtureServer.with({ request in
             let page = Int(request.parameter("page") ?? "") ?? 0
             switch page {
             case 1:
                 return .json(PagedAPI(ids: [["1"]]).body(page: 1))
             case 2:
-                // Fails the job once pages 3-5 have each had their first answer (a 503 that
-                // asks for a retry in 30 seconds: long past the failure, however busy the machine).
-                for _ in 0..<10_000 where asked.value < 3 { try? await Task.sleep(for: .milliseconds(1)) }
+                // Fails the job once pages 3-5 have each had their first answer, a 503.
+                await asked.waitForEntered(3)
                 return .text("gone", status: 404)
             default:
-                asked.increment()
+                asked.enter()
                 return FixtureResponse(status: 503, headers: [("Retry-After", "30")], body: Array("busy".utf8))
             }
         }) { server in
@@ -116,7 +118,7 @@ struct RetryTests {
                 jobs:
                   - { name: items, url: "BASE/items?page={page}", pages: { from: 1, to: 5 }, records: data.list, id: id,
                       table: t_item, retries: 3, concurrency: 5 }
-                """, server: server)
+                """, server: server, clock: time.clock)
             #expect(server.requests.map(\.target).sorted() == (1...5).map { "/items?page=\($0)" })
             return summary
         }

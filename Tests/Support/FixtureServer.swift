@@ -48,9 +48,10 @@ public struct FixtureResponse: Sendable {
         /// Announces the whole body's length, sends this many bytes, then nothing more until
         /// the server stops (when the rest goes to whoever still listens).
         case stall(at: Int)
-        /// Announces the whole body's length, then sends `bytes` bytes every `every` until
-        /// the body is sent or the server stops.
-        case trickle(bytes: Int, every: Duration)
+        /// Announces the whole body's length, then sends `bytes` bytes at a time, each piece
+        /// after the one before once `pause` returns, until the body is sent or the server
+        /// stops (`pause` must return then too).
+        case trickle(bytes: Int, pause: @Sendable () async -> Void)
     }
 
     public var status: Int
@@ -133,8 +134,8 @@ public final class FixtureServer: Sendable {
             case let .trickle(size, pause):
                 body = ResponseBody(contentLength: bytes.count) { writer in
                     for start in stride(from: 0, to: bytes.count, by: max(1, size)) where !stopping.isOpen {
+                        if start > 0 { await pause() }
                         try await writer.write(ByteBuffer(bytes: bytes[start..<min(bytes.count, start + size)]))
-                        try await Task.sleep(for: pause)
                     }
                     try await writer.finish(nil)
                 }

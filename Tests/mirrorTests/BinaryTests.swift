@@ -82,6 +82,7 @@ struct BinaryTests {
     @Test("run stores the pages, prints a summary and exits 0; export prints the records")
     func runAndExport() async throws {
         let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         try await FixtureServer.with(api) { server in
             try jobYAML.replacingOccurrences(of: "BASE", with: server.base).write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
             let run = try await mirror(["run", "jobs.yaml"], in: folder, environment: ["API_KEY": "k"])
@@ -125,6 +126,7 @@ struct BinaryTests {
     @Test("one-letter names work: a job file 'j', an output folder 'o' given relative")
     func oneLetterNames() async throws {
         let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         try await FixtureServer.with({ _ in .json(#"{"r":[{"id":"1"}]}"#) }) { server in
             try """
                 version: 1
@@ -142,6 +144,7 @@ struct BinaryTests {
     @Test("--since-id and --max-id take a negative id after a space")
     func negativeIDs() async throws {
         let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         try await FixtureServer.with({ request in
             .json(request.parameter("page") == "1" ? #"{"data":{"list":[{"id":-5},{"id":-1},{"id":3}]}}"# : #"{"data":{"list":[]}}"#)
         }) { server in
@@ -160,6 +163,7 @@ struct BinaryTests {
     @Test("verify exits 0 on a clean walk and 1 on a fault, writes JUnit XML, and never touches the output folder")
     func verify() async throws {
         let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         // A secret is masked wherever it occurs in a fault: one as short as "k" would mask words.
         let key = "key-7Q2"
         try await FixtureServer.with(api) { server in
@@ -186,6 +190,7 @@ struct BinaryTests {
     @Test("verify masks a secret the URL holds and the server echoes, in stdout, stderr and the JUnit file")
     func verifyRedacts() async throws {
         let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         let secret = "s3cr3t-XYZ"
         try await FixtureServer.with({ request in
             let key = request.parameter("key") ?? ""
@@ -217,6 +222,7 @@ struct BinaryTests {
     @Test("a failed job exits 1 and names job, redacted URL, status and what was kept")
     func failedRun() async throws {
         let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         try await FixtureServer.with(api) { server in
             let yaml = jobYAML.replacingOccurrences(of: "BASE/events", with: server.base + "/broken") + "\n    retries: 1\n"
             try yaml.write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
@@ -256,6 +262,7 @@ struct BinaryTests {
     @Test("config errors print FILE:LINE:COLUMN and exit 2 before any request")
     func configErrors() async throws {
         let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         try await FixtureServer.with(api) { server in
             let yaml = jobYAML.replacingOccurrences(of: "BASE", with: server.base).replacingOccurrences(of: "    id: id", with: "    idd: id")
             try yaml.write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
@@ -278,6 +285,7 @@ struct BinaryTests {
     @Test("numbers that would overflow a walk, a clock or a buffer are config errors for check and run, exit 2")
     func numbersOutOfRange() async throws {
         let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         try await FixtureServer.with(api) { server in
             let yaml = jobYAML.replacingOccurrences(of: "BASE", with: server.base) + """
 
@@ -310,6 +318,7 @@ struct BinaryTests {
     @Test("an output folder that is a file: a config error from the job file, a usage error from --output; exit 2")
     func outputIsAFile() async throws {
         let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         try "not a folder".write(toFile: folder + "/out", atomically: true, encoding: .utf8)
         try await FixtureServer.with(api) { server in
             try jobYAML.replacingOccurrences(of: "BASE", with: server.base).write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
@@ -337,6 +346,7 @@ struct BinaryTests {
     @Test("a job file that is not UTF-8 is a config error at its first bad byte, exit 2")
     func notUTF8() async throws {
         let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         let text = Array(jobYAML.replacingOccurrences(of: "BASE", with: "http://127.0.0.1:9").utf8)
         // "Zürich" in Latin-1, in a comment after the first two lines.
         let firstTwoLines = text.split(separator: UInt8(ascii: "\n"), maxSplits: 2, omittingEmptySubsequences: false)
@@ -355,6 +365,7 @@ struct BinaryTests {
     @Test("check and run refuse an alias bomb in a POST body at once, exit 2", .timeLimit(.minutes(1)))
     func aliasBomb() async throws {
         let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         // Nine nested lists of ten aliases each: 10⁹ values once expanded.
         let names = "abcdefghi".map(String.init)
         var bomb = [#"      a: &a ["x","x","x","x","x","x","x","x","x","x"]"#]
@@ -377,6 +388,7 @@ struct BinaryTests {
     @Test("--parallel takes 1 to 256: a larger width is a usage error, exit 2; 256 runs and ends", .timeLimit(.minutes(1)))
     func parallelBounds() async throws {
         let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         try await FixtureServer.with(api) { server in
             try jobYAML.replacingOccurrences(of: "BASE", with: server.base).write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
             for width in ["9223372036854775807", "257", "0"] {
@@ -397,6 +409,7 @@ struct BinaryTests {
     @Test("check accepts a good file; usage errors exit 2")
     func checkAndUsage() async throws {
         let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         try jobYAML.replacingOccurrences(of: "BASE", with: "http://127.0.0.1:9").write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
         let check = try await mirror(["check", "jobs.yaml"], in: folder, environment: ["API_KEY": "k"])
         #expect(check.status == 0)
@@ -427,6 +440,7 @@ struct BinaryTests {
     @Test("every help text says the exit statuses and where the job-file reference is")
     func helpTexts() async throws {
         let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         let expected: [[String]: String] = [
             ["--help"]: "Exit status: 0 success; 1 a job failed (run), a page-walk fault was found (verify),",
             ["help", "run"]: "Exit status: 0 every job succeeded; 1 at least one job failed (the others still ran);",
@@ -454,6 +468,7 @@ struct LockTests {
     @Test("a second run exits 3 at once naming the holder; a killed holder leaves no stale lock")
     func secondRunExits3() async throws {
         let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         let slow = SlowGate()
         try await FixtureServer.with({ request in
             while request.parameter("page") == "1", slow.isClosed {
@@ -482,6 +497,7 @@ struct LockTests {
     @Test("a lock file that is a symbolic link is refused with exit 1, before any request; what it points to keeps its bytes")
     func linkedLockFile() async throws {
         let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         let precious = Array("precious\ncontent\n".utf8)
         try Data(precious).write(to: URL(fileURLWithPath: folder + "/outside.txt"))
         try FileManager.default.createDirectory(atPath: folder + "/out", withIntermediateDirectories: true)
@@ -512,6 +528,7 @@ struct KillTests {
     @Test("kill -9 mid-walk leaves whole pages and a sound database; the rerun ends with exactly the right ids")
     func sigkill() async throws {
         let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         let gate = SlowGate()
         // 6 pages of 50 records; page 4 is held until the gate opens.
         let pageIDs = (1...6).map { page in (0..<50).map { "\(page * 1000 + $0)" } }

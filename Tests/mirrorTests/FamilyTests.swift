@@ -49,6 +49,7 @@ struct FamilyTests {
     @Test("an incremental parent and its child job across runs: summaries, exit statuses, status and export")
     func family() async throws {
         let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         let api = FamilyAPI()
         try await FixtureServer.with(api.handler) { server in
             try familyYAML.replacingOccurrences(of: "BASE", with: server.base)

@@ -9,6 +9,7 @@ struct OpenFilesTests {
           .timeLimit(.minutes(5)))
     func manyDatabases() async throws {
         let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         let jobs = 1...300
         try await FixtureServer.with({ request in
             let job = request.parameter("job") ?? ""
@@ -54,6 +55,7 @@ struct ChildProcessTests {
     @Test("a child started by the tests inherits no open file but its stdin, stdout and stderr")
     func noInheritedFiles() async throws {
         let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         // Opened without O_CLOEXEC: it would reach the child but for the spawn's close-from.
         let held = open(folder, O_RDONLY)
         defer { close(held) }

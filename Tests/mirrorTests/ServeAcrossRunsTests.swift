@@ -29,6 +29,7 @@ struct ServeAcrossRunsTests {
     @Test("one serve process across five runs that insert, update, delete and add pages answers as a fresh one does")
     func staysCurrent() async throws {
         let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         let api = PagedItems()
         try await FixtureServer.with(api.handler) { server in
             try itemsYAML.replacingOccurrences(of: "BASE", with: server.base)

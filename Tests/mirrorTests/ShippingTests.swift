@@ -36,6 +36,7 @@ struct ShippingTests {
     @Test("snapshot prints what it wrote; export --changes-since prints the feed and its mark; a compacted mark exits 4")
     func snapshotAndFeed() async throws {
         let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         let api = ItemsAPI()
         try await FixtureServer.with(api.handler) { server in
             try itemsYAML.replacingOccurrences(of: "BASE", with: server.base)
@@ -98,6 +99,7 @@ struct ShippingTests {
     @Test("serve answers the API's URLs from the output folder, stops on SIGTERM with 0, and exits 2 when its port is taken")
     func serve() async throws {
         let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         try await FixtureServer.with(ItemsAPI().handler) { server in
             try itemsYAML.replacingOccurrences(of: "BASE", with: server.base)
                 .write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)

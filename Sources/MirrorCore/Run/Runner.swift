@@ -27,6 +27,9 @@ public struct Runner: Sendable {
         public var retry = RetryPolicy()
         /// Response bytes a walk holds for pages ahead of the one it stores next.
         var pagesAhead = PageBudget.defaultLimit
+        /// `--max-time`: once this has passed on the client's clock, the run stops as a
+        /// signal would stop it.
+        public var maxTime: Duration?
         public init() {}
     }
 
@@ -70,6 +73,7 @@ public struct Runner: Sendable {
     /// Runs the selected jobs. Every output folder is locked before the first request;
     /// throws `LockedError` at once if another run holds one.
     public func run(_ files: [JobFile], options: Options) async throws -> RunSummary {
+        let started = client.clock.now
         if let output = options.output {
             switch OutputObstacle.find(for: output) {
             case nil: break
@@ -89,12 +93,41 @@ public struct Runner: Sendable {
         // and lets it go when it ends, so the files a run holds open are bounded by
         // `parallel`, not by the number of jobs.
         let stores = OpenStores()
-        // A child job starts once its parent, if it runs too, has ended.
-        let outcomes = await JobScheduler.map(selected, width: options.parallel,
-                                              after: Self.parents(selected.map { ($0.job, $0.file.path) })) { entry in
-            await self.run(entry.job, file: entry.file, output: entry.output, stores: stores, options: options)
+        let (outcomes, timedOut) = await Self.within(options.maxTime.map { started + $0 }, on: client.clock) {
+            // A child job starts once its parent, if it runs too, has ended.
+            await JobScheduler.map(selected, width: options.parallel,
+                                   after: Self.parents(selected.map { ($0.job, $0.file.path) })) { entry in
+                await self.run(entry.job, file: entry.file, output: entry.output, stores: stores, options: options)
+            }
         }
-        return RunSummary(jobs: outcomes.compactMap { $0 }, interrupted: Task.isCancelled)
+        return RunSummary(jobs: outcomes.compactMap { $0 }, interrupted: Task.isCancelled || timedOut, timedOut: timedOut)
+    }
+
+    /// Runs `work`, cancelled at `deadline` (if any) as a signal cancels it; says whether
+    /// the deadline came first.
+    static func within<T: Sendable>(_ deadline: RunClock.Instant?, on clock: RunClock,
+                                    _ work: @escaping @Sendable () async -> T) async -> (T, timedOut: Bool) {
+        guard let deadline else { return (await work(), false) }
+        return await withTaskGroup(of: T?.self) { group in
+            group.addTask { await work() }
+            group.addTask {
+                try? await clock.sleep(until: deadline)
+                return nil
+            }
+            var value: T?
+            var timedOut = false
+            while let next = await group.next() {
+                if let next {
+                    value = next
+                } else if value == nil, !Task.isCancelled {
+                    timedOut = true
+                }
+                // Whichever ends first ends the other.
+                group.cancelAll()
+            }
+            guard let value else { preconditionFailure("the work of a run gave no value") }
+            return (value, timedOut)
+        }
     }
 
     /// For each job, the index of its parent (`parent`, within its file) among `jobs`, if there.

@@ -167,14 +167,15 @@ public struct MirrorServer: Sendable {
     }
 
     private func application(logger: Logger, connections: OpenConnections, listening: @escaping @Sendable (Int) -> Void)
-        -> Application<CallbackResponder<BasicRequestContext>> {
+        -> Application<CallbackResponder<ServeContext>> {
         let api = ReadAPI(output: options.output, jobFiles: options.jobFiles)
         let files = ServedFiles(output: options.output)
         let pages = ReplayedPages(output: options.output)
         let bind = options.bind
         let address = ServerAddress(bind: bind, port: options.port)
-        let responder = CallbackResponder<BasicRequestContext> { request, _ in
-            try await Self.respond(to: request, api: api, files: files, pages: pages, address: address)
+        let responder = CallbackResponder<ServeContext> { request, context in
+            try await Self.respond(to: request, api: api, files: files, pages: pages, address: address,
+                                   loop: context.eventLoop)
         }
         let (idle, header, send) = (options.idleTimeout, options.headerTimeout, options.sendTimeout)
         let server = HTTPServerBuilder { responder in
@@ -220,7 +221,7 @@ public struct MirrorServer: Sendable {
     static let maxRequestBody = 1 << 20
 
     private static func respond(to request: Request, api: ReadAPI, files: ServedFiles, pages: ReplayedPages,
-                                address: ServerAddress) async throws -> Response {
+                                address: ServerAddress, loop: any EventLoop) async throws -> Response {
         let bind = address.bind
         /// On a loopback address, a request must name this machine: a web page whose name
         /// was made to point to 127.0.0.1 (DNS rebinding) gets nothing.
@@ -257,7 +258,7 @@ public struct MirrorServer: Sendable {
             let answer = try await blocking {
                 try pages.answer(method: method, target: target, body: body, origin: origin, ifNoneMatch: ifNoneMatch)
             }
-            return await replayed(answer, head: request.method == .head)
+            return await replayed(answer, head: request.method == .head, loop: loop)
         }
         var parameters: [String: String] = [:]
         for (key, value) in request.uri.queryParameters { parameters[String(key)] = String(value) }
@@ -284,7 +285,7 @@ public struct MirrorServer: Sendable {
             let served = try await blocking {
                 try files.serve(FileNaming.folder + "/" + name, range: range, ifNoneMatch: ifNoneMatch)
             }
-            return stream(served, head: request.method == .head)
+            return stream(served, head: request.method == .head, loop: loop)
         default:
             break
         }
@@ -310,7 +311,8 @@ public struct MirrorServer: Sendable {
     /// the page's read transaction, between the envelope's two halves. The next piece is read
     /// only once the connection has taken the last: a response holds one piece and what the
     /// connection buffers (NIO's high-water mark, 64 KB) at most, whatever the client reads.
-    private static func replayed(_ answer: ReplayedPages.Answer, head: Bool) async -> Response {
+    /// `loop` is the connection's event loop (see `taken`).
+    private static func replayed(_ answer: ReplayedPages.Answer, head: Bool, loop: any EventLoop) async -> Response {
         switch answer {
         case let .whole(answer):
             return response(answer)
@@ -331,9 +333,7 @@ public struct MirrorServer: Sendable {
                     try await writer.write(ByteBuffer(bytes: first))
                     var cursor = cursor
                     while !cursor.done {
-                        // An empty write sends nothing (NIO frames no empty chunk) and returns
-                        // once the connection takes more.
-                        try await writer.write(ByteBuffer())
+                        try await taken(by: &writer, on: loop)
                         let read = try await blocking { [cursor] () throws -> (ByteBuffer, FoundPage.Cursor) in
                             var next = cursor
                             var piece: [UInt8] = []
@@ -359,7 +359,7 @@ public struct MirrorServer: Sendable {
     /// A file's bytes, read 64 KB at a time on the thread pool, the next once the connection
     /// has taken the last (see `replayed`): memory stays bounded whatever the file's size
     /// and however slowly the client reads. A HEAD request gets the headers alone.
-    private static func stream(_ served: ServedFiles.Served, head: Bool) -> Response {
+    private static func stream(_ served: ServedFiles.Served, head: Bool, loop: any EventLoop) -> Response {
         switch served {
         case let .answer(answer):
             return response(answer)
@@ -375,9 +375,7 @@ public struct MirrorServer: Sendable {
             let body = ResponseBody(contentLength: range.count) { writer in
                 var offset = range.lowerBound
                 while offset < range.upperBound {
-                    // An empty write sends nothing (NIO frames no empty chunk) and returns once
-                    // the connection takes more.
-                    try await writer.write(ByteBuffer())
+                    try await taken(by: &writer, on: loop)
                     let wanted = min(1 << 16, range.upperBound - offset)
                     let start = offset
                     let chunk = try await blocking { () throws -> [UInt8] in
@@ -393,6 +391,31 @@ public struct MirrorServer: Sendable {
             }
             return Response(status: .init(code: status), headers: fields, body: body)
         }
+    }
+}
+
+extension MirrorServer {
+    /// Returns once the connection has taken what was written to `writer` and will take
+    /// more. A write reaches the connection's event loop `loop` later, in order: once a task
+    /// submitted there has run, the writes before it have, and the writer knows whether the
+    /// connection is full; then an empty write (NIO frames no empty chunk: it sends nothing)
+    /// waits while it is. Without the hop, a busy event loop would let a response read its
+    /// next pieces before the last reached the connection, and hold them all.
+    static func taken(by writer: inout any ResponseBodyWriter, on loop: any EventLoop) async throws {
+        try await loop.submit {}.get()
+        try await writer.write(ByteBuffer())
+    }
+}
+
+/// What a request of `mirror serve` knows of its connection: Hummingbird's own, and the
+/// connection's event loop, which a streamed answer waits on between pieces.
+struct ServeContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    let eventLoop: any EventLoop
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        eventLoop = source.channel.eventLoop
     }
 }
 

@@ -39,7 +39,7 @@ public struct PageWalker: Sendable {
         self.parentID = parentID
         fetcher = PageFetcher(job: job, store: store, client: client,
                               sender: RetryingSender(job: job.name, retries: Self.pageRetries(job), rateLimit: job.rateLimit,
-                                                     limiter: limiter, policy: retry, logger: logger),
+                                                     limiter: limiter, policy: retry, logger: logger, clock: client.clock),
                               refresh: refresh, origin: job.origin)
     }
 

@@ -9,13 +9,18 @@ import Logging
 import MirrorTestSupport
 
 /// A fresh temporary folder for one test, with helpers to write job files, run them
-/// against a fixture server and read the resulting SQLite files.
-struct Harness {
+/// against a fixture server and read the resulting SQLite files. The folder is removed
+/// when the harness goes, at the end of the test's scope, however the test ends.
+final class Harness: Sendable {
     let folder: String
 
     init() throws {
         folder = NSTemporaryDirectory() + "mirror-test-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: folder)
     }
 
     var output: String { folder + "/cache" }
@@ -29,18 +34,21 @@ struct Harness {
     }
 
     /// Loads and runs a job file; the output folder is `output` unless the file sets one.
+    /// Its requests, downloads and retries read `clock`.
     func run(_ yaml: String, server: FixtureServer, maxPages: Int? = nil, jobs: [String] = [],
              environment: [String: String] = [:], refresh: Bool = false,
-             limiter: RateLimiter = RateLimiter(), pagesAhead: Int? = nil) async throws -> RunSummary {
+             limiter: RateLimiter = RateLimiter(), pagesAhead: Int? = nil, clock: RunClock = .continuous,
+             retry: RetryPolicy = RetryPolicy(baseDelay: 0.01), maxTime: Duration? = nil) async throws -> RunSummary {
         let file = try load(yaml, server: server, environment: environment)
         var options = Runner.Options()
         options.output = output
         options.maxPages = maxPages
         options.jobs = jobs
         options.refresh = refresh
-        options.retry = RetryPolicy(baseDelay: 0.01)
+        options.retry = retry
+        options.maxTime = maxTime
         if let pagesAhead { options.pagesAhead = pagesAhead }
-        return try await Runner(client: HTTPClient(), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
+        return try await Runner(client: HTTPClient(clock: clock), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
                                 limiter: limiter)
             .run([file], options: options)
     }
