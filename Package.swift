@@ -66,6 +66,16 @@ let package = Package(
             ]
         ),
         .target(
+            name: "MirrorWalk",
+            dependencies: [
+                "MirrorJSON",
+                "MirrorModel",
+                "MirrorHTTP",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .target(
             name: "MirrorCore",
             dependencies: [
                 "MirrorJSON",
@@ -74,6 +84,7 @@ let package = Package(
                 "MirrorStore",
                 "MirrorJobFile",
                 "MirrorDownload",
+                "MirrorWalk",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -100,6 +111,7 @@ let package = Package(
                 "MirrorStore",
                 "MirrorJobFile",
                 "MirrorDownload",
+                "MirrorWalk",
                 "MirrorCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -124,6 +136,7 @@ let package = Package(
                 "MirrorStore",
                 "MirrorJobFile",
                 "MirrorDownload",
+                "MirrorWalk",
                 "MirrorCore",
                 "MirrorTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -139,7 +152,7 @@ let package = Package(
         ),
         .testTarget(
             name: "mirrorTests",
-            dependencies: ["MirrorJSON", "MirrorModel", "MirrorHTTP", "MirrorStore", "MirrorJobFile", "MirrorDownload", "MirrorCore", "MirrorTestSupport"]
+            dependencies: ["MirrorJSON", "MirrorModel", "MirrorHTTP", "MirrorStore", "MirrorJobFile", "MirrorDownload", "MirrorWalk", "MirrorCore", "MirrorTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

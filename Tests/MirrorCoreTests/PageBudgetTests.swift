@@ -3,6 +3,7 @@
 @testable import MirrorJobFile
 @testable import MirrorModel
 import MirrorTestSupport
+@testable import MirrorWalk
 import Synchronization
 import Testing
 

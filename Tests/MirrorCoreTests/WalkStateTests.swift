@@ -3,6 +3,7 @@ import Foundation
 @testable import MirrorHTTP
 @testable import MirrorJSON
 @testable import MirrorModel
+@testable import MirrorWalk
 import Testing
 
 /// The walk's decisions without a server, a store or a clock: responses are read by the

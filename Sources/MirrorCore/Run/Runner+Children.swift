@@ -4,6 +4,7 @@ import MirrorDownload
 import MirrorJSON
 import MirrorModel
 import MirrorStore
+import MirrorWalk
 
 /// A child job's parent (`parent`): its spec and the store of its database.
 struct Family: Sendable {

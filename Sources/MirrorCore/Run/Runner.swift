@@ -5,6 +5,7 @@ import MirrorHTTP
 import MirrorJobFile
 import MirrorModel
 import MirrorStore
+import MirrorWalk
 
 /// A usage problem found before anything is fetched (exit 2).
 public struct UsageError: Error, Sendable, CustomStringConvertible {

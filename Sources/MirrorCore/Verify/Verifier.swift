@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import MirrorHTTP
 import MirrorModel
+import MirrorWalk
 import Synchronization
 
 /// One thing wrong with an API's page walk.

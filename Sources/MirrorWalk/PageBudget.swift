@@ -8,12 +8,12 @@ import Synchronization
 /// Bytes are counted from a body's first chunk until the walk stores the page or drops
 /// it. With small pages it never binds; with pages of tens of megabytes, it keeps one
 /// or two of them in memory instead of `concurrency` of them.
-final class PageBudget: Sendable {
+package final class PageBudget: Sendable {
     /// Bytes of pages ahead of the one stored next. A parsed page costs up to twice its
     /// response (tiny records: 16 bytes of bookkeeping each).
-    static let defaultLimit = 64 << 20
+    package static let defaultLimit = 64 << 20
 
-    let limit: Int
+    package let limit: Int
 
     private struct Waiter {
         let id: Int
@@ -59,14 +59,14 @@ final class PageBudget: Sendable {
 
     private let state: Mutex<State>
 
-    init(head: Int, limit: Int = PageBudget.defaultLimit) {
+    package init(head: Int, limit: Int = PageBudget.defaultLimit) {
         self.limit = limit
         state = Mutex(State(head: head))
     }
 
     /// Counts `bytes` more of `page`'s response, waiting while pages ahead hold too much.
     /// Throws `CancellationError` if the task is cancelled while it waits.
-    func take(_ bytes: Int, for page: Int) async throws {
+    package func take(_ bytes: Int, for page: Int) async throws {
         let limit = limit
         let granted = state.withLock { state in
             guard state.waiters.isEmpty || state.head == page, state.admits(page, bytes, limit: limit) else { return false }
@@ -105,10 +105,10 @@ final class PageBudget: Sendable {
     }
 
     /// Requests waiting for bytes.
-    var waiting: Int { state.withLock { $0.waiters.count } }
+    package var waiting: Int { state.withLock { $0.waiters.count } }
 
     /// The walk stores or drops `page`: its bytes are free.
-    func release(_ page: Int) {
+    package func release(_ page: Int) {
         let limit = limit
         let woken = state.withLock { state in
             if let bytes = state.held.removeValue(forKey: page), page != state.head {

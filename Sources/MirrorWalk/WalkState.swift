@@ -5,52 +5,52 @@ import MirrorModel
 /// One page's request: its `{page}` value, its URL and its cursor (which may travel in a
 /// POST body rather than the URL). `whole` asks for the page without its stored copy.
 struct PageTarget: Hashable, Sendable {
-    let page: Int
-    let url: RedactedURL
-    let cursor: ExactText?
+    package let page: Int
+    package let url: RedactedURL
+    package let cursor: ExactText?
     /// The cursor was a JSON number in the response that gave it.
-    var cursorIsNumber = false
-    var whole = false
+    package var cursorIsNumber = false
+    package var whole = false
 }
 
 /// A served page the walk stores, and where the walk goes after it: decided before the
 /// commit, so that the checkpoint written with the page says it.
 struct PageStep: Sendable {
-    let target: PageTarget
-    let served: ServedPage
+    package let target: PageTarget
+    package let served: ServedPage
     /// The stop condition this page meets, if any.
-    let stop: StopReason?
+    package let stop: StopReason?
     /// A cursor or next URL seen before: the walk fails once this page is stored.
-    let loop: String?
+    package let loop: String?
     /// The next request, when the walk goes on.
-    let next: PageTarget?
+    package let next: PageTarget?
     /// The next URL or the next cursor the response gave (`next`).
     let followURL: RedactedURL?
     let followCursor: String?
     /// The checkpoint: the `{page}` value, next URL and cursor fetched next, secrets
     /// written `${NAME}` (or masked, and then the walk cannot resume from them).
-    let nextPage: Int?
-    let nextURL: String?
-    let nextCursor: String?
+    package let nextPage: Int?
+    package let nextURL: String?
+    package let nextCursor: String?
     /// The next cursor was a JSON number.
-    let nextCursorIsNumber: Bool
+    package let nextCursorIsNumber: Bool
 }
 
 /// Where a job's walk is, and what it does with each page served to it: the walk's
 /// decisions, without I/O, clocks or tasks. `PageWalker` fetches and stores; this says
 /// which page comes next, what a response announces, when the walk stops and why.
 struct WalkState {
-    let job: JobSpec
-    let maxPages: Int?
-    private(set) var result = WalkResult()
+    package let job: JobSpec
+    package let maxPages: Int?
+    package private(set) var result = WalkResult()
     /// The `{page}` value of the page stored next.
-    private(set) var page: Int
+    package private(set) var page: Int
     private var cursor: String?
     /// The cursor came as a JSON number (not known for one read from a checkpoint).
     private var cursorIsNumber = false
     private var nextURL: RedactedURL?
     /// The position of the next record stored.
-    private(set) var position: Int
+    package private(set) var position: Int
     /// Cursors and next URLs met so far, byte for byte: one met twice is a loop.
     private var seen: Set<ExactText> = []
     /// Configured `stop` and `downloads` paths some response of the walk held.
@@ -67,9 +67,9 @@ struct WalkState {
     /// A replayed page whose records are gone is fetched again, whole.
     private var fetchWhole: RedactedURL?
     /// Neither `{page}` nor `next`: one request.
-    let singlePage: Bool
+    package let singlePage: Bool
 
-    init(job: JobSpec, start: WalkStart, maxPages: Int?) {
+    package init(job: JobSpec, start: WalkStart, maxPages: Int?) {
         self.job = job
         self.maxPages = maxPages
         page = start.page ?? job.pages.from
@@ -125,13 +125,13 @@ struct WalkState {
         PageTarget(page: page, url: job.url.url(page: page, cursor: nil, redactor: job.redactor), cursor: nil)
     }
 
-    mutating func fetched(retries: Int) {
+    package mutating func fetched(retries: Int) {
         result.retries += retries
     }
 
     /// Reads what the page stored next came to: the walk ends here without storing it (a
     /// `stop.status`, an empty page), or it stores it and goes on as the step says.
-    mutating func decide(_ fetched: Fetched, for target: PageTarget) -> PageStep? {
+    package mutating func decide(_ fetched: Fetched, for target: PageTarget) -> PageStep? {
         let served: ServedPage
         switch fetched {
         case let .stopStatus(status):
@@ -242,7 +242,7 @@ struct WalkState {
     }
 
     /// The step's page was stored: counts it; true when the walk ends with it.
-    mutating func stored(_ step: PageStep, counts: CommitCounts) -> Bool {
+    package mutating func stored(_ step: PageStep, counts: CommitCounts) -> Bool {
         let served = step.served
         result.count(served)
         position += served.recordCount
@@ -288,7 +288,7 @@ struct WalkState {
 
     /// The walk is over: the `stop` paths no response held and the `downloads` paths no
     /// stored record held are noted, when responses were read and records stored.
-    mutating func finish() {
+    package mutating func finish() {
         guard result.pagesFetched > 0 else { return }
         for path in [job.stop.lastPage, job.stop.pages, job.stop.total].compactMap({ $0 })
             where !stopPathsFound.contains(path.description) {
@@ -303,7 +303,7 @@ struct WalkState {
     }
 
     /// A response failed the walk: nothing of it is stored.
-    mutating func fail(_ fault: PageFault) {
+    package mutating func fail(_ fault: PageFault) {
         // What went wrong may quote the server or the client library: mask any secret in it.
         let problem = job.redactor.redact(fault.problem)
         result.failure = PageFailure(page: page, method: job.method.rawValue, url: fault.url.shortDescription,
@@ -319,7 +319,7 @@ struct WalkState {
 
     /// The walk was cancelled: a signal stopped the run. The page being stored, if any,
     /// was stored whole or not at all; the next run resumes after the last one stored.
-    mutating func cancel() {
+    package mutating func cancel() {
         result.stop = .interrupted
         result.error = "job '\(job.name)': interrupted at page \(page); \(keptText)"
     }

@@ -4,24 +4,23 @@
 ///
 /// It keeps 16 bytes per record and a table of 4-byte slots for the dedupe, so that the
 /// memory of a page of millions of tiny records stays a small multiple of its text.
-import MirrorJobFile
 import MirrorJSON
 import MirrorModel
 
 struct RecordCollector {
     struct Collected {
-        let records: PageRecords
-        let elementCount: Int
-        let rejected: [RejectedRecord]
-        let repeated: [RepeatedID]
+        package let records: PageRecords
+        package let elementCount: Int
+        package let rejected: [RejectedRecord]
+        package let repeated: [RepeatedID]
     }
 
     let idPath: JSONPath
-    let page: Int
+    package let page: Int
 
     /// Reads `list`: an array (folded or not: only its text is read), `null` (no
     /// records), or an object (one record).
-    func collect(_ list: JSONValue) -> Collected {
+    package func collect(_ list: JSONValue) -> Collected {
         let document = list.document
         let array = list.byteRange
         var entries: [PageRecords.Entry] = []
@@ -174,7 +173,7 @@ struct IDTable {
     private var slots: [Int32]
     private let mask: Int
 
-    init(count: Int) {
+    package init(count: Int) {
         var capacity = 16
         while capacity < 2 * count { capacity <<= 1 }
         slots = Array(repeating: -1, count: capacity)
@@ -183,7 +182,7 @@ struct IDTable {
 
     /// Puts `index` in the set. If an index with the same id was there, it is replaced
     /// and returned.
-    mutating func insert(_ index: Int32, hash: Int, matching: (Int32) -> Bool) -> Int32? {
+    package mutating func insert(_ index: Int32, hash: Int, matching: (Int32) -> Bool) -> Int32? {
         var slot = hash & mask
         while true {
             let occupant = slots[slot]

@@ -12,17 +12,17 @@ import MirrorModel
 /// walk cancels every request in flight, and no request outlives the walk.
 public struct PageWalker: Sendable {
     public let job: JobSpec
-    let store: any PageStore
+    package let store: any PageStore
     let fetcher: PageFetcher
-    let maxPages: Int?
-    let logger: Logger
-    let progress: ProgressHandler?
+    package let maxPages: Int?
+    package let logger: Logger
+    package let progress: ProgressHandler?
     /// Takes the files of each stored page.
-    let downloader: (any FileQueue)?
+    package let downloader: (any FileQueue)?
     /// Response bytes held for pages ahead of the one stored next (see `PageBudget`).
-    let pagesAhead: Int
+    package let pagesAhead: Int
     /// A child job's walk: the parent record it is for (see `PageCommit.parentID`).
-    let parentID: String?
+    package let parentID: String?
 
     package init(job: JobSpec, store: any PageStore, client: HTTPClient, maxPages: Int?, refresh: Bool = false,
                 retry: RetryPolicy, limiter: RateLimiter, logger: Logger, progress: ProgressHandler? = nil,

@@ -7,20 +7,20 @@ import MirrorModel
 /// from the API (with the stored copy's validators, so that a 304 replays it), read into
 /// records. Nothing is stored here.
 struct PageFetcher: Sendable {
-    let job: JobSpec
-    let store: any PageStore
-    let client: HTTPClient
-    let sender: RetryingSender
+    package let job: JobSpec
+    package let store: any PageStore
+    package let client: HTTPClient
+    package let sender: RetryingSender
     /// Ignore `refresh_after` and send no validators: every page is fetched whole.
-    let refresh: Bool
+    package let refresh: Bool
     /// The job's own origin: pages on another get no secret (see `JobSpec.origin`).
-    let origin: Origin?
+    package let origin: Origin?
 
     /// Requests one page of `target` (retrying as the job says) and reads it. Unless the
     /// target asks for the page whole, a page fetched within `refresh_after` is not
     /// requested, and the stored validators are sent so that a 304 replays the stored copy.
     /// The response bytes of pages ahead of the one stored next are counted in `budget`.
-    func fetch(_ target: PageTarget, budget: PageBudget? = nil) async -> FetchOutcome {
+    package func fetch(_ target: PageTarget, budget: PageBudget? = nil) async -> FetchOutcome {
         // Every page of a scroll walk has the same request, and pages told apart by a header
         // share their URL and body: no stored copy stands for one of them.
         let url = target.url, page = target.page, cursor = target.cursor?.text

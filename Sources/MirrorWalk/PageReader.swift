@@ -1,6 +1,5 @@
 import Foundation
 import MirrorHTTP
-import MirrorJobFile
 import MirrorJSON
 import MirrorModel
 import NIOHTTP1
@@ -8,10 +7,10 @@ import NIOHTTP1
 /// Reads one final response: a clean stop (`stop.status`), a parsed page, or a fault
 /// saying why nothing of it may be stored. Pure: bytes in, records out.
 struct PageReader: Sendable {
-    let job: JobSpec
+    package let job: JobSpec
 
     /// Turns a final response into a parsed page, a clean stop or a fault.
-    func read(_ response: HTTPResponse, url: RedactedURL, page: Int, requestBody: String) -> Result<Fetched, PageFault> {
+    package func read(_ response: HTTPResponse, url: RedactedURL, page: Int, requestBody: String) -> Result<Fetched, PageFault> {
         if job.stop.statuses.contains(response.status) {
             return .success(.stopStatus(response.status))
         }
@@ -66,20 +65,20 @@ struct PageReader: Sendable {
     }
 
     struct ParsedPage: Sendable {
-        let document: JSONDocument
-        let envelope: PageEnvelope
-        let elementCount: Int
-        let records: PageRecords
-        let rejected: [RejectedRecord]
-        let repeated: [RepeatedID]
-        let files: [RedactedURL]
+        package let document: JSONDocument
+        package let envelope: PageEnvelope
+        package let elementCount: Int
+        package let records: PageRecords
+        package let rejected: [RejectedRecord]
+        package let repeated: [RepeatedID]
+        package let files: [RedactedURL]
         /// Indexes into `downloads` of the paths some stored record holds.
-        let downloadsFound: Set<Int>
+        package let downloadsFound: Set<Int>
         /// Ids of the records marked deleted (`deleted`): not among `records`.
-        let deleted: [String]
+        package let deleted: [String]
         /// The highest and lowest values of the `incremental` path among the page's records.
-        let highest: SinceValue?
-        let lowest: SinceValue?
+        package let highest: SinceValue?
+        package let lowest: SinceValue?
     }
 
     /// The `next` and `has_more` paths `document` lacks where that looks like a mistake in
@@ -117,7 +116,7 @@ struct PageReader: Sendable {
     }
 
     /// The configured `stop` paths `document` holds.
-    func stopPathsFound(_ document: JSONDocument) -> Set<String> {
+    package func stopPathsFound(_ document: JSONDocument) -> Set<String> {
         Set([job.stop.lastPage, job.stop.pages, job.stop.total].compactMap { $0 }
             .filter { document.root.value(at: $0) != nil }.map(\.description))
     }
@@ -125,7 +124,7 @@ struct PageReader: Sendable {
     /// Parses the response's body (taken from it, and compacted in place) and reads its
     /// records. The records array is folded (see `JSONDocument`): each record is parsed
     /// on its own when its id is read, and only the record's place is kept.
-    func parse(_ response: HTTPResponse, url: RedactedURL, page: Int) throws -> ParsedPage {
+    package func parse(_ response: HTTPResponse, url: RedactedURL, page: Int) throws -> ParsedPage {
         let html = Self.looksLikeHTML(response)
         let document: JSONDocument
         do {
@@ -164,16 +163,16 @@ struct PageReader: Sendable {
     /// once, and only then).
     struct RecordFacts {
         /// The records to store: those not marked deleted.
-        var kept: PageRecords
+        package var kept: PageRecords
         /// Ids of the records marked deleted (`deleted`).
-        var deleted: [String] = []
+        package var deleted: [String] = []
         /// The highest and lowest values of the `incremental` path among all the records.
-        var highest: SinceValue?
-        var lowest: SinceValue?
+        package var highest: SinceValue?
+        package var lowest: SinceValue?
         /// The files the kept records point to (`downloads`), each once, in record order.
-        var files: [RedactedURL] = []
+        package var files: [RedactedURL] = []
         /// Indexes into `downloads` of the paths some kept record holds.
-        var downloadsFound: Set<Int> = []
+        package var downloadsFound: Set<Int> = []
     }
 
     func facts(of records: PageRecords) -> RecordFacts {
@@ -239,7 +238,7 @@ struct PageReader: Sendable {
     }
 
     /// Whether the next cursor the response gives is a JSON number.
-    static func cursorIsNumber(_ next: JobSpec.Next?, document: JSONDocument) -> Bool {
+    package static func cursorIsNumber(_ next: JobSpec.Next?, document: JSONDocument) -> Bool {
         switch next {
         case let .path(path)?, let .cursor(path)?, let .scroll(path, _)?: return document.root.value(at: path)?.kind == .number
         default: return false
@@ -247,7 +246,7 @@ struct PageReader: Sendable {
     }
 
     /// A next value as a URL (absolute, or relative and resolved against `base`) or a cursor.
-    static func classify(_ text: String, base: String) -> NextTarget {
+    package static func classify(_ text: String, base: String) -> NextTarget {
         let lower = text.prefix(8).lowercased()
         if lower.hasPrefix("http://") || lower.hasPrefix("https://") { return .url(text) }
         if text.hasPrefix("/") || text.hasPrefix("?") || text.hasPrefix("./") || text.hasPrefix("../") {

@@ -5,8 +5,8 @@
 /// flight; and none starts `2·width` pages or more past the page being stored, so that the
 /// responses waiting to be stored stay few. Only bookkeeping: the walker makes the requests.
 struct PageWindow {
-    let width: Int
-    let step: Int
+    package let width: Int
+    package let step: Int
     /// Whether an arriving response starts the request `width` pages on. With one request
     /// at a time, the next starts only once the walk has seen this response: none is made
     /// past the end.
@@ -20,7 +20,7 @@ struct PageWindow {
     /// Page values requested and not yet handed to the walk.
     private var open: Set<Int> = []
 
-    init(width: Int, step: Int, head: Int, limit: Int) {
+    package init(width: Int, step: Int, head: Int, limit: Int) {
         self.width = width
         self.step = step
         self.head = head
@@ -40,7 +40,7 @@ struct PageWindow {
 
     /// Whether `target` is to be requested: not requested already, not past the limit or
     /// the announced last page. A page to request is marked open.
-    mutating func claim(_ target: Int) -> Int? {
+    package mutating func claim(_ target: Int) -> Int? {
         guard !open.contains(target), target <= limit, target <= (announced ?? .max) else { return nil }
         open.insert(target)
         return target
@@ -48,7 +48,7 @@ struct PageWindow {
 
     /// The response for `page` arrived: the request `width` pages further on, if it is
     /// to be made now (within `2·width` pages of the page being stored).
-    mutating func arrived(_ page: Int, announcing last: Int?) -> Int? {
+    package mutating func arrived(_ page: Int, announcing last: Int?) -> Int? {
         if let last { announced = last }
         guard chained else { return nil }
         return successor(of: page).flatMap { claim($0) }
@@ -62,11 +62,11 @@ struct PageWindow {
     }
 
     /// The walk took the response for `page`.
-    mutating func take(_ page: Int) {
+    package mutating func take(_ page: Int) {
         open.remove(page)
     }
 
-    mutating func announce(_ last: Int) {
+    package mutating func announce(_ last: Int) {
         announced = last
     }
 
