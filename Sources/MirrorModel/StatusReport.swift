@@ -1,0 +1,145 @@
+/// What `mirror status` shows: every table of an output folder and each job's last run.
+public struct StatusReport: Sendable, Codable, Equatable {
+    public struct Table: Sendable, Codable, Equatable {
+        public var database: String
+        public var table: String
+        public var records: Int
+        public var accounts: Int
+
+        package init(
+            database: String,
+            table: String,
+            records: Int,
+            accounts: Int
+        ) {
+            self.database = database
+            self.table = table
+            self.records = records
+            self.accounts = accounts
+        }
+    }
+
+    public struct Files: Sendable, Codable, Equatable {
+        /// On disk.
+        public var downloaded: Int
+        public var bytes: Int
+        /// Tried and not got (retried by the next run), or refused.
+        public var failed: Int
+        /// Not tried yet.
+        public var pending: Int
+
+        package init(
+            downloaded: Int,
+            bytes: Int,
+            failed: Int,
+            pending: Int
+        ) {
+            self.downloaded = downloaded
+            self.bytes = bytes
+            self.failed = failed
+            self.pending = pending
+        }
+    }
+
+    public struct Job: Sendable, Codable, Equatable {
+        public var job: String
+        public var account: String
+        public var table: String
+        public var database: String
+        /// The outcome of its last run, as `--report` writes it.
+        public var lastRun: JobOutcome?
+        /// The job's downloads as they stand, for a job that has any.
+        public var files: Files?
+        /// When the last successful run finished, if any.
+        public var lastSuccess: String?
+        public var stale: Bool
+        /// For an incremental job: the `{since}` its last walk used, and the highest value
+        /// of its incremental path stored (from which the next walk's is taken).
+        public var since: String?
+        public var highWater: String?
+        public var highWaterPath: String?
+        /// For a child job (`parent`): parent records queued for it and not walked yet,
+        /// and those whose walk failed (walked again by the next run).
+        public var parentsPending: Int?
+        public var parentsFailed: Int?
+
+        package init(
+            job: String,
+            account: String,
+            table: String,
+            database: String,
+            lastRun: JobOutcome? = nil,
+            files: Files? = nil,
+            lastSuccess: String? = nil,
+            stale: Bool,
+            since: String? = nil,
+            highWater: String? = nil,
+            highWaterPath: String? = nil,
+            parentsPending: Int? = nil,
+            parentsFailed: Int? = nil
+        ) {
+            self.job = job
+            self.account = account
+            self.table = table
+            self.database = database
+            self.lastRun = lastRun
+            self.files = files
+            self.lastSuccess = lastSuccess
+            self.stale = stale
+            self.since = since
+            self.highWater = highWater
+            self.highWaterPath = highWaterPath
+            self.parentsPending = parentsPending
+            self.parentsFailed = parentsFailed
+        }
+    }
+
+    public var output: String
+    public var tables: [Table]
+    public var jobs: [Job]
+
+    package init(output: String, tables: [Table], jobs: [Job]) {
+        self.output = output
+        self.tables = tables
+        self.jobs = jobs
+    }
+}
+
+extension StatusReport {
+    /// The human-readable form.
+    public var text: String {
+        var lines = ["output: \(output)"]
+        if tables.isEmpty { lines.append("no tables yet") }
+        for table in tables {
+            lines.append("table \(table.table) (\(table.database)): \(table.records) records, \(table.accounts) \(table.accounts == 1 ? "account" : "accounts")")
+        }
+        for job in jobs {
+            let account = job.account.isEmpty ? "" : " [account \(job.account)]"
+            let stale = job.stale ? ", STALE" : ""
+            if let run = job.lastRun {
+                var line = "job \(job.job)\(account): last run \(run.finishedAt) \(run.status.rawValue), \(run.pages.total) pages, "
+                    + "\(run.records.new) new, \(run.records.updated) updated, \(run.records.unchanged) unchanged, "
+                    + (run.records.deleted > 0 ? "\(run.records.deleted) deleted, " : "")
+                    + "stopped: \(run.stopReason)\(stale)"
+                if let files = job.files {
+                    line += "\n  files: \(files.downloaded) downloaded (\(ByteSize.approximate(files.bytes))), "
+                        + "\(files.failed) failed, \(files.pending) pending"
+                }
+                if job.since != nil || job.highWater != nil {
+                    line += "\n  since: \(job.since ?? "(empty)")"
+                    if let path = job.highWaterPath {
+                        line += ", highest \(path) stored: \(job.highWater ?? "none")"
+                    }
+                }
+                if let pending = job.parentsPending, let failed = job.parentsFailed {
+                    line += "\n  parents: \(pending) pending, \(failed) failed"
+                }
+                if let error = run.error { line += "\n  error: \(error)" }
+                lines.append(line)
+            } else {
+                lines.append("job \(job.job)\(account): never run\(stale)")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+}
