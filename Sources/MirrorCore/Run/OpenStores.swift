@@ -9,16 +9,28 @@ import Synchronization
 final class OpenStores: Sendable {
     private let stores = Mutex<[String: (store: TableStore, users: Int)]>([:])
 
-    /// The store of the database at `path`, opened unless a running job has it open.
+    /// The store of the database at `path`, opened unless a running job has it open. The
+    /// database is opened and migrated outside the lock, so a job taking another database
+    /// never waits for it; two jobs that open one file at the same moment both open it, and
+    /// the second to finish joins the first's store and drops its own.
     func take(_ path: String) throws -> TableStore {
-        try stores.withLock { stores in
+        if let open = join(path) { return open }
+        let opened = try TableStore(path: path)
+        return stores.withLock { stores in
             if let open = stores[path] {
                 stores[path] = (open.store, open.users + 1)
                 return open.store
             }
-            let store = try TableStore(path: path)
-            stores[path] = (store, 1)
-            return store
+            stores[path] = (opened, 1)
+            return opened
+        }
+    }
+
+    private func join(_ path: String) -> TableStore? {
+        stores.withLock { stores in
+            guard let open = stores[path] else { return nil }
+            stores[path] = (open.store, open.users + 1)
+            return open.store
         }
     }
 
