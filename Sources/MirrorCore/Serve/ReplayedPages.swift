@@ -82,10 +82,7 @@ public struct ReplayedPages: Sendable {
             }
             if !named { headers.append(("Link", "<\(origin)\(target)>; rel=\"next\"")) }
         }
-        if let ifNoneMatch, ifNoneMatch.split(separator: ",").contains(where: {
-            let tag = $0.trimmingCharacters(in: .whitespaces)
-            return tag == etag || tag == "W/" + etag || tag == "*"
-        }) {
+        if EntityTags.match(ifNoneMatch, etag) {
             page.finish()
             return .whole(ReadAPI.Answer(status: 304, body: [], headers: headers.filter { $0.0 != "content-type" }))
         }

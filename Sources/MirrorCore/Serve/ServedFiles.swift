@@ -54,8 +54,7 @@ public struct ServedFiles: Sendable {
         var headers: [(String, String)] = [("ETag", etag), ("Accept-Ranges", "bytes"),
                                            ("Content-Type", entry.contentType ?? "application/octet-stream"),
                                            ("X-Content-Type-Options", "nosniff"), ("Content-Security-Policy", "sandbox")]
-        if let ifNoneMatch, ifNoneMatch.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag
-            || $0.trimmingCharacters(in: .whitespaces) == "*" }) {
+        if EntityTags.match(ifNoneMatch, etag) {
             var answer = ReadAPI.Answer(status: 304, body: [])
             answer.headers = headers.filter { $0.0 != "Content-Type" }
             return .answer(answer)
