@@ -24,7 +24,7 @@ LOG=.build/install.log
     exit 1
 }
 
-echo "install: building mirror (release, Swift runtime linked in): about 7 minutes on 2 cores the first time; log: $LOG"
+echo "install: building mirror (release, Swift runtime linked in): about 13 minutes on 2 cores the first time; log: $LOG"
 build=(swift build -c release --product mirror --static-swift-stdlib)
 if ! "${build[@]}" >"$LOG" 2>&1; then
     tail -n 30 "$LOG" >&2
