@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import MirrorHTTP
 import MirrorModel
+import ServiceLifecycle
 import Synchronization
 
 /// Fetches the files a job's records point to, up to `download_concurrency` at once,
@@ -11,8 +12,6 @@ public final class Downloader: FileQueue {
         /// URLs queued in this run.
         let queued = Mutex(Set<String>())
         let summary = Mutex(DownloadSummary())
-        /// Outcomes not recorded in `_mirror_files` yet: written a batch at a time.
-        let unrecorded = Mutex<[FileOutcome]>([])
     }
 
     /// Outcomes recorded in one transaction: one write per file would cost a transaction each.
@@ -27,7 +26,9 @@ public final class Downloader: FileQueue {
 
     /// Runs `body` with a downloader for `job`. The files of the pages `body` stores are
     /// fetched by a child task while it runs; when this returns, every one has ended, or,
-    /// if the task was cancelled, been abandoned with nothing left in place.
+    /// if a graceful stop came (`GracefulStop`) or the task was cancelled, been abandoned with
+    /// nothing left in place. What ended is recorded in `store` a batch at a time by a task
+    /// of its own, which a stop does not cut: the files on disk are all in the index.
     /// `onChange` is called with the summary after every file.
     package static func with<T: Sendable>(
         job: JobSpec, store: any FileIndex, output: String, client: HTTPClient, limiter: RateLimiter, retry: RetryPolicy,
@@ -43,9 +44,8 @@ public final class Downloader: FileQueue {
                                   logger: logger, origin: job.origin,
                                   plainHeaders: job.headers.filter { !$0.value.holdsSecret }, folders: FileFolders(output: output))
         let state = downloader.state
-        // Counts each file as it ends, from its own task, so that progress moves between
-        // pages; records it with the next batch.
-        let settle: @Sendable (FileOutcome) -> [FileOutcome] = { outcome in
+        // Counts each file as it ends, from its own task, so that progress moves between pages.
+        let settle: @Sendable (FileOutcome) -> Void = { outcome in
             let summary = state.summary.withLock { summary in
                 switch outcome.status {
                 case .ok:
@@ -57,12 +57,6 @@ public final class Downloader: FileQueue {
                 return summary
             }
             onChange?(summary)
-            return state.unrecorded.withLock { unrecorded in
-                unrecorded.append(outcome)
-                guard unrecorded.count >= recordBatch else { return [] }
-                defer { unrecorded.removeAll(keepingCapacity: true) }
-                return unrecorded
-            }
         }
         let record: @Sendable ([FileOutcome]) async -> Void = { batch in
             do {
@@ -71,33 +65,45 @@ public final class Downloader: FileQueue {
                 logger.error("cannot record downloads", metadata: ["job": "\(job.name)", "error": "\(error)"])
             }
         }
+        let (ended, endings) = AsyncStream.makeStream(of: FileOutcome.self)
         let width = job.downloadConcurrency
         return await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                // Starts each queued URL as soon as fewer than `width` are in flight.
-                await withTaskGroup(of: Void.self) { files in
-                    var running = 0
-                    for await url in stream {
-                        if running >= width {
-                            await files.next()
-                            running -= 1
+                var batch: [FileOutcome] = []
+                batch.reserveCapacity(recordBatch)
+                for await outcome in ended {
+                    batch.append(outcome)
+                    guard batch.count >= recordBatch else { continue }
+                    await record(batch)
+                    batch.removeAll(keepingCapacity: true)
+                }
+                if !batch.isEmpty { await record(batch) }
+            }
+            group.addTask {
+                // Starts each queued URL as soon as fewer than `width` are in flight; a stop
+                // cancels those in flight and starts no other.
+                await cancelWhenGracefulShutdown {
+                    await withTaskGroup(of: Void.self) { files in
+                        var running = 0
+                        for await url in stream {
+                            if running >= width {
+                                await files.next()
+                                running -= 1
+                            }
+                            files.addTask {
+                                guard let outcome = await fetcher.fetch(url) else { return }
+                                settle(outcome)
+                                endings.yield(outcome)
+                            }
+                            running += 1
                         }
-                        files.addTask {
-                            if let outcome = await fetcher.fetch(url) { await record(settle(outcome)) }
-                        }
-                        running += 1
                     }
                 }
+                endings.finish()
             }
             let value = await body(downloader)
             continuation.finish()
             await group.waitForAll()
-            // The last batch is recorded even when the run was interrupted: those files are on disk.
-            let rest = state.unrecorded.withLock { unrecorded in
-                defer { unrecorded.removeAll() }
-                return unrecorded
-            }
-            await Task { await record(rest) }.value
             return (value, downloader.summary)
         }
     }

@@ -239,13 +239,16 @@ public struct RunSummary: Sendable {
     public var interrupted = false
     /// `--max-time` stopped the run.
     public var timedOut = false
+    /// The signal that stopped the run, if one did: the process exits with 128 + it.
+    public var signal: Int32?
 
     public var allSucceeded: Bool { jobs.allSatisfy(\.succeeded) }
 
-    public init(jobs: [JobOutcome], interrupted: Bool = false, timedOut: Bool = false) {
+    public init(jobs: [JobOutcome], interrupted: Bool = false, timedOut: Bool = false, signal: Int32? = nil) {
         self.jobs = jobs
         self.interrupted = interrupted
         self.timedOut = timedOut
+        self.signal = signal
     }
 
     public var text: String {

@@ -61,22 +61,19 @@ struct RunCommand: AsyncParsableCommand {
         options.parallel = parallel
         options.output = output
         options.maxTime = maxTime.flatMap(Self.limit)
+        options.signals = .process
         let startedAt = Timestamp.string(Date())
         var progress: ProgressHandler?
         if let display {
             progress = { display.update($0) }
         }
-        let runner = Runner(client: HTTPClient(), logger: logger, progress: progress)
-        let chosen = options
-        let (summary, signal) = try await GracefulStop.run {
-            try await runner.run(loaded, options: chosen)
-        }
+        let summary = try await Runner(client: HTTPClient(), logger: logger, progress: progress).run(loaded, options: options)
         display?.finish()
         // The report first: it is written even when stdout cannot be.
         if let report {
             do {
                 try RunReport(summary: summary, startedAt: startedAt, finishedAt: Timestamp.string(Date()),
-                              signal: signal).write(to: report)
+                              signal: summary.signal).write(to: report)
             } catch {
                 printError("error: cannot write the report '\(report)': \(error)")
                 throw ExitCode(1)
@@ -86,7 +83,7 @@ struct RunCommand: AsyncParsableCommand {
         let shown = quiet ? summary.jobs.filter { !$0.succeeded } : summary.jobs
         let text = shown.flatMap(\.summaryLines).joined(separator: "\n")
         if !text.isEmpty { try printOut(text) }
-        if let signal { throw Interrupted(signal: signal) }
+        if let signal = summary.signal { throw Interrupted(signal: signal) }
         if summary.timedOut {
             printError("error: --max-time \(maxTime ?? "") reached: the run stopped; the next run resumes where it did")
             throw ExitCode(1)

@@ -51,7 +51,7 @@ struct SnapshotCommand: AsyncParsableCommand {
         options.compactChangesBefore = compactChangesBefore
         let writer = SnapshotWriter(options: options)
         let started = Date()
-        let (result, signal) = try await GracefulStop.run {
+        let (result, stop) = try await GracefulStop.run(.process) {
             do {
                 return Result<SnapshotWriter.Written, any Error>.success(try await writer.write())
             } catch {
@@ -66,7 +66,7 @@ struct SnapshotCommand: AsyncParsableCommand {
             printError("error: \(failure)")
             throw ExitCode(3)
         } catch {
-            if let signal { throw Interrupted(signal: signal) }
+            if let signal = stop?.signal { throw Interrupted(signal: signal) }
             printError("error: \(error)")
             throw ExitCode(1)
         }

@@ -11,7 +11,9 @@ struct VerifyCommand: AsyncParsableCommand {
         discussion: """
             A walk cut by --max-pages is a fault: the pages after it were not verified.
 
-            Exit status: 0 no fault; 1 at least one fault; 2 usage or config error.
+            Exit status: 0 no fault; 1 at least one fault; 2 usage or config error; 130, 143 \
+            or 129: stopped by SIGINT, SIGTERM or SIGHUP (the walks are reported as far as \
+            they went).
 
             \(jobFileReference)
             """)
@@ -33,6 +35,7 @@ struct VerifyCommand: AsyncParsableCommand {
         options.jobs = walk.jobs
         options.maxPages = walk.maxPages
         options.maxParents = maxParents
+        options.signals = .process
         let summary = try await Verifier(client: HTTPClient(), logger: logger).verify(loaded, options: options)
         if !summary.text.isEmpty { try printOut(summary.text) }
         if let junit {
@@ -43,6 +46,7 @@ struct VerifyCommand: AsyncParsableCommand {
                 throw ExitCode(1)
             }
         }
+        if let signal = summary.signal { throw Interrupted(signal: signal) }
         if !summary.passed { throw ExitCode(1) }
     }
 }

@@ -4,6 +4,7 @@ import Logging
 @testable import MirrorCore
 @testable import MirrorModel
 import MirrorTestSupport
+import ServiceLifecycle
 import Synchronization
 import Testing
 
@@ -11,28 +12,29 @@ private let api = PagedAPI(ids: [["1", "2"], ["3", "4"], ["5"]])
 
 @Suite("cancellation and store failures")
 struct CancellationTests {
-    @Test("a cancelled run cancels its requests in flight, sends nothing more, and records the job as interrupted")
-    func cancelled() async throws {
+    @Test("a signal cancels the requests in flight, sends nothing more, records the job as interrupted, and a second one forces")
+    func stopped() async throws {
         let harness = try Harness()
         let gauge = InFlightGauge()
-        let held = Mutex(true)
+        let held = Turns()
+        let (signals, send) = AsyncStream.makeStream(of: Int32.self)
         let (summary, requests) = try await FixtureServer.with({ request in
             let page = Int(request.parameter("page") ?? "") ?? 0
             if page >= 2 {
                 // Held until the run has ended.
                 gauge.enter()
                 defer { gauge.leave() }
-                while held.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(10)) }
+                await held.wait()
             }
             return .json(api.body(page: page))
         }) { server in
-            let run = Task { try await harness.run(itemsJob("concurrency: 3\nretries: 4"), server: server) }
+            async let run = harness.run(itemsJob("concurrency: 3\nretries: 4"), server: server, signals: .stream(signals))
             // Pages 2-4 are in flight, page 1 is stored.
             await gauge.waitForEntered(3)
             while (try? harness.ids()) != ["1", "2"] { try await Task.sleep(for: .milliseconds(5)) }
-            run.cancel()
-            let summary = try await run.value
-            held.withLock { $0 = false }
+            send.yield(SIGTERM)
+            let summary = try await run
+            held.giveAll()
             return (summary, server.requests.map(\.target).sorted())
         }
         #expect(requests == ["/items?page=1", "/items?page=2", "/items?page=3", "/items?page=4"])
@@ -41,6 +43,8 @@ struct CancellationTests {
         #expect(report.stopReason == StopReason.interrupted.description)
         #expect(report.error == "job 'items': interrupted at page 2; page 1 kept")
         #expect(summary.interrupted)
+        #expect(summary.signal == SIGTERM)
+        #expect(!summary.timedOut)
         #expect(try harness.ids() == ["1", "2"])
         let rows = try await harness.database("t_item.sqlite").read { db in
             (try String.fetchAll(db, sql: "SELECT result FROM _mirror_runs"),
@@ -48,6 +52,30 @@ struct CancellationTests {
         }
         #expect(rows.0 == ["interrupted"])
         #expect(rows.1 == ["interrupted 2"])
+    }
+
+    @Test("a stop cuts what runs under cancelWhenGracefulShutdown and lets the rest end; a second signal forces")
+    func forced() async throws {
+        let (signals, send) = AsyncStream.makeStream(of: Int32.self)
+        let (events, event) = AsyncStream.makeStream(of: String.self)
+        let finish = Turns()
+        async let ran = GracefulStop.run(.stream(signals), forced: { event.yield("forced \($0)") }) {
+            // What a stop cuts (a walk)...
+            let cut = (try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(3600)) }) == nil
+            event.yield(cut ? "cut" : "slept")
+            // ...and what runs on after it (the bookkeeping): here it waits for the test.
+            await finish.wait()
+            return "recorded"
+        }
+        var iterator = events.makeAsyncIterator()
+        send.yield(SIGINT)
+        #expect(await iterator.next() == "cut")
+        send.yield(SIGTERM)
+        #expect(await iterator.next() == "forced 15")
+        finish.give()
+        let (value, stop) = try await ran
+        #expect(value == "recorded")
+        #expect(stop == .signal(SIGINT))
     }
 
     @Test("--max-time stops the run as a signal would: interrupted at the page in flight, pages before it kept, and the next run resumes",

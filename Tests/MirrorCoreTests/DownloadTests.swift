@@ -270,6 +270,32 @@ struct DownloadTests {
         #expect(tree(harness.output + "/files").isEmpty)
     }
 
+    @Test("a signal abandons the downloads in flight, leaving nothing of them and their rows pending; the files that ended are recorded",
+          .timeLimit(.minutes(1)))
+    func stopped() async throws {
+        let harness = try Harness()
+        let api = FileAPI(pages: [[#"{"id":1,"cover":{"url":"BASE/f/a.jpg"},"attachments":["BASE/f/slow.jpg"]}"#]])
+        let (signals, send) = AsyncStream.makeStream(of: Int32.self)
+        let (summary, base) = try await FixtureServer.with(api.handle) { server in
+            async let run = harness.run(job("timeout: 1h\nmin_download_rate: 0\npages: { from: 1, to: 1 }"), server: server,
+                                        signals: .stream(signals))
+            // a.jpg is in place, and 10 bytes of slow.jpg, which sends no more.
+            let landed = harness.output + "/" + expectedPath(server.base + "/f/a.jpg", ext: "jpg")
+            while !FileManager.default.fileExists(atPath: landed) { try await Task.sleep(for: .milliseconds(5)) }
+            await partialBytes(under: harness.output, reach: 10)
+            send.yield(SIGTERM)
+            return (try await run, server.base)
+        }
+        #expect(summary.signal == SIGTERM)
+        #expect(summary.interrupted)
+        #expect(summary.jobs[0].files?.downloaded == 1)
+        let rows = try fileRows(harness).map(\.description)
+        // slow.jpg stays pending, as its page queued it: the next run fetches it first.
+        #expect(rows == ["\(base)/f/a.jpg ok \(expectedPath(base + "/f/a.jpg", ext: "jpg")) \(content("a.jpg").count) 200 ",
+                         "\(base)/f/slow.jpg pending - -1 -1 "])
+        #expect(tree(harness.output + "/files") == [String(expectedPath(base + "/f/a.jpg", ext: "jpg").dropFirst("files/".count))])
+    }
+
     @Test("a download trickling under min_download_rate is given up on once it has run for `timeout`, leaving nothing behind",
           .timeLimit(.minutes(1)))
     func trickle() async throws {

@@ -75,6 +75,31 @@ struct SignalTests {
         #expect(ids == pageIDs.joined().map { $0 + "\n" }.joined())
     }
 
+    @Test("SIGINT stops verify: the requests in flight are cancelled, the walk is reported as far as it went, JUnit written, exit 130")
+    func verify() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let gate = SlowGate()
+        try await withHeldPage(4, gate: gate, jobsIn: folder) { server in
+            let run = try Child(mirrorBinary.path, ["verify", "jobs.yaml", "--junit", "junit.xml"], in: folder,
+                                environment: ProcessInfo.processInfo.environment, stdout: folder + "/.stdout",
+                                stderr: folder + "/.stderr")
+            while !server.requests.contains(where: { $0.parameter("page") == "4" }) {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            kill(run.pid, SIGINT)
+            #expect(await run.ending() == .exited(130))
+            gate.open()
+            let lines = try String(contentsOfFile: folder + "/.stdout", encoding: .utf8).split(separator: "\n")
+            #expect(lines.count == 2)
+            #expect(lines.first?.hasPrefix("events: 1 fault, 3 pages, 150 records, ended: interrupted, ") == true, "\(lines)")
+            #expect(lines.last == "  job 'events': interrupted at page 4; pages 1-3 kept")
+            let junit = try String(contentsOfFile: folder + "/junit.xml", encoding: .utf8)
+            #expect(junit.contains(#"<failure type="page walk" message="1 page-walk fault: job 'events': interrupted at page 4; pages 1-3 kept">"#),
+                    "\(junit)")
+        }
+    }
+
     @Test("--max-time stops the run as a signal would: interrupted, exit 1, recorded as such, and the next run walks on")
     func maxTime() async throws {
         let folder = try temporaryFolder()

@@ -5,6 +5,7 @@ import Glibc
 import MirrorDownload
 import MirrorModel
 import MirrorStore
+import ServiceLifecycle
 
 /// Writes a snapshot of an output folder for devices (`mirror snapshot`): a folder with one
 /// SQLite file per database (the record tables asked for, one account's rows when asked,
@@ -61,17 +62,19 @@ public struct SnapshotWriter: Sendable {
     static let manifestName = "manifest.json"
 
     /// Writes the snapshot, on a thread of its own (the copy is SQLite's blocking work).
-    /// Cancelled, it stops the copy going on and leaves nothing behind.
+    /// Stopped (`GracefulStop`) or cancelled, it stops the copy going on and leaves nothing behind.
     public func write() async throws -> Written {
-        let stop = SnapshotCopy.Stop()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                Thread.detachNewThread {
-                    continuation.resume(with: Result { try write(stop: stop) })
+        try await cancelWhenGracefulShutdown {
+            let stop = SnapshotCopy.Stop()
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    Thread.detachNewThread {
+                        continuation.resume(with: Result { try write(stop: stop) })
+                    }
                 }
+            } onCancel: {
+                stop.stop()
             }
-        } onCancel: {
-            stop.stop()
         }
     }
 

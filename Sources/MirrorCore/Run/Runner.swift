@@ -6,6 +6,7 @@ import MirrorJobFile
 import MirrorModel
 import MirrorStore
 import MirrorWalk
+import ServiceLifecycle
 
 /// A usage problem found before anything is fetched (exit 2).
 public struct UsageError: Error, Sendable, CustomStringConvertible {
@@ -31,6 +32,8 @@ public struct Runner: Sendable {
         /// `--max-time`: once this has passed on the client's clock, the run stops as a
         /// signal would stop it.
         public var maxTime: Duration?
+        /// The signals that stop the run (see `GracefulStop`).
+        public var signals = StopSignals.none
         public init() {}
     }
 
@@ -90,45 +93,20 @@ public struct Runner: Sendable {
         }
         defer { withExtendedLifetime(locks) {} }
         // Up to `parallel` jobs at once; one job's failure never stops another. Once the run
-        // is cancelled (a signal), no job starts. Each job opens its database when it starts
+        // is stopped (a signal, `--max-time`), no job starts. Each job opens its database when it starts
         // and lets it go when it ends, so the files a run holds open are bounded by
         // `parallel`, not by the number of jobs.
         let stores = OpenStores()
-        let (outcomes, timedOut) = await Self.within(options.maxTime.map { started + $0 }, on: client.clock) {
+        let (outcomes, stop) = try await GracefulStop.run(options.signals, deadline: options.maxTime.map { started + $0 },
+                                                          clock: client.clock) {
             // A child job starts once its parent, if it runs too, has ended.
             await JobScheduler.map(selected, width: options.parallel,
                                    after: Self.parents(selected.map { ($0.job, $0.file.path) })) { entry in
                 await self.run(entry.job, file: entry.file, output: entry.output, stores: stores, options: options)
             }
         }
-        return RunSummary(jobs: outcomes.compactMap { $0 }, interrupted: Task.isCancelled || timedOut, timedOut: timedOut)
-    }
-
-    /// Runs `work`, cancelled at `deadline` (if any) as a signal cancels it; says whether
-    /// the deadline came first.
-    static func within<T: Sendable>(_ deadline: RunClock.Instant?, on clock: RunClock,
-                                    _ work: @escaping @Sendable () async -> T) async -> (T, timedOut: Bool) {
-        guard let deadline else { return (await work(), false) }
-        return await withTaskGroup(of: T?.self) { group in
-            group.addTask { await work() }
-            group.addTask {
-                try? await clock.sleep(until: deadline)
-                return nil
-            }
-            var value: T?
-            var timedOut = false
-            while let next = await group.next() {
-                if let next {
-                    value = next
-                } else if value == nil, !Task.isCancelled {
-                    timedOut = true
-                }
-                // Whichever ends first ends the other.
-                group.cancelAll()
-            }
-            guard let value else { preconditionFailure("the work of a run gave no value") }
-            return (value, timedOut)
-        }
+        return RunSummary(jobs: outcomes.compactMap { $0 }, interrupted: stop != nil || Task.isCancelled,
+                          timedOut: stop == .deadline, signal: stop?.signal)
     }
 
     /// For each job, the index of its parent (`parent`, within its file) among `jobs`, if there.
@@ -171,10 +149,8 @@ public struct Runner: Sendable {
         for path in taken.reversed() {
             guard let last = stores.giveBack(path) else { continue }
             do {
-                try await Self.bookkeeping {
-                    try await last.dropSupersededChanges()
-                    try await last.checkpoint()
-                }
+                try await last.dropSupersededChanges()
+                try await last.checkpoint()
             } catch {
                 logger.warning("cannot tidy or checkpoint the database", metadata: ["job": "\(job.name)", "error": "\(error)"])
             }
@@ -202,31 +178,35 @@ public struct Runner: Sendable {
             let job = job.incremental == nil ? job : job.filling("since", with: since)
             relay?.walked(JobProgress(job: job.name, state: .running, page: nil, lastPage: job.pages.to, walk: walk,
                                       files: job.downloads.isEmpty ? nil : DownloadSummary()))
-            func walker(_ downloader: Downloader?) -> PageWalker {
-                PageWalker(job: job, store: store, client: client, maxPages: options.maxPages, refresh: options.refresh,
-                           retry: options.retry, limiter: limiter, logger: logger, progress: relay?.walked,
-                           downloader: downloader, pagesAhead: options.pagesAhead)
-            }
-            func walkAll(_ downloader: Downloader?) async -> WalkResult {
-                guard let family else { return await walker(downloader).walk(from: start) }
-                let (walk, walks, prunedChildren) = await walkChildren(job, family: family, store: store, options: options,
-                                                                       relay: relay, downloader: downloader)
-                parents = walks
-                pruned = prunedChildren
-                return walk
+            // The walk is what a stop cuts: the pages in flight are cancelled, and everything
+            // after it (the walk's state, the run's row) is written whole.
+            let walker = { @Sendable [self] (downloader: Downloader?) async -> (WalkResult, ParentWalks?, Int) in
+                await cancelWhenGracefulShutdown {
+                    guard let family else {
+                        let walker = PageWalker(job: job, store: store, client: client, maxPages: options.maxPages,
+                                                refresh: options.refresh, retry: options.retry, limiter: limiter,
+                                                logger: logger, progress: relay?.walked, downloader: downloader,
+                                                pagesAhead: options.pagesAhead)
+                        return (await walker.walk(from: start), nil, 0)
+                    }
+                    return await walkChildren(job, family: family, store: store, options: options, relay: relay,
+                                              downloader: downloader)
+                }
             }
             if job.downloads.isEmpty {
-                walk = await walkAll(nil)
+                (walk, parents, pruned) = await walker(nil)
             } else {
                 // A failed download never fails its job; the files of stored pages are fetched
                 // even when the walk failed. What earlier runs did not get is tried first.
                 let unfinished = try await store.unfinishedFiles(job: job.name)
-                (walk, files) = await Downloader.with(job: job, store: store, output: output, client: client,
-                                                      limiter: limiter, retry: options.retry, logger: logger,
-                                                      onChange: relay?.downloaded) { downloader in
+                let walked: (WalkResult, ParentWalks?, Int)
+                (walked, files) = await Downloader.with(job: job, store: store, output: output, client: client,
+                                                        limiter: limiter, retry: options.retry, logger: logger,
+                                                        onChange: relay?.downloaded) { downloader in
                     downloader.enqueue(unfinished.map { RedactedURL(real: $0, redactor: job.redactor) })
-                    return await walkAll(downloader)
+                    return await walker(downloader)
                 }
+                (walk, parents, pruned) = walked
             }
         } catch {
             walk.error = walk.error ?? "job '\(job.name)': \(store.path): \(error)"
@@ -238,24 +218,16 @@ public struct Runner: Sendable {
             case .failed: .failed
             case .interrupted: .interrupted
             }
-            try await Self.bookkeeping {
-                try await store.finishWalk(job: job.name, account: job.account, state: end, at: Timestamp.string(Date()))
-            }
+            try await store.finishWalk(job: job.name, account: job.account, state: end, at: Timestamp.string(Date()))
             // The pages of earlier `{since}` values are never asked for again. (Pages within
             // `refresh_after` are walked from their stored copies without being fetched: kept.)
             if result == .ok, walk.stop.isComplete, job.incremental != nil, job.refreshAfter == nil {
-                let since = walkStartedAt
-                try await Self.bookkeeping {
-                    try await store.forgetPages(job: job.name, account: job.account, notFetchedSince: since)
-                }
+                try await store.forgetPages(job: job.name, account: job.account, notFetchedSince: walkStartedAt)
             }
             // A child job prunes each parent's children as it walks them.
             if result == .ok, walk.stop.isComplete, job.prune, family == nil {
-                let since = walkStartedAt
-                pruned = try await Self.bookkeeping {
-                    try await store.prune(table: job.table, account: job.account, notSeenSince: since, job: job.name,
-                                          shared: job.shareTable)
-                }
+                pruned = try await store.prune(table: job.table, account: job.account, notSeenSince: walkStartedAt,
+                                               job: job.name, shared: job.shareTable)
             }
         } catch {
             walk.error = walk.error ?? "job '\(job.name)': \(store.path): \(error)"
@@ -267,7 +239,7 @@ public struct Runner: Sendable {
                                  pruned: pruned, files: files, startedAt: startedAt,
                                  finishedAt: Timestamp.string(Date()), seconds: seconds, since: since, parents: parents)
         do {
-            try await Self.bookkeeping { try await store.record(run: outcome) }
+            try await store.record(run: outcome)
         } catch {
             logger.error("cannot record the run", metadata: ["job": "\(job.name)", "error": "\(error)"])
         }
@@ -286,10 +258,4 @@ public struct Runner: Sendable {
         return outcome
     }
 
-    /// Writes a job's bookkeeping in a task of its own, which does not inherit the job's
-    /// cancellation: an interrupted run is still recorded as such, and its walk left
-    /// where the next run resumes.
-    private static func bookkeeping<T: Sendable>(_ write: @escaping @Sendable () async throws -> T) async throws -> T {
-        try await Task { try await write() }.value
-    }
 }

@@ -3,6 +3,7 @@ import Logging
 import MirrorHTTP
 import MirrorModel
 import MirrorWalk
+import ServiceLifecycle
 import Synchronization
 
 /// One thing wrong with an API's page walk.
@@ -86,7 +87,7 @@ public struct JobVerification: Sendable {
     public var lines: [String] {
         let records = walk.counts.new
         let head = passed ? "ok" : "\(faults.count) \(faults.count == 1 ? "fault" : "faults")"
-        let ended = walk.error == nil ? walk.stop.description : "failed"
+        let ended = walk.error == nil || walk.stop == .interrupted ? walk.stop.description : "failed"
         var lines = ["\(job): \(head), \(walk.pages) \(walk.pages == 1 ? "page" : "pages"), \(records) records, ended: \(ended), "
             + String(format: "%.2fs", seconds)]
         lines += faults.map { "  \($0)" }
@@ -97,6 +98,8 @@ public struct JobVerification: Sendable {
 /// The result of `mirror verify`.
 public struct VerifySummary: Sendable {
     public var jobs: [JobVerification]
+    /// The signal that stopped the walks, if one did: the process exits with 128 + it.
+    public var signal: Int32?
 
     public var passed: Bool { jobs.allSatisfy(\.passed) }
     public var text: String { jobs.flatMap(\.lines).joined(separator: "\n") }
@@ -165,6 +168,8 @@ public struct Verifier: Sendable {
         public var maxParents: Int?
         public var parallel = 4
         public var retry = RetryPolicy()
+        /// The signals that stop the walks (see `GracefulStop`).
+        public var signals = StopSignals.none
         public init() {}
     }
 
@@ -177,7 +182,8 @@ public struct Verifier: Sendable {
         self.logger = logger
     }
 
-    public func verify(_ files: [JobFile], options: Options) async throws(UsageError) -> VerifySummary {
+    /// Verifies the selected jobs. Stopped by a signal, it reports the walks as far as they went.
+    public func verify(_ files: [JobFile], options: Options) async throws -> VerifySummary {
         var selection = Runner.Options()
         selection.jobs = options.jobs
         let selected = try Runner.select(files, options: selection)
@@ -194,20 +200,25 @@ public struct Verifier: Sendable {
         }
         let all = entries
         let parents = Mutex<[String: [(id: String, record: String)]]>([:])
-        let results = await JobScheduler.map(all, width: options.parallel,
-                                             after: Runner.parents(all.map { ($0.job, $0.file.path) })) { entry -> JobVerification in
-            let key = { (name: String) in entry.file.path + "\u{0}" + name }
-            let keep = entry.job.children.isEmpty ? 0 : options.maxParents ?? .max
-            let (verification, kept) = if let parent = entry.job.parent {
-                await self.verifyChildren(entry.job, file: entry.file.path, parents: parents.withLock { $0[key(parent)] } ?? [],
-                                          options: options, keep: keep)
-            } else {
-                await self.verify(entry.job, file: entry.file.path, options: options, keep: keep)
+        // Nothing is stored, so a stop cuts everything at once.
+        let (results, stop) = try await GracefulStop.run(options.signals) {
+            await cancelWhenGracefulShutdown {
+                await JobScheduler.map(all, width: options.parallel,
+                                       after: Runner.parents(all.map { ($0.job, $0.file.path) })) { entry -> JobVerification in
+                    let key = { (name: String) in entry.file.path + "\u{0}" + name }
+                    let keep = entry.job.children.isEmpty ? 0 : options.maxParents ?? .max
+                    let (verification, kept) = if let parent = entry.job.parent {
+                        await self.verifyChildren(entry.job, file: entry.file.path, parents: parents.withLock { $0[key(parent)] } ?? [],
+                                                  options: options, keep: keep)
+                    } else {
+                        await self.verify(entry.job, file: entry.file.path, options: options, keep: keep)
+                    }
+                    parents.withLock { $0[key(entry.job.name)] = kept }
+                    return verification
+                }
             }
-            parents.withLock { $0[key(entry.job.name)] = kept }
-            return verification
         }
-        return VerifySummary(jobs: zip(entries, results).compactMap { $0.0.reported ? $0.1 : nil })
+        return VerifySummary(jobs: zip(entries, results).compactMap { $0.0.reported ? $0.1 : nil }, signal: stop?.signal)
     }
 
     func verify(_ job: JobSpec, file: String, options: Options,

@@ -38,7 +38,8 @@ final class Harness: Sendable {
     func run(_ yaml: String, server: FixtureServer, maxPages: Int? = nil, jobs: [String] = [],
              environment: [String: String] = [:], refresh: Bool = false,
              limiter: RateLimiter = RateLimiter(), pagesAhead: Int? = nil, clock: RunClock = .continuous,
-             retry: RetryPolicy = RetryPolicy(baseDelay: 0.01), maxTime: Duration? = nil) async throws -> RunSummary {
+             retry: RetryPolicy = RetryPolicy(baseDelay: 0.01), maxTime: Duration? = nil,
+             signals: StopSignals = .none) async throws -> RunSummary {
         let file = try load(yaml, server: server, environment: environment)
         var options = Runner.Options()
         options.output = output
@@ -47,6 +48,7 @@ final class Harness: Sendable {
         options.refresh = refresh
         options.retry = retry
         options.maxTime = maxTime
+        options.signals = signals
         if let pagesAhead { options.pagesAhead = pagesAhead }
         return try await Runner(client: HTTPClient(clock: clock), logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
                                 limiter: limiter)
