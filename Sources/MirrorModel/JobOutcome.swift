@@ -1,6 +1,7 @@
 import Foundation
 
-/// How a job's run ended, as the summary, `--report`, `_mirror_runs` and `status` say it.
+/// A run's status, as the summary, `--report`, `_mirror_runs` and `status` say it: the words
+/// of `WalkEnding.status`, and of runs recorded before.
 public enum JobResult: String, Sendable, Codable, Equatable {
     case ok, failed
     /// Stopped by a signal: what was stored stays, and the next run resumes there.
@@ -147,7 +148,7 @@ public struct JobOutcome: Sendable, Codable, Equatable {
 
     public var succeeded: Bool { status == .ok }
 
-    package init(job: JobSpec, file: String, database: String, status: JobResult, walk: WalkResult, pruned: Int,
+    package init(job: JobSpec, file: String, database: String, ending: WalkEnding, walk: WalkResult, pruned: Int,
          files: DownloadSummary?, startedAt: String, finishedAt: String, seconds: Double, since: SinceValue? = nil,
          parents: ParentWalks? = nil) {
         self.job = job.name
@@ -155,11 +156,11 @@ public struct JobOutcome: Sendable, Codable, Equatable {
         table = job.table
         self.database = database
         account = job.account
-        self.status = status
+        status = ending.status
         self.startedAt = startedAt
         self.finishedAt = finishedAt
         stopReason = walk.stop.description
-        complete = status == .ok && walk.stop.isComplete
+        complete = ending == .complete
         pages = Pages(total: walk.pages, fetched: walk.pagesFetched, notModified: walk.pagesNotModified,
                       skipped: walk.pagesSkipped)
         resumedAt = walk.resumedAt
@@ -170,7 +171,7 @@ public struct JobOutcome: Sendable, Codable, Equatable {
         bytes = walk.bytes
         durationSeconds = (seconds * 1000).rounded() / 1000
         self.files = files
-        error = walk.error
+        error = walk.error?.description
         let warnings = walk.missingPaths.map(\.description) + walk.warnings
         self.warnings = warnings.isEmpty ? nil : warnings
         self.since = since?.text

@@ -2,10 +2,9 @@ import Synchronization
 
 /// Where one job's walk stands, reported after every page and when the job ends.
 public struct JobProgress: Sendable {
-    public enum State: Sendable { case running, succeeded, failed, interrupted }
-
     public var job: String
-    public var state: State
+    /// How the job ended; nil while it runs.
+    public var ending: WalkEnding?
     /// The `{page}` value of the page last stored.
     public var page: Int?
     /// `pages.to`, when the job sets it.
@@ -14,10 +13,10 @@ public struct JobProgress: Sendable {
     /// Downloads so far, for a job with `downloads`.
     public var files: DownloadSummary?
 
-    public init(job: String, state: State, page: Int?, lastPage: Int?, walk: WalkResult, files: DownloadSummary? = nil) {
+    public init(job: String, ending: WalkEnding? = nil, page: Int?, lastPage: Int?, walk: WalkResult, files: DownloadSummary? = nil) {
         self.files = files
         self.job = job
-        self.state = state
+        self.ending = ending
         self.page = page
         self.lastPage = lastPage
         self.walk = walk
@@ -42,9 +41,9 @@ public struct JobProgress: Sendable {
             if !files.failed.isEmpty { text += ", \(files.failed.count) failed" }
             parts.append(text)
         }
-        switch state {
-        case .running: break
-        case .succeeded: parts.append("done")
+        switch ending {
+        case nil: break
+        case .complete, .incomplete: parts.append("done")
         case .failed: parts.append("FAILED")
         case .interrupted: parts.append("INTERRUPTED")
         }

@@ -196,10 +196,6 @@ public struct WalkResult: Sendable {
     /// Entries of the records arrays walked, rejected ones included; a resumed walk
     /// counts the records stored before it resumed.
     public var elementsWalked = 0
-    /// A cursor or next URL seen twice: what was seen.
-    public var loop: String?
-    /// The page whose response failed the walk, and why.
-    public var failure: PageFailure?
     public var retries = 0
     /// Response bytes received for the pages of this walk.
     public var bytes = 0
@@ -208,7 +204,8 @@ public struct WalkResult: Sendable {
     /// Page values stored, first and last.
     public var firstStored: Int?
     public var lastStored: Int?
-    public var error: String?
+    /// Why the walk failed or was stopped; nil when it ended as it should.
+    public var error: JobFailure?
     /// Configured paths the API's responses did not hold, where that would end the walk
     /// early or quietly do nothing: a `next` or `has_more` path absent from the first page
     /// of records, a `stop` path no response held, a `downloads` path no record held.
@@ -228,14 +225,12 @@ public struct WalkResult: Sendable {
         announcedTotals: [AnnouncedTotal] = [],
         unreadable: [UnreadableValue] = [],
         elementsWalked: Int = 0,
-        loop: String? = nil,
-        failure: PageFailure? = nil,
         retries: Int = 0,
         bytes: Int = 0,
         resumedAt: Int? = nil,
         firstStored: Int? = nil,
         lastStored: Int? = nil,
-        error: String? = nil,
+        error: JobFailure? = nil,
         missingPaths: [MissingPath] = [],
         warnings: [String] = []
     ) {
@@ -250,8 +245,6 @@ public struct WalkResult: Sendable {
         self.announcedTotals = announcedTotals
         self.unreadable = unreadable
         self.elementsWalked = elementsWalked
-        self.loop = loop
-        self.failure = failure
         self.retries = retries
         self.bytes = bytes
         self.resumedAt = resumedAt

@@ -91,18 +91,8 @@ public final class TableStore: PageStore, FileIndex {
         }
     }
 
-    /// How a walk ended, as `_mirror_walks.state` keeps it (`running` while it goes on).
-    public enum WalkEnd: String, Sendable {
-        /// It saw everything: a stop condition or `pages.to`.
-        case complete
-        /// Cut by `--max-pages`.
-        case incomplete
-        case failed
-        /// Stopped by a signal.
-        case interrupted
-    }
-
-    public func finishWalk(job: String, account: String, state: WalkEnd, at time: String) async throws {
+    /// Keeps how a walk ended in `_mirror_walks.state` (`running` while it goes on).
+    public func finishWalk(job: String, account: String, state: WalkEnding, at time: String) async throws {
         try await pool.write { db in
             // A complete walk's start is what `incremental: {from: last_run}` takes next.
             try db.execute(sql: """

@@ -162,7 +162,7 @@ public struct PageWalker: Sendable {
                 case let .stored(counts):
                     downloader?.enqueue(counts.pendingFiles)
                     let ended = state.stored(step, counts: counts)
-                    progress?(JobProgress(job: job.name, state: .running, page: target.page, lastPage: job.pages.to,
+                    progress?(JobProgress(job: job.name, page: target.page, lastPage: job.pages.to,
                                           walk: state.result, files: downloader?.summary))
                     logger.debug("page stored", metadata: [
                         "page": "\(target.page)", "url": "\(target.url.shortDescription)", "origin": "\(step.served.origin)",

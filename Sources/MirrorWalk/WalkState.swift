@@ -255,8 +255,7 @@ struct WalkState {
         result.firstStored = result.firstStored ?? page
         result.lastStored = page
         if let loop = step.loop {
-            result.loop = loop
-            result.error = "job '\(job.name)': \(job.method.rawValue) \(step.target.url.shortDescription): loop: \(loop); \(keptText)"
+            result.error = .loop(loop, method: job.method.rawValue, url: step.target.url.shortDescription, job: job.name, kept: kept)
             return true
         }
         var stop = step.stop
@@ -306,10 +305,9 @@ struct WalkState {
     package mutating func fail(_ fault: PageFault) {
         // What went wrong may quote the server or the client library: mask any secret in it.
         let problem = job.redactor.redact(fault.problem)
-        result.failure = PageFailure(page: page, method: job.method.rawValue, url: fault.url.shortDescription,
-                                     status: fault.status, problem: problem)
-        let status = fault.status.map { "HTTP \($0)" } ?? "no response"
-        result.error = "job '\(job.name)': \(job.method.rawValue) \(fault.url.shortDescription): \(status): \(problem); page \(page) not stored, \(keptText)"
+        let failure = PageFailure(page: page, method: job.method.rawValue, url: fault.url.shortDescription,
+                                  status: fault.status, problem: problem)
+        result.error = .page(failure, job: job.name, kept: kept)
     }
 
     /// The store could not take the page.
@@ -321,13 +319,12 @@ struct WalkState {
     /// was stored whole or not at all; the next run resumes after the last one stored.
     package mutating func cancel() {
         result.stop = .interrupted
-        result.error = "job '\(job.name)': interrupted at page \(page); \(keptText)"
+        result.error = .interrupted(job: job.name, page: page, kept: kept)
     }
 
-    /// `pages 1-6 kept`, `page 1 kept` or `nothing stored`.
-    private var keptText: String {
-        guard let first = result.firstStored, let last = result.lastStored else { return "nothing stored" }
-        return first == last ? "page \(first) kept" : "pages \(first)-\(last) kept"
+    /// The pages stored so far.
+    private var kept: JobFailure.Kept {
+        JobFailure.Kept(first: result.firstStored, last: result.lastStored)
     }
 
     private static func key(url: String) -> ExactText { ExactText("url " + url) }

@@ -24,7 +24,7 @@ final class TerminalProgress: Sendable {
             if state.lines[progress.job] == nil { state.order.append(progress.job) }
             state.lines[progress.job] = progress.text
             let now = ContinuousClock.now
-            if progress.state == .running {
+            if progress.ending == nil {
                 // Redraw at most ten times a second.
                 if let last = state.lastDraw, now - last < .milliseconds(100) { return }
                 state.lastDraw = now

@@ -385,9 +385,9 @@ struct DownloadTests {
         walk.counts.new = 3
         walk.bytes = 2048
         let files = DownloadSummary(downloaded: 2, bytes: 3 << 20, failed: [FileFailure(url: "http://x/1.jpg", error: "HTTP 404")])
-        #expect(JobProgress(job: "items", state: .running, page: 3, lastPage: 10, walk: walk, files: files).text
+        #expect(JobProgress(job: "items", page: 3, lastPage: 10, walk: walk, files: files).text
             == "items: page 3/10, 3 records (3 new), 2.0 KB, 2 files (3.0 MB), 1 failed")
-        #expect(JobProgress(job: "items", state: .succeeded, page: 3, lastPage: nil, walk: walk,
+        #expect(JobProgress(job: "items", ending: .complete, page: 3, lastPage: nil, walk: walk,
                             files: DownloadSummary(downloaded: 1, bytes: 10)).text
             == "items: page 3, 3 records (3 new), 2.0 KB, 1 file (10 B), done")
     }

@@ -37,7 +37,7 @@ struct ParallelTests {
             options.output = harness.output
             options.parallel = parallel
             let progress: ProgressHandler = { progress in
-                if progress.state != .running { events.withLock { $0.append("end \(progress.job)") } }
+                if progress.ending != nil { events.withLock { $0.append("end \(progress.job)") } }
             }
             return try await Runner(client: HTTPClient(), logger: .init(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }),
                                     progress: progress)

@@ -83,8 +83,8 @@ struct WalkStateTests {
             if walk.stored(step, counts: counts(new: 1)) { break }
         }
         #expect(cursors == [nil, "caf\u{e9}", "cafe\u{301}"])
-        #expect(walk.result.loop == "cursor 'caf\u{e9}' seen twice")
-        #expect(walk.result.error == "job 'items': GET http://api.test/items?c=cafe%CC%81: loop: cursor 'caf\u{e9}' seen twice; pages 1-3 kept")
+        #expect(walk.result.error?.loop == "cursor 'caf\u{e9}' seen twice")
+        #expect(walk.result.error?.description == "job 'items': GET http://api.test/items?c=cafe%CC%81: loop: cursor 'caf\u{e9}' seen twice; pages 1-3 kept")
         #expect(walk.result.pages == 3)
     }
 

@@ -40,7 +40,7 @@ extension Runner {
                                                                   account: job.account)
             queued = try await family.store.queuedParents(child: job.name, table: parent.table, account: parent.account)
         } catch {
-            total.error = "job '\(job.name)': \(family.store.path): \(error)"
+            total.error = .store(job: job.name, path: family.store.path, error)
             return (total, walks, 0)
         }
         let single = job.oneRequestAtATime
@@ -67,17 +67,17 @@ extension Runner {
                                                            notSeenSince: started)
                 }
             } catch {
-                walk.error = walk.error ?? "job '\(job.name)': parent '\(id)': \(error)"
+                walk.error = walk.error ?? .parent(job: job.name, id: id, error)
             }
             do {
-                let error = walk.error
+                let error = walk.error?.description
                 try await family.store.settleParent(child: job.name, account: parent.account, id: id, error: error)
             } catch {
-                walk.error = walk.error ?? "job '\(job.name)': \(family.store.path): \(error)"
+                walk.error = walk.error ?? .store(job: job.name, path: family.store.path, error)
             }
             return (walk, pruned)
         }
-        var failures: [String] = []
+        var failures: [JobFailure] = []
         var pruned = 0
         var interrupted = Task.isCancelled
         var cut: Int?
@@ -104,11 +104,10 @@ extension Runner {
         }
         if interrupted {
             total.stop = .interrupted
-            total.error = "job '\(job.name)': interrupted after \(walks.walked) of \(queued.count) parents; "
-                + "the others are walked by the next run"
+            total.error = .parentsInterrupted(job: job.name, walked: walks.walked, queued: queued.count)
         } else if let first = failures.first {
             total.stop = .failed
-            total.error = "\(walks.failed) of \(queued.count) parents failed (walked again by the next run); first: \(first)"
+            total.error = .parentsFailed(job: job.name, failed: walks.failed, queued: queued.count, first: first)
         } else if let cut {
             // Those parents stay queued: their children were not all walked.
             total.stop = .maxPages(cut)
@@ -116,7 +115,7 @@ extension Runner {
             total.stop = .parents(queued.count)
             total.error = nil
         }
-        relay?.walked(JobProgress(job: job.name, state: .running, page: nil, lastPage: nil, walk: total,
+        relay?.walked(JobProgress(job: job.name, page: nil, lastPage: nil, walk: total,
                                   files: downloader?.summary))
         return (total, walks, pruned)
     }

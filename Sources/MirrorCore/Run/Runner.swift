@@ -120,14 +120,14 @@ public struct Runner: Sendable {
     /// the last job to give a database back checkpoints it. A child job takes its parent's too.
     func run(_ job: JobSpec, file: JobFile, output: String, stores: OpenStores, options: Options) async -> JobOutcome {
         var taken: [String] = []
-        func take(_ database: String, _ what: String) throws(UsageError) -> TableStore {
+        func take(_ database: String, _ what: String) throws(JobFailure) -> TableStore {
             let path = (output as NSString).appendingPathComponent(database)
             do {
                 let store = try stores.take(path)
                 taken.append(path)
                 return store
             } catch {
-                throw UsageError("job '\(job.name)': cannot open \(path)\(what): \(error)")
+                throw .open(job: job.name, path: path, what: what, error)
             }
         }
         let outcome: JobOutcome
@@ -141,10 +141,10 @@ public struct Runner: Sendable {
             outcome = await run(job, file: file, output: output, store: store, family: family, options: options)
         } catch {
             var walk = WalkResult()
-            walk.error = error.description
+            walk.error = error
             let now = Timestamp.string(Date())
             outcome = JobOutcome(job: job, file: file.path, database: (output as NSString).appendingPathComponent(job.database),
-                                 status: .failed, walk: walk, pruned: 0, files: nil, startedAt: now, finishedAt: now, seconds: 0)
+                                 ending: .failed, walk: walk, pruned: 0, files: nil, startedAt: now, finishedAt: now, seconds: 0)
         }
         for path in taken.reversed() {
             guard let last = stores.giveBack(path) else { continue }
@@ -176,7 +176,7 @@ public struct Runner: Sendable {
             walkStartedAt = start.startedAt
             since = try await store.since(for: job, resumed: start.isResumed, refresh: options.refresh)
             let job = job.incremental == nil ? job : job.filling("since", with: since)
-            relay?.walked(JobProgress(job: job.name, state: .running, page: nil, lastPage: job.pages.to, walk: walk,
+            relay?.walked(JobProgress(job: job.name, page: nil, lastPage: job.pages.to, walk: walk,
                                       files: job.downloads.isEmpty ? nil : DownloadSummary()))
             // The walk is what a stop cuts: the pages in flight are cancelled, and everything
             // after it (the walk's state, the run's row) is written whole.
@@ -209,33 +209,28 @@ public struct Runner: Sendable {
                 (walk, parents, pruned) = walked
             }
         } catch {
-            walk.error = walk.error ?? "job '\(job.name)': \(store.path): \(error)"
+            walk.error = walk.error ?? .store(job: job.name, path: store.path, error)
         }
-        var result: JobResult = walk.stop == .interrupted ? .interrupted : walk.error == nil ? .ok : .failed
+        var ending = WalkEnding(walk)
         do {
-            let end: TableStore.WalkEnd = switch result {
-            case .ok: walk.stop.isComplete ? .complete : .incomplete
-            case .failed: .failed
-            case .interrupted: .interrupted
-            }
-            try await store.finishWalk(job: job.name, account: job.account, state: end, at: Timestamp.string(Date()))
+            try await store.finishWalk(job: job.name, account: job.account, state: ending, at: Timestamp.string(Date()))
             // The pages of earlier `{since}` values are never asked for again. (Pages within
             // `refresh_after` are walked from their stored copies without being fetched: kept.)
-            if result == .ok, walk.stop.isComplete, job.incremental != nil, job.refreshAfter == nil {
+            if ending == .complete, job.incremental != nil, job.refreshAfter == nil {
                 try await store.forgetPages(job: job.name, account: job.account, notFetchedSince: walkStartedAt)
             }
             // A child job prunes each parent's children as it walks them.
-            if result == .ok, walk.stop.isComplete, job.prune, family == nil {
+            if ending == .complete, job.prune, family == nil {
                 pruned = try await store.prune(table: job.table, account: job.account, notSeenSince: walkStartedAt,
                                                job: job.name, shared: job.shareTable)
             }
         } catch {
-            walk.error = walk.error ?? "job '\(job.name)': \(store.path): \(error)"
-            if result == .ok { result = .failed }
+            walk.error = walk.error ?? .store(job: job.name, path: store.path, error)
+            if ending.status == .ok { ending = .failed }
         }
         let elapsed = ContinuousClock.now - clock
         let seconds = elapsed.seconds
-        let outcome = JobOutcome(job: job, file: file.path, database: store.path, status: result, walk: walk,
+        let outcome = JobOutcome(job: job, file: file.path, database: store.path, ending: ending, walk: walk,
                                  pruned: pruned, files: files, startedAt: startedAt,
                                  finishedAt: Timestamp.string(Date()), seconds: seconds, since: since, parents: parents)
         do {
@@ -243,16 +238,11 @@ public struct Runner: Sendable {
         } catch {
             logger.error("cannot record the run", metadata: ["job": "\(job.name)", "error": "\(error)"])
         }
-        let state: JobProgress.State = switch result {
-        case .ok: .succeeded
-        case .failed: .failed
-        case .interrupted: .interrupted
-        }
-        progress?(JobProgress(job: job.name, state: state, page: walk.lastStored, lastPage: job.pages.to, walk: walk,
+        progress?(JobProgress(job: job.name, ending: ending, page: walk.lastStored, lastPage: job.pages.to, walk: walk,
                               files: files))
-        switch result {
+        switch ending.status {
         case .ok: logger.info("job done", metadata: ["job": "\(job.name)", "pages": "\(walk.pages)", "stop": "\(walk.stop)"])
-        case .failed: logger.error("job failed", metadata: ["job": "\(job.name)", "error": "\(walk.error ?? "")"])
+        case .failed: logger.error("job failed", metadata: ["job": "\(job.name)", "error": "\(walk.error?.description ?? "")"])
         case .interrupted: logger.warning("job interrupted", metadata: ["job": "\(job.name)", "pages": "\(walk.pages)"])
         }
         return outcome

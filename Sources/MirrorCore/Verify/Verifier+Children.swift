@@ -16,7 +16,7 @@ extension Verifier {
                 return (verification.walk, verification.faults, kept)
             } catch {
                 var walk = WalkResult()
-                walk.error = "\(error)"
+                walk.error = .parent(job: job.name, id: parent.id, error)
                 return (walk, [WalkFault(kind: .badPage, page: nil, message: "\(error)")], [])
             }
         }

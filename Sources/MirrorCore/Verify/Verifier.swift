@@ -294,12 +294,12 @@ public struct Verifier: Sendable {
         }
         faults.sort { ($0.page ?? .max) < ($1.page ?? .max) }
         // What ended the walk early comes last.
-        if let loop = walk.loop {
+        if let loop = walk.error?.loop {
             faults.append(WalkFault(kind: .loop, page: walk.lastStored, message: "loop: \(loop); the walk stopped"))
-        } else if let failure = walk.failure {
+        } else if let failure = walk.error?.page {
             faults.append(WalkFault(kind: .badPage, page: failure.page, message: failure.description))
         } else if let error = walk.error {
-            faults.append(WalkFault(kind: .badPage, page: nil, message: error))
+            faults.append(WalkFault(kind: .badPage, page: nil, message: error.description))
         }
         if case let .maxPages(cap) = walk.stop {
             faults.append(WalkFault(kind: .maxPages, page: walk.lastStored, message:

@@ -1,0 +1,125 @@
+/// Why a job's walk failed or was stopped: one value from the page that failed to the job's
+/// outcome, said as the user's sentence (`job 'events': GET …: HTTP 503: …; page 4 not
+/// stored, pages 1-3 kept`) only where it is shown: the summary, `--report`,
+/// `_mirror_runs.error`, `status` and verify's faults. The words of an HTTP failure are the
+/// HTTP floor's own (`HTTPError`), masked by the job's redactor before they get here.
+public struct JobFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The pages a walk stored before it ended, first and last.
+    public struct Kept: Sendable, Equatable, CustomStringConvertible {
+        public var first: Int?
+        public var last: Int?
+
+        package init(first: Int?, last: Int?) {
+            self.first = first
+            self.last = last
+        }
+
+        /// `pages 1-6 kept`, `page 1 kept` or `nothing stored`.
+        public var description: String {
+            guard let first, let last else { return "nothing stored" }
+            return first == last ? "page \(first) kept" : "pages \(first)-\(last) kept"
+        }
+    }
+
+    indirect enum Code: Sendable, Equatable {
+        /// A response failed the walk: nothing of it was stored.
+        case page(PageFailure, kept: Kept)
+        /// A cursor or next URL was seen twice.
+        case loop(method: String, url: String, loop: String, kept: Kept)
+        /// A signal or `--max-time` stopped the walk at this page.
+        case interrupted(page: Int, kept: Kept)
+        /// A child job was stopped after walking the children of `walked` of its parents.
+        case parentsInterrupted(walked: Int, queued: Int)
+        /// Some parents' walks failed; `first` is the first of their failures.
+        case parentsFailed(failed: Int, queued: Int, first: JobFailure)
+        /// The database (at `path`) failed.
+        case store(path: String, reason: String)
+        /// The parent record could not be used to fill a child job.
+        case parent(id: String, reason: String)
+        /// A database the job needs could not be opened (`what`: whose it is, when not the job's own).
+        case open(path: String, what: String, reason: String)
+    }
+
+    /// The job's name.
+    public let job: String
+    let code: Code
+
+    init(job: String, _ code: Code) {
+        self.job = job
+        self.code = code
+    }
+
+    package static func page(_ failure: PageFailure, job: String, kept: Kept) -> JobFailure {
+        JobFailure(job: job, .page(failure, kept: kept))
+    }
+
+    package static func loop(_ loop: String, method: String, url: String, job: String, kept: Kept) -> JobFailure {
+        JobFailure(job: job, .loop(method: method, url: url, loop: loop, kept: kept))
+    }
+
+    package static func interrupted(job: String, page: Int, kept: Kept) -> JobFailure {
+        JobFailure(job: job, .interrupted(page: page, kept: kept))
+    }
+
+    package static func parentsInterrupted(job: String, walked: Int, queued: Int) -> JobFailure {
+        JobFailure(job: job, .parentsInterrupted(walked: walked, queued: queued))
+    }
+
+    package static func parentsFailed(job: String, failed: Int, queued: Int, first: JobFailure) -> JobFailure {
+        JobFailure(job: job, .parentsFailed(failed: failed, queued: queued, first: first))
+    }
+
+    package static func store(job: String, path: String, _ error: any Error) -> JobFailure {
+        JobFailure(job: job, .store(path: path, reason: "\(error)"))
+    }
+
+    package static func parent(job: String, id: String, _ error: any Error) -> JobFailure {
+        JobFailure(job: job, .parent(id: id, reason: "\(error)"))
+    }
+
+    package static func open(job: String, path: String, what: String, _ error: any Error) -> JobFailure {
+        JobFailure(job: job, .open(path: path, what: what, reason: "\(error)"))
+    }
+
+    /// A signal or `--max-time` stopped the walk: nothing failed.
+    public var isInterruption: Bool {
+        switch code {
+        case .interrupted, .parentsInterrupted: true
+        default: false
+        }
+    }
+
+    /// The response that failed the walk, when one did.
+    public var page: PageFailure? {
+        if case let .page(failure, _) = code { failure } else { nil }
+    }
+
+    /// What was seen twice, when a loop ended the walk.
+    public var loop: String? {
+        if case let .loop(_, _, loop, _) = code { loop } else { nil }
+    }
+
+    /// The sentence a user reads.
+    public var description: String {
+        let subject = "job '\(job)': "
+        switch code {
+        case let .page(failure, kept):
+            return subject + "\(failure.description); page \(failure.page) not stored, \(kept)"
+        case let .loop(method, url, loop, kept):
+            return subject + "\(method) \(url): loop: \(loop); \(kept)"
+        case let .interrupted(page, kept):
+            return subject + "interrupted at page \(page); \(kept)"
+        case let .parentsInterrupted(walked, queued):
+            return subject + "interrupted after \(walked) of \(queued) parents; the others are walked by the next run"
+        case let .parentsFailed(failed, queued, first):
+            // The first failure names the job itself.
+            return "\(failed) of \(queued) parents failed (walked again by the next run); first: \(first)"
+        case let .store(path, reason):
+            return subject + "\(path): \(reason)"
+        case let .parent(id, reason):
+            return subject + "parent '\(id)': \(reason)"
+        case let .open(path, what, reason):
+            return subject + "cannot open \(path)\(what): \(reason)"
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+@testable import MirrorModel
+import Testing
+
+private struct Reason: Error, CustomStringConvertible {
+    let description: String
+}
+
+@Suite("job failures")
+struct JobFailureTests {
+    @Test("each failure is said as README's sentence, composed in one place")
+    func sentences() {
+        let page = PageFailure(page: 4, method: "GET", url: "https://api.test/events?page=4&key=REDACTED", status: 503,
+                               problem: "HTTP 503 after 3 retries")
+        let kept = JobFailure.Kept(first: 1, last: 3)
+        let failures: [(JobFailure, String)] = [
+            (.page(page, job: "events", kept: kept),
+             "job 'events': GET https://api.test/events?page=4&key=REDACTED: HTTP 503: HTTP 503 after 3 retries; page 4 not stored, pages 1-3 kept"),
+            (.page(PageFailure(page: 1, method: "POST", url: "https://api.test/q", problem: "connection refused"), job: "events",
+                   kept: JobFailure.Kept(first: nil, last: nil)),
+             "job 'events': POST https://api.test/q: no response: connection refused; page 1 not stored, nothing stored"),
+            (.loop("next URL seen twice", method: "GET", url: "https://api.test/e?c=2", job: "events", kept: JobFailure.Kept(first: 1, last: 1)),
+             "job 'events': GET https://api.test/e?c=2: loop: next URL seen twice; page 1 kept"),
+            (.interrupted(job: "events", page: 4, kept: kept), "job 'events': interrupted at page 4; pages 1-3 kept"),
+            (.parentsInterrupted(job: "comments", walked: 2, queued: 5),
+             "job 'comments': interrupted after 2 of 5 parents; the others are walked by the next run"),
+            (.parentsFailed(job: "comments", failed: 1, queued: 3, first: .parent(job: "comments", id: "7", Reason(description: "no value at 'id'"))),
+             "1 of 3 parents failed (walked again by the next run); first: job 'comments': parent '7': no value at 'id'"),
+            (.store(job: "events", path: "cache/t_event.sqlite", Reason(description: "disk I/O error")),
+             "job 'events': cache/t_event.sqlite: disk I/O error"),
+            (.open(job: "comments", path: "cache/t_event.sqlite", what: ", its parent's database", Reason(description: "permission denied")),
+             "job 'comments': cannot open cache/t_event.sqlite, its parent's database: permission denied"),
+        ]
+        for (failure, sentence) in failures {
+            #expect(failure.description == sentence)
+        }
+        #expect(failures.map(\.0.isInterruption) == [false, false, false, true, true, false, false, false])
+        #expect(failures[0].0.page == page)
+        #expect(failures[2].0.loop == "next URL seen twice")
+    }
+
+    @Test("a walk's ending is read from it by one rule, and gives the run's status and the walk's state")
+    func endings() {
+        var walk = WalkResult(stop: .emptyPage(page: 3))
+        #expect(WalkEnding(walk) == .complete)
+        walk.stop = .maxPages(2)
+        #expect(WalkEnding(walk) == .incomplete)
+        walk.error = .store(job: "events", path: "x.sqlite", Reason(description: "full"))
+        walk.stop = .failed
+        #expect(WalkEnding(walk) == .failed)
+        walk.error = .interrupted(job: "events", page: 2, kept: JobFailure.Kept(first: 1, last: 1))
+        walk.stop = .interrupted
+        #expect(WalkEnding(walk) == .interrupted)
+        #expect([WalkEnding.complete, .incomplete, .failed, .interrupted].map(\.status) == [.ok, .ok, .failed, .interrupted])
+        #expect([WalkEnding.complete, .incomplete, .failed, .interrupted].map(\.rawValue)
+            == ["complete", "incomplete", "failed", "interrupted"])
+    }
+}
