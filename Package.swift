@@ -1,6 +1,11 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+/// The floors of the library below MirrorCore: what MirrorCore, the executable and the tests stand on.
+let floors: [Target.Dependency] = [
+    "MirrorJSON", "MirrorModel", "MirrorHTTP", "MirrorStore", "MirrorJobFile", "MirrorDownload", "MirrorWalk",
+]
+
 let package = Package(
     name: "mirror",
     platforms: [.macOS(.v14)],
@@ -78,14 +83,7 @@ let package = Package(
         ),
         .target(
             name: "MirrorCore",
-            dependencies: [
-                "MirrorJSON",
-                "MirrorModel",
-                "MirrorHTTP",
-                "MirrorStore",
-                "MirrorJobFile",
-                "MirrorDownload",
-                "MirrorWalk",
+            dependencies: floors + [
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -106,13 +104,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "mirror",
-            dependencies: [
-                "MirrorModel",
-                "MirrorHTTP",
-                "MirrorStore",
-                "MirrorJobFile",
-                "MirrorDownload",
-                "MirrorWalk",
+            dependencies: floors + [
                 "MirrorCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -129,14 +121,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MirrorCoreTests",
-            dependencies: [
-                "MirrorJSON",
-                "MirrorModel",
-                "MirrorHTTP",
-                "MirrorStore",
-                "MirrorJobFile",
-                "MirrorDownload",
-                "MirrorWalk",
+            dependencies: floors + [
                 "MirrorCore",
                 "MirrorTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -153,7 +138,7 @@ let package = Package(
         ),
         .testTarget(
             name: "mirrorTests",
-            dependencies: ["MirrorJSON", "MirrorModel", "MirrorHTTP", "MirrorStore", "MirrorJobFile", "MirrorDownload", "MirrorWalk", "MirrorCore", "MirrorTestSupport"]
+            dependencies: floors + ["MirrorCore", "MirrorTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

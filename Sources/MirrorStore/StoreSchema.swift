@@ -19,9 +19,6 @@ package enum StoreSchema {
     package static func literal(_ text: String) -> String {
         "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
     }
-    static let legacyMigrations = ReservedNames.legacyMigrations
-    static let walkOrderSuffix = ReservedNames.walkOrderSuffix
-    static let byParentSuffix = ReservedNames.byParentSuffix
 
     /// The schema version from which `_mirror_pages` keeps envelopes (`mirror-pages-envelope-11`).
     static let envelopeVersion = 11
@@ -35,7 +32,7 @@ package enum StoreSchema {
     static func recordTables(in schema: String) -> String {
         """
         SELECT name FROM \(schema).sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_mirror\\_%' ESCAPE '\\'
-          AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name <> '\(legacyMigrations)' ORDER BY name
+          AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name <> '\(ReservedNames.legacyMigrations)' ORDER BY name
         """
     }
 
@@ -270,10 +267,10 @@ package enum StoreSchema {
     static func migrate(_ writer: some DatabaseWriter) throws {
         try writer.write { db in
             var version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
-            if version == 0, try db.tableExists(legacyMigrations) {
-                let applied = Set(try String.fetchAll(db, sql: "SELECT identifier FROM \(legacyMigrations)"))
+            if version == 0, try db.tableExists(ReservedNames.legacyMigrations) {
+                let applied = Set(try String.fetchAll(db, sql: "SELECT identifier FROM \(ReservedNames.legacyMigrations)"))
                 version = migrations.prefix { applied.contains($0.name) }.count
-                try db.execute(sql: "DROP TABLE \(legacyMigrations)")
+                try db.execute(sql: "DROP TABLE \(ReservedNames.legacyMigrations)")
             }
             guard version <= migrations.count else { throw TooNew(version: version) }
             for migration in migrations[version...] {
@@ -295,7 +292,7 @@ package enum StoreSchema {
           last_seen  TEXT    NOT NULL,
           PRIMARY KEY (account, id)
         );
-        CREATE INDEX IF NOT EXISTS "\(table)\(walkOrderSuffix)" ON "\(table)" (account, position);
+        CREATE INDEX IF NOT EXISTS "\(table)\(ReservedNames.walkOrderSuffix)" ON "\(table)" (account, position);
         """
     }
 
@@ -335,7 +332,7 @@ package enum StoreSchema {
     /// The index that serves a parent's children, in a child job's table.
     static func createParentIndex(_ table: String) -> String {
         """
-        CREATE INDEX IF NOT EXISTS "\(table)\(byParentSuffix)" ON "\(table)" (account, parent_id, position)
+        CREATE INDEX IF NOT EXISTS "\(table)\(ReservedNames.byParentSuffix)" ON "\(table)" (account, parent_id, position)
         """
     }
 }
