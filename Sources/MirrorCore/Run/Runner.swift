@@ -93,9 +93,9 @@ public struct Runner: Sendable {
         }
         defer { withExtendedLifetime(locks) {} }
         // Up to `parallel` jobs at once; one job's failure never stops another. Once the run
-        // is stopped (a signal, `--max-time`), no job starts. Each job opens its database when it starts
-        // and lets it go when it ends, so the files a run holds open are bounded by
-        // `parallel`, not by the number of jobs.
+        // is stopped (a signal, `--max-time`), no job starts. Each job opens its database
+        // when it starts and lets it go when it ends, so the files a run holds open are
+        // bounded by `parallel`, not by the number of jobs.
         let stores = OpenStores()
         let (outcomes, stop) = try await GracefulStop.run(options.signals, deadline: options.maxTime.map { started + $0 },
                                                           clock: client.clock) {
@@ -247,5 +247,4 @@ public struct Runner: Sendable {
         }
         return outcome
     }
-
 }
