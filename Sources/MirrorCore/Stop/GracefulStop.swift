@@ -15,7 +15,8 @@ public struct StopSignals: Sendable {
 
     let signals: Signals
 
-    /// None: only a deadline stops the work, if one is set. (Cancelling its task is no stop but an abort.)
+    /// None: only a deadline stops the work, if one is set. (Cancelling its task is no stop
+    /// but an abort.)
     public static let none = StopSignals(signals: .none)
 
     /// SIGINT (Ctrl-C), SIGTERM (systemd's stop, `kill`) and SIGHUP (a closed terminal).
@@ -39,14 +40,14 @@ public enum StopCause: Sendable, Equatable {
     }
 }
 
-/// The one way `run`, `verify`, `snapshot` and `serve` stop: the work is the one service of a
-/// `ServiceGroup`, and a first signal or the deadline triggers the group's graceful shutdown.
-/// The work decides what it cuts: what it fetches or copies runs in `cancelWhenGracefulShutdown`
-/// and is cancelled, what it records after that (a run's walk state, its `_mirror_runs` row,
-/// the downloads it finished) runs to its end, so the next run resumes exactly. A second
-/// signal calls `forced` (by default the process exits at once with 128 + its number). `deadline`
-/// (`--max-time`, on `clock`) stops the work as a first signal does.
-/// Cancelling the task that waits here cancels the work outright, bookkeeping included.
+/// How `run`, `verify` and `snapshot` stop, the way `serve` stops: the work is the one
+/// service of a `ServiceGroup`, and a first signal or the deadline (`--max-time`, on `clock`)
+/// triggers the group's graceful shutdown. The work decides what it cuts: what it fetches or
+/// copies runs in `cancelWhenGracefulShutdown` and is cancelled; what it records after that
+/// (a run's walk state, its `_mirror_runs` row, the downloads it finished) runs to its end,
+/// so the next run resumes exactly. A second signal calls `forced` (by default the process
+/// exits at once with 128 + its number). Cancelling the task that waits here cancels the
+/// work outright, bookkeeping included.
 public enum GracefulStop {
     public static func run<T: Sendable>(
         _ signals: StopSignals, deadline: RunClock.Instant? = nil, clock: RunClock = .continuous,
