@@ -1,34 +1,3 @@
-/// A problem with one response: the page is not stored.
-package struct PageFault: Error, Sendable {
-    package let url: RedactedURL
-    package let status: Int?
-    package let problem: String
-
-    package init(url: RedactedURL, status: Int? = nil, problem: String) {
-        self.url = url
-        self.status = status
-        self.problem = problem
-    }
-}
-
-/// What a request for a page came to.
-package enum Fetched: Sendable {
-    /// A status listed in `stop.status`.
-    case stopStatus(Int)
-    case page(ServedPage)
-}
-
-/// A request's final result, and the retries it took.
-package struct FetchOutcome: Sendable {
-    package var result: Result<Fetched, PageFault>
-    package var retries: Int
-
-    package init(result: Result<Fetched, PageFault>, retries: Int) {
-        self.result = result
-        self.retries = retries
-    }
-}
-
 /// Where a response says the walk goes next.
 package enum NextTarget: Equatable, Sendable {
     case none

@@ -87,8 +87,9 @@ struct PageFetcher: Sendable {
         var result: Result<Fetched, PageFault>
         switch sent.result {
         case let .failure(error):
-            return FetchOutcome(result: .failure(PageFault(url: url, status: error.status, problem: error.reason + sent.afterRetries)),
-                                retries: sent.retries)
+            var fault = PageFault(url: url, error)
+            fault.afterRetries = sent.afterRetries
+            return FetchOutcome(result: .failure(fault), retries: sent.retries)
         case let .success(response):
             if response.status == 304, let stored {
                 result = .success(.page(ServedPage(stored, origin: .notModified, etag: response.headers["etag"],
@@ -97,8 +98,9 @@ struct PageFetcher: Sendable {
                 result = PageReader(job: job).read(response, url: url, page: page, requestBody: shownBody)
             }
         }
-        if case let .failure(fault) = result {
-            result = .failure(PageFault(url: fault.url, status: fault.status, problem: fault.problem + sent.afterRetries))
+        if case var .failure(fault) = result {
+            fault.afterRetries = sent.afterRetries
+            result = .failure(fault)
         }
         return FetchOutcome(result: result, retries: sent.retries)
     }
