@@ -1,7 +1,6 @@
 import CDispatch
 import Foundation
 import Glibc
-import GRDB
 import MirrorDownload
 import MirrorModel
 import MirrorStore
@@ -45,7 +44,7 @@ public struct ServedFiles: Sendable {
         let parts = relative.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard parts.count >= 2, parts[0] == FileNaming.folder,
               !parts.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." || $0.contains("\u{0}") }),
-              let entry = try indexEntry(relative) else {
+              let entry = try FileLookup.find(relative, in: output, connections: connections) else {
             return .answer(.error("no downloaded file '\(relative)'", status: 404))
         }
         let etag = "\"\(entry.sha256)\""
@@ -105,21 +104,6 @@ public struct ServedFiles: Sendable {
         if ends[1].isEmpty { return .part(start..<size) }
         guard let end = Int(ends[1]), end >= start else { return .whole }
         return .part(start..<(end >= size - 1 ? size : end + 1))
-    }
-
-    /// The file's row in a database's file index, if one lists it as downloaded.
-    private func indexEntry(_ relative: String) throws -> (sha256: String, contentType: String?)? {
-        for name in RecordReader.databases(in: output) {
-            guard let lent = try connections.take((output as NSString).appendingPathComponent(name)) else { continue }
-            defer { connections.give(lent) }
-            let row = try lent.queue.inDatabase { db in
-                try Row.fetchOne(db.cachedStatement(sql: """
-                    SELECT sha256, content_type FROM \(StoreSchema.files) WHERE path = ? AND status = 'ok'
-                    """), arguments: [relative])
-            }
-            if let row { return (row["sha256"], row["content_type"]) }
-        }
-        return nil
     }
 
     /// Opens `files/…/name` in the output folder, no link followed at any level.
