@@ -14,12 +14,12 @@ import NIOCore
 /// reaches outside the output folder (`..`, encoded or not, or a planted link). A file's
 /// ETag is its SHA-256, and its `Content-Type` the one it was downloaded with.
 ///
-/// `If-None-Match` and `Range` are answered here, not by Hummingbird's `FileMiddleware`
-/// (2.28.1), which would change what README documents: it makes its own weak ETag of the
-/// file's modification time and size, and compares `If-None-Match` with that, each whole
-/// field at once; it reads `bytes=-5` as the first six bytes rather than the last five,
-/// answers 416 to a range it cannot read, and a range past the end with a malformed 206;
-/// and it types a file by its extension.
+/// `If-None-Match`, `Range` and `If-Range` are answered here, not by Hummingbird's
+/// `FileMiddleware` (2.28.1), which would change what README documents: it makes its own
+/// weak ETag of the file's modification time and size, and compares `If-None-Match` and
+/// `If-Range` with that, each whole field at once; it reads `bytes=-5` as the first six
+/// bytes rather than the last five, answers 416 to a range it cannot read, and a range past
+/// the end with a malformed 206; and it types a file by its extension.
 public struct ServedFiles: Sendable {
     /// A file to send, or the 304 that stands for it.
     enum Served: Sendable {
@@ -59,8 +59,10 @@ public struct ServedFiles: Sendable {
     /// memory stays bounded whatever the file's size and however slowly the client reads.
     /// A HEAD request gets the headers alone. `loop` is the connection's event loop.
     func response(to relative: String, request: Request, loop: any EventLoop) async throws -> Response {
-        let (range, ifNoneMatch) = (request.headers[.range], request.headers[.ifNoneMatch])
-        let served = try await MirrorServer.blocking { try serve(relative, range: range, ifNoneMatch: ifNoneMatch) }
+        let (range, ifRange, ifNoneMatch) = (request.headers[.range], request.headers[.ifRange], request.headers[.ifNoneMatch])
+        let served = try await MirrorServer.blocking {
+            try serve(relative, range: range, ifRange: ifRange, ifNoneMatch: ifNoneMatch)
+        }
         switch served {
         case let .notModified(headers):
             return Response(status: .notModified, headers: headers)
@@ -91,10 +93,10 @@ public struct ServedFiles: Sendable {
         }
     }
 
-    /// The file at `relative`, open, with `If-None-Match` and one `Range` honoured: 404 for
-    /// a file no index lists as downloaded, or that is not where it says; 416 for a range
-    /// outside the file.
-    func serve(_ relative: String, range: String?, ifNoneMatch: String?) throws -> Served {
+    /// The file at `relative`, open, with `If-None-Match`, one `Range` and `If-Range`
+    /// honoured: 404 for a file no index lists as downloaded, or that is not where it says;
+    /// 416 for a range outside the file.
+    func serve(_ relative: String, range: String?, ifRange: String?, ifNoneMatch: String?) throws -> Served {
         let missing = HTTPError(.notFound, message: "no downloaded file '\(relative)'")
         let parts = relative.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard parts.count >= 2, parts[0] == FileNaming.folder,
@@ -110,7 +112,8 @@ public struct ServedFiles: Sendable {
         var info = stat()
         guard fstat(file.descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { throw missing }
         let size = Int(info.st_size)
-        guard let range else {
+        // A range of another version of the file than the client's is no part of this one.
+        guard let range, EntityTags.ifRange(ifRange, holds: etag) else {
             return .file(file, range: 0..<size, status: .ok, headers: headers)
         }
         switch Self.byteRange(range, size: size) {
