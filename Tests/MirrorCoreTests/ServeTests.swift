@@ -197,6 +197,58 @@ struct ServeTests {
         }
     }
 
+    @Test("files: If-Range keeps a range for the file's own strong tag only; 304, 404 and 416 as they are sent")
+    func fileConditions() async throws {
+        let harness = try Harness()
+        let content = Array((0..<300).map { UInt8($0 % 251) })
+        let handler: @Sendable (FixtureRequest) async -> FixtureResponse = { request in
+            if request.path == "/f/a.svg" { return FixtureResponse(headers: [("Content-Type", "image/svg+xml")], body: content) }
+            return .json(PagedAPI(records: [[#"{"id":"1","f":"http://\#(request.authority)/f/a.svg"}"#]])
+                .body(page: Int(request.parameter("page") ?? "") ?? 0))
+        }
+        var path = ""
+        try await FixtureServer.with(handler) { server in
+            _ = try await harness.run(itemsJob("downloads: [f]"), server: server)
+            path = FileNaming.relativePath(for: "\(server.base)/f/a.svg")
+        }
+        let etag = "\"" + Crypto.SHA256.hash(data: content).map { String(format: "%02x", $0) }.joined() + "\""
+        try await serving(harness) { base in
+            let url = base + "/_mirror/" + path
+            let part = try await get(url, headers: [("Range", "bytes=10-19"), ("If-Range", etag)])
+            #expect(part.status == 206 && part.body == Array(content[10..<20]))
+            #expect(part.headers["content-range"] == "bytes 10-19/300" && part.headers["content-length"] == "10")
+            // Another version's tag, a weak tag or a date: the whole file, as it is now.
+            for ifRange in ["\"other\"", "W/" + etag, "Wed, 21 Oct 2015 07:28:00 GMT"] {
+                let whole = try await get(url, headers: [("Range", "bytes=10-19"), ("If-Range", ifRange)])
+                #expect(whole.status == 200 && whole.body == content, "\(ifRange)")
+                #expect(whole.headers["content-range"] == nil && whole.headers["content-length"] == "300", "\(ifRange)")
+                #expect(whole.headers["etag"] == etag && whole.headers["content-type"] == "image/svg+xml", "\(ifRange)")
+            }
+            // A range outside the file holds only for the file's own tag.
+            let ignored = try await get(url, headers: [("Range", "bytes=300-"), ("If-Range", "\"other\"")])
+            #expect(ignored.status == 200 && ignored.body == content)
+            let outside = try await get(url, headers: [("Range", "bytes=300-"), ("If-Range", etag)])
+            #expect(outside.status == 416 && outside.headers["content-range"] == "bytes */300")
+            #expect(outside.headers["content-type"] == "application/json" && outside.headers["x-content-type-options"] == nil)
+            #expect(outside.text == #"{"error":"the range 'bytes=300-' is outside the file's 300 bytes"}"# + "\n")
+            let head = try await get(url, headers: [("Range", "bytes=-5")], method: .HEAD)
+            #expect(head.status == 206 && head.body.isEmpty && head.headers["content-length"] == "5"
+                && head.headers["content-range"] == "bytes 295-299/300")
+            // A 304, to the file's weak tag or to any: the file's headers but its type, and no body.
+            for ifNoneMatch in ["W/" + etag, "*"] {
+                let cached = try await get(url, headers: [("If-None-Match", ifNoneMatch)])
+                #expect(cached.status == 304 && cached.body.isEmpty, "\(ifNoneMatch)")
+                #expect(cached.headers["etag"] == etag && cached.headers["accept-ranges"] == "bytes"
+                    && cached.headers["x-content-type-options"] == "nosniff" && cached.headers["content-security-policy"] == "sandbox"
+                    && cached.headers["content-type"] == nil, "\(ifNoneMatch)")
+            }
+            let missing = try await get(base + "/_mirror/files/nope.svg")
+            #expect(missing.status == 404 && missing.headers["content-type"] == "application/json")
+            #expect(missing.headers["x-content-type-options"] == nil && missing.headers["content-security-policy"] == nil)
+            #expect(missing.text == #"{"error":"no downloaded file 'files/nope.svg'"}"# + "\n")
+        }
+    }
+
     @Test("a run writing while the server answers is not blocked, and is seen a whole page at a time",
           .timeLimit(.minutes(2)))
     func runWhileServing() async throws {

@@ -1,13 +1,8 @@
 import Foundation
-import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import Logging
-import MirrorDownload
-import MirrorHTTP
-import MirrorJobFile
 import MirrorModel
-import MirrorStore
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
@@ -17,10 +12,11 @@ import UnixSignals
 /// `mirror serve`: an HTTP server answering from an output folder, read-only, offline. The
 /// API's own URLs (`ReplayedPages`), a status page at `/`, the read API (`/_mirror/tables`,
 /// `/_mirror/tables/<table>`, `/_mirror/changes/<table>`, `/_mirror/status`) and the
-/// downloaded files (`/_mirror/files/<path>`). Databases are read through read-only
-/// connections (kept between requests for pages and files), one read transaction per
-/// answer, with no lock taken: a run writing meanwhile is never blocked and never seen
-/// half-done. SQLite's work runs on NIO's thread pool for blocking
+/// downloaded files (`/_mirror/files/<path>`), routed by Hummingbird's router (see
+/// `router`) on connections held to time limits (`GuardedHTTP1Channel`). Databases are
+/// read through read-only connections (kept between requests for pages and files), one
+/// read transaction per answer, with no lock taken: a run writing meanwhile is never
+/// blocked and never seen half-done. SQLite's work runs on NIO's thread pool for blocking
 /// work, never on the tasks that serve connections.
 public struct MirrorServer: Sendable {
     public struct Options: Sendable {
@@ -47,9 +43,6 @@ public struct MirrorServer: Sendable {
     public struct ListenFailure: Error, CustomStringConvertible {
         public let description: String
     }
-
-    /// A file grew shorter while it was sent: the response is cut, as its length said more.
-    struct FileEndedEarly: Error {}
 
     public let options: Options
 
@@ -167,22 +160,17 @@ public struct MirrorServer: Sendable {
     }
 
     private func application(logger: Logger, connections: OpenConnections, listening: @escaping @Sendable (Int) -> Void)
-        -> Application<CallbackResponder<ServeContext>> {
-        let api = ReadAPI(output: options.output, jobFiles: options.jobFiles)
-        let files = ServedFiles(output: options.output)
-        let pages = ReplayedPages(output: options.output)
-        let bind = options.bind
-        let address = ServerAddress(bind: bind, port: options.port)
-        let responder = CallbackResponder<ServeContext> { request, context in
-            try await Self.respond(to: request, api: api, files: files, pages: pages, address: address,
-                                   loop: context.eventLoop)
-        }
+        -> Application<RouterResponder<ServeContext>> {
+        let address = ServerAddress(bind: options.bind, port: options.port)
+        let router = Self.router(api: ReadAPI(output: options.output, jobFiles: options.jobFiles),
+                                 files: ServedFiles(output: options.output), pages: ReplayedPages(output: options.output),
+                                 address: address)
         let (idle, header, send) = (options.idleTimeout, options.headerTimeout, options.sendTimeout)
         let server = HTTPServerBuilder { responder in
             GuardedHTTP1Channel(responder: responder, idle: idle, header: header, send: send, connections: connections)
         }
         return Application(
-            responder: responder,
+            responder: router.buildResponder(),
             server: server,
             configuration: .init(address: .hostname(options.bind, port: options.port), serverName: "mirror",
                                  availableConnectionsDelegate: MaximumAvailableConnections(Self.connectionLimit(), logger: logger)),
@@ -213,197 +201,6 @@ public struct MirrorServer: Sendable {
         let open = Int(clamping: limit.rlim_cur)
         let reserved = max(reservedDescriptors, open / 4)
         return min(16_384, max(1, open - reserved))
-    }
-
-    static let prefix = "/_mirror/"
-
-    /// The largest request body a replayed POST may send.
-    static let maxRequestBody = 1 << 20
-
-    private static func respond(to request: Request, api: ReadAPI, files: ServedFiles, pages: ReplayedPages,
-                                address: ServerAddress, loop: any EventLoop) async throws -> Response {
-        let bind = address.bind
-        /// On a loopback address, a request must name this machine: a web page whose name
-        /// was made to point to 127.0.0.1 (DNS rebinding) gets nothing.
-        func allowed(host authority: String?) -> Bool {
-            guard ["127.0.0.1", "localhost", "::1"].contains(bind) || bind.hasPrefix("127.") else { return true }
-            guard let authority else { return true }
-            var host = Substring(authority)
-            if host.hasPrefix("["), let close = host.firstIndex(of: "]") {
-                host = host[host.index(after: host.startIndex)..<close]
-            } else if let colon = host.lastIndex(of: ":") {
-                host = host[..<colon]
-            }
-            return ["localhost", "127.0.0.1", "::1", bind].contains(host.lowercased())
-        }
-        guard allowed(host: request.head.authority) else {
-            return response(.error("this server answers requests for \(bind) and localhost only", status: 403))
-        }
-        let path = request.uri.path
-        let own = path.hasPrefix(prefix) || (path == "/" && (request.uri.query ?? "").isEmpty)
-        let methods: [HTTPTypes.HTTPRequest.Method] = own ? [.get, .head] : [.get, .head, .post]
-        guard methods.contains(request.method) else {
-            let names = methods.map(\.rawValue).joined(separator: ", ")
-            var answer = ReadAPI.Answer.error("only \(names) are served here", status: 405)
-            answer.headers = [("Allow", names)]
-            return response(answer)
-        }
-        guard own else {
-            var request = request
-            let body = request.method == .post ? Array(try await request.collectBody(upTo: maxRequestBody).readableBytesView) : []
-            let origin = address.origin(asked: request.head.authority)
-            let method = request.method.rawValue
-            let target = request.uri.string
-            let ifNoneMatch = request.headers[.ifNoneMatch]
-            let answer = try await blocking {
-                try pages.answer(method: method, target: target, body: body, origin: origin, ifNoneMatch: ifNoneMatch)
-            }
-            return await replayed(answer, head: request.method == .head, loop: loop)
-        }
-        var parameters: [String: String] = [:]
-        for (key, value) in request.uri.queryParameters { parameters[String(key)] = String(value) }
-        let query = parameters
-        if path == "/" { return response(try await blocking { try api.statusPage() }) }
-        let rest = String(path.dropFirst(prefix.count))
-        let parts = rest.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-        let name = parts.count > 1 ? parts[1].removingPercentEncoding : nil
-        switch parts[0] {
-        case "status" where parts.count == 1:
-            return response(try await blocking { try api.status() })
-        case "tables" where parts.count == 1:
-            return response(try await blocking { try api.tables() })
-        case "tables":
-            guard let name, !name.contains("/") else { break }
-            return response(try await blocking { try api.records(table: name, query: query, path: path) })
-        case "changes":
-            guard let name, !name.contains("/") else { break }
-            return response(try await blocking { try api.changes(table: name, query: query) })
-        case "files":
-            guard let name else { break }
-            let range = request.headers[.range]
-            let ifNoneMatch = request.headers[.ifNoneMatch]
-            let served = try await blocking {
-                try files.serve(FileNaming.folder + "/" + name, range: range, ifNoneMatch: ifNoneMatch)
-            }
-            return stream(served, head: request.method == .head, loop: loop)
-        default:
-            break
-        }
-        return response(.error("no such path: '\(path)'", status: 404))
-    }
-
-    /// SQLite's and the file system's blocking work, off the tasks that serve connections.
-    private static func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await NIOThreadPool.singleton.runIfActive(work)
-    }
-
-    private static func response(_ answer: ReadAPI.Answer) -> Response {
-        var fields = HTTPFields()
-        if answer.status != 304 { fields[.contentType] = answer.contentType }
-        for (name, value) in answer.headers {
-            if let name = HTTPField.Name(name) { fields[name] = value }
-        }
-        return Response(status: .init(code: answer.status), headers: fields,
-                        body: answer.status == 304 ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
-    }
-
-    /// A replayed page: whole, or its records read a piece at a time on the thread pool, in
-    /// the page's read transaction, between the envelope's two halves. The next piece is read
-    /// only once the connection has taken the last: a response holds one piece and what the
-    /// connection buffers (NIO's high-water mark, 64 KB) at most, whatever the client reads.
-    /// `loop` is the connection's event loop (see `taken`).
-    private static func replayed(_ answer: ReplayedPages.Answer, head: Bool, loop: any EventLoop) async -> Response {
-        switch answer {
-        case let .whole(answer):
-            return response(answer)
-        case let .streamed(status, headers, first, page, cursor, last):
-            var fields = HTTPFields()
-            fields[.contentType] = "application/json"
-            for (name, value) in headers {
-                if let name = HTTPField.Name(name) { fields[name] = value }
-            }
-            // The read transaction ends on the thread pool, however the answer ends.
-            let finish: @Sendable () async -> Void = { _ = try? await blocking { page.finish() } }
-            if head {
-                await finish()
-                return Response(status: .init(code: status), headers: fields, body: ResponseBody())
-            }
-            let body = ResponseBody { writer in
-                do {
-                    try await writer.write(ByteBuffer(bytes: first))
-                    var cursor = cursor
-                    while !cursor.done {
-                        try await taken(by: &writer, on: loop)
-                        let read = try await blocking { [cursor] () throws -> (ByteBuffer, FoundPage.Cursor) in
-                            var next = cursor
-                            var piece: [UInt8] = []
-                            piece.reserveCapacity(1 << 16)
-                            try page.read(&next, into: &piece, budget: ReplayedPages.piece)
-                            return (ByteBuffer(bytes: piece), next)
-                        }
-                        try await writer.write(read.0)
-                        cursor = read.1
-                    }
-                    try await writer.write(ByteBuffer(bytes: last))
-                } catch {
-                    await finish()
-                    throw error
-                }
-                await finish()
-                try await writer.finish(nil)
-            }
-            return Response(status: .init(code: status), headers: fields, body: body)
-        }
-    }
-
-    /// A file's bytes, read 64 KB at a time on the thread pool, the next once the connection
-    /// has taken the last (see `replayed`): memory stays bounded whatever the file's size
-    /// and however slowly the client reads. A HEAD request gets the headers alone.
-    private static func stream(_ served: ServedFiles.Served, head: Bool, loop: any EventLoop) -> Response {
-        switch served {
-        case let .answer(answer):
-            return response(answer)
-        case let .file(file, range, _, status, headers):
-            var fields = HTTPFields()
-            for (name, value) in headers {
-                if let name = HTTPField.Name(name) { fields[name] = value }
-            }
-            if head {
-                fields[.contentLength] = String(range.count)
-                return Response(status: .init(code: status), headers: fields, body: ResponseBody())
-            }
-            let body = ResponseBody(contentLength: range.count) { writer in
-                var offset = range.lowerBound
-                while offset < range.upperBound {
-                    try await taken(by: &writer, on: loop)
-                    let wanted = min(1 << 16, range.upperBound - offset)
-                    let start = offset
-                    let chunk = try await blocking { () throws -> [UInt8] in
-                        var buffer = [UInt8](repeating: 0, count: wanted)
-                        let read = buffer.withUnsafeMutableBytes { pread(file.descriptor, $0.baseAddress, wanted, off_t(start)) }
-                        guard read > 0 else { throw FileEndedEarly() }
-                        return Array(buffer.prefix(read))
-                    }
-                    try await writer.write(ByteBuffer(bytes: chunk))
-                    offset += chunk.count
-                }
-                try await writer.finish(nil)
-            }
-            return Response(status: .init(code: status), headers: fields, body: body)
-        }
-    }
-}
-
-extension MirrorServer {
-    /// Returns once the connection has taken what was written to `writer` and will take
-    /// more. A write reaches the connection's event loop `loop` later, in order: once a task
-    /// submitted there has run, the writes before it have, and the writer knows whether the
-    /// connection is full; then an empty write (NIO frames no empty chunk: it sends nothing)
-    /// waits while it is. Without the hop, a busy event loop would let a response read its
-    /// next pieces before the last reached the connection, and hold them all.
-    static func taken(by writer: inout any ResponseBodyWriter, on loop: any EventLoop) async throws {
-        try await loop.submit {}.get()
-        try await writer.write(ByteBuffer())
     }
 }
 

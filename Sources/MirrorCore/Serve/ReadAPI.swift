@@ -1,4 +1,7 @@
 import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
 import MirrorJobFile
 import MirrorJSON
 import MirrorModel
@@ -6,7 +9,8 @@ import MirrorStore
 
 /// The read API under `/_mirror/`: what an output folder holds, as JSON, read-only. Each
 /// answer is one read transaction of one database: a run writing meanwhile is not seen
-/// half-way, and is never blocked.
+/// half-way, and is never blocked. A request it cannot answer throws an `HTTPError` (400,
+/// 404, 410), which `JSONErrors` writes as JSON.
 public struct ReadAPI: Sendable {
     /// An answer: status, content type, body and headers.
     public struct Answer: Sendable {
@@ -25,6 +29,17 @@ public struct ReadAPI: Sendable {
             JSONText.appendQuoted(message, to: &body)
             body.append(contentsOf: "}\n".utf8)
             return Answer(status: status, body: body)
+        }
+
+        /// The answer as Hummingbird sends it: a 304 has no body and no `Content-Type`.
+        var response: Response {
+            var fields = HTTPFields()
+            if status != 304 { fields[.contentType] = contentType }
+            for (name, value) in headers {
+                if let name = HTTPField.Name(name) { fields[name] = value }
+            }
+            return Response(status: .init(code: status), headers: fields,
+                            body: status == 304 ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
         }
     }
 
@@ -87,26 +102,16 @@ public struct ReadAPI: Sendable {
         selection.account = query["account"]
         selection.sinceID = query["since_id"]
         selection.maxID = query["max_id"]
-        let limit: Int
-        do {
-            limit = try Self.limit(query["limit"])
-            selection.limit = limit
-            selection.offset = try query["offset"].map { try Self.count($0, name: "offset") }
-            if let order = query["order"] {
-                guard let value = RecordSelection.Order(rawValue: order) else {
-                    throw BadQuery(message: "'order' must be walk or id, not '\(order)'")
-                }
-                selection.order = value
+        let limit = try Self.limit(query["limit"])
+        selection.limit = limit
+        selection.offset = try query["offset"].map { try Self.count($0, name: "offset") }
+        if let order = query["order"] {
+            guard let value = RecordSelection.Order(rawValue: order) else {
+                throw HTTPError(.badRequest, message: "'order' must be walk or id, not '\(order)'")
             }
-        } catch let bad as BadQuery {
-            return .error(bad.message, status: 400)
+            selection.order = value
         }
-        let database: String
-        do {
-            database = try RecordReader.locate(table: table, in: output)
-        } catch {
-            return .error(error.description, status: 404)
-        }
+        let database = try locate(table)
         var body: [UInt8] = [UInt8(ascii: "[")]
         var count = 0
         try RecordReader(database: database).read(selection) { cursor in
@@ -128,39 +133,36 @@ public struct ReadAPI: Sendable {
 
     /// A table's change feed since `since`, as `export --changes-since --format json` writes it.
     public func changes(table: String, query: [String: String]) throws -> Answer {
-        var options: ChangeExporter.Options
-        do {
-            guard let since = query["since"] else { throw BadQuery(message: "'since' is missing: the mark to read from (0: all)") }
-            options = ChangeExporter.Options(table: table, since: try Self.count(since, name: "since"))
-            options.limit = try Self.limit(query["limit"])
-        } catch let bad as BadQuery {
-            return .error(bad.message, status: 400)
+        guard let since = query["since"] else {
+            throw HTTPError(.badRequest, message: "'since' is missing: the mark to read from (0: all)")
         }
+        var options = ChangeExporter.Options(table: table, since: try Self.count(since, name: "since"))
+        options.limit = try Self.limit(query["limit"])
         options.format = .json
         options.feed = query["feed"]
         options.account = query["account"]
-        let database: String
-        do {
-            database = try RecordReader.locate(table: table, in: output)
-        } catch {
-            return .error(error.description, status: 404)
-        }
+        let database = try locate(table)
         var bytes: [UInt8] = []
         do {
             _ = try ChangeExporter(database: database, options: options).export { bytes.append(contentsOf: $0) }
         } catch let unreachable as ChangeFeed.Unreachable {
-            return .error(unreachable.description, status: 410)
+            throw HTTPError(.gone, message: unreachable.description)
         }
         return Answer(status: 200, body: bytes)
     }
 
-    struct BadQuery: Error {
-        let message: String
+    /// The database that holds `table`; 404 when none does.
+    private func locate(_ table: String) throws -> String {
+        do {
+            return try RecordReader.locate(table: table, in: output)
+        } catch {
+            throw HTTPError(.notFound, message: error.description)
+        }
     }
 
     private static func count(_ text: String, name: String) throws -> Int {
         guard let value = Int(text), value >= 0 else {
-            throw BadQuery(message: "'\(name)' must be a whole number, not '\(text)'")
+            throw HTTPError(.badRequest, message: "'\(name)' must be a whole number, not '\(text)'")
         }
         return value
     }
@@ -168,7 +170,7 @@ public struct ReadAPI: Sendable {
     private static func limit(_ text: String?) throws -> Int {
         guard let text else { return defaultLimit }
         let value = try count(text, name: "limit")
-        guard value <= maxLimit else { throw BadQuery(message: "'limit' must be at most \(maxLimit), not \(value)") }
+        guard value <= maxLimit else { throw HTTPError(.badRequest, message: "'limit' must be at most \(maxLimit), not \(value)") }
         return value
     }
 

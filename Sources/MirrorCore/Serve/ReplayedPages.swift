@@ -1,9 +1,13 @@
 import Crypto
 import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
 import MirrorJobFile
 import MirrorJSON
 import MirrorModel
 import MirrorStore
+import NIOCore
 
 /// The mirrored API, answered offline: a request for a page a run stored gets the page's
 /// envelope with its records put back as the table holds them now, and the envelope's URLs
@@ -19,6 +23,9 @@ public struct ReplayedPages: Sendable {
         case streamed(status: Int, headers: [(String, String)], first: [UInt8], page: FoundPage,
                       cursor: FoundPage.Cursor, last: [UInt8])
     }
+
+    /// The largest request body a replayed POST may send.
+    static let maxRequestBody = 1 << 20
 
     /// Bytes of records a page may hold to be answered whole (with a `Content-Length`).
     static let chunk = 1 << 18
@@ -129,5 +136,73 @@ public struct ReplayedPages: Sendable {
             result = output
         }
         return Array(result.utf8)
+    }
+
+    /// The answer to `request`, for a client that reaches this server at `origin`: the page
+    /// the mirror holds for it. `loop` is the connection's event loop (see `MirrorServer.taken`).
+    func response(to request: Request, origin: String, loop: any EventLoop) async throws -> Response {
+        var request = request
+        var body: [UInt8] = []
+        if request.method == .post {
+            do {
+                body = Array(try await request.collectBody(upTo: Self.maxRequestBody).readableBytesView)
+            } catch is NIOTooManyBytesError {
+                throw HTTPError(.contentTooLarge, message: "a request body may hold \(Self.maxRequestBody >> 20) MB at most")
+            }
+        }
+        let (method, target, ifNoneMatch) = (request.method.rawValue, request.uri.string, request.headers[.ifNoneMatch])
+        let answer = try await MirrorServer.blocking { [body] in
+            try self.answer(method: method, target: target, body: body, origin: origin, ifNoneMatch: ifNoneMatch)
+        }
+        return await Self.response(answer, head: request.method == .head, loop: loop)
+    }
+
+    /// A replayed page: whole, or its records read a piece at a time on the thread pool, in
+    /// the page's read transaction, between the envelope's two halves. The next piece is read
+    /// only once the connection has taken the last: a response holds one piece and what the
+    /// connection buffers (NIO's high-water mark, 64 KB) at most, whatever the client reads.
+    /// `loop` is the connection's event loop (see `MirrorServer.taken`).
+    private static func response(_ answer: ReplayedPages.Answer, head: Bool, loop: any EventLoop) async -> Response {
+        switch answer {
+        case let .whole(answer):
+            return answer.response
+        case let .streamed(status, headers, first, page, cursor, last):
+            var fields = HTTPFields()
+            fields[.contentType] = "application/json"
+            for (name, value) in headers {
+                if let name = HTTPField.Name(name) { fields[name] = value }
+            }
+            // The read transaction ends on the thread pool, however the answer ends.
+            let finish: @Sendable () async -> Void = { _ = try? await MirrorServer.blocking { page.finish() } }
+            if head {
+                await finish()
+                return Response(status: .init(code: status), headers: fields, body: ResponseBody())
+            }
+            let body = ResponseBody { writer in
+                do {
+                    try await writer.write(ByteBuffer(bytes: first))
+                    var cursor = cursor
+                    while !cursor.done {
+                        try await MirrorServer.taken(by: &writer, on: loop)
+                        let read = try await MirrorServer.blocking { [cursor] () throws -> (ByteBuffer, FoundPage.Cursor) in
+                            var next = cursor
+                            var piece: [UInt8] = []
+                            piece.reserveCapacity(1 << 16)
+                            try page.read(&next, into: &piece, budget: ReplayedPages.piece)
+                            return (ByteBuffer(bytes: piece), next)
+                        }
+                        try await writer.write(read.0)
+                        cursor = read.1
+                    }
+                    try await writer.write(ByteBuffer(bytes: last))
+                } catch {
+                    await finish()
+                    throw error
+                }
+                await finish()
+                try await writer.finish(nil)
+            }
+            return Response(status: .init(code: status), headers: fields, body: body)
+        }
     }
 }

@@ -1,27 +1,38 @@
 import CDispatch
 import Foundation
 import Glibc
-import GRDB
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
 import MirrorDownload
 import MirrorModel
 import MirrorStore
+import NIOCore
 
 /// Downloaded files, served from the output folder: only files a database's `_mirror_files`
 /// lists as downloaded, opened without following a link at any level, so no request
-/// reaches outside the output folder (`..`, encoded or not, or a planted link).
+/// reaches outside the output folder (`..`, encoded or not, or a planted link). A file's
+/// ETag is its SHA-256, and its `Content-Type` the one it was downloaded with.
+///
+/// `If-None-Match`, `Range` and `If-Range` are answered here, not by Hummingbird's
+/// `FileMiddleware` (2.28.1), which would change what README documents: it makes its own
+/// weak ETag of the file's modification time and size, and compares `If-None-Match` and
+/// `If-Range` with that, each whole field at once; it reads `bytes=-5` as the first six
+/// bytes rather than the last five, answers 416 to a range it cannot read, and a range past
+/// the end with a malformed 206; and it types a file by its extension.
 public struct ServedFiles: Sendable {
-    /// A file open for serving: the bytes `range` of it, or a reason not to.
-    public enum Served: Sendable {
-        /// `status` 200 or 206: the descriptor (the caller's to close) and the bytes to send.
-        case file(OpenFile, range: Range<Int>, size: Int, status: Int, headers: [(String, String)])
-        /// A 304 (the ETag matched), 404 or 416, with its headers.
-        case answer(ReadAPI.Answer)
+    /// A file to send, or the 304 that stands for it.
+    enum Served: Sendable {
+        /// 200 or 206: the bytes `range` of the open file.
+        case file(OpenFile, range: Range<Int>, status: HTTPResponse.Status, headers: HTTPFields)
+        /// The client holds the file as it is.
+        case notModified(HTTPFields)
     }
 
     /// A file descriptor closed when the last one holding it lets go: whether its response
     /// is sent whole, cut short, or never started (the client left before the head).
-    public final class OpenFile: Sendable {
-        public let descriptor: Int32
+    final class OpenFile: Sendable {
+        let descriptor: Int32
 
         init(_ descriptor: Int32) {
             self.descriptor = descriptor
@@ -32,6 +43,9 @@ public struct ServedFiles: Sendable {
         }
     }
 
+    /// A file grew shorter while it was sent: the response is cut, as its length said more.
+    struct EndedEarly: Error {}
+
     public let output: String
     let connections = ReadConnections.files()
 
@@ -39,47 +53,78 @@ public struct ServedFiles: Sendable {
         self.output = output
     }
 
-    /// The file at `relative` (below `files/`, as `_mirror_files.path` has it, decoded),
-    /// with `Range` and `If-None-Match` honoured.
-    public func serve(_ relative: String, range: String?, ifNoneMatch: String?) throws -> Served {
+    /// The answer to a GET or HEAD of the file at `relative` (below `files/`, as
+    /// `_mirror_files.path` has it, decoded): its bytes read 64 KB at a time on the thread
+    /// pool, the next once the connection has taken the last (see `MirrorServer.taken`), so
+    /// memory stays bounded whatever the file's size and however slowly the client reads.
+    /// A HEAD request gets the headers alone. `loop` is the connection's event loop.
+    func response(to relative: String, request: Request, loop: any EventLoop) async throws -> Response {
+        let (range, ifRange, ifNoneMatch) = (request.headers[.range], request.headers[.ifRange], request.headers[.ifNoneMatch])
+        let served = try await MirrorServer.blocking {
+            try serve(relative, range: range, ifRange: ifRange, ifNoneMatch: ifNoneMatch)
+        }
+        switch served {
+        case let .notModified(headers):
+            return Response(status: .notModified, headers: headers)
+        case let .file(file, range, status, headers):
+            if request.method == .head {
+                var headers = headers
+                headers[.contentLength] = String(range.count)
+                return Response(status: status, headers: headers)
+            }
+            let body = ResponseBody(contentLength: range.count) { writer in
+                var offset = range.lowerBound
+                while offset < range.upperBound {
+                    try await MirrorServer.taken(by: &writer, on: loop)
+                    let wanted = min(1 << 16, range.upperBound - offset)
+                    let start = offset
+                    let chunk = try await MirrorServer.blocking { () throws -> [UInt8] in
+                        var buffer = [UInt8](repeating: 0, count: wanted)
+                        let read = buffer.withUnsafeMutableBytes { pread(file.descriptor, $0.baseAddress, wanted, off_t(start)) }
+                        guard read > 0 else { throw EndedEarly() }
+                        return Array(buffer.prefix(read))
+                    }
+                    try await writer.write(ByteBuffer(bytes: chunk))
+                    offset += chunk.count
+                }
+                try await writer.finish(nil)
+            }
+            return Response(status: status, headers: headers, body: body)
+        }
+    }
+
+    /// The file at `relative`, open, with `If-None-Match`, one `Range` and `If-Range`
+    /// honoured: 404 for a file no index lists as downloaded, or that is not where it says;
+    /// 416 for a range outside the file.
+    func serve(_ relative: String, range: String?, ifRange: String?, ifNoneMatch: String?) throws -> Served {
+        let missing = HTTPError(.notFound, message: "no downloaded file '\(relative)'")
         let parts = relative.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard parts.count >= 2, parts[0] == FileNaming.folder,
               !parts.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." || $0.contains("\u{0}") }),
-              let entry = try indexEntry(relative) else {
-            return .answer(.error("no downloaded file '\(relative)'", status: 404))
+              let entry = try FileLookup.find(relative, in: output, connections: connections) else {
+            throw missing
         }
         let etag = "\"\(entry.sha256)\""
-        // A downloaded page or image is shown, never run: an HTML or SVG file from the API
-        // cannot reach the read API from this origin.
-        var headers: [(String, String)] = [("ETag", etag), ("Accept-Ranges", "bytes"),
-                                           ("Content-Type", entry.contentType ?? "application/octet-stream"),
-                                           ("X-Content-Type-Options", "nosniff"), ("Content-Security-Policy", "sandbox")]
-        if EntityTags.match(ifNoneMatch, etag) {
-            var answer = ReadAPI.Answer(status: 304, body: [])
-            answer.headers = headers.filter { $0.0 != "Content-Type" }
-            return .answer(answer)
-        }
-        guard let descriptor = try open(parts) else {
-            return .answer(.error("no downloaded file '\(relative)'", status: 404))
-        }
+        var headers: HTTPFields = [.eTag: etag, .acceptRanges: "bytes"]
+        if EntityTags.match(ifNoneMatch, etag) { return .notModified(headers) }
+        headers[.contentType] = entry.contentType ?? "application/octet-stream"
+        guard let file = try open(parts) else { throw missing }
         var info = stat()
-        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
-            close(descriptor)
-            return .answer(.error("no downloaded file '\(relative)'", status: 404))
-        }
+        guard fstat(file.descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { throw missing }
         let size = Int(info.st_size)
-        guard let range else { return .file(OpenFile(descriptor), range: 0..<size, size: size, status: 200, headers: headers) }
+        // A range of another version of the file than the client's is no part of this one.
+        guard let range, EntityTags.ifRange(ifRange, holds: etag) else {
+            return .file(file, range: 0..<size, status: .ok, headers: headers)
+        }
         switch Self.byteRange(range, size: size) {
         case .whole:
-            return .file(OpenFile(descriptor), range: 0..<size, size: size, status: 200, headers: headers)
+            return .file(file, range: 0..<size, status: .ok, headers: headers)
         case let .part(part):
-            headers.append(("Content-Range", "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(size)"))
-            return .file(OpenFile(descriptor), range: part, size: size, status: 206, headers: headers)
+            headers[.contentRange] = "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(size)"
+            return .file(file, range: part, status: .partialContent, headers: headers)
         case .unsatisfiable:
-            close(descriptor)
-            var answer = ReadAPI.Answer.error("the range '\(range)' is outside the file's \(size) bytes", status: 416)
-            answer.headers = [("Content-Range", "bytes */\(size)")]
-            return .answer(answer)
+            throw HTTPError(.rangeNotSatisfiable, headers: [.contentRange: "bytes */\(size)"],
+                            message: "the range '\(range)' is outside the file's \(size) bytes")
         }
     }
 
@@ -107,23 +152,8 @@ public struct ServedFiles: Sendable {
         return .part(start..<(end >= size - 1 ? size : end + 1))
     }
 
-    /// The file's row in a database's file index, if one lists it as downloaded.
-    private func indexEntry(_ relative: String) throws -> (sha256: String, contentType: String?)? {
-        for name in RecordReader.databases(in: output) {
-            guard let lent = try connections.take((output as NSString).appendingPathComponent(name)) else { continue }
-            defer { connections.give(lent) }
-            let row = try lent.queue.inDatabase { db in
-                try Row.fetchOne(db.cachedStatement(sql: """
-                    SELECT sha256, content_type FROM \(StoreSchema.files) WHERE path = ? AND status = 'ok'
-                    """), arguments: [relative])
-            }
-            if let row { return (row["sha256"], row["content_type"]) }
-        }
-        return nil
-    }
-
     /// Opens `files/…/name` in the output folder, no link followed at any level.
-    private func open(_ parts: [String]) throws -> Int32? {
+    private func open(_ parts: [String]) throws -> OpenFile? {
         var folder = Foundation.open(output, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard folder >= 0 else { return nil }
         for part in parts.dropLast() {
@@ -139,6 +169,6 @@ public struct ServedFiles: Sendable {
         }
         defer { close(folder) }
         let descriptor = openat(folder, parts.last!, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        return descriptor >= 0 ? descriptor : nil
+        return descriptor >= 0 ? OpenFile(descriptor) : nil
     }
 }

@@ -1,0 +1,16 @@
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+
+/// Refuses, with 405 and `Allow`, a method a path does not take: the server's own paths
+/// (see `MirrorServer.isOwn`) take GET and HEAD, the API's URLs GET, HEAD and POST.
+struct AllowedMethods<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let allowed: [HTTPRequest.Method] = MirrorServer.isOwn(request.uri) ? [.get, .head] : [.get, .head, .post]
+        guard allowed.contains(request.method) else {
+            let names = allowed.map(\.rawValue).joined(separator: ", ")
+            throw HTTPError(.methodNotAllowed, headers: [.allow: names], message: "only \(names) are served here")
+        }
+        return try await next(request, context)
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import MirrorDownload
+import NIOCore
+import NIOPosix
+
+extension MirrorServer {
+    /// The server's own paths: `/` without a query (the status page) and every path whose
+    /// first segment is `_mirror` (the read API, whatever the API has there). They take GET
+    /// and HEAD; every other path is one of the API's and takes POST too. Segments are
+    /// counted as the router counts them, empty ones left out.
+    static func isOwn(_ uri: URI) -> Bool {
+        guard let first = uri.path.split(separator: "/").first else { return (uri.query ?? "").isEmpty }
+        return first == "_mirror"
+    }
+
+    /// The routes, behind what every request passes first: errors written as mirror's JSON,
+    /// the Host check and the methods a path takes.
+    static func router(api: ReadAPI, files: ServedFiles, pages: ReplayedPages, address: ServerAddress) -> Router<ServeContext> {
+        typealias Handler = @Sendable (Request, ServeContext) async throws -> Response
+        let router = Router(context: ServeContext.self)
+        router.add(middleware: JSONErrors())
+        router.add(middleware: RebindingGuard(bind: address.bind))
+        router.add(middleware: AllowedMethods())
+        func on(_ path: RouterPath, _ methods: [HTTPRequest.Method] = [.get, .head], use handler: @escaping Handler) {
+            for method in methods { router.on(path, method: method, use: handler) }
+        }
+        let replay: Handler = { request, context in
+            try await pages.response(to: request, origin: address.origin(asked: request.head.authority), loop: context.eventLoop)
+        }
+        let unknown: Handler = { request, _ in throw noSuchPath(request) }
+
+        // `/` with a query is one of the API's URLs.
+        on("/", [.get, .head, .post]) { request, context in
+            guard isOwn(request.uri) else { return try await replay(request, context) }
+            return try await blocking { try api.statusPage() }.response
+        }
+        on("/_mirror/status") { _, _ in try await blocking { try api.status() }.response }
+        on("/_mirror/tables") { _, _ in try await blocking { try api.tables() }.response }
+        on("/_mirror/tables/:table") { request, context in
+            let table = try name(context.parameters.get("table"), in: request)
+            let (query, path) = (parameters(of: request), request.uri.path)
+            return try await blocking { try api.records(table: table, query: query, path: path) }.response
+        }
+        on("/_mirror/changes/:table") { request, context in
+            let table = try name(context.parameters.get("table"), in: request)
+            let query = parameters(of: request)
+            return try await blocking { try api.changes(table: table, query: query) }.response
+        }
+        // A downloaded page or image is shown, never run: an HTML or SVG file from the API
+        // cannot reach the read API from this origin.
+        let downloads = router.group("/_mirror/files")
+            .add(middleware: ContentSecurityMiddleware(contentSecurityPolicy: [.sandbox()]))
+        let file: Handler = { request, context in
+            // The rest of the path as sent, percent-decoded: `getCatchAll()` would drop an
+            // empty segment, and a path with one is no file's.
+            guard let path = context.parameters.get(String(Parameters.recursiveCaptureKey))?.removingPercentEncoding else {
+                throw noSuchPath(request)
+            }
+            return try await files.response(to: FileNaming.folder + "/" + path, request: request, loop: context.eventLoop)
+        }
+        for method in [HTTPRequest.Method.get, .head] { downloads.on("**", method: method, use: file) }
+        // What no route above names under `/_mirror`: the router does not fall back from a
+        // segment that leads on (`files` in `/_mirror/files`) to the wildcard beside it.
+        for path: RouterPath in ["/_mirror", "/_mirror/changes", "/_mirror/files", "/_mirror/**"] {
+            on(path, use: unknown)
+        }
+        on("/**", [.get, .head, .post], use: replay)
+        return router
+    }
+
+    /// 404 for an own path the read API does not have.
+    private static func noSuchPath(_ request: Request) -> HTTPError {
+        HTTPError(.notFound, message: "no such path: '\(request.uri.path)'")
+    }
+
+    /// A table's name from its path segment, percent-decoded; one that decodes to more than
+    /// one segment is no path of the read API.
+    private static func name(_ segment: String?, in request: Request) throws -> String {
+        guard let name = segment?.removingPercentEncoding, !name.contains("/") else { throw noSuchPath(request) }
+        return name
+    }
+
+    /// The request's query parameters, their values percent-decoded.
+    private static func parameters(of request: Request) -> [String: String] {
+        var parameters: [String: String] = [:]
+        for (key, value) in request.uri.queryParameters { parameters[String(key)] = String(value) }
+        return parameters
+    }
+
+    /// SQLite's and the file system's blocking work, off the tasks that serve connections.
+    static func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await NIOThreadPool.singleton.runIfActive(work)
+    }
+
+    /// Returns once the connection has taken what was written to `writer` and will take
+    /// more. A write reaches the connection's event loop `loop` later, in order: once a task
+    /// submitted there has run, the writes before it have, and the writer knows whether the
+    /// connection is full; then an empty write (NIO frames no empty chunk: it sends nothing)
+    /// waits while it is. Without the hop, a busy event loop would let a response read its
+    /// next pieces before the last reached the connection, and hold them all.
+    static func taken(by writer: inout any ResponseBodyWriter, on loop: any EventLoop) async throws {
+        try await loop.submit {}.get()
+        try await writer.write(ByteBuffer())
+    }
+}
