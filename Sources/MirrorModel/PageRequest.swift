@@ -1,6 +1,5 @@
 import Foundation
 import MirrorJSON
-import MirrorModel
 
 /// A request as a stored page is found again by it: the URL's path and its query's
 /// name-value pairs, percent-decoded (`+` is a space), and the body. In a stored request,
@@ -84,7 +83,7 @@ package struct PageRequest: Sendable, Equatable {
     /// holding a secret is not among them (`matches` finds it in a scan).
     /// A pair repeated with the same value counts once too (`page=1&size=100&page=1`, as
     /// some clients build a query).
-    var probes: [String] {
+    package var probes: [String] {
         let names = Array(Set(pairs.map(\.name))).sorted()
         var omitted: [Set<String>] = [[]] + names.map { [$0] }
         if names.count <= 8 {
@@ -122,7 +121,7 @@ package struct PageRequest: Sendable, Equatable {
     /// where a stored string's `REDACTED` stands for any text.
     /// A stored body that is not JSON (form-encoded, or a secret masked in a number) matches
     /// as text, each `REDACTED` standing for any text.
-    static func bodyMatches(_ body: [UInt8], stored: String) -> Bool {
+    package static func bodyMatches(_ body: [UInt8], stored: String) -> Bool {
         if body.elementsEqual(stored.utf8) { return true }
         guard !body.isEmpty, !stored.isEmpty else { return false }
         if let sent = try? JSONDocument(parsing: body), let kept = try? JSONDocument(parsing: Array(stored.utf8)) {
