@@ -5,6 +5,7 @@
 #
 #   scripts/bench.sh
 #   BENCH_PAGES=100 BENCH_LATENCY_PAGES=100 BENCH_FILES=200 BENCH_RUNS=1 scripts/bench.sh   # a quick try
+#   scripts/bench.sh --profile    # and where the walk's and the downloads' CPU went
 #
 # Generates a fixed workload (1,000 pages x 100 records, ~85 KB a page, 95,005 unique
 # ids; scripts/bench/gen_workload.py), serves it with nginx on a free loopback port,
@@ -64,6 +65,12 @@
 # target and the checks scale), BENCH_DOWNLOADS=0 (skip both downloads benchmarks),
 # BENCH_FILES (the number of files, default 2000, 100 a page; the targets and the
 # checks scale).
+# --profile: after the measured runs, one more `mirror run` of the walk and one of the
+# downloads, each under `perf record -e cpu-clock -g` (Debian linux-perf; not timed, not in
+# the figures), and the report ends with each profile's top entries by shared object
+# (mirror, libswiftCore, libsqlite3, the kernel, ...) and by symbol (self time; Swift
+# names demangled), so a change shows where the time went. BENCH_PROFILE_TOP (default
+# 25) sets how many symbols are listed.
 # Each measured command starts after a `sync`: the writes of the step before it (a run's
 # files, their removal) do not land in its time.
 # Every missed check or target prints `bench: FAILED: ...` and the script exits 1; a
@@ -71,6 +78,15 @@
 # Needs: swift (to build), python3, nginx, curl, sqlite3, GNU time, sha256sum; the Debian
 # packages that are missing are installed with apt-get.
 set -euo pipefail
+
+PROFILE=0
+for arg in "$@"; do
+    case "$arg" in
+        --profile) PROFILE=1 ;;
+        *) printf 'bench: unknown argument %s (the only one is --profile)\n' "$arg" >&2; exit 2 ;;
+    esac
+done
+PROFILE_TOP=${BENCH_PROFILE_TOP:-25}
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -100,6 +116,7 @@ positive() { [[ "$2" =~ ^[1-9][0-9]*$ ]] || die "$1 must be a positive integer, 
 positive BENCH_RUNS "$RUNS"
 positive BENCH_PAGES "$PAGES"
 positive BENCH_CONCURRENCY "$CONCURRENCY"
+positive BENCH_PROFILE_TOP "$PROFILE_TOP"
 [[ "$LATENCY" =~ ^[01]$ ]] || die "BENCH_LATENCY must be 0 or 1, not '$LATENCY'"
 [ "$LATENCY" = 0 ] || positive BENCH_LATENCY_PAGES "$LAT_PAGES"
 LAT_UNIQUE=$(unique_ids "$LAT_PAGES")
@@ -123,6 +140,7 @@ command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)
 command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 [ -x /usr/bin/time ] || missing+=(time)
+[ "$PROFILE" = 0 ] || command -v perf >/dev/null 2>&1 || missing+=(linux-perf)
 command -v sha256sum >/dev/null 2>&1 || missing+=(coreutils)
 if [ -z "${MIRROR:-}" ] && [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
     # GRDB links the system SQLite
@@ -346,6 +364,34 @@ measure() {
     [ "$run" = warm-up ] || printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$run" "$wall" "$cpu" "$m" >>"$RESULTS"
 }
 
+# profile NAME CMD... : one more run of CMD under perf (not timed, not a result); its top
+# shared objects and symbols by self time go to $WORK/profile-NAME.txt for the report
+profile() {
+    local name=$1
+    shift
+    local data="$WORK/perf-$name.data" err="$WORK/perf-$name.err"
+    sync
+    perf record -q -e cpu-clock -F 997 -g -o "$data" -- "$@" >/dev/null 2>"$err" \
+        || die "perf record of $name failed: $(tail -3 "$err")"
+    local demangle=cat
+    if command -v swift >/dev/null 2>&1 && swift demangle --simplified '$sSi' >/dev/null 2>&1; then
+        demangle="swift demangle --simplified --compact"
+    fi
+    {
+        echo "profile: $name (one run, perf record -e cpu-clock -g; self time)"
+        echo "  by shared object:"
+        perf report -i "$data" --stdio --no-children -g none --sort dso --percent-limit 0.5 2>/dev/null \
+            | awk '/^ +[0-9.]+%/ { printf "    %7s  %s\n", $1, $2 }'
+        echo "  by symbol (top $PROFILE_TOP):"
+        perf report -i "$data" --stdio --no-children -g none --sort dso,sym 2>/dev/null \
+            | awk -v n="$PROFILE_TOP" '/^ +[0-9.]+%/ && ++shown <= n {
+                  printf "    %7s  %-22s %s\n", $1, $2, substr($0, match($0, / \[[.kgu]\] /) + 1) }' \
+            | $demangle | cut -c1-160
+    } >"$WORK/profile-$name.txt"
+    rm -f "$data"
+    say "bench:   profiled $name"
+}
+
 count_rows() { sqlite3 "$1" 'select count(*) from t_item'; }
 
 run_mirror() { # RUN
@@ -380,6 +426,11 @@ for run in warm-up $(seq 1 "$RUNS"); do
     if [ "$run" != "$RUNS" ]; then rm -rf "$WORK/mirror-out-$run"; fi
 done
 LAST="$WORK/mirror-out-$RUNS"
+if [ "$PROFILE" = 1 ]; then
+    rm -rf "$WORK/mirror-out-profile"
+    profile walk "$MIRROR" run "$WORK/job/bench.yaml" --output "$WORK/mirror-out-profile" --quiet
+    rm -rf "$WORK/mirror-out-profile"
+fi
 rm -rf "$WORK/fetch"
 DB="$LAST/t_item.sqlite"
 sqlite3 "$DB" "select count(*) from t_item where id <> json_extract(record, '\$.id')" | grep -qx 0 \
@@ -461,6 +512,12 @@ if [ "$DOWNLOADS" = 1 ]; then
         run_curl_files "$run"
         run_mirror_files "$run"
     done
+    if [ "$PROFILE" = 1 ]; then
+        rm -rf "$WORK/dl-out"
+        profile downloads "$MIRROR" run "$WORK/job/downloads.yaml" --output "$WORK/dl-out" --quiet
+        check_files dl-mirror "$WORK/dl-out" "$DL_BASE"
+        rm -rf "$WORK/dl-out"
+    fi
 fi
 
 # ---- latency: every response 20 ms late --------------------------------------------------
@@ -697,6 +754,11 @@ if [ "$DOWNLOADS" = 1 ]; then
         echo "mirror's summary (downloads$([ "$f" = dl-mirror ] && echo ', nginx' || echo ', latency'), last run):"
         sed 's/^/  | /' "$WORK/$f.stdout"
         [ -z "$(tail -c1 "$WORK/$f.stdout")" ] || echo
+    done
+fi
+if [ "$PROFILE" = 1 ]; then
+    for f in walk downloads; do
+        [ -f "$WORK/profile-$f.txt" ] && cat "$WORK/profile-$f.txt"
     done
 fi
 [ "$export_ok" = 1 ] || failures+=("mirror export does not match the workload (see above)")
