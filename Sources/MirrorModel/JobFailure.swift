@@ -15,9 +15,14 @@ public struct JobFailure: Error, Sendable, Equatable, CustomStringConvertible {
         }
 
         /// `pages 1-6 kept`, `page 1 kept` or `nothing stored`.
-        public var description: String {
-            guard let first, let last else { return "nothing stored" }
-            return first == last ? "page \(first) kept" : "pages \(first)-\(last) kept"
+        public var description: String { said(storing: true) }
+
+        /// For a walk that stores nothing (`verify`): `pages 1-6 walked`, `page 1 walked` or
+        /// `nothing walked`.
+        func said(storing: Bool) -> String {
+            guard let first, let last else { return storing ? "nothing stored" : "nothing walked" }
+            let verb = storing ? "kept" : "walked"
+            return first == last ? "page \(first) \(verb)" : "pages \(first)-\(last) \(verb)"
         }
     }
 
@@ -100,20 +105,26 @@ public struct JobFailure: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The sentence a user reads.
-    public var description: String {
+    public var description: String { said(storing: true) }
+
+    /// The sentence for a walk that stores nothing (`verify`): what it walked, not what it kept.
+    public var walkedDescription: String { said(storing: false) }
+
+    private func said(storing: Bool) -> String {
         let subject = "job '\(job)': "
         switch code {
         case let .page(failure, kept):
-            return subject + "\(failure.description); page \(failure.page) not stored, \(kept)"
+            let page = storing ? "page \(failure.page) not stored" : "at page \(failure.page)"
+            return subject + "\(failure.description); \(page), \(kept.said(storing: storing))"
         case let .loop(method, url, loop, kept):
-            return subject + "\(method) \(url): loop: \(loop); \(kept)"
+            return subject + "\(method) \(url): loop: \(loop); \(kept.said(storing: storing))"
         case let .interrupted(page, kept):
-            return subject + "interrupted at page \(page); \(kept)"
+            return subject + "interrupted at page \(page); \(kept.said(storing: storing))"
         case let .parentsInterrupted(walked, queued):
             return subject + "interrupted after \(walked) of \(queued) parents; the others are walked by the next run"
         case let .parentsFailed(failed, queued, first):
             // The first failure names the job itself.
-            return "\(failed) of \(queued) parents failed (walked again by the next run); first: \(first)"
+            return "\(failed) of \(queued) parents failed (walked again by the next run); first: \(first.said(storing: storing))"
         case let .store(path, reason):
             return subject + "\(path): \(reason)"
         case let .parent(id, reason):

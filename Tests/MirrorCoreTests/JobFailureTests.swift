@@ -34,6 +34,10 @@ struct JobFailureTests {
         for (failure, sentence) in failures {
             #expect(failure.description == sentence)
         }
+        // verify stores nothing: it says what it walked.
+        #expect(failures[0].0.walkedDescription
+            == "job 'events': GET https://api.test/events?page=4&key=REDACTED: HTTP 503: HTTP 503 after 3 retries; at page 4, pages 1-3 walked")
+        #expect(failures[3].0.walkedDescription == "job 'events': interrupted at page 4; pages 1-3 walked")
         #expect(failures.map(\.0.isInterruption) == [false, false, false, true, true, false, false, false])
         #expect(failures[0].0.page == page)
         #expect(failures[2].0.loop == "next URL seen twice")

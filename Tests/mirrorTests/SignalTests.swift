@@ -93,9 +93,9 @@ struct SignalTests {
             let lines = try String(contentsOfFile: folder + "/.stdout", encoding: .utf8).split(separator: "\n")
             #expect(lines.count == 2)
             #expect(lines.first?.hasPrefix("events: 1 fault, 3 pages, 150 records, ended: interrupted, ") == true, "\(lines)")
-            #expect(lines.last == "  job 'events': interrupted at page 4; pages 1-3 kept")
+            #expect(lines.last == "  job 'events': interrupted at page 4; pages 1-3 walked")
             let junit = try String(contentsOfFile: folder + "/junit.xml", encoding: .utf8)
-            #expect(junit.contains(#"<failure type="page walk" message="1 page-walk fault: job 'events': interrupted at page 4; pages 1-3 kept">"#),
+            #expect(junit.contains(#"<failure type="page walk" message="1 page-walk fault: job 'events': interrupted at page 4; pages 1-3 walked">"#),
                     "\(junit)")
         }
     }

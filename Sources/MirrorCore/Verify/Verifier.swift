@@ -299,7 +299,7 @@ public struct Verifier: Sendable {
         } else if let failure = walk.error?.page {
             faults.append(WalkFault(kind: .badPage, page: failure.page, message: failure.description))
         } else if let error = walk.error {
-            faults.append(WalkFault(kind: .badPage, page: nil, message: error.description))
+            faults.append(WalkFault(kind: .badPage, page: nil, message: error.walkedDescription))
         }
         if case let .maxPages(cap) = walk.stop {
             faults.append(WalkFault(kind: .maxPages, page: walk.lastStored, message:
