@@ -157,21 +157,23 @@ final class FileSink: HTTPClientResponseDelegate {
 
     func didReceiveBodyPart(task: LibraryTask, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
         let now = clock.now
+        let wanted: Bool
         do {
-            try state.withLock { state throws in
+            wanted = try state.withLock { state throws in
                 state.lastBeat = now
                 state.received.size += buffer.readableBytes
                 guard state.wanted else {
                     if state.received.size > Self.unwantedLimit { throw Unwanted() }
-                    return
+                    return false
                 }
                 if state.received.size > maxBytes { throw NIOTooManyBytesError(maxBytes: maxBytes) }
                 buffer.withUnsafeReadableBytes { state.hash.update(bufferPointer: $0) }
+                return true
             }
         } catch {
             return task.eventLoop.makeFailedFuture(error)
         }
-        guard state.withLock({ $0.wanted }) else { return task.eventLoop.makeSucceededVoidFuture() }
+        guard wanted else { return task.eventLoop.makeSucceededVoidFuture() }
         // The client reads no more of the body until this future completes: one write at a
         // time, in order, and a slow disk slows the connection down rather than memory up.
         let descriptor = descriptor
