@@ -60,7 +60,8 @@
 # BENCH_SKIP_BUILD=1 (use the existing .build/release/mirror), MIRROR=path (binary to
 # measure; implies no build), BENCH_KEEP=1 (keep the temp folder), BENCH_CONCURRENCY=N
 # (the generated job's `concurrency:` in the nginx benchmark, default 8),
-# BENCH_LATENCY=0 (skip both latency benchmarks, pages and downloads),
+# BENCH_LATENCY=0 (skip both latency benchmarks, pages and downloads), BENCH_AUTH=bearer
+# (the page walk's job sends a bearer token through `auth`),
 # BENCH_LATENCY_PAGES (the page latency benchmark's page count, default 1000; the
 # target and the checks scale), BENCH_DOWNLOADS=0 (skip both downloads benchmarks),
 # BENCH_FILES (the number of files, default 2000, 100 a page; the targets and the
@@ -102,6 +103,7 @@ LAT_PAGES=${BENCH_LATENCY_PAGES:-1000}
 LAT_DELAY_MS=20
 LAT_CONCURRENCY=8
 DOWNLOADS=${BENCH_DOWNLOADS:-1}
+AUTH=${BENCH_AUTH:-none}
 FILES=${BENCH_FILES:-2000}
 DL_CONCURRENCY=16      # the job's download_concurrency and curl's --parallel-max
 DL_PAGE_CONCURRENCY=4  # the downloads job's concurrency (page requests)
@@ -120,6 +122,7 @@ positive BENCH_PROFILE_TOP "$PROFILE_TOP"
 [[ "$LATENCY" =~ ^[01]$ ]] || die "BENCH_LATENCY must be 0 or 1, not '$LATENCY'"
 [ "$LATENCY" = 0 ] || positive BENCH_LATENCY_PAGES "$LAT_PAGES"
 LAT_UNIQUE=$(unique_ids "$LAT_PAGES")
+[[ "$AUTH" =~ ^(none|bearer)$ ]] || die "BENCH_AUTH must be none or bearer, not '$AUTH'"
 [[ "$DOWNLOADS" =~ ^[01]$ ]] || die "BENCH_DOWNLOADS must be 0 or 1, not '$DOWNLOADS'"
 [ "$DOWNLOADS" = 0 ] || positive BENCH_FILES "$FILES"
 DL_PAGES=$(( (FILES + 99) / 100 ))
@@ -307,7 +310,13 @@ write_job() { # FILE BASE_URL PAGES CONCURRENCY [TABLE [EXTRA_LINE...]]
     } >"$file"
 }
 DL_JOB_KEYS=("downloads: [file.url]" "download_concurrency: $DL_CONCURRENCY" "max_file_size: 1MB")
-write_job "$WORK/job/bench.yaml" "$BASE" "$PAGES" "$CONCURRENCY"
+# BENCH_AUTH=bearer: the page walk sends a bearer token from the environment (`auth`).
+WALK_KEYS=()
+if [ "$AUTH" = bearer ]; then
+    WALK_KEYS=('auth: { type: bearer, token: "${BENCH_TOKEN}" }')
+    export BENCH_TOKEN=bench-token-4Hq7Zx
+fi
+write_job "$WORK/job/bench.yaml" "$BASE" "$PAGES" "$CONCURRENCY" t_item ${WALK_KEYS[@]+"${WALK_KEYS[@]}"}
 
 # curl config: every page to $WORK/fetch/<p>.json
 for p in $(seq 1 "$PAGES"); do

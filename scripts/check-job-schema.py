@@ -6,8 +6,9 @@ Schema that `mirror schema` prints:
     python3 scripts/check-job-schema.py mirror.schema.json jobs/*.yaml README.md
 
 A ```yaml block of a Markdown file with a top-level `version` key is a whole job file; one
-that is a list of mappings with a `url` is a list of jobs; other blocks (CI workflows)
-are not job files and are skipped. The schema must also reject a misspelt key, or this
+that is a list of mappings with a `url` is a list of jobs; one with a top-level `auth`
+key alone is the auth definitions of a job file (checked as one with a job); other blocks
+(CI workflows) are not job files and are skipped. The schema must also reject a misspelt key, or this
 check would prove nothing. Needs the `jsonschema` and `yaml` modules (Debian:
 python3-jsonschema, python3-yaml). Exits 1 on any invalid file or example.
 """
@@ -31,6 +32,9 @@ def examples(path):
         label = f"{path}:{line}"
         if isinstance(document, dict) and "version" in document:
             yield label, document, False
+        elif isinstance(document, dict) and list(document) == ["auth"]:
+            yield label, {"version": 1, "auth": document["auth"],
+                          "jobs": [{"name": "a", "url": "https://x/", "records": ".", "id": "id", "table": "t"}]}, False
         elif isinstance(document, list) and all(isinstance(job, dict) and "url" in job for job in document):
             yield label, document, True
 

@@ -158,9 +158,10 @@ struct FileFetcher: Sendable {
             outcome.error = error.reason
             return outcome
         }
-        let headers = origin?.admits(url.real) == true ? job.headers : plainHeaders
-        let request = HTTPRequest(method: "GET", url: url, headers: headers, body: nil, timeout: job.timeout,
-                                  maxBytes: job.maxFileSize, redactor: job.redactor)
+        let own = origin?.admits(url.real) == true
+        let request = HTTPRequest(method: "GET", url: url, headers: own ? job.headers : plainHeaders, body: nil,
+                                  timeout: job.timeout, maxBytes: job.maxFileSize, redactor: job.redactor,
+                                  auth: own ? job.auth : nil)
         let descriptor = temporary.descriptor
         var open = true
         defer {

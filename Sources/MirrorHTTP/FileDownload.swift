@@ -31,14 +31,24 @@ extension HTTPClient {
     /// bytes a second (0: no minimum).
     /// What was written before an error is the caller's to remove. Redirects are followed
     /// as for pages (see `Redirects`).
+    /// A 401 to a fetched token is asked once more with a fresh one, as `send` does.
     public func download(_ request: HTTPRequest, to descriptor: Int32, minRate: Int = 0) async throws(HTTPError) -> Download {
+        try await authorized(request) { (request) throws(HTTPError) in
+            let download = try await downloadOnce(request, to: descriptor, minRate: minRate)
+            return (download, download.status)
+        }
+    }
+
+    private func downloadOnce(_ request: HTTPRequest, to descriptor: Int32, minRate: Int) async throws(HTTPError) -> Download {
         var status: Int?
         do {
             var redirects = Redirects(request)
             for _ in 0...Redirects.limit {
+                var headers = try Self.headers(for: redirects, shownURL: request.url)
+                var url = redirects.url
+                redirects.credential?.apply(method: redirects.method, url: &url, headers: &headers, body: redirects.body)
                 let outgoing = try AsyncHTTPClient.HTTPClient.Request(
-                    url: redirects.url, method: HTTPMethod(rawValue: redirects.method),
-                    headers: Self.headers(for: redirects, shownURL: request.url),
+                    url: url, method: HTTPMethod(rawValue: redirects.method), headers: headers,
                     body: redirects.body.map { .bytes($0) })
                 let sink = FileSink(descriptor: descriptor, maxBytes: request.maxBytes, idle: request.span, minRate: minRate,
                                     clock: clock)

@@ -20,10 +20,16 @@ public struct HTTPRequest: Sendable, CustomStringConvertible, CustomDebugStringC
     /// Knows the secrets among the headers and the body: they do not follow a redirect
     /// to another origin.
     public var redactor: Redactor
+    /// How the request says who sends it: its credential is fetched (or made) as it is
+    /// sent, and goes on no hop to another origin.
+    public var auth: AuthSpec?
+    /// The credential of one attempt.
+    package var credential: Credential?
 
     public init(method: String, url: RedactedURL, headers: [Header], body: [UInt8]?,
-                timeout: Double, maxBytes: Int, redactor: Redactor = .none) {
+                timeout: Double, maxBytes: Int, redactor: Redactor = .none, auth: AuthSpec? = nil) {
         self.redactor = redactor
+        self.auth = auth
         self.method = method
         self.url = url
         self.headers = headers
@@ -43,7 +49,7 @@ public struct HTTPRequest: Sendable, CustomStringConvertible, CustomDebugStringC
 
     public var customMirror: Mirror {
         Mirror(self, children: ["method": method, "url": url, "headers": headers.map(\.name), "body": body?.count as Any,
-                                "timeout": timeout, "maxBytes": maxBytes])
+                                "timeout": timeout, "maxBytes": maxBytes, "auth": auth?.description as Any])
     }
 }
 
@@ -101,6 +107,9 @@ public final class HTTPClient: Sendable {
 
     /// What the deadlines of requests and downloads read, and the waits before retries.
     public let clock: RunClock
+    /// The token keepers of the auth definitions its requests used, by definition key:
+    /// every job of a run shares one client, so jobs naming one definition share its token.
+    private let keepers = Mutex<[String: TokenKeeper]>([:])
 
     public init(clock: RunClock = .continuous) {
         self.clock = clock
@@ -108,8 +117,78 @@ public final class HTTPClient: Sendable {
 
     /// Sends `request` and reads its body whole. `admit`, if given, is called with the
     /// size of each piece of the body before it is kept, and may wait (see `PageBudget`).
+    /// A request with `auth` carries its credential; a 401 to a fetched token fetches a
+    /// new one and sends the request once more (not counted as a retry); a second 401 fails.
     public func send(_ request: HTTPRequest,
                      admit: (@Sendable (Int) async throws -> Void)? = nil) async throws(HTTPError) -> HTTPResponse {
+        try await authorized(request) { (request) throws(HTTPError) in
+            let response = try await attempt(request, admit: admit)
+            return (response, response.status)
+        }
+    }
+
+    /// Runs `exchange` with `request` carrying its credential, and once more with a fresh
+    /// one when the first answer is a 401 to a fetched token.
+    package func authorized<Response>(
+        _ request: HTTPRequest, exchange: (HTTPRequest) async throws(HTTPError) -> (Response, status: Int)
+    ) async throws(HTTPError) -> Response {
+        guard let auth = request.auth else { return try await exchange(request).0 }
+        var request = request
+        guard auth.fetchesTokens else {
+            request.credential = Self.staticCredential(auth)
+            return try await exchange(request).0
+        }
+        let keeper = keeper(for: auth)
+        var refused: Int?
+        while true {
+            let token: Token
+            do {
+                token = try await keeper.token(client: self, timeout: request.timeout)
+            } catch let failure as AuthFailure {
+                throw HTTPError.auth(request.url, failure)
+            } catch {
+                throw HTTPError.cancelled(request.url)
+            }
+            request.credential = Credential(token: token.value, placement: auth.placement, auth: auth.name,
+                                            generation: token.generation)
+            let (response, status) = try await exchange(request)
+            guard status == 401 else { return response }
+            guard refused == nil else { throw HTTPError.refused(request.url, auth: auth) }
+            refused = token.generation
+            await keeper.rejected(generation: token.generation)
+        }
+    }
+
+    /// The keeper of `auth`'s tokens, made the first time a request uses it.
+    private func keeper(for auth: AuthSpec) -> TokenKeeper {
+        keepers.withLock { keepers in
+            if let keeper = keepers[auth.key] { return keeper }
+            let keeper = TokenKeeper(source: TokenSource(spec: auth))
+            keepers[auth.key] = keeper
+            return keeper
+        }
+    }
+
+    /// The credential of a definition whose token or key is given: the same for every request.
+    private static func staticCredential(_ auth: AuthSpec) -> Credential {
+        switch auth.kind {
+        case let .bearer(token), let .apiKey(token):
+            return Credential(token: token, placement: auth.placement, auth: auth.name, generation: 0)
+        case let .basic(username, password):
+            return Credential(.header(name: "Authorization", value: "Basic " + Data("\(username):\(password)".utf8).base64EncodedString()),
+                              auth: auth.name)
+        case let .awsSigV4(sigv4):
+            return Credential(.signature(SigV4Signer(accessKey: sigv4.accessKey, secretKey: sigv4.secretKey,
+                                                     sessionToken: sigv4.sessionToken, region: sigv4.region,
+                                                     service: sigv4.service)), auth: auth.name)
+        case .oauth2, .jwt, .session:
+            preconditionFailure("\(auth) fetches its tokens")
+        }
+    }
+
+    /// One exchange of `send`, with the credential the request carries.
+    private func attempt(_ request: HTTPRequest,
+                         admit: (@Sendable (Int) async throws -> Void)?) async throws(HTTPError) -> HTTPResponse {
         var status: Int?
         do {
             let deadline = PausableDeadline(clock.now + request.span, clock: clock)
@@ -236,13 +315,16 @@ public final class HTTPClient: Sendable {
                                 compressed: Bool) async throws -> HTTPClientResponse {
         var redirects = Redirects(request)
         for _ in 0...Redirects.limit {
-            var outgoing = HTTPClientRequest(url: redirects.url)
-            outgoing.method = HTTPMethod(rawValue: redirects.method)
-            outgoing.headers = try headers(for: redirects, shownURL: request.url)
-            if let body = redirects.body { outgoing.body = .bytes(body) }
-            if compressed, !outgoing.headers.contains(name: "accept-encoding") {
-                outgoing.headers.add(name: "accept-encoding", value: "gzip, deflate")
+            var headers = try headers(for: redirects, shownURL: request.url)
+            if compressed, !headers.contains(name: "accept-encoding") {
+                headers.add(name: "accept-encoding", value: "gzip, deflate")
             }
+            var url = redirects.url
+            redirects.credential?.apply(method: redirects.method, url: &url, headers: &headers, body: redirects.body)
+            var outgoing = HTTPClientRequest(url: url)
+            outgoing.method = HTTPMethod(rawValue: redirects.method)
+            outgoing.headers = headers
+            if let body = redirects.body { outgoing.body = .bytes(body) }
             // The deadline is `before`'s, on the client's clock, which cancels the request.
             let response = try await shared.execute(outgoing, deadline: .distantFuture)
             let code = Int(response.status.code)

@@ -40,6 +40,9 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
         case writeFailed(String)
         case cancelled
         case network(String)
+        /// No credential could be had, or the API refused a fresh one: said in the auth
+        /// definition's words.
+        case auth(String, transient: Bool)
     }
 
     private let code: Code
@@ -59,6 +62,7 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
         case .tooLarge: return .tooLarge
         case .invalidRequest, .redirect, .writeFailed: return .invalid
         case .cancelled: return .cancelled
+        case let .auth(_, transient): return transient ? .transient : .invalid
         default: return .transient
         }
     }
@@ -84,6 +88,7 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
         case let .writeFailed(why): return "cannot write the file: \(why)"
         case .cancelled: return "cancelled"
         case let .network(what): return "network error (\(what))"
+        case let .auth(what, _): return what
         }
     }
 
@@ -109,6 +114,16 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
 
     static func redirect(_ url: RedactedURL, _ why: String, status: Int?) -> HTTPError {
         HTTPError(.redirect(why), url: url, status: status)
+    }
+
+    package static func auth(_ url: RedactedURL, _ failure: AuthFailure) -> HTTPError {
+        HTTPError(.auth(failure.reason, transient: failure.transient), url: url, status: failure.status)
+    }
+
+    /// The API refused the credential of `auth` again, right after a fresh one was fetched.
+    package static func refused(_ url: RedactedURL, auth: AuthSpec) -> HTTPError {
+        HTTPError(.auth("HTTP 401 again with a fresh token: the API refuses the credentials of \(auth)", transient: false),
+                  url: url, status: 401)
     }
 
     package static func writeFailed(_ url: RedactedURL, _ why: String, status: Int?) -> HTTPError {

@@ -19,6 +19,8 @@ struct Redirects {
     package private(set) var method: String
     package private(set) var headers: [Header]
     package private(set) var body: [UInt8]?
+    /// Put on every hop on the request's own origin, and on none after it leaves it.
+    package private(set) var credential: Credential?
     private let redactor: Redactor
     private var visited: Set<String>
 
@@ -27,6 +29,7 @@ struct Redirects {
         method = request.method
         headers = request.headers
         body = request.body
+        credential = request.credential
         redactor = request.redactor
         visited = [url]
     }
@@ -52,6 +55,7 @@ struct Redirects {
                 throw RedirectFailure(reason: "HTTP \(status) redirect to another host with a secret in its URL: not followed")
             }
             headers = headers.filter { !$0.value.holdsSecret }
+            credential = nil
             if let sent = body, redactor.holdsSecret(String(decoding: sent, as: UTF8.self)) {
                 throw RedirectFailure(reason: "HTTP \(status) redirect to another host: a body holding a secret is not sent there")
             }

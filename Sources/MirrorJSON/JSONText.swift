@@ -1,6 +1,13 @@
 /// Writing and reading the text of JSON strings and numbers.
 
 public enum JSONText {
+    /// `s` as a JSON string, quotes included (see `appendQuoted(_:to:)`).
+    public static func quoted(_ s: String) -> String {
+        var bytes: [UInt8] = []
+        appendQuoted(s, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     /// Appends `s` as a quoted JSON string: `"`, `\` and control characters escaped (as
     /// `\n`, `\t`, `\r`, `\b`, `\f` or `\u00XX`), everything else, non-ASCII included,
     /// as its UTF-8.

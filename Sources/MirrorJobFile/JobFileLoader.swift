@@ -156,6 +156,12 @@ struct JobFileReader {
     let environment: [String: String]
     /// Variables the file names in `not_secret`: their values are shown, not masked.
     private var plain: Set<String> = []
+    /// The file's folder: relative paths in it are read against it.
+    package private(set) var folder = "."
+    /// The top-level `auth` definitions, by name.
+    package private(set) var authDefinitions: [String: ReadAuth] = [:]
+    /// Every name the top-level `auth` defines, read without error or not.
+    package var authNames: Set<String> = []
     private(set) var diagnostics: [Diagnostic] = []
 
     package init(file: String, environment: [String: String]) {
@@ -252,6 +258,7 @@ struct JobFileReader {
     // MARK: The file
 
     mutating func readFile(_ root: Node?, folder: String) -> JobFile? {
+        self.folder = folder
         guard let root, case .mapping = root else {
             error(root, "a job file must be a mapping with 'version' and 'jobs'")
             return nil
@@ -284,6 +291,9 @@ struct JobFileReader {
             case let .insideFile(file):
                 error(node, "output folder '\(text.shown)' cannot be made: '\(Redactor(secrets: text.secrets).redact(file))' is a file")
             }
+        }
+        if let node = top[.auth]?.value {
+            authDefinitions = readAuthDefinitions(node, output: output)
         }
         var defaults: [JobKey: (key: Node, value: Node)] = [:]
         if let node = top[.defaults]?.value {
@@ -537,11 +547,7 @@ struct JobFileReader {
 
     // MARK: Lexical rules
 
-    package static func quoted(_ text: String) -> String {
-        var bytes: [UInt8] = []
-        JSONText.appendQuoted(text, to: &bytes)
-        return String(decoding: bytes, as: UTF8.self)
-    }
+    package static func quoted(_ text: String) -> String { JSONText.quoted(text) }
 
     static func isJSONNumber(_ text: String) -> Bool {
         guard let document = try? JSONDocument(parsing: Array(text.utf8)) else { return false }

@@ -50,6 +50,8 @@ extension JobFileReader {
         let validate = readValidate(job)
         let incremental = readIncremental(job)
         let deleted = readDeleted(job)
+        let auth = readJobAuth(job, name: nameText)
+        if let auth { redactor = redactor.merged(with: Redactor(secrets: auth.secrets)).watching(auth.spec.fetched) }
         checkIncremental(job, incremental, prune: storage.prune, known: storage.stop.known,
                          templates: [request.url?.value ?? "", request.body?.json ?? ""] + request.headers.map(\.value))
 
@@ -64,7 +66,8 @@ extension JobFileReader {
             concurrency: fetching.concurrency, refreshAfter: fetching.refreshAfter, maxPageSize: fetching.maxPageSize,
             downloads: files.paths, downloadConcurrency: files.concurrency, maxFileSize: files.maxFileSize,
             minDownloadRate: files.minRate,
-            validate: validate, redactor: redactor, incremental: incremental, deleted: deleted, parent: readParent(job))
+            validate: validate, redactor: redactor, incremental: incremental, deleted: deleted, parent: readParent(job),
+            auth: auth?.spec)
     }
 
     /// A key the job must have; its absence is reported at the job.

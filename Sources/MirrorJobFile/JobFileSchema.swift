@@ -48,6 +48,12 @@ public enum JobFileSchema {
                     ("properties", .object(StopKey.allCases.map { ($0.rawValue, $0.schema) })),
                     ("additionalProperties", false),
                 ])),
+                ("auth", .object([
+                    ("description", "How requests say who sends them: one of the types, each with its own keys."),
+                    ("type", "object"),
+                    ("required", ["type"]),
+                    ("oneOf", .array(AuthType.allCases.map(\.schema))),
+                ])),
             ])),
         ])
     }
@@ -145,6 +151,12 @@ extension FileKey {
         case .jobs:
             .object([("description", "The jobs, each with a name unique in the file."), ("type", "array"), ("minItems", 1),
                      ("items", .object([("$ref", "#/$defs/job")]))])
+        case .auth:
+            .object([("description", .string("Named auth definitions that jobs (and defaults) name in their 'auth': "
+                        + "every job naming one shares its token.")),
+                     ("type", "object"),
+                     ("propertyNames", .object([("pattern", "^[A-Za-z0-9_-]+$")])),
+                     ("additionalProperties", .object([("$ref", "#/$defs/auth")]))])
         case .notSecret:
             .object([("description", .string("Environment variables whose values are shown as they are in URLs, logs "
                         + "and errors (a port, a city id); every other ${NAME} is a secret.")),
@@ -160,7 +172,7 @@ extension JobKey {
         case .name, .url, .records, .id, .table: true
         case .method, .body, .headers, .pages, .next, .database, .account, .stop, .onChange, .prune, .shareTable, .timeout, .retries,
              .rateLimit, .concurrency, .refreshAfter, .validate, .downloads, .downloadConcurrency, .maxFileSize, .minDownloadRate, .maxPageSize,
-             .incremental, .deleted, .parent:
+             .incremental, .deleted, .parent, .auth:
             false
         }
     }
@@ -293,6 +305,14 @@ extension JobKey {
                         ("properties", .object(IncrementalKey.allCases.map { ($0.rawValue, $0.schema) })),
                         ("additionalProperties", false),
                     ]),
+                ])),
+            ])
+        case .auth:
+            .object([
+                ("description", "How this job's requests say who sends them: the name of a definition of the file's top-level auth, or a definition of its own."),
+                ("anyOf", .array([
+                    .object([("type", "string"), ("pattern", "^[A-Za-z0-9_-]+$")]),
+                    .object([("$ref", "#/$defs/auth")]),
                 ])),
             ])
         case .parent:
@@ -479,5 +499,92 @@ indirect enum SchemaValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiter
             }
         }
         out += "\""
+    }
+}
+
+extension AuthType {
+    /// One branch of `auth`: this `type` and the keys it takes.
+    var schema: SchemaValue {
+        .object([
+            ("properties", .object([("type", .object([("const", .string(rawValue))]))]
+                + AuthKey.allCases.filter { $0 != .type && keys.contains($0) }.map { ($0.rawValue, $0.schema) })),
+            ("required", .array(([.type] + required).map { .string($0.rawValue) })),
+            ("additionalProperties", false),
+        ])
+    }
+}
+
+extension AuthKey {
+    package var schema: SchemaValue {
+        switch self {
+        case .type:
+            .object([("description", "The kind of auth."), ("enum", .array(AuthType.allCases.map { .string($0.rawValue) }))])
+        case .token: stringValue("bearer: the token, usually ${NAME}.", examples: ["${API_TOKEN}"])
+        case .username: stringValue("basic: the user name.")
+        case .password: stringValue("basic: the password, usually ${NAME}.")
+        case .value: stringValue("api_key: the key, usually ${NAME}.")
+        case .header: stringValue("The header the token or key is sent in.", default: "Authorization", examples: ["X-API-Key"])
+        case .prefix: stringValue("Text before the token in its header ('Bearer ' for Authorization, nothing for api_key).",
+                                  examples: ["Bearer ", "token "])
+        case .query: stringValue("The query parameter the token or key is sent in instead of a header.", examples: ["api_key"])
+        case .cookie: stringValue("The cookie the token or key is sent in instead of a header.", examples: ["session"])
+        case .grant:
+            choiceValue("oauth2: the grant: client_credentials, or refresh_token (a refresh token from a login done once).",
+                        AuthSpec.Grant.allCases.map(\.rawValue), default: "client_credentials")
+        case .tokenURL: stringValue("The token endpoint.", pattern: #"https?://.*"#, expected: "an http(s) URL")
+        case .clientID: stringValue("oauth2: the client id.")
+        case .clientSecret: stringValue("oauth2: the client secret, usually ${NAME}.")
+        case .clientAuth:
+            choiceValue("oauth2: how the client proves itself: client_secret_post (in the form) or client_secret_basic (HTTP Basic).",
+                        AuthSpec.ClientAuth.allCases.map(\.rawValue), default: "client_secret_post")
+        case .scope: stringValue("The scope asked for (space-separated).")
+        case .audience: stringValue("oauth2: the audience asked for; jwt: the aud claim.")
+        case .params:
+            .object([("description", "oauth2: further form parameters of every token request."), ("type", "object"),
+                     ("additionalProperties", .object([("type", .array(["string", "number"]))]))])
+        case .refreshToken: stringValue("oauth2 (grant refresh_token): the refresh token to start from.")
+        case .tokenStore:
+            stringValue("oauth2 (grant refresh_token): the file rotated refresh tokens are written to (mode 0600), outside the output folder; relative to this file's folder, ~/ for the home folder.",
+                        examples: ["~/.local/state/mirror/salesforce.json"])
+        case .refreshMargin: durationValue("A token is fetched anew this long before it ends.", default: "60s")
+        case .tokenPath:
+            pathValue("Where the token is in the token endpoint's (or login's) JSON answer.", examples: ["access_token", "data.token"])
+        case .lifetime:
+            durationValue("jwt: the assertion's lifetime (exp − iat, default 1h); others: how long a token lives when its answer has no expires_in or expires_at.")
+        case .algorithm: .object([("description", "jwt: the signature algorithm."),
+                                  ("enum", .array(AuthSpec.JWTAlgorithm.allCases.map { .string($0.rawValue) }))])
+        case .privateKey: stringValue("jwt: the private key as PEM text, usually ${NAME}.")
+        case .privateKeyFile: stringValue("jwt: a file holding the PEM private key, relative to this file's folder.")
+        case .keyID: stringValue("jwt: the kid header.")
+        case .issuer: stringValue("jwt: the iss claim.")
+        case .subject: stringValue("jwt: the sub claim.")
+        case .claims: .object([("description", "jwt: further claims."), ("type", "object")])
+        case .exchange:
+            choiceValue("jwt: none (the assertion is the bearer), assertion (RFC 7523 at token_url), bearer (POST to token_url with the assertion as bearer, as GitHub Apps).",
+                        AuthSpec.JWT.Exchange.allCases.map(\.rawValue), default: "none")
+        case .login:
+            .object([("description", "session: the login request whose answer holds the token."), ("type", "object"),
+                     ("required", ["url"]),
+                     ("properties", .object(LoginKey.allCases.map { ($0.rawValue, $0.schema) })),
+                     ("additionalProperties", false)])
+        case .accessKey: stringValue("aws_sigv4: the access key id.")
+        case .secretKey: stringValue("aws_sigv4: the secret access key, usually ${NAME}.")
+        case .sessionToken: stringValue("aws_sigv4: the session token of temporary credentials.")
+        case .region: stringValue("aws_sigv4: the region.", examples: ["us-east-1"])
+        case .service: stringValue("aws_sigv4: the service name the signature is for.", examples: ["execute-api", "es", "s3"])
+        }
+    }
+}
+
+extension LoginKey {
+    package var schema: SchemaValue {
+        switch self {
+        case .url: stringValue("The login URL.", pattern: #"https?://.*"#, expected: "an http(s) URL")
+        case .method: .object([("description", "GET or POST (POST when there is a body)."), ("enum", ["GET", "POST"])])
+        case .body: .object([("description", "The login body: a mapping (sent as JSON) or a string."),
+                             ("type", .array(["object", "string"]))])
+        case .headers: .object([("description", "Headers of the login request."), ("type", "object"),
+                                ("additionalProperties", .object([("type", .array(["string", "number"]))]))])
+        }
     }
 }

@@ -2,7 +2,7 @@
 import MirrorModel
 
 enum FileKey: String, CaseIterable {
-    case version, output, defaults, jobs
+    case version, output, defaults, auth, jobs
     case notSecret = "not_secret"
 }
 
@@ -21,7 +21,7 @@ enum JobKey: String, CaseIterable {
     case maxFileSize = "max_file_size"
     case minDownloadRate = "min_download_rate"
     case maxPageSize = "max_page_size"
-    case incremental, deleted, parent
+    case incremental, deleted, parent, auth
 
     /// Keys that `defaults` may not set.
     var isJobOnly: Bool { self == .name || self == .url || self == .table }
@@ -83,4 +83,86 @@ private func editDistance(_ a: [Character], _ b: [Character]) -> Int {
         }
     }
     return table[a.count][b.count]
+}
+
+/// The keys of an `auth` definition; which apply depends on its `type` (`AuthType`).
+enum AuthKey: String, CaseIterable {
+    case type
+    // bearer, basic, api_key
+    case token, username, password, value
+    // where a token or key goes
+    case header, prefix, query, cookie
+    // oauth2
+    case grant
+    case tokenURL = "token_url"
+    case clientID = "client_id"
+    case clientSecret = "client_secret"
+    case clientAuth = "client_auth"
+    case scope, audience, params
+    case refreshToken = "refresh_token"
+    case tokenStore = "token_store"
+    case refreshMargin = "refresh_margin"
+    case tokenPath = "token_path"
+    case lifetime
+    // jwt
+    case algorithm
+    case privateKey = "private_key"
+    case privateKeyFile = "private_key_file"
+    case keyID = "key_id"
+    case issuer, subject, claims, exchange
+    // session
+    case login
+    // aws_sigv4
+    case accessKey = "access_key"
+    case secretKey = "secret_key"
+    case sessionToken = "session_token"
+    case region, service
+}
+
+/// The words of an `auth` definition's `type`, and the keys each takes.
+enum AuthType: String, CaseIterable {
+    case bearer, basic
+    case apiKey = "api_key"
+    case oauth2, jwt, session
+    case awsSigV4 = "aws_sigv4"
+
+    /// Where a token goes: every type that sends one.
+    private static let placement: Set<AuthKey> = [.header, .prefix, .query, .cookie]
+    /// How a fetched token is read and kept.
+    private static let fetched: Set<AuthKey> = [.tokenPath, .refreshMargin, .lifetime]
+
+    var keys: Set<AuthKey> {
+        let own: Set<AuthKey>
+        switch self {
+        case .bearer: own = Self.placement.union([.token])
+        case .basic: own = [.username, .password]
+        case .apiKey: own = Self.placement.union([.value])
+        case .oauth2:
+            own = Self.placement.union(Self.fetched).union([.grant, .tokenURL, .clientID, .clientSecret, .clientAuth, .scope,
+                                                            .audience, .params, .refreshToken, .tokenStore])
+        case .jwt:
+            own = Self.placement.union(Self.fetched).union([.algorithm, .privateKey, .privateKeyFile, .keyID, .issuer, .subject,
+                                                            .audience, .scope, .claims, .exchange, .tokenURL])
+        case .session: own = Self.placement.union(Self.fetched).union([.login])
+        case .awsSigV4: own = [.accessKey, .secretKey, .sessionToken, .region, .service]
+        }
+        return own.union([.type])
+    }
+
+    var required: [AuthKey] {
+        switch self {
+        case .bearer: [.token]
+        case .basic: [.username, .password]
+        case .apiKey: [.value]
+        case .oauth2: [.tokenURL, .clientID]
+        case .jwt: [.algorithm]
+        case .session: [.login, .tokenPath]
+        case .awsSigV4: [.accessKey, .secretKey, .region, .service]
+        }
+    }
+}
+
+/// The keys of a session's `login` request.
+enum LoginKey: String, CaseIterable {
+    case url, method, body, headers
 }

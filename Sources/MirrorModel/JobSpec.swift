@@ -199,6 +199,8 @@ public struct JobSpec: Sendable {
     public internal(set) var deleted: Deleted? = nil
     /// The job this one walks once per record of (`parent`).
     public internal(set) var parent: String? = nil
+    /// How its requests say who sends them; none: its headers alone.
+    public let auth: AuthSpec?
     /// The jobs whose parent this one is.
     public package(set) var children: [String] = []
     /// A header held `{since}` or `{parent.…}`, filled in before the walk.
@@ -238,6 +240,7 @@ public struct JobSpec: Sendable {
         incremental: Incremental? = nil,
         deleted: Deleted? = nil,
         parent: String? = nil,
+        auth: AuthSpec? = nil,
         children: [String] = [],
         headersFilled: Bool = false,
         since: SinceValue? = nil
@@ -273,6 +276,7 @@ public struct JobSpec: Sendable {
         self.incremental = incremental
         self.deleted = deleted
         self.parent = parent
+        self.auth = auth
         self.children = children
         self.headersFilled = headersFilled
         self.since = since

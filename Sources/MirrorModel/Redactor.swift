@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Knows every value that came from `${…}` in a job file and blanks it out of any text
 /// meant for people or for files: logs, errors, reports, stored URLs. It prints, dumps and
@@ -28,17 +29,22 @@ public struct Redactor: Sendable, Equatable, CustomStringConvertible, CustomDebu
     /// Finds every form of every secret and of its fragments: worked out once, since every
     /// URL a walk makes is redacted.
     private let scanner: SecretScanner
+    /// Tokens fetched while the program runs (`auth`), masked beside the secrets.
+    private let fetched: [FetchedSecrets]
 
-    public init(secrets: some Sequence<Secret>) {
+    public init(secrets: some Sequence<Secret>, fetched: [FetchedSecrets] = []) {
+        self.fetched = fetched
         self.secrets = Set(secrets.filter { !$0.value.isEmpty }).sorted {
             $0.value.count != $1.value.count ? $0.value.count > $1.value.count : $0.name < $1.name
         }
         scanner = SecretScanner(secrets: self.secrets.map(\.value))
     }
 
-    public static func == (lhs: Redactor, rhs: Redactor) -> Bool { lhs.secrets == rhs.secrets }
+    public static func == (lhs: Redactor, rhs: Redactor) -> Bool {
+        lhs.secrets == rhs.secrets && lhs.fetched.map(ObjectIdentifier.init) == rhs.fetched.map(ObjectIdentifier.init)
+    }
 
-    public var isEmpty: Bool { secrets.isEmpty }
+    public var isEmpty: Bool { secrets.isEmpty && fetched.isEmpty }
 
     public var description: String { "Redactor(\(secrets.map(\.name).sorted().joined(separator: ", ")))" }
     public var debugDescription: String { description }
@@ -50,7 +56,8 @@ public struct Redactor: Sendable, Equatable, CustomStringConvertible, CustomDebu
     /// The text with every secret masked in any form a server may echo it: raw, percent-,
     /// form- or JSON-encoded, any mix of these, or cut into fragments (see `SecretScanner`).
     public func redact(_ text: String) -> String {
-        secrets.isEmpty ? text : scanner.mask(text, with: Self.mask)
+        let masked = secrets.isEmpty ? text : scanner.mask(text, with: Self.mask)
+        return fetched.reduce(masked) { $1.mask($0) }
     }
 
     /// The text with each secret written as `${NAME}`: safe to store, and `expand` gives
@@ -79,7 +86,45 @@ public struct Redactor: Sendable, Equatable, CustomStringConvertible, CustomDebu
     }
 
     public func merged(with other: Redactor) -> Redactor {
-        Redactor(secrets: secrets + other.secrets)
+        Redactor(secrets: secrets + other.secrets, fetched: fetched + other.fetched.filter { box in
+            !fetched.contains { $0 === box }
+        })
+    }
+
+    /// This redactor, masking the tokens `box` will hold too.
+    public func watching(_ box: FetchedSecrets) -> Redactor {
+        fetched.contains { $0 === box } ? self : Redactor(secrets: secrets, fetched: fetched + [box])
+    }
+}
+
+/// The tokens an auth definition fetched while the program runs (the keys of `${…}` are
+/// known when the job file is read; these only once a token endpoint has answered): every
+/// job using the definition masks them, raw, percent-encoded or form-encoded, wherever its
+/// redactor masks secrets. The last few are kept: older ones have long expired.
+public final class FetchedSecrets: Sendable {
+    private let values = Mutex<[String]>([])
+    private static let kept = 16
+
+    public init() {}
+
+    public func add(_ token: String) {
+        guard !token.isEmpty else { return }
+        values.withLock { values in
+            guard !values.contains(token) else { return }
+            values.append(token)
+            if values.count > Self.kept { values.removeFirst() }
+        }
+    }
+
+    package func mask(_ text: String) -> String {
+        let tokens = values.withLock { $0 }
+        var text = text
+        for token in tokens {
+            for form in Set([token, token.addingPercentEncodingForQuery(), token.addingPercentEncodingForQuery().replacingAll("%20", with: "+")]) {
+                text = text.replacingAll(form, with: Redactor.mask)
+            }
+        }
+        return text
     }
 }
 

@@ -71,8 +71,10 @@ struct PageFetcher: Sendable {
             headers.append(Header(name: "If-Modified-Since",
                                   value: RedactedText(real: job.redactor.expand(lastModified), redactor: job.redactor)))
         }
+        // The job's credential goes to its own origin only, as its secret headers do.
         let request = HTTPRequest(method: job.method.rawValue, url: url, headers: headers, body: body,
-                                  timeout: job.timeout, maxBytes: job.maxPageSize, redactor: job.redactor)
+                                  timeout: job.timeout, maxBytes: job.maxPageSize, redactor: job.redactor,
+                                  auth: origin?.admits(url.real) == true ? job.auth : nil)
         let stopStatuses = job.stop.statuses
         let sent = await sender.send(url, retryable: { (response: HTTPResponse) in
             stopStatuses.contains(response.status) || !RetryPolicy.isRetryable(status: response.status)

@@ -26,7 +26,7 @@ Endpoints:
                             client_id + client_secret in the form body (client_secret_post).
   POST /o/revoke_token/     DOT's RFC 7009 revocation endpoint.
   POST /o/introspect/       DOT's RFC 7662 introspection endpoint.
-  GET  /api/items?page=N    {"data":[10 x {"id","name"}],"page":N} for N = 1..5, an empty
+  GET  /api/items?page=N    {"data":[10 x {"id","name"}],"page":N} for N = 1..5 (--pages), an empty
                             list after; needs "Authorization: Bearer <access token>", else
                             401 with WWW-Authenticate: Bearer error="invalid_token",...
   POST /jwt/token           RFC 7523: grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer
@@ -56,6 +56,8 @@ T0 = time.monotonic()
 
 ITEMS_PER_PAGE = 10
 ITEM_PAGES = 5
+# --pages and --expire-at-page, set by main.
+OPTIONS = {"pages": ITEM_PAGES, "expire_at_page": 0}
 INSTALLATION_ID = 42
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 GITHUB_GRANT = "github_app_installation"  # the /stats key of the GitHub-style endpoint
@@ -83,6 +85,9 @@ def parse_args(argv):
                         "refresh token also revokes every token of its family")
     p.add_argument("--refresh-grace-seconds", type=int, default=0,
                    help="REFRESH_TOKEN_GRACE_PERIOD_SECONDS (default 0)")
+    p.add_argument("--pages", type=int, default=ITEM_PAGES, help="pages of the API with records")
+    p.add_argument("--expire-at-page", type=int, default=0,
+                   help="once this page has been served, every access token expires (once)")
     p.add_argument("--jwt-public-key", action="append", default=[], metavar="FILE",
                    help="PEM public key (RSA or EC P-256; a certificate or private key also "
                         "does) that JWT assertions are verified with; may be repeated")
@@ -316,7 +321,7 @@ def load_public_key(file_name):
 
 
 def page_of_items(page):
-    if page < 1 or page > ITEM_PAGES:
+    if page < 1 or page > OPTIONS["pages"]:
         return {"data": [], "page": page}
     first = (page - 1) * ITEMS_PER_PAGE + 1
     return {"data": [{"id": i, "name": "item %d" % i} for i in range(first, first + ITEMS_PER_PAGE)],
@@ -342,7 +347,14 @@ def items_view(request):
         page = int(request.GET.get("page", "1"))
     except ValueError:
         return JsonResponse({"error": "page must be an integer"}, status=400)
-    return JsonResponse(page_of_items(page))
+    response = JsonResponse(page_of_items(page))
+    with STATS.lock:
+        expire = page == OPTIONS["expire_at_page"]
+        if expire:
+            OPTIONS["expire_at_page"] = 0
+    if expire:
+        AccessToken.objects.update(expires=timezone.now() - datetime.timedelta(seconds=1))
+    return response
 
 
 def this_url(request, path_):
@@ -497,6 +509,7 @@ def main():
 
     for file_name in ARGS.jwt_public_key:
         PUBLIC_KEYS.append(load_public_key(file_name))
+    OPTIONS.update(pages=ARGS.pages, expire_at_page=ARGS.expire_at_page)
     refresh_token = prepare_database()
 
     server = ThreadedWSGIServer((ARGS.host, ARGS.port), Handler, ipv6=":" in ARGS.host)

@@ -66,6 +66,12 @@ public struct Runner: Sendable {
             if let conflict = claims[folder, default: TableClaims()].claim(entry.job) {
                 throw UsageError("\(entry.file.path): \(conflict) (both in output folder '\(entry.output)')")
             }
+            // The output folder is copied to devices: no refresh token goes there.
+            if case let .oauth2(oauth)? = entry.job.auth?.kind, let store = oauth.tokenStore,
+               Paths.isInside(store, folder: entry.output) {
+                throw UsageError("\(entry.file.path): the token_store of \(entry.job.auth!) ('\(store)') is inside the output "
+                    + "folder '\(entry.output)', which is copied to devices")
+            }
         }
         return selected
     }

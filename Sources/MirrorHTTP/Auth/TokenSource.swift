@@ -1,0 +1,274 @@
+import Crypto
+import Foundation
+import MirrorJSON
+import MirrorModel
+import Synchronization
+
+/// Why a credential could not be had: said in the words of the auth definition, never
+/// with a secret in them. `transient`: asking again may help (a network error, a 5xx).
+package struct AuthFailure: Error, Sendable {
+    package let reason: String
+    package let transient: Bool
+    package let status: Int?
+}
+
+/// Where the tokens of one definition come from: a token endpoint (OAuth 2 grants, a JWT
+/// exchange), a login, or a JWT signed here. The refresh token it started from, or the
+/// last one the server rotated it to, is kept here and in the token store.
+package final class TokenSource: Sendable {
+    package let spec: AuthSpec
+    private let refreshToken: Mutex<String?>
+    private let store: TokenStore?
+    private let signer: Mutex<JWTSigner?> = Mutex(nil)
+
+    package init(spec: AuthSpec) {
+        self.spec = spec
+        redactor = Redactor(secrets: spec.secrets, fetched: [spec.fetched])
+        if case let .oauth2(oauth) = spec.kind {
+            refreshToken = Mutex(oauth.refreshToken)
+            store = oauth.tokenStore.map(TokenStore.init(path:))
+        } else {
+            refreshToken = Mutex(nil)
+            store = nil
+        }
+    }
+
+    /// Masks every secret of the definition, and the tokens fetched so far.
+    private let redactor: Redactor
+
+    /// Fetches (or signs) a new token.
+    package func fetch(client: HTTPClient, timeout: Double, generation: Int) async throws -> Token {
+        let started = client.clock.now
+        let answer: (token: String, lifetime: Double?)
+        switch spec.kind {
+        case let .oauth2(oauth):
+            answer = try await fetchOAuth2(oauth, client: client, timeout: timeout)
+        case let .jwt(jwt):
+            answer = try await fetchJWT(jwt, client: client, timeout: timeout)
+        case let .session(session):
+            answer = try await login(session, client: client, timeout: timeout)
+        case .bearer, .basic, .apiKey, .awsSigV4:
+            throw AuthFailure(reason: "\(spec): nothing to fetch", transient: false, status: nil)
+        }
+        spec.fetched.add(answer.token)
+        return Token(value: answer.token, lifetime: answer.lifetime, margin: spec.margin, now: started, generation: generation)
+    }
+
+    // MARK: OAuth 2
+
+    private func fetchOAuth2(_ oauth: AuthSpec.OAuth2, client: HTTPClient, timeout: Double) async throws -> (String, Double?) {
+        var form: [(String, String)] = [("grant_type", oauth.grant.rawValue)]
+        if oauth.grant == .refreshToken {
+            form.append(("refresh_token", try currentRefreshToken(oauth)))
+        }
+        if let scope = oauth.scope { form.append(("scope", scope)) }
+        if let audience = oauth.audience { form.append(("audience", audience)) }
+        // `params` may also set the grant's own fields (Zoom's `grant_type: account_credentials`).
+        for parameter in oauth.parameters {
+            if let index = form.firstIndex(where: { $0.0 == parameter.name }) {
+                form[index].1 = parameter.value
+            } else {
+                form.append((parameter.name, parameter.value))
+            }
+        }
+        var headers: [(String, String)] = []
+        switch oauth.clientAuth {
+        case .basic:
+            let pair = oauth.clientID.addingPercentEncodingForQuery() + ":" + (oauth.clientSecret ?? "").addingPercentEncodingForQuery()
+            headers.append(("Authorization", "Basic " + Data(pair.utf8).base64EncodedString()))
+        case .post:
+            form.append(("client_id", oauth.clientID))
+            if let secret = oauth.clientSecret { form.append(("client_secret", secret)) }
+        }
+        let document = try await post(to: oauth.tokenURL, form: form, headers: headers, what: "the token endpoint",
+                                      client: client, timeout: timeout)
+        if let rotated = document.root["refresh_token"]?.stringValue, !rotated.isEmpty {
+            try keep(rotated, oauth)
+        }
+        return try read(document, from: "the token endpoint")
+    }
+
+    /// The refresh token to send: the one the store kept from the last rotation, unless the
+    /// job file names a newer one than the store's chain started from.
+    private func currentRefreshToken(_ oauth: AuthSpec.OAuth2) throws -> String {
+        if let token = refreshToken.withLock({ $0 }), token != oauth.refreshToken { return token }
+        if let store {
+            do throws(TokenStore.StoreFailure) {
+                if let saved = try store.read(), saved.configured == Self.digest(oauth.refreshToken ?? "") {
+                    spec.fetched.add(saved.refreshToken)
+                    refreshToken.withLock { $0 = saved.refreshToken }
+                    return saved.refreshToken
+                }
+            } catch {
+                throw AuthFailure(reason: "\(spec): \(error.reason)", transient: false, status: nil)
+            }
+        }
+        guard let token = oauth.refreshToken else {
+            throw AuthFailure(reason: "\(spec): no refresh token", transient: false, status: nil)
+        }
+        return token
+    }
+
+    /// A refresh token the server rotated to: stored before its access token is used.
+    private func keep(_ rotated: String, _ oauth: AuthSpec.OAuth2) throws {
+        spec.fetched.add(rotated)
+        let previous = refreshToken.withLock { token in
+            defer { token = rotated }
+            return token
+        }
+        guard rotated != previous, let store else { return }
+        do throws(TokenStore.StoreFailure) {
+            try store.write(TokenStore.Saved(refreshToken: rotated, configured: Self.digest(oauth.refreshToken ?? "")))
+        } catch {
+            throw AuthFailure(reason: "\(spec): the server rotated the refresh token and \(error.reason)", transient: false,
+                              status: nil)
+        }
+    }
+
+    private static func digest(_ text: String) -> String {
+        SHA256.hash(data: Array(text.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    // MARK: JWT
+
+    private func fetchJWT(_ jwt: AuthSpec.JWT, client: HTTPClient, timeout: Double) async throws -> (String, Double?) {
+        let assertion = try sign(jwt)
+        switch jwt.exchange {
+        case .none:
+            return (assertion, jwt.lifetime)
+        case .assertion:
+            let form = [("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"), ("assertion", assertion)]
+            let document = try await post(to: jwt.tokenURL ?? "", form: form, headers: [], what: "the token endpoint",
+                                          client: client, timeout: timeout)
+            return try read(document, from: "the token endpoint")
+        case .bearer:
+            let document = try await post(to: jwt.tokenURL ?? "", form: nil, headers: [("Authorization", "Bearer " + assertion)],
+                                          what: "the token endpoint", client: client, timeout: timeout)
+            return try read(document, from: "the token endpoint")
+        }
+    }
+
+    /// A new assertion: `iat` a minute back (for clocks a little ahead of ours), `exp`
+    /// `lifetime` after now; `aud` is the token URL unless the definition names one.
+    private func sign(_ jwt: AuthSpec.JWT) throws -> String {
+        let signer = try signer.withLock { signer in
+            if let signer { return signer }
+            do {
+                let made = try JWTSigner(algorithm: JWTSigner.Algorithm(rawValue: jwt.algorithm.rawValue) ?? .rs256,
+                                         privateKeyPEM: jwt.privateKey, keyID: jwt.keyID)
+                signer = made
+                return made
+            } catch {
+                throw AuthFailure(reason: "\(spec): the private key cannot be used: \(error)", transient: false, status: nil)
+            }
+        }
+        let now = Int(Date().timeIntervalSince1970)
+        var members: [(String, String)] = []
+        func string(_ name: String, _ value: String?) {
+            if let value { members.append((name, JSONText.quoted(value))) }
+        }
+        string("iss", jwt.issuer)
+        string("sub", jwt.subject)
+        string("aud", jwt.audience ?? (jwt.exchange == .assertion ? jwt.tokenURL : nil))
+        string("scope", jwt.scope)
+        members.append(("iat", String(now - 60)))
+        members.append(("exp", String(now + Int(jwt.lifetime))))
+        for claim in jwt.claims {
+            members.removeAll { $0.0 == claim.name }
+            members.append((claim.name, claim.json))
+        }
+        let claims = "{" + members.map { JSONText.quoted($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
+        return try signer.token(claims: Array(claims.utf8))
+    }
+
+    // MARK: Session
+
+    private func login(_ session: AuthSpec.Session, client: HTTPClient, timeout: Double) async throws -> (String, Double?) {
+        var headers = session.headers.map { Header(name: $0.name, value: RedactedText(real: $0.value, redactor: redactor)) }
+        var body: [UInt8]?
+        if let text = session.body {
+            body = Array(text.utf8)
+            if !headers.contains(where: { $0.name.lowercased() == "content-type" }) {
+                let json = (try? JSONDocument(parsing: Array(text.utf8))) != nil
+                headers.append(Header(name: "Content-Type", value: RedactedText(
+                    real: json ? "application/json" : "application/x-www-form-urlencoded", redactor: .none)))
+            }
+        }
+        headers.append(Header(name: "Accept", value: RedactedText(real: "application/json", redactor: .none)))
+        let request = HTTPRequest(method: session.method, url: RedactedURL(real: session.url, redactor: redactor), headers: headers,
+                                  body: body, timeout: timeout, maxBytes: Self.maxAnswer, redactor: redactor)
+        let document = try await answer(to: request, what: "the login", client: client)
+        return try read(document, from: "the login")
+    }
+
+    // MARK: Requests and answers
+
+    /// The largest answer a token endpoint or a login may give.
+    private static let maxAnswer = 1 << 20
+
+    private func post(to url: String, form: [(String, String)]?, headers: [(String, String)], what: String,
+                      client: HTTPClient, timeout: Double) async throws -> JSONDocument {
+        var sent = headers.map { Header(name: $0.0, value: RedactedText(real: $0.1, redactor: redactor)) }
+        sent.append(Header(name: "Accept", value: RedactedText(real: "application/json", redactor: .none)))
+        var body: [UInt8]?
+        if let form {
+            sent.append(Header(name: "Content-Type", value: RedactedText(real: "application/x-www-form-urlencoded", redactor: .none)))
+            body = Array(form.map { $0.0.addingPercentEncodingForQuery() + "=" + $0.1.addingPercentEncodingForQuery() }
+                .joined(separator: "&").utf8)
+        }
+        let request = HTTPRequest(method: "POST", url: RedactedURL(real: url, redactor: redactor), headers: sent, body: body,
+                                  timeout: timeout, maxBytes: Self.maxAnswer, redactor: redactor)
+        return try await answer(to: request, what: what, client: client)
+    }
+
+    /// Sends a token request and reads its JSON answer; a refusal is said with the
+    /// OAuth 2 `error` and `error_description` the server gave, masked.
+    private func answer(to request: HTTPRequest, what: String, client: HTTPClient) async throws -> JSONDocument {
+        let response: HTTPResponse
+        do {
+            response = try await client.send(request)
+        } catch {
+            throw AuthFailure(reason: "\(spec): \(what) \(request.url.shortDescription): \(error.reason)",
+                              transient: error.kind == .transient, status: nil)
+        }
+        let document = try? JSONDocument(parsing: response.body)
+        guard (200..<300).contains(response.status) else {
+            var said = ""
+            if let error = document?.root["error"] {
+                said = ": " + (error.stringValue ?? error["message"]?.stringValue ?? error.rawText)
+                if let description = document?.root["error_description"]?.stringValue { said += " (\(description))" }
+            } else if let message = document?.root["message"]?.stringValue {
+                said = ": " + message
+            }
+            let transient = RetryPolicy.isRetryable(status: response.status)
+            throw AuthFailure(reason: "\(spec): \(what) \(request.url.shortDescription) answered HTTP \(response.status)"
+                                  + redactor.redact(said).cutForMessage(limit: 200),
+                              transient: transient, status: response.status)
+        }
+        guard let document else {
+            throw AuthFailure(reason: "\(spec): \(what) \(request.url.shortDescription) answered HTTP \(response.status) with a body that is not JSON",
+                              transient: false, status: response.status)
+        }
+        return document
+    }
+
+    /// The token at `token_path` and its life: `expires_in` seconds, or until `expires_at`
+    /// (ISO 8601 or seconds since 1970), or the definition's `lifetime`.
+    private func read(_ document: JSONDocument, from what: String) throws -> (String, Double?) {
+        guard let token = document.root.value(at: spec.answer.token)?.stringValue, !token.isEmpty else {
+            throw AuthFailure(reason: "\(spec): \(what)'s answer has no token at '\(spec.answer.token)'", transient: false,
+                              status: nil)
+        }
+        var lifetime = spec.answer.lifetime
+        if let path = spec.answer.expiresIn, let value = document.root.value(at: path)?.scalarText, let seconds = Double(value) {
+            lifetime = seconds
+        } else if let path = spec.answer.expiresAt, let value = document.root.value(at: path)?.scalarText {
+            if let epoch = Double(value) {
+                lifetime = epoch - Date().timeIntervalSince1970
+            } else if let date = Timestamp.date(value) {
+                lifetime = date.timeIntervalSinceNow
+            }
+        }
+        return (token, lifetime.map { max(0, $0) })
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import MirrorJSON
+import MirrorModel
+
+/// The file an OAuth 2 definition keeps its rotated refresh token in (`token_store`), so
+/// that a token the server replaced is never lost: written whole or not at all (a
+/// temporary file beside it, fsync, rename, fsync of the folder), mode 0600. It also
+/// keeps a digest of the configured refresh token it descends from: once the job file
+/// names another one (a new login), the configured one wins again.
+package struct TokenStore: Sendable {
+    package let path: String
+
+    package init(path: String) {
+        self.path = path
+    }
+
+    /// What the file holds.
+    package struct Saved: Sendable, Equatable {
+        package var refreshToken: String
+        /// SHA-256 of the configured refresh token, hex.
+        package var configured: String
+    }
+
+    /// The saved token, if the file holds one; a file that cannot be read is an error
+    /// naming the path (never the token).
+    package func read() throws(StoreFailure) -> Saved? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw StoreFailure(reason: "cannot read the token store '\(path)'")
+        }
+        guard let document = try? JSONDocument(parsing: [UInt8](data)),
+              let token = document.root["refresh_token"]?.stringValue, !token.isEmpty else {
+            throw StoreFailure(reason: "the token store '\(path)' holds no refresh_token")
+        }
+        return Saved(refreshToken: token, configured: document.root["configured_sha256"]?.stringValue ?? "")
+    }
+
+    /// Replaces the file's content with `saved`, atomically and durably.
+    package func write(_ saved: Saved) throws(StoreFailure) {
+        let folder = (path as NSString).deletingLastPathComponent
+        if !folder.isEmpty, !FileManager.default.fileExists(atPath: folder) {
+            do {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
+                                                        attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw StoreFailure(reason: "cannot make the token store's folder '\(folder)'")
+            }
+        }
+        let text = "{\"refresh_token\":" + JSONText.quoted(saved.refreshToken) + ",\"configured_sha256\":" + JSONText.quoted(saved.configured)
+            + ",\"saved_at\":" + JSONText.quoted(Timestamp.string(Date())) + "}\n"
+        // A run killed while it wrote left its temporary file: it is not the token.
+        let name = (path as NSString).lastPathComponent
+        for leftover in (try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? "." : folder)) ?? []
+        where leftover.hasPrefix(name + ".") && leftover.hasSuffix(".tmp") {
+            unlink((folder as NSString).appendingPathComponent(leftover))
+        }
+        let temporary = path + ".\(getpid()).tmp"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard descriptor >= 0 else { throw StoreFailure(reason: "cannot write the token store '\(path)': \(Self.errnoText())") }
+        let bytes = Array(text.utf8)
+        var written = 0
+        while written < bytes.count {
+            let count = bytes[written...].withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else {
+                let reason = Self.errnoText()
+                close(descriptor)
+                unlink(temporary)
+                throw StoreFailure(reason: "cannot write the token store '\(path)': \(reason)")
+            }
+            written += count
+        }
+        guard fsync(descriptor) == 0 else {
+            let reason = Self.errnoText()
+            close(descriptor)
+            unlink(temporary)
+            throw StoreFailure(reason: "cannot write the token store '\(path)': \(reason)")
+        }
+        close(descriptor)
+        guard rename(temporary, path) == 0 else {
+            let reason = Self.errnoText()
+            unlink(temporary)
+            throw StoreFailure(reason: "cannot write the token store '\(path)': \(reason)")
+        }
+        let directory = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directory >= 0 {
+            fsync(directory)
+            close(directory)
+        }
+    }
+
+    package struct StoreFailure: Error, Sendable {
+        package let reason: String
+    }
+
+    private static func errnoText() -> String { String(cString: strerror(errno)).lowercased() }
+}

@@ -1,0 +1,249 @@
+import Foundation
+import MirrorJSON
+
+/// `auth`: how a job's requests say who sends them. A definition is named at the top of a
+/// job file and shared by every job that names it (one token for all of them), or written
+/// inside one job. Every value that came from `${…}` is also in the job's `Redactor`.
+/// Printed, dumped or reflected, it shows its name and kind only.
+public struct AuthSpec: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// Where a token or key goes on a request.
+    public enum Placement: Sendable, Equatable {
+        /// `name: prefix + value`; `Authorization: Bearer …` by default.
+        case header(name: String, prefix: String)
+        /// A query parameter added to every request, never shown in a stored URL.
+        case query(name: String)
+        /// A cookie `name=value`.
+        case cookie(name: String)
+
+        public static let bearer = Placement.header(name: "Authorization", prefix: "Bearer ")
+    }
+
+    /// How an OAuth 2 client proves itself to the token endpoint (RFC 6749 2.3.1).
+    public enum ClientAuth: String, Sendable, CaseIterable {
+        /// HTTP Basic with the client id and secret.
+        case basic = "client_secret_basic"
+        /// `client_id` and `client_secret` in the form body.
+        case post = "client_secret_post"
+    }
+
+    public enum Grant: String, Sendable, CaseIterable {
+        case clientCredentials = "client_credentials"
+        case refreshToken = "refresh_token"
+    }
+
+    /// Where fetched tokens are read from a token endpoint's (or a login's) JSON answer.
+    public struct TokenAnswer: Sendable {
+        public var token: JSONPath
+        /// The token's lifetime in seconds (`expires_in`), or the instant it ends
+        /// (`expires_at`: ISO 8601 or seconds since 1970); neither: `lifetime`.
+        public var expiresIn: JSONPath?
+        public var expiresAt: JSONPath?
+        /// Seconds a token lives when the answer does not say; nil: until refused.
+        public var lifetime: Double?
+
+        package init(token: JSONPath, expiresIn: JSONPath? = JSONPath("expires_in"), expiresAt: JSONPath? = JSONPath("expires_at"),
+                     lifetime: Double? = nil) {
+            self.token = token
+            self.expiresIn = expiresIn
+            self.expiresAt = expiresAt
+            self.lifetime = lifetime
+        }
+    }
+
+    public struct OAuth2: Sendable {
+        public var grant: Grant
+        package var tokenURL: String
+        package var clientID: String
+        package var clientSecret: String?
+        public var clientAuth: ClientAuth
+        package var scope: String?
+        package var audience: String?
+        /// Extra form parameters of every token request.
+        package var parameters: [(name: String, value: String)]
+        /// The configured refresh token (`refresh_token` grant); a stored rotated one wins.
+        package var refreshToken: String?
+        /// The file rotated refresh tokens are written to, outside the output folder.
+        public var tokenStore: String?
+
+        package init(grant: Grant, tokenURL: String, clientID: String, clientSecret: String?, clientAuth: ClientAuth,
+                     scope: String?, audience: String?, parameters: [(name: String, value: String)], refreshToken: String?,
+                     tokenStore: String?) {
+            self.grant = grant
+            self.tokenURL = tokenURL
+            self.clientID = clientID
+            self.clientSecret = clientSecret
+            self.clientAuth = clientAuth
+            self.scope = scope
+            self.audience = audience
+            self.parameters = parameters
+            self.refreshToken = refreshToken
+            self.tokenStore = tokenStore
+        }
+    }
+
+    public enum JWTAlgorithm: String, Sendable, CaseIterable {
+        case rs256 = "RS256"
+        case es256 = "ES256"
+    }
+
+    /// A signed assertion: used as the bearer itself, or exchanged for a token.
+    public struct JWT: Sendable {
+        public enum Exchange: String, Sendable, CaseIterable {
+            /// The assertion is the bearer token (no token endpoint).
+            case none
+            /// RFC 7523: `grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer&assertion=…`
+            /// posted to the token URL (Google service accounts).
+            case assertion
+            /// A POST to the token URL with the assertion as its bearer (GitHub Apps'
+            /// installation tokens).
+            case bearer
+        }
+
+        public var algorithm: JWTAlgorithm
+        /// PEM text.
+        package var privateKey: String
+        package var keyID: String?
+        package var issuer: String?
+        package var subject: String?
+        package var audience: String?
+        package var scope: String?
+        /// Seconds from `iat` to `exp`.
+        public var lifetime: Double
+        /// Further claims, as JSON member text (`"name":value`) in file order.
+        package var claims: [(name: String, json: String)]
+        public var exchange: Exchange
+        package var tokenURL: String?
+
+        package init(algorithm: JWTAlgorithm, privateKey: String, keyID: String?, issuer: String?, subject: String?,
+                     audience: String?, scope: String?, lifetime: Double, claims: [(name: String, json: String)],
+                     exchange: Exchange, tokenURL: String?) {
+            self.algorithm = algorithm
+            self.privateKey = privateKey
+            self.keyID = keyID
+            self.issuer = issuer
+            self.subject = subject
+            self.audience = audience
+            self.scope = scope
+            self.lifetime = lifetime
+            self.claims = claims
+            self.exchange = exchange
+            self.tokenURL = tokenURL
+        }
+    }
+
+    /// A login request whose answer holds the token.
+    public struct Session: Sendable {
+        package var url: String
+        public var method: String
+        /// JSON or form text, as the job's own `body`.
+        package var body: String?
+        package var headers: [(name: String, value: String)]
+
+        package init(url: String, method: String, body: String?, headers: [(name: String, value: String)]) {
+            self.url = url
+            self.method = method
+            self.body = body
+            self.headers = headers
+        }
+    }
+
+    public struct SigV4: Sendable {
+        package var accessKey: String
+        package var secretKey: String
+        package var sessionToken: String?
+        public var region: String
+        public var service: String
+
+        package init(accessKey: String, secretKey: String, sessionToken: String?, region: String, service: String) {
+            self.accessKey = accessKey
+            self.secretKey = secretKey
+            self.sessionToken = sessionToken
+            self.region = region
+            self.service = service
+        }
+    }
+
+    public enum Kind: Sendable {
+        case bearer(token: String)
+        case basic(username: String, password: String)
+        case apiKey(value: String)
+        case oauth2(OAuth2)
+        case jwt(JWT)
+        case session(Session)
+        case awsSigV4(SigV4)
+
+        /// The word of `type:`.
+        public var word: String {
+            switch self {
+            case .bearer: "bearer"
+            case .basic: "basic"
+            case .apiKey: "api_key"
+            case .oauth2: "oauth2"
+            case .jwt: "jwt"
+            case .session: "session"
+            case .awsSigV4: "aws_sigv4"
+            }
+        }
+    }
+
+    /// The definition's name; a job's own definition is named after the job.
+    public let name: String
+    /// Tells definitions of different files apart: jobs share a token when theirs are equal.
+    public let key: String
+    public let kind: Kind
+    /// Where the token (or key) goes; unused by `basic` and `aws_sigv4`.
+    public let placement: Placement
+    /// How fetched tokens are read from their answers.
+    public let answer: TokenAnswer
+    /// Seconds before a token's end at which it is fetched anew.
+    public let margin: Double
+    /// The values of the definition that came from `${…}` (or from a key file).
+    private let given: [Redactor.Secret]
+    /// The tokens fetched for it: masked by every job that uses it.
+    public let fetched = FetchedSecrets()
+
+    package init(name: String, key: String, kind: Kind, placement: Placement = .bearer,
+                 answer: TokenAnswer = TokenAnswer(token: JSONPath("access_token")!), margin: Double = 60,
+                 secrets: [Redactor.Secret] = []) {
+        given = secrets
+        self.name = name
+        self.key = key
+        self.kind = kind
+        self.placement = placement
+        self.answer = answer
+        self.margin = margin
+    }
+
+    /// Whether its tokens are fetched (or, for a bare JWT, signed), and so made anew after a 401.
+    public var fetchesTokens: Bool {
+        switch kind {
+        case .oauth2, .session, .jwt: true
+        case .bearer, .basic, .apiKey, .awsSigV4: false
+        }
+    }
+
+    /// The definition's secret values, named for messages: masked wherever its requests
+    /// are talked about (the job's `Redactor` holds those that came from `${…}`).
+    package var secrets: [Redactor.Secret] {
+        given + kindSecrets
+    }
+
+    private var kindSecrets: [Redactor.Secret] {
+        func named(_ what: String, _ value: String?) -> [Redactor.Secret] {
+            value.map { [Redactor.Secret(name: "\(name) \(what)", value: $0)] } ?? []
+        }
+        switch kind {
+        case let .bearer(token): return named("token", token)
+        case let .basic(_, password): return named("password", password)
+        case let .apiKey(value): return named("key", value)
+        case let .oauth2(oauth): return named("client secret", oauth.clientSecret) + named("refresh token", oauth.refreshToken)
+        case let .jwt(jwt): return named("private key", jwt.privateKey)
+        case .session: return []
+        case let .awsSigV4(sigv4): return named("secret key", sigv4.secretKey) + named("session token", sigv4.sessionToken)
+        }
+    }
+
+    public var description: String { "auth '\(name)' (\(kind.word))" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["name": name, "type": kind.word]) }
+}
