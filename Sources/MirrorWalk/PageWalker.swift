@@ -127,6 +127,11 @@ public struct PageWalker: Sendable {
                 case let .success(value):
                     fetched = value
                 }
+                if case let .page(served) = fetched {
+                    for warning in served.warnings {
+                        logger.warning("GraphQL errors beside the data", metadata: ["page": "\(target.page)", "problem": "\(warning)"])
+                    }
+                }
                 guard let step = state.decide(fetched, for: target) else {
                     if case let .page(served) = fetched, case let .fresh(_, envelope) = served.content, served.elementCount == 0 {
                         await keepEndPage(served, envelope: envelope, target: target)

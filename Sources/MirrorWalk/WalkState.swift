@@ -155,6 +155,7 @@ struct WalkState {
             if result.pages == 0, served.recordCount > 0 {
                 result.missingPaths += served.absent.map { MissingPath(page: page, message: job.redactor.redact($0)) }
             }
+            result.warnings += served.warnings
             stopPathsFound.formUnion(served.stopPathsFound)
             downloadsFound.formUnion(served.downloadsFound)
             recordsRead += served.recordCount
