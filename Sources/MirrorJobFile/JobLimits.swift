@@ -29,6 +29,8 @@ public enum JobLimits {
     public static let downloadRate = 0...(1 << 30)
     /// `stop.short`: the records of a full page.
     public static let shortPage = 1...1_000_000
+    /// `max_wait`, in seconds: 0 (never wait: defer) to 7d.
+    public static let maxWait = 0...(7 * 86_400.0)
 }
 
 /// `0.001` → `1ms`, `604800` → `7d`: a duration as a job file would write it.
