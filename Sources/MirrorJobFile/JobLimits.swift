@@ -35,6 +35,7 @@ public enum JobLimits {
 
 /// `0.001` → `1ms`, `604800` → `7d`: a duration as a job file would write it.
 func durationText(_ seconds: Double) -> String {
+    if seconds == 0 { return "0s" }
     for (unit, scale) in [("d", 86_400.0), ("h", 3600.0), ("m", 60.0), ("s", 1.0)]
     where seconds >= scale && seconds.truncatingRemainder(dividingBy: scale) == 0 {
         return "\(Int(seconds / scale))\(unit)"

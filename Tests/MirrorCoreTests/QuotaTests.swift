@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 @testable import MirrorCore
 @testable import MirrorHTTP
+@testable import MirrorJobFile
 @testable import MirrorModel
 import MirrorTestSupport
 import Synchronization
@@ -123,6 +124,34 @@ struct QuotaTests {
         #expect(!RetryPolicy.isRetryable(status: 403, headers: [:]))
     }
 
+    @Test("max_wait is a duration from 0s to 7d, 5m when a job does not set it")
+    func maxWaitKey() throws {
+        let loader = JobFileLoader(environment: [:])
+        let file = try loader.parse(text: """
+            version: 1
+            defaults: { records: l, id: id }
+            jobs:
+              - { name: a, url: "https://x.test/a", table: t_a }
+              - { name: b, url: "https://x.test/b", table: t_b, max_wait: 0s }
+              - { name: c, url: "https://x.test/c", table: t_c, max_wait: 1h }
+            """, path: "jobs/x.yaml", folder: "jobs")
+        #expect(file.jobs.map(\.maxWait) == [300, 0, 3600])
+        do {
+            _ = try loader.parse(text: """
+                version: 1
+                jobs:
+                  - { name: a, url: "https://x.test/a", records: l, id: id, table: t_a, max_wait: 8d }
+                  - { name: b, url: "https://x.test/b", records: l, id: id, table: t_b, max_wait: forever }
+                """, path: "jobs/x.yaml", folder: "jobs")
+            Issue.record("loaded")
+        } catch {
+            #expect(error.diagnostics.map(\.description) == [
+                "jobs/x.yaml:3:83: 'max_wait' must be between 0s and 7d, not '8d'",
+                "jobs/x.yaml:4:83: 'max_wait' must be a duration such as 30s, 5m or 1h, not 'forever'",
+            ])
+        }
+    }
+
     /// Five pages of one record each, at most 2 requests a minute.
     private let paced = """
         version: 1
@@ -169,25 +198,26 @@ struct QuotaTests {
     func pacedConcurrently() async throws {
         let time = ManualClock()
         let api = QuotaAPI(budget: 3, window: 60, dialect: .ietf, time: time)
-        let pages = PagedAPI(ids: (1...7).map { ["\($0)"] })
+        let pages = PagedAPI(ids: (1...9).map { ["\($0)"] })
         let harness = try Harness()
         let summary = try await FixtureServer.with({ request in
             api.answer(pages.body(page: Int(request.parameter("page") ?? "") ?? 0))
         }) { server in
-            // Requests in flight while the clock moves on past a reset must not time out.
-            async let run = harness.run(itemsJob("pages: { from: 1, to: 7 }\nconcurrency: 3\nretries: 0\ntimeout: 1d"),
+            async let run = harness.run(itemsJob("pages: { from: 1, to: 9 }\nconcurrency: 3\nretries: 0\ntimeout: 1d"),
                                         server: server, clock: time.clock)
+            // Three requests go, and each answer hands its slot to a request that waits for the
+            // reset: once all three wait, every answer of the window has been counted.
             for _ in 0..<2 {
-                time.advance(to: await time.sleeping(beyond: .seconds(45), within: .seconds(120)))
+                time.advance(to: await time.sleeping(3, beyond: .seconds(45), within: .seconds(120)))
             }
             let summary = try await run
-            #expect(server.requests.map(\.target).sorted() == (1...7).map { "/items?page=\($0)" })
+            #expect(server.requests.compactMap { $0.parameter("page").flatMap { Int($0) } }.sorted() == Array(1...9))
             return summary
         }
         #expect(api.overruns == 0)
         #expect(api.windows == 3)
         #expect(summary.jobs[0].status == .ok)
-        #expect(try harness.ids() == (1...7).map(String.init))
+        #expect(try harness.ids() == (1...9).map(String.init))
     }
 
     @Test("a 403 whose headers say the quota is spent (GitHub) is asked again once the quota renews",

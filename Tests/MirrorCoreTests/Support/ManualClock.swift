@@ -13,8 +13,10 @@ final class ManualClock: Sendable {
         let continuation: CheckedContinuation<Void, any Error>
     }
 
-    /// A test waiting for a sleep longer than `beyond` and no longer than `within` to begin.
+    /// A test waiting for `count` sleeps longer than `beyond` and no longer than `within` to
+    /// have begun.
     private struct Watcher {
+        let count: Int
         let beyond: Duration
         let within: Duration
         let continuation: CheckedContinuation<RunClock.Instant, Never>
@@ -32,11 +34,20 @@ final class ManualClock: Sendable {
         var cancelled: Set<Int> = []
         var watchers: [Watcher] = []
 
-        /// Takes the watchers that a sleep until `until` answers.
-        mutating func watchers(answeredBy until: RunClock.Instant) -> [Watcher] {
-            let now = now
-            let answered = watchers.filter { $0.wants(until, now: now) }
-            watchers.removeAll { $0.wants(until, now: now) }
+        /// The latest of the sleeps `watcher` waits for, once there are as many as it wants.
+        func answer(_ watcher: Watcher) -> RunClock.Instant? {
+            let wanted = sleepers.values.map(\.until).filter { watcher.wants($0, now: now) }
+            return wanted.count >= watcher.count ? wanted.max() : nil
+        }
+
+        /// Takes the watchers that the sleeps now waiting answer, with their answers.
+        mutating func answeredWatchers() -> [(Watcher, RunClock.Instant)] {
+            var answered: [(Watcher, RunClock.Instant)] = []
+            var waiting: [Watcher] = []
+            for watcher in watchers {
+                if let until = answer(watcher) { answered.append((watcher, until)) } else { waiting.append(watcher) }
+            }
+            watchers = waiting
             return answered
         }
     }
@@ -77,14 +88,13 @@ final class ManualClock: Sendable {
     }
 
     /// The deadline of a sleep that waits longer than `beyond` from now (and no longer than
-    /// `within`), once one has begun (at once when one is waiting): how a test learns that the
-    /// code under test waits.
-    func sleeping(beyond: Duration, within: Duration = .seconds(86_400 * 365)) async -> RunClock.Instant {
+    /// `within`), once `count` such sleeps have begun (at once when they are waiting; the latest
+    /// of them): how a test learns that the code under test waits.
+    func sleeping(_ count: Int = 1, beyond: Duration, within: Duration = .seconds(86_400 * 365)) async -> RunClock.Instant {
         await withCheckedContinuation { (continuation: CheckedContinuation<RunClock.Instant, Never>) in
             let found: RunClock.Instant? = state.withLock { state in
-                let now = state.now
-                let watcher = Watcher(beyond: beyond, within: within, continuation: continuation)
-                if let until = state.sleepers.values.map(\.until).filter({ watcher.wants($0, now: now) }).min() { return until }
+                let watcher = Watcher(count: count, beyond: beyond, within: within, continuation: continuation)
+                if let until = state.answer(watcher) { return until }
                 state.watchers.append(watcher)
                 return nil
             }
@@ -99,14 +109,14 @@ final class ManualClock: Sendable {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let (ready, answered): (Result<Void, any Error>?, [Watcher]) = state.withLock { state in
+                let (ready, answered): (Result<Void, any Error>?, [(Watcher, RunClock.Instant)]) = state.withLock { state in
                     if state.cancelled.remove(id) != nil { return (.failure(CancellationError()), []) }
                     if deadline <= state.now { return (.success(()), []) }
                     state.sleepers[id] = Sleeper(until: deadline, continuation: continuation)
-                    return (nil, state.watchers(answeredBy: deadline))
+                    return (nil, state.answeredWatchers())
                 }
                 if let ready { continuation.resume(with: ready) }
-                for watcher in answered { watcher.continuation.resume(returning: deadline) }
+                for (watcher, until) in answered { watcher.continuation.resume(returning: until) }
             }
         } onCancel: {
             let sleeper = state.withLock { state in
