@@ -145,4 +145,24 @@ struct DeferralTests {
             #expect(try String.fetchAll(db, sql: "SELECT parent_id || ' ' || state FROM _mirror_parents") == ["2 pending"])
         }
     }
+
+    @Test("a download whose wait would be longer than max_wait is not made: it fails as any download does, and its job does not")
+    func downloadDeferred() async throws {
+        let harness = try Harness()
+        let summary = try await FixtureServer.with({ request in
+            if request.path == "/f/1.jpg" {
+                return FixtureResponse(status: 429, headers: [("Retry-After", "3600")], body: Array("slow down".utf8))
+            }
+            return .json(#"{"data":{"list":[{"id":"1","cover":"\#(request.base)/f/1.jpg"}]}}"#)
+        }) { server in
+            try await harness.run(itemsJob("downloads: [cover]", url: "BASE/items"), server: server)
+        }
+        let outcome = summary.jobs[0]
+        #expect(outcome.status == .ok && summary.exitStatus == 0)
+        #expect(outcome.files?.failed.map(\.error) == ["Retry-After asks to wait 1h, longer than max_wait 5m"])
+        try await harness.database("t_item.sqlite").read { (db) throws in
+            #expect(try String.fetchAll(db, sql: "SELECT status || ' ' || http_status || ' ' || error FROM _mirror_files")
+                == ["failed 429 Retry-After asks to wait 1h, longer than max_wait 5m"])
+        }
+    }
 }

@@ -87,7 +87,7 @@ public struct JobVerification: Sendable {
     public var lines: [String] {
         let records = walk.counts.new
         let head = passed ? "ok" : "\(faults.count) \(faults.count == 1 ? "fault" : "faults")"
-        let ended = walk.error == nil || walk.stop == .interrupted ? walk.stop.description : "failed"
+        let ended = walk.error == nil || walk.stop == .interrupted || walk.stop == .deferred ? walk.stop.description : "failed"
         var lines = ["\(job): \(head), \(walk.pages) \(walk.pages == 1 ? "page" : "pages"), \(records) records, ended: \(ended), "
             + String(format: "%.2fs", seconds)]
         lines += faults.map { "  \($0)" }
