@@ -31,15 +31,15 @@ public final class Downloader: FileQueue {
     /// of its own, which a stop does not cut: the files on disk are all in the index.
     /// `onChange` is called with the summary after every file.
     package static func with<T: Sendable>(
-        job: JobSpec, store: any FileIndex, output: String, client: HTTPClient, limiter: RateLimiter, retry: RetryPolicy,
-        logger: Logger, onChange: (@Sendable (DownloadSummary) -> Void)? = nil,
+        job: JobSpec, store: any FileIndex, output: String, client: HTTPClient, limiter: RateLimiter, quota: QuotaPacer,
+        retry: RetryPolicy, logger: Logger, onChange: (@Sendable (DownloadSummary) -> Void)? = nil,
         _ body: (Downloader) async -> T
     ) async -> (T, DownloadSummary) {
         let (stream, continuation) = AsyncStream.makeStream(of: RedactedURL.self)
         let downloader = Downloader(continuation: continuation)
         // A file on another origin than the API's (a CDN) gets no header holding a secret.
         let fetcher = FileFetcher(job: job, client: client,
-                                  sender: RetryingSender(job: job, limiter: limiter, policy: retry, logger: logger,
+                                  sender: RetryingSender(job: job, limiter: limiter, quota: quota, policy: retry, logger: logger,
                                                          clock: client.clock),
                                   logger: logger, origin: job.origin,
                                   plainHeaders: job.headers.filter { !$0.value.holdsSecret }, folders: FileFolders(output: output))
@@ -170,9 +170,9 @@ struct FileFetcher: Sendable {
         }
         let client = client
         let sent = await sender.send(url, retryable: { (download: HTTPClient.Download) in
-            RetryPolicy.isRetryable(status: download.status)
+            RetryPolicy.isRetryable(status: download.status, headers: download.headers)
                 ? RetryingSender.Retryable(status: download.status, retryAfter: download.headers["retry-after"]) : nil
-        }, exchange: { () throws(HTTPError) in
+        }, answer: { ($0.status, $0.headers) }, exchange: { () throws(HTTPError) in
             // Each attempt writes the file from its start.
             guard ftruncate(descriptor, 0) == 0, lseek(descriptor, 0, SEEK_SET) == 0 else {
                 throw .writeFailed(url, String(cString: strerror(errno)), status: nil)

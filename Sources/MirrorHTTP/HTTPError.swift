@@ -20,6 +20,27 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
         case invalid
         /// The request is no longer wanted: nothing more is sent.
         case cancelled
+        /// The API asked for a longer wait than the job allows (`max_wait`, `--max-time`):
+        /// the request is put off until `resumeAfter`.
+        case deferred
+    }
+
+    /// Why a request was deferred.
+    package enum Deferral: Sendable, Equatable {
+        /// The host's quota is spent until it renews.
+        case quota
+        /// The host answered `Retry-After`.
+        case retryAfter
+    }
+
+    /// What a deferral waited on and why it did not: the wait, the job's `max_wait`, and
+    /// whether the wait would have outlasted `--max-time` instead.
+    private struct Wait: Sendable, Equatable {
+        let cause: Deferral
+        let seconds: Double
+        let maxWait: Double
+        let pastDeadline: Bool
+        let until: Date
     }
 
     private enum Code: Sendable, Equatable {
@@ -43,6 +64,7 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
         /// No credential could be had, or the API refused a fresh one: said in the auth
         /// definition's words.
         case auth(String, transient: Bool)
+        case deferred(Wait)
     }
 
     private let code: Code
@@ -63,6 +85,7 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
         case .invalidRequest, .redirect, .writeFailed: return .invalid
         case .cancelled: return .cancelled
         case let .auth(_, transient): return transient ? .transient : .invalid
+        case .deferred: return .deferred
         default: return .transient
         }
     }
@@ -89,7 +112,19 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
         case .cancelled: return "cancelled"
         case let .network(what): return "network error (\(what))"
         case let .auth(what, _): return what
+        case let .deferred(wait):
+            let asked = switch wait.cause {
+            case .quota: "the host's request quota is spent until it renews in \(WaitText.of(wait.seconds))"
+            case .retryAfter: "Retry-After asks to wait \(WaitText.of(wait.seconds))"
+            }
+            return asked + (wait.pastDeadline && wait.seconds <= wait.maxWait
+                ? ", which would outlast --max-time" : ", longer than max_wait \(WaitText.of(wait.maxWait))")
         }
+    }
+
+    /// When a deferred request may be sent; nil for any other error.
+    public var resumeAfter: Date? {
+        if case let .deferred(wait) = code { wait.until } else { nil }
     }
 
     public var description: String { reason }
@@ -107,6 +142,14 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
     }
 
     package static func cancelled(_ url: RedactedURL) -> HTTPError { HTTPError(.cancelled, url: url, status: nil) }
+
+    /// The request to `url` is put off: waiting `seconds` (until `until`) for `cause` is longer
+    /// than `maxWait`, or would outlast the run. `status`: the answer that asked for the wait, if one did.
+    package static func deferred(_ url: RedactedURL, cause: Deferral, seconds: Double, maxWait: Double, pastDeadline: Bool,
+                                 until: Date, status: Int?) -> HTTPError {
+        HTTPError(.deferred(Wait(cause: cause, seconds: seconds, maxWait: maxWait, pastDeadline: pastDeadline, until: until)),
+                  url: url, status: status)
+    }
 
     static func invalidURL(_ url: RedactedURL) -> HTTPError {
         HTTPError(.invalidRequest("not a valid http(s) URL"), url: url, status: nil)

@@ -2,31 +2,35 @@ import Foundation
 import MirrorModel
 
 /// When and how long to wait before asking again: after a network error, a timeout,
-/// a 5xx, 408 or 429; exponential backoff with jitter, or the server's `Retry-After`
-/// (seconds or an HTTP date), capped so that no value can hang a cron run. How many
-/// retries a job makes is its `retries` key.
+/// a 5xx, 408 or 429 (or a 403 that says the quota is spent); exponential backoff with
+/// jitter, or the server's `Retry-After` (seconds or an HTTP date). A `Retry-After` longer
+/// than the job's `max_wait` is not waited: `RetryingSender` defers the request instead, so
+/// that no value can hang a cron run. How many retries a job makes is its `retries` key.
 public struct RetryPolicy: Sendable, Equatable {
     /// The first backoff, doubled on each retry.
     public var baseDelay: Double
     /// No backoff is longer than this.
     public var maxDelay: Double
-    /// A `Retry-After` longer than this is cut to it.
-    public var maxRetryAfter: Double
 
-    public init(baseDelay: Double = 0.5, maxDelay: Double = 30, maxRetryAfter: Double = 120) {
+    public init(baseDelay: Double = 0.5, maxDelay: Double = 30) {
         self.baseDelay = baseDelay
         self.maxDelay = maxDelay
-        self.maxRetryAfter = maxRetryAfter
     }
 
     public static func isRetryable(status: Int) -> Bool {
         status == 408 || status == 429 || (500...599).contains(status)
     }
 
+    /// Also a 403 whose headers say the quota is spent: GitHub answers its exhausted rate
+    /// limit so, `x-ratelimit-remaining: 0`.
+    public static func isRetryable(status: Int, headers: [String: String]) -> Bool {
+        isRetryable(status: status) || status == 403 && QuotaReading(headers: headers, now: Date()).isSpent
+    }
+
     /// Seconds to wait before retry number `attempt` (1-based).
     public func delay(attempt: Int, retryAfter: String?, now: Date = Date()) -> Double {
         if let retryAfter, let seconds = Self.seconds(retryAfter: retryAfter, now: now) {
-            return min(max(0, seconds), maxRetryAfter)
+            return max(0, seconds)
         }
         let backoff = min(maxDelay, baseDelay * pow(2, Double(attempt - 1)))
         // Full jitter over the upper half: spreads clients without collapsing to zero.

@@ -3,9 +3,11 @@ import Logging
 import MirrorModel
 
 /// Sends one request as a job's settings say, for pages and files alike: it waits for its
-/// turn at the host (`rate_limit`), retries a network error, a timeout, a 5xx, 408 or 429
-/// with backoff or the server's `Retry-After` (`retries`), and sends nothing once its task
-/// is cancelled: not the first attempt, not a retry.
+/// host's quota (`QuotaPacer`, fed each answer's headers) and its turn at the host
+/// (`rate_limit`), retries a network error, a timeout, a 5xx, 408 or 429 with backoff or the
+/// server's `Retry-After` (`retries`), defers the request when the API asks for a longer wait
+/// than `max_wait`, and sends nothing once its task is cancelled: not the first attempt, not
+/// a retry.
 public struct RetryingSender: Sendable {
     /// An answer worth asking again for.
     public struct Retryable: Sendable {
@@ -33,42 +35,62 @@ public struct RetryingSender: Sendable {
     package let retries: Int
     package let rateLimit: RateLimit?
     package let limiter: RateLimiter
+    /// What each host says of its quota, shared by the run.
+    package let quota: QuotaPacer
+    /// Seconds: the longest wait the API may ask for before a request is deferred (`max_wait`).
+    package let maxWait: Double
     package let policy: RetryPolicy
     package let logger: Logger
     /// What the wait before a retry reads.
     let clock: RunClock
 
     public init(job: String, retries: Int, rateLimit: RateLimit?, limiter: RateLimiter, policy: RetryPolicy, logger: Logger,
-                clock: RunClock = .continuous) {
+                clock: RunClock = .continuous, quota: QuotaPacer? = nil, maxWait: Double = JobSpec.defaultMaxWait) {
         self.job = job
         self.retries = retries
         self.rateLimit = rateLimit
         self.limiter = limiter
+        self.quota = quota ?? QuotaPacer(clock: clock)
+        self.maxWait = maxWait
         self.policy = policy
         self.logger = logger
         self.clock = clock
     }
 
-    package init(job: JobSpec, limiter: RateLimiter, policy: RetryPolicy, logger: Logger, clock: RunClock) {
-        self.init(job: job.name, retries: job.retries, rateLimit: job.rateLimit, limiter: limiter, policy: policy,
-                  logger: logger, clock: clock)
+    package init(job: JobSpec, retries: Int? = nil, limiter: RateLimiter, quota: QuotaPacer, policy: RetryPolicy,
+                 logger: Logger, clock: RunClock) {
+        self.init(job: job.name, retries: retries ?? job.retries, rateLimit: job.rateLimit, limiter: limiter, policy: policy,
+                  logger: logger, clock: clock, quota: quota, maxWait: job.maxWait)
     }
 
     /// Makes attempts with `exchange` until one gives an answer that `retryable` does not
-    /// flag, an error that is not worth another try, or the retries run out.
+    /// flag, an error that is not worth another try, or the retries run out. `answer` gives
+    /// a response's status and headers, for the host's quota. A wait the API asks for that
+    /// is longer than `max_wait` ends the exchange with a `.deferred` error.
     public func send<Response: Sendable>(
         _ url: RedactedURL,
         retryable: (Response) -> Retryable?,
+        answer: (Response) -> (status: Int, headers: [String: String])? = { _ in nil },
         exchange: () async throws(HTTPError) -> Response
     ) async -> Outcome<Response> {
         var attempt = 0
         while true {
             let result: Result<Response, HTTPError>
+            var admitted = false
             do throws(HTTPError) {
+                if let wait = try await admit(url) {
+                    return Outcome(result: .failure(deferral(url, wait, status: nil)), retries: attempt)
+                }
+                admitted = true
                 try await waitForTurn(url)
                 result = .success(try await exchange())
             } catch {
                 result = .failure(error)
+            }
+            if admitted {
+                var heard: (status: Int, headers: [String: String])?
+                if case let .success(response) = result { heard = answer(response) }
+                await quota.heard(host: url.host, status: heard?.status, headers: heard?.headers)
             }
             let again: (cause: String, status: Int?, retryAfter: String?)?
             switch result {
@@ -77,17 +99,40 @@ public struct RetryingSender: Sendable {
             case let .failure(error):
                 again = error.kind == .transient ? (error.reason, error.status, nil) : nil
             }
-            guard let again, attempt < retries,
+            guard let again else { return Outcome(result: result, retries: attempt) }
+            // An answer that asks for a longer wait than the job allows puts the request off,
+            // whether or not retries are left: a pause, not a failure.
+            var asked: QuotaPacer.Wait?
+            if case .success = result { asked = await askedWait(url, retryAfter: again.retryAfter) }
+            if let asked, quota.isTooLong(asked.until, maxWait: maxWait) {
+                return Outcome(result: .failure(deferral(url, asked, status: again.status)), retries: attempt)
+            }
+            guard attempt < retries,
                   await pause(attempt: &attempt, url: url, cause: again.cause, status: again.status,
-                              retryAfter: again.retryAfter) else {
+                              retryAfter: again.retryAfter, until: asked?.until) else {
                 return Outcome(result: result, retries: attempt)
             }
         }
     }
 
-    /// Nothing is sent from a cancelled task; a rate-limited one waits for its slot.
-    private func waitForTurn(_ url: RedactedURL) async throws(HTTPError) {
+    /// Nothing is sent from a cancelled task; otherwise waits for the host's quota, unless
+    /// that wait is too long: then it is returned, and nothing was counted.
+    private func admit(_ url: RedactedURL) async throws(HTTPError) -> QuotaPacer.Wait? {
         if Task.isCancelled { throw .cancelled(url) }
+        do {
+            return try await quota.admit(host: url.host, maxWait: maxWait) { wait in
+                logger.warning("waiting for the host's quota", metadata: [
+                    "job": "\(job)", "url": "\(url.shortDescription)", "cause": "\(Self.said(wait.cause))",
+                    "until": "\(Timestamp.string(quota.date(at: wait.until)))",
+                ])
+            }
+        } catch {
+            throw .cancelled(url)
+        }
+    }
+
+    /// A rate-limited request waits for its slot.
+    private func waitForTurn(_ url: RedactedURL) async throws(HTTPError) {
         guard let rateLimit else { return }
         do {
             try await limiter.acquire(host: url.host, limit: rateLimit)
@@ -96,18 +141,50 @@ public struct RetryingSender: Sendable {
         }
     }
 
-    /// Counts retry number `attempt` and sleeps before it, logging why; false if the task
-    /// was cancelled, before or during the sleep: a request no longer wanted is not tried again.
-    private func pause(attempt: inout Int, url: RedactedURL, cause: String, status: Int?, retryAfter: String?) async -> Bool {
+    /// The wait a flagged answer asks for: its `Retry-After`, or the quota its host spent.
+    private func askedWait(_ url: RedactedURL, retryAfter: String?) async -> QuotaPacer.Wait? {
+        var wait = await quota.nextTurn(host: url.host)
+        if let retryAfter, let seconds = RetryPolicy.seconds(retryAfter: retryAfter, now: clock.date) {
+            let until = clock.now + QuotaPacer.duration(max(0, seconds))
+            if until >= wait?.until ?? clock.now { wait = QuotaPacer.Wait(until: until, cause: .retryAfter) }
+        }
+        return wait
+    }
+
+    /// The error of a request put off by `wait`.
+    private func deferral(_ url: RedactedURL, _ wait: QuotaPacer.Wait, status: Int?) -> HTTPError {
+        let seconds = max(0, (wait.until - clock.now).seconds)
+        let until = quota.date(at: wait.until)
+        logger.warning("deferred", metadata: [
+            "job": "\(job)", "url": "\(url.shortDescription)", "cause": "\(Self.said(wait.cause))",
+            "http.status": "\(status.map(String.init) ?? "none")", "until": "\(Timestamp.string(until))",
+        ])
+        return .deferred(url, cause: wait.cause, seconds: seconds, maxWait: maxWait, pastDeadline: seconds <= maxWait,
+                         until: until, status: status)
+    }
+
+    private static func said(_ cause: HTTPError.Deferral) -> String {
+        switch cause {
+        case .quota: "quota spent"
+        case .retryAfter: "Retry-After"
+        }
+    }
+
+    /// Counts retry number `attempt` and sleeps before it (until `until`, the wait the answer
+    /// asked for, else a backoff), logging why; false if the task was cancelled, before or
+    /// during the sleep: a request no longer wanted is not tried again.
+    private func pause(attempt: inout Int, url: RedactedURL, cause: String, status: Int?, retryAfter: String?,
+                       until: RunClock.Instant?) async -> Bool {
         if Task.isCancelled { return false }
         attempt += 1
-        let delay = policy.delay(attempt: attempt, retryAfter: retryAfter)
+        let delay = until.map { max(0, ($0 - clock.now).seconds) }
+            ?? policy.delay(attempt: attempt, retryAfter: retryAfter, now: clock.date)
         logger.warning("retrying", metadata: [
             "job": "\(job)", "url": "\(url.shortDescription)", "cause": "\(cause)", "http.status": "\(status.map(String.init) ?? "none")",
             "attempt": "\(attempt)", "delay": "\(String(format: "%.2f", delay))s",
         ])
         do {
-            try await clock.sleep(for: .seconds(delay))
+            try await clock.sleep(until: until ?? clock.now + .seconds(delay))
             return true
         } catch {
             return false

@@ -63,7 +63,7 @@ extension JobFileReader {
             pages: paging.pages, next: paging.next, records: records, id: id, table: table,
             database: database, account: storage.account, stop: storage.stop, onChange: storage.onChange,
             prune: storage.prune, shareTable: storage.shareTable, timeout: fetching.timeout, retries: fetching.retries, rateLimit: fetching.rateLimit,
-            concurrency: fetching.concurrency, refreshAfter: fetching.refreshAfter, maxPageSize: fetching.maxPageSize,
+            maxWait: fetching.maxWait, concurrency: fetching.concurrency, refreshAfter: fetching.refreshAfter, maxPageSize: fetching.maxPageSize,
             downloads: files.paths, downloadConcurrency: files.concurrency, maxFileSize: files.maxFileSize,
             minDownloadRate: files.minRate,
             validate: validate, redactor: redactor, incremental: incremental, deleted: deleted, parent: readParent(job),
@@ -339,9 +339,10 @@ extension JobFileReader {
         var concurrency: Int
         var refreshAfter: Double?
         var maxPageSize: Int
+        var maxWait = JobSpec.defaultMaxWait
     }
 
-    /// `timeout`, `retries`, `rate_limit`, `concurrency`, `refresh_after`, `max_page_size`.
+    /// `timeout`, `retries`, `rate_limit`, `concurrency`, `refresh_after`, `max_page_size`, `max_wait`.
     private mutating func readFetching(_ job: JobNodes) -> Fetching {
         var timeout = 30.0
         if let n = job.keys[.timeout]?.value,
@@ -378,8 +379,13 @@ extension JobFileReader {
            let bytes = size(n, key: "max_page_size", in: JobLimits.pageSize, examples: "500KB, 64MB or 1GB") {
             maxPageSize = bytes
         }
-        return Fetching(timeout: timeout, retries: retries, rateLimit: rateLimit, concurrency: concurrency,
-                        refreshAfter: refreshAfter, maxPageSize: maxPageSize)
+        var fetching = Fetching(timeout: timeout, retries: retries, rateLimit: rateLimit, concurrency: concurrency,
+                                refreshAfter: refreshAfter, maxPageSize: maxPageSize)
+        if let n = job.keys[.maxWait]?.value,
+           let seconds = duration(n, key: "max_wait", in: JobLimits.maxWait, examples: "30s, 5m or 1h") {
+            fetching.maxWait = seconds
+        }
+        return fetching
     }
 
     // MARK: Files and checks

@@ -172,7 +172,7 @@ extension JobKey {
         case .name, .url, .records, .id, .table: true
         case .method, .body, .headers, .pages, .next, .database, .account, .stop, .onChange, .prune, .shareTable, .timeout, .retries,
              .rateLimit, .concurrency, .refreshAfter, .validate, .downloads, .downloadConcurrency, .maxFileSize, .minDownloadRate, .maxPageSize,
-             .incremental, .deleted, .parent, .auth:
+             .incremental, .deleted, .parent, .auth, .maxWait:
             false
         }
     }
@@ -315,6 +315,10 @@ extension JobKey {
                     .object([("$ref", "#/$defs/auth")]),
                 ])),
             ])
+        case .maxWait:
+            durationValue("The longest wait the API may ask for (its request quota spent, a Retry-After) before the job "
+                + "is deferred instead: it keeps what it stored and the first run after the time it may resume resumes there; "
+                + "0s (defer at once) to \(durationText(JobLimits.maxWait.upperBound)).", default: "5m")
         case .parent:
             stringValue("The name of another job of this file: this job is walked once per record of that one, "
                 + "{parent.<path>} in its url, body and headers taking the values of that record.", examples: ["events"])

@@ -22,6 +22,7 @@ enum JobKey: String, CaseIterable {
     case minDownloadRate = "min_download_rate"
     case maxPageSize = "max_page_size"
     case incremental, deleted, parent, auth
+    case maxWait = "max_wait"
 
     /// Keys that `defaults` may not set.
     var isJobOnly: Bool { self == .name || self == .url || self == .table }

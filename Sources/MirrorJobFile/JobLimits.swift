@@ -29,10 +29,13 @@ public enum JobLimits {
     public static let downloadRate = 0...(1 << 30)
     /// `stop.short`: the records of a full page.
     public static let shortPage = 1...1_000_000
+    /// `max_wait`, in seconds: 0 (never wait: defer) to 7d.
+    public static let maxWait = 0...(7 * 86_400.0)
 }
 
 /// `0.001` → `1ms`, `604800` → `7d`: a duration as a job file would write it.
 func durationText(_ seconds: Double) -> String {
+    if seconds == 0 { return "0s" }
     for (unit, scale) in [("d", 86_400.0), ("h", 3600.0), ("m", 60.0), ("s", 1.0)]
     where seconds >= scale && seconds.truncatingRemainder(dividingBy: scale) == 0 {
         return "\(Int(seconds / scale))\(unit)"

@@ -43,6 +43,16 @@ public struct JobFailure: Error, Sendable, Equatable, CustomStringConvertible {
         case parent(id: String, reason: String)
         /// A database the job needs could not be opened (`what`: whose it is, when not the job's own).
         case open(path: String, what: String, reason: String)
+        /// The API asked for a wait longer than `max_wait` (or past `--max-time`) before this
+        /// page: the walk paused there, to resume after `until`. `failure.status` is nil when
+        /// the request was not sent (the host's quota was spent).
+        case deferred(PageFailure, until: String, kept: Kept)
+        /// An earlier run deferred the job until `until`, which has not come: nothing was
+        /// walked. `page`: where the walk resumes, when it is a `{page}` value.
+        case deferredEarlier(until: String, page: Int?)
+        /// Some parents' walks were deferred (none failed); `first` is the first of them, and
+        /// `until` the latest time one of them may resume.
+        case parentsDeferred(deferred: Int, queued: Int, until: String, first: JobFailure)
     }
 
     /// The job's name.
@@ -84,6 +94,34 @@ public struct JobFailure: Error, Sendable, Equatable, CustomStringConvertible {
 
     package static func open(job: String, path: String, what: String, _ error: any Error) -> JobFailure {
         JobFailure(job: job, .open(path: path, what: what, reason: "\(error)"))
+    }
+
+    package static func deferred(_ failure: PageFailure, until: String, job: String, kept: Kept) -> JobFailure {
+        JobFailure(job: job, .deferred(failure, until: until, kept: kept))
+    }
+
+    package static func deferredEarlier(job: String, until: String, page: Int?) -> JobFailure {
+        JobFailure(job: job, .deferredEarlier(until: until, page: page))
+    }
+
+    package static func parentsDeferred(job: String, deferred: Int, queued: Int, until: String, first: JobFailure) -> JobFailure {
+        JobFailure(job: job, .parentsDeferred(deferred: deferred, queued: queued, until: until, first: first))
+    }
+
+    /// When a deferred job may resume (UTC ISO 8601); nil for anything but a deferral.
+    public var resumeAfter: String? {
+        switch code {
+        case let .deferred(_, until, _), let .deferredEarlier(until, _), let .parentsDeferred(_, _, until, _): until
+        default: nil
+        }
+    }
+
+    /// The API asked for a longer wait than the job allows: a pause, not a failure.
+    public var isDeferral: Bool { resumeAfter != nil }
+
+    /// The request a deferral stopped before, when one did.
+    public var deferredPage: PageFailure? {
+        if case let .deferred(failure, _, _) = code { failure } else { nil }
     }
 
     /// A signal or `--max-time` stopped the walk: nothing failed.
@@ -131,6 +169,17 @@ public struct JobFailure: Error, Sendable, Equatable, CustomStringConvertible {
             return subject + "parent '\(id)': \(reason)"
         case let .open(path, what, reason):
             return subject + "cannot open \(path)\(what): \(reason)"
+        case let .deferred(failure, until, kept):
+            let answer = failure.status.map { "HTTP \($0)" } ?? "not sent"
+            let page = storing ? "page \(failure.page) not stored" : "at page \(failure.page)"
+            return subject + "\(failure.method) \(failure.url): \(answer): \(failure.problem); deferred until \(until): "
+                + "\(page), \(kept.said(storing: storing))"
+        case let .deferredEarlier(until, page):
+            return subject + "not walked: an earlier run deferred it until \(until), as the API asked; "
+                + (page.map { "the first run after then resumes at page \($0)" } ?? "the first run after then resumes where it stopped")
+        case let .parentsDeferred(deferred, queued, until, first):
+            return "\(deferred) of \(queued) parents deferred until \(until) at the latest (walked by the first run after then); "
+                + "first: \(first.said(storing: storing))"
         }
     }
 }

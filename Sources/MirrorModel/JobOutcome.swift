@@ -6,6 +6,9 @@ public enum JobResult: String, Sendable, Codable, Equatable {
     case ok, failed
     /// Stopped by a signal: what was stored stays, and the next run resumes there.
     case interrupted
+    /// Paused: the API asked for a longer wait than `max_wait`. What was stored stays, and
+    /// the first run after `resume_after` resumes there.
+    case deferred
 }
 
 /// One job's outcome in one run: the one value the summary prints, `--report` lists,
@@ -97,6 +100,8 @@ public struct JobOutcome: Sendable, Codable, Equatable {
     /// Configured paths the responses did not hold (see `WalkResult.missingPaths`); absent
     /// when there are none.
     public var warnings: [String]?
+    /// For a deferred job: when it may resume (UTC ISO 8601); absent otherwise.
+    public var resumeAfter: String?
 
     package init(
         job: String,
@@ -120,7 +125,8 @@ public struct JobOutcome: Sendable, Codable, Equatable {
         error: String? = nil,
         since: String? = nil,
         parents: ParentWalks? = nil,
-        warnings: [String]? = nil
+        warnings: [String]? = nil,
+        resumeAfter: String? = nil
     ) {
         self.job = job
         self.file = file
@@ -144,6 +150,7 @@ public struct JobOutcome: Sendable, Codable, Equatable {
         self.since = since
         self.parents = parents
         self.warnings = warnings
+        self.resumeAfter = resumeAfter
     }
 
     public var succeeded: Bool { status == .ok }
@@ -176,6 +183,7 @@ public struct JobOutcome: Sendable, Codable, Equatable {
         self.warnings = warnings.isEmpty ? nil : warnings
         self.since = since?.text
         self.parents = parents
+        resumeAfter = walk.error?.resumeAfter
     }
 
     /// One line for the summary on stdout, plus one line per rejected record and failed file.
@@ -186,6 +194,8 @@ public struct JobOutcome: Sendable, Codable, Equatable {
             lines = ["\(job): INTERRUPTED: \(error ?? "interrupted")"]
         case .failed:
             lines = ["\(job): FAILED: \(error ?? "unknown error")"]
+        case .deferred:
+            lines = ["\(job): DEFERRED: \(error ?? "deferred until \(resumeAfter ?? "later")")"]
         case .ok:
             let stored = records.new + records.updated + records.unchanged
             var line = "\(job): ok, \(pages.total) \(pages.total == 1 ? "page" : "pages")"
@@ -244,6 +254,19 @@ public struct RunSummary: Sendable {
     public var signal: Int32?
 
     public var allSucceeded: Bool { jobs.allSatisfy(\.succeeded) }
+
+    /// sysexits' EX_TEMPFAIL, which cron users know: no job failed, and at least one was
+    /// deferred (the API asked for a longer wait than its `max_wait`).
+    public static let deferredExitStatus: Int32 = 75
+
+    /// What the run exits with: 128 + the signal that stopped it; 1 when `--max-time` stopped
+    /// it or a job failed (or was stopped); 75 when no job failed and one was deferred; 0
+    /// when every job succeeded.
+    public var exitStatus: Int32 {
+        if let signal { return 128 + signal }
+        if timedOut || jobs.contains(where: { $0.status != .ok && $0.status != .deferred }) { return 1 }
+        return jobs.contains { $0.status == .deferred } ? Self.deferredExitStatus : 0
+    }
 
     public init(jobs: [JobOutcome], interrupted: Bool = false, timedOut: Bool = false, signal: Int32? = nil) {
         self.jobs = jobs

@@ -46,6 +46,7 @@ public struct JobProgress: Sendable {
         case .complete, .incomplete: parts.append("done")
         case .failed: parts.append("FAILED")
         case .interrupted: parts.append("INTERRUPTED")
+        case .deferred: parts.append("DEFERRED")
         }
         return "\(job): " + parts.joined(separator: ", ")
     }

@@ -147,6 +147,9 @@ public struct JobSpec: Sendable {
 
     /// `max_page_size` when the job does not set it.
     public static let defaultMaxPageSize = 64 << 20
+    /// `max_wait` when the job does not set it: five minutes, well inside a cron interval;
+    /// a longer wait (an hourly quota's reset) defers the job to a later run.
+    public static let defaultMaxWait = 300.0
     /// `max_file_size` when the job does not set it.
     public static let defaultMaxFileSize = 100 << 20
     /// `min_download_rate` when the job does not set it: bytes per second.
@@ -177,6 +180,9 @@ public struct JobSpec: Sendable {
     public let retries: Int
     /// Requests per time to this job's host, shared with every job of the run on that host.
     public let rateLimit: RateLimit?
+    /// Seconds: the longest wait the API may ask for (its quota spent, `Retry-After`) before
+    /// the job is deferred instead.
+    public let maxWait: Double
     /// Requests in flight for this job; pages still commit in walk order.
     public internal(set) var concurrency: Int
     /// Seconds: a page fetched less than this long ago is not requested again.
@@ -228,6 +234,7 @@ public struct JobSpec: Sendable {
         timeout: Double,
         retries: Int,
         rateLimit: RateLimit? = nil,
+        maxWait: Double = JobSpec.defaultMaxWait,
         concurrency: Int,
         refreshAfter: Double? = nil,
         maxPageSize: Int,
@@ -264,6 +271,7 @@ public struct JobSpec: Sendable {
         self.timeout = timeout
         self.retries = retries
         self.rateLimit = rateLimit
+        self.maxWait = maxWait
         self.concurrency = concurrency
         self.refreshAfter = refreshAfter
         self.maxPageSize = maxPageSize

@@ -60,6 +60,9 @@ package struct ServedPage: Sendable {
     package var highest: SinceValue? = nil
     /// The lowest one: `stop.known: since` ends the walk at a page where it is at or below `{since}`.
     package var lowest: SinceValue? = nil
+    /// What a user should know about the page, though it is served (GraphQL errors beside
+    /// data); none for a stored copy.
+    package var warnings: [String] = []
 
     package init(
         origin: Origin,
@@ -85,7 +88,8 @@ package struct ServedPage: Sendable {
         unreadable: [(key: UnreadableValue.Key, message: String)],
         deleted: [String] = [],
         highest: SinceValue? = nil,
-        lowest: SinceValue? = nil
+        lowest: SinceValue? = nil,
+        warnings: [String] = []
     ) {
         self.origin = origin
         self.content = content
@@ -111,6 +115,7 @@ package struct ServedPage: Sendable {
         self.deleted = deleted
         self.highest = highest
         self.lowest = lowest
+        self.warnings = warnings
     }
 }
 

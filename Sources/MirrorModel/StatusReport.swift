@@ -120,7 +120,7 @@ extension StatusReport {
                 var line = "job \(job.job)\(account): last run \(run.finishedAt) \(run.status.rawValue), \(run.pages.total) pages, "
                     + "\(run.records.new) new, \(run.records.updated) updated, \(run.records.unchanged) unchanged, "
                     + (run.records.deleted > 0 ? "\(run.records.deleted) deleted, " : "")
-                    + "stopped: \(run.stopReason)\(stale)"
+                    + "stopped: \(run.stopReason)" + (run.resumeAfter.map { ", resumes after \($0)" } ?? "") + stale
                 if let files = job.files {
                     line += "\n  files: \(files.downloaded) downloaded (\(ByteSize.approximate(files.bytes))), "
                         + "\(files.failed) failed, \(files.pending) pending"

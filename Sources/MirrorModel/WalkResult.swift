@@ -24,11 +24,13 @@ public enum StopReason: Sendable, Equatable, CustomStringConvertible {
     case failed
     /// A signal stopped the walk.
     case interrupted
+    /// The API asked for a longer wait than the job allows (`max_wait`).
+    case deferred
 
     /// A walk that ended on a stop condition or at `pages.to` saw everything (SPEC §5).
     public var isComplete: Bool {
         switch self {
-        case .maxPages, .failed, .interrupted: return false
+        case .maxPages, .failed, .interrupted, .deferred: return false
         default: return true
         }
     }
@@ -40,7 +42,7 @@ public enum StopReason: Sendable, Equatable, CustomStringConvertible {
              let .endOfPages(page), let .noNextPage(page), let .noMore(page), let .shortPage(page), let .knownRecord(page),
              let .reachedSince(page):
             return page
-        case .singlePage, .parents, .maxPages, .failed, .interrupted:
+        case .singlePage, .parents, .maxPages, .failed, .interrupted, .deferred:
             return nil
         }
     }
@@ -63,6 +65,7 @@ public enum StopReason: Sendable, Equatable, CustomStringConvertible {
         case let .maxPages(count): return "--max-pages \(count) reached"
         case .failed: return "failed"
         case .interrupted: return "interrupted"
+        case .deferred: return "deferred"
         }
     }
 }

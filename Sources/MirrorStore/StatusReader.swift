@@ -128,7 +128,8 @@ extension JobOutcome {
                              unchanged: row["records_unchanged"], rejected: row["records_rejected"],
                              pruned: row["records_pruned"], deleted: row["records_deleted"] ?? 0),
             rejected: [], retries: 0, bytes: 0, durationSeconds: 0,
-            files: downloaded > 0 ? DownloadSummary(downloaded: downloaded) : nil, error: row["error"])
+            files: downloaded > 0 ? DownloadSummary(downloaded: downloaded) : nil, error: row["error"],
+            resumeAfter: row["resume_after"])
     }
 }
 

@@ -250,6 +250,14 @@ package enum StoreSchema {
         registerMigration("mirror-pages-headers-12") { db in
             try db.execute(sql: "ALTER TABLE \(pages) ADD COLUMN headers TEXT")
         }
+        // A deferred walk (the API asked for a longer wait than `max_wait`): when it may
+        // resume, kept with the walk for the next run and with the run for `status`.
+        registerMigration("mirror-deferral-13") { db in
+            try db.execute(sql: """
+                ALTER TABLE \(walks) ADD COLUMN resume_after TEXT;
+                ALTER TABLE \(runs) ADD COLUMN resume_after TEXT;
+                """)
+        }
         return migrations
     }()
 

@@ -68,7 +68,7 @@ public final class TableStore: PageStore, FileIndex {
         try await pool.write { db in
             if !fresh, let row = try Row.fetchOne(db, sql: """
                 SELECT started_at, next_page, next_url, next_cursor, next_cursor_is_number, position FROM \(StoreSchema.walks)
-                WHERE job = ? AND account = ? AND table_name = ? AND state IN ('failed', 'interrupted', 'running')
+                WHERE job = ? AND account = ? AND table_name = ? AND state IN ('failed', 'interrupted', 'running', 'deferred')
                   AND next_page IS NOT NULL
                 """, arguments: [job, account, table]) {
                 let start = WalkStart(startedAt: row["started_at"], page: row["next_page"], nextURL: row["next_url"],
@@ -91,16 +91,29 @@ public final class TableStore: PageStore, FileIndex {
         }
     }
 
-    /// Keeps how a walk ended in `_mirror_walks.state` (`running` while it goes on).
-    public func finishWalk(job: String, account: String, state: WalkEnding, at time: String) async throws {
+    /// Keeps how a walk ended in `_mirror_walks.state` (`running` while it goes on), and for a
+    /// deferred one when it may resume.
+    public func finishWalk(job: String, account: String, state: WalkEnding, at time: String,
+                           resumeAfter: String? = nil) async throws {
         try await pool.write { db in
             // A complete walk's start is what `incremental: {from: last_run}` takes next.
             try db.execute(sql: """
-                UPDATE \(StoreSchema.walks) SET state = ?1, updated_at = ?2,
+                UPDATE \(StoreSchema.walks) SET state = ?1, updated_at = ?2, resume_after = ?5,
                   last_complete_start = CASE WHEN ?1 = 'complete' THEN started_at ELSE last_complete_start END
                 WHERE job = ?3 AND account = ?4
-                """, arguments: [state.rawValue, time, job, account])
+                """, arguments: [state.rawValue, time, job, account, resumeAfter])
             if state == .complete { try Self.promoteHighWater(job: job, account: account, db: db) }
+        }
+    }
+
+    /// The job's deferred walk, if its last walk was deferred: when it may resume, and the
+    /// `{page}` value it resumes at.
+    public func deferral(job: String, account: String) async throws -> (until: String, page: Int?)? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: """
+                SELECT resume_after, next_page FROM \(StoreSchema.walks)
+                WHERE job = ? AND account = ? AND state = 'deferred' AND resume_after IS NOT NULL
+                """, arguments: [job, account]).map { (until: $0["resume_after"], page: $0["next_page"]) }
         }
     }
 }

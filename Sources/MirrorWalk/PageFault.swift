@@ -1,3 +1,4 @@
+import Foundation
 import MirrorHTTP
 import MirrorModel
 
@@ -28,6 +29,12 @@ package struct PageFault: Error, Sendable {
         self.url = url
         status = error.status
         cause = .http(error)
+    }
+
+    /// When the request may be sent, when the API asked for a longer wait than the job
+    /// allows (`max_wait`): the walk is deferred, not failed.
+    package var resumeAfter: Date? {
+        if case let .http(error) = cause { error.resumeAfter } else { nil }
     }
 
     /// What went wrong, in the words of the floor that found it.

@@ -77,9 +77,9 @@ struct PageFetcher: Sendable {
                                   auth: origin?.admits(url.real) == true ? job.auth : nil)
         let stopStatuses = job.stop.statuses
         let sent = await sender.send(url, retryable: { (response: HTTPResponse) in
-            stopStatuses.contains(response.status) || !RetryPolicy.isRetryable(status: response.status)
+            stopStatuses.contains(response.status) || !RetryPolicy.isRetryable(status: response.status, headers: response.headers)
                 ? nil : RetryingSender.Retryable(status: response.status, retryAfter: response.headers["retry-after"])
-        }, exchange: { () throws(HTTPError) in
+        }, answer: { ($0.status, $0.headers) }, exchange: { () throws(HTTPError) in
             // What an earlier attempt read is not kept.
             budget?.release(page)
             return try await client.send(request, admit: budget.map { budget in

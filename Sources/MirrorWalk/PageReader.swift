@@ -56,7 +56,7 @@ struct PageReader: Sendable {
                 cursorIsNumber: Self.cursorIsNumber(job.next, document: parsed.document),
                 absent: absentPaths(parsed.document), stopPathsFound: stopPathsFound(parsed.document),
                 downloadsFound: parsed.downloadsFound, unreadable: unreadable,
-                deleted: parsed.deleted, highest: parsed.highest, lowest: parsed.lowest)))
+                deleted: parsed.deleted, highest: parsed.highest, lowest: parsed.lowest, warnings: parsed.warnings)))
         } catch let fault as PageFault {
             return .failure(fault)
         } catch {
@@ -79,6 +79,8 @@ struct PageReader: Sendable {
         /// The highest and lowest values of the `incremental` path among the page's records.
         package let highest: SinceValue?
         package let lowest: SinceValue?
+        /// What a user should know about the page, though it is stored (GraphQL errors beside data).
+        package var warnings: [String] = []
     }
 
     /// The `next` and `has_more` paths `document` lacks where that looks like a mistake in
@@ -133,6 +135,15 @@ struct PageReader: Sendable {
             throw PageFault(url: url, status: response.status,
                             problem: html ? "response is HTML, not JSON" : "response is not JSON: \(error)")
         }
+        // GraphQL says a failure with a 200: `errors` with no data is one; beside data, a warning.
+        var warnings: [String] = []
+        if job.isGraphQL, let errors = document.root["errors"]?.elements, !errors.isEmpty {
+            let said = Self.graphQLErrors(errors, redactor: job.redactor)
+            guard let records = document.root.value(at: job.records), records.kind != .null else {
+                throw PageFault(url: url, status: response.status, problem: "GraphQL error: \(said)")
+            }
+            warnings.append("page \(page): the response holds GraphQL errors beside its data, stored all the same: \(said)")
+        }
         for rule in job.validate {
             let found = document.root.value(at: rule.path)
             if found?.kind != rule.kind {
@@ -156,7 +167,15 @@ struct PageReader: Sendable {
                           elementCount: collected.elementCount, records: facts.kept,
                           rejected: collected.rejected, repeated: collected.repeated, files: facts.files,
                           downloadsFound: facts.downloadsFound, deleted: facts.deleted, highest: facts.highest,
-                          lowest: facts.lowest)
+                          lowest: facts.lowest, warnings: warnings)
+    }
+
+    /// The first GraphQL error's message (or the error itself, when it has none), on one
+    /// line, secrets masked, and how many more there are.
+    static func graphQLErrors(_ errors: [JSONValue], redactor: Redactor) -> String {
+        let first = errors[0]["message"]?.stringValue ?? errors[0].rawText
+        let said = errorText(Array(first.utf8), redactor: redactor) ?? "(no message)"
+        return said + (errors.count > 1 ? " (and \(errors.count - 1) more)" : "")
     }
 
     /// What the records say beyond their ids, for the keys that ask (each record parsed

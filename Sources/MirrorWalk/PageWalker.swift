@@ -25,7 +25,7 @@ public struct PageWalker: Sendable {
     package let parentID: String?
 
     package init(job: JobSpec, store: any PageStore, client: HTTPClient, maxPages: Int?, refresh: Bool = false,
-                retry: RetryPolicy, limiter: RateLimiter, logger: Logger, progress: ProgressHandler? = nil,
+                retry: RetryPolicy, limiter: RateLimiter, quota: QuotaPacer, logger: Logger, progress: ProgressHandler? = nil,
                 downloader: (any FileQueue)? = nil, pagesAhead: Int? = nil, parentID: String? = nil) {
         var logger = logger
         logger[metadataKey: "job"] = "\(job.name)"
@@ -38,8 +38,8 @@ public struct PageWalker: Sendable {
         self.pagesAhead = pagesAhead ?? PageBudget.defaultLimit
         self.parentID = parentID
         fetcher = PageFetcher(job: job, store: store, client: client,
-                              sender: RetryingSender(job: job.name, retries: Self.pageRetries(job), rateLimit: job.rateLimit,
-                                                     limiter: limiter, policy: retry, logger: logger, clock: client.clock),
+                              sender: RetryingSender(job: job, retries: Self.pageRetries(job), limiter: limiter, quota: quota,
+                                                     policy: retry, logger: logger, clock: client.clock),
                               refresh: refresh, origin: job.origin)
     }
 
@@ -126,6 +126,11 @@ public struct PageWalker: Sendable {
                     break walking
                 case let .success(value):
                     fetched = value
+                }
+                if case let .page(served) = fetched {
+                    for warning in served.warnings {
+                        logger.warning("GraphQL errors beside the data", metadata: ["page": "\(target.page)", "problem": "\(warning)"])
+                    }
                 }
                 guard let step = state.decide(fetched, for: target) else {
                     if case let .page(served) = fetched, case let .fresh(_, envelope) = served.content, served.elementCount == 0 {

@@ -155,6 +155,7 @@ struct WalkState {
             if result.pages == 0, served.recordCount > 0 {
                 result.missingPaths += served.absent.map { MissingPath(page: page, message: job.redactor.redact($0)) }
             }
+            result.warnings += served.warnings
             stopPathsFound.formUnion(served.stopPathsFound)
             downloadsFound.formUnion(served.downloadsFound)
             recordsRead += served.recordCount
@@ -307,6 +308,12 @@ struct WalkState {
         let problem = job.redactor.redact(fault.problem)
         let failure = PageFailure(page: page, method: job.method.rawValue, url: fault.url.shortDescription,
                                   status: fault.status, problem: problem)
+        if let until = fault.resumeAfter {
+            // The API asked for a longer wait than the job allows: a pause, resumed here.
+            result.stop = .deferred
+            result.error = .deferred(failure, until: Timestamp.string(until), job: job.name, kept: kept)
+            return
+        }
         result.error = .page(failure, job: job.name, kept: kept)
     }
 

@@ -10,6 +10,7 @@ import MirrorStore
 /// 2 usage or config error, 3 another run holds the output folder's lock (or another snapshot
 /// writes to its DIR), 4 the change
 /// feed no longer reaches back to an export's `--changes-since` (a new snapshot is needed),
+/// 75 a run deferred a job and failed none (`RunSummary.deferredExitStatus`, sysexits' EX_TEMPFAIL),
 /// 128 + N stopped by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 @main
 struct Mirror: AsyncParsableCommand {
@@ -21,8 +22,9 @@ struct Mirror: AsyncParsableCommand {
             (verify), a job is failed or stale (status --check), or a file could not be \
             read or written; 2 usage or config error (nothing fetched); 3 another mirror \
             run holds the output folder's lock; 4 the change feed no longer holds the changes \
-            since an export's --changes-since (take a new snapshot); 130, 143 or 129 a run stopped by SIGINT, \
-            SIGTERM or SIGHUP.
+            since an export's --changes-since (take a new snapshot); 75 a run deferred a job (the \
+            API asked for a longer wait than its max_wait) and no job failed; 130, 143 or 129 a \
+            run stopped by SIGINT, SIGTERM or SIGHUP.
 
             \(jobFileReference)
             """,

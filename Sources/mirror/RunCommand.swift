@@ -13,11 +13,16 @@ struct RunCommand: AsyncParsableCommand {
             Prints one summary line per job on stdout (with --quiet, only for the jobs that \
             failed); logs and progress go to stderr.
 
+            A job whose API asks for a longer wait than its max_wait (its quota spent, a long \
+            Retry-After) is deferred: it keeps what it stored, and the first run after the \
+            time it may resume resumes there (a run before then does not walk it).
+
             Exit status: 0 every job succeeded; 1 at least one job failed (the others still \
             ran); 2 usage or config error (nothing fetched); 3 another mirror run holds the \
             output folder's lock (1 when the lock file is a symbolic link, never followed, or \
-            cannot be opened); 130, 143 or 129: stopped by SIGINT, SIGTERM or SIGHUP (what \
-            was stored stays, the run is recorded as interrupted, the next run resumes).
+            cannot be opened); 75 no job failed and at least one was deferred (EX_TEMPFAIL); \
+            130, 143 or 129: stopped by SIGINT, SIGTERM or SIGHUP (what was stored stays, the \
+            run is recorded as interrupted, the next run resumes).
 
             \(jobFileReference)
             """)
@@ -30,7 +35,7 @@ struct RunCommand: AsyncParsableCommand {
             help: "Stop the run after this long (30m, 2h), as a signal would: it resumes next time.")
     var maxTime: String?
     @Option(help: "Output folder (default: the job file's 'output:', else ./cache).") var output: String?
-    @Flag(help: "Print only what failed: no summary line for a job that succeeded, errors only in the log, no progress lines.") var quiet = false
+    @Flag(help: "Print only what failed: no summary line for a job that succeeded or was deferred, errors only in the log, no progress lines.") var quiet = false
 
     /// `--max-time`: at most a year.
     static func limit(_ text: String) -> Duration? {
@@ -79,8 +84,9 @@ struct RunCommand: AsyncParsableCommand {
                 throw ExitCode(1)
             }
         }
-        // Quiet (cron) prints only the jobs that did not succeed, so a run that worked prints nothing.
-        let shown = quiet ? summary.jobs.filter { !$0.succeeded } : summary.jobs
+        // Quiet (cron) prints only the jobs that failed, so a run that worked prints nothing: a
+        // deferred job is a pause (exit 75), and `status --check` says when it stays one too long.
+        let shown = quiet ? summary.jobs.filter { !$0.succeeded && $0.status != .deferred } : summary.jobs
         let text = shown.flatMap(\.summaryLines).joined(separator: "\n")
         if !text.isEmpty { try printOut(text) }
         if let signal = summary.signal { throw Interrupted(signal: signal) }
@@ -88,6 +94,6 @@ struct RunCommand: AsyncParsableCommand {
             printError("error: --max-time \(maxTime ?? "") reached: the run stopped; the next run resumes where it did")
             throw ExitCode(1)
         }
-        if !summary.allSucceeded { throw ExitCode(1) }
+        if summary.exitStatus != 0 { throw ExitCode(summary.exitStatus) }
     }
 }

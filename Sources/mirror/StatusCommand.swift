@@ -9,7 +9,9 @@ struct StatusCommand: ParsableCommand {
         commandName: "status",
         abstract: "Show tables, record counts and each job's last run.",
         discussion: """
-            A job is stale when it has had no successful run in the last 24 hours, or never ran.
+            A job is stale when it has had no successful run in the last 24 hours, or never ran. \
+            A deferred job (its API asked for a longer wait than its max_wait) shows when it may \
+            resume; it is not failed, and --check counts it only once it is stale.
 
             With --check (for monitoring: Nagios, cron, a health check) the exit status also \
             says whether anything needs attention.

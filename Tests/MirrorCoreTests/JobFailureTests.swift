@@ -55,8 +55,16 @@ struct JobFailureTests {
         walk.error = .interrupted(job: "events", page: 2, kept: JobFailure.Kept(first: 1, last: 1))
         walk.stop = .interrupted
         #expect(WalkEnding(walk) == .interrupted)
-        #expect([WalkEnding.complete, .incomplete, .failed, .interrupted].map(\.status) == [.ok, .ok, .failed, .interrupted])
-        #expect([WalkEnding.complete, .incomplete, .failed, .interrupted].map(\.rawValue)
-            == ["complete", "incomplete", "failed", "interrupted"])
+        walk.error = .deferred(PageFailure(page: 2, method: "GET", url: "https://api.example.com/e?page=2", status: 429,
+                                           problem: "Retry-After asks to wait 1h, longer than max_wait 5m"),
+                               until: "2026-11-22T21:15:00.000Z", job: "events", kept: JobFailure.Kept(first: 1, last: 1))
+        walk.stop = .deferred
+        #expect(WalkEnding(walk) == .deferred)
+        #expect(walk.error?.description == "job 'events': GET https://api.example.com/e?page=2: HTTP 429: Retry-After asks to "
+            + "wait 1h, longer than max_wait 5m; deferred until 2026-11-22T21:15:00.000Z: page 2 not stored, page 1 kept")
+        #expect(walk.error?.resumeAfter == "2026-11-22T21:15:00.000Z" && walk.error?.isInterruption == false)
+        let endings: [WalkEnding] = [.complete, .incomplete, .failed, .interrupted, .deferred]
+        #expect(endings.map(\.status) == [.ok, .ok, .failed, .interrupted, .deferred])
+        #expect(endings.map(\.rawValue) == ["complete", "incomplete", "failed", "interrupted", "deferred"])
     }
 }

@@ -80,7 +80,7 @@ struct ServeTests {
             #expect(page.status == 200 && page.headers["content-type"] == "text/html; charset=utf-8")
             #expect(page.text.contains(#"<tr class="ok"><td data-label="job">items</td><td data-label="table">t_item</td><td data-label="last run">"#))
             #expect(page.text.contains(#"</td><td data-label="result">ok</td><td data-label="records">3</td><td data-label="files">–</td><td data-label="failure"></td></tr>"#))
-            #expect(page.text.contains("<p>1 job, 1 table, 3 records; 0 failed, 0 stale. As of "))
+            #expect(page.text.contains("<p>1 job, 1 table, 3 records; 0 failed, 0 deferred, 0 stale. As of "))
             #expect(StatusPage.escape(#"<script>"a" & 'b'</script>"#)
                 == "&lt;script&gt;&quot;a&quot; &amp; &#39;b&#39;&lt;/script&gt;")
             // A name that points here by DNS rebinding gets nothing.
@@ -131,7 +131,7 @@ struct ServeTests {
             let failed = try #require(rows.first { $0.first == "broken" })
             #expect(Array(failed.prefix(2)) == ["broken", "t_broken"] && Array(failed[3...5]) == ["failed (stale)", "0", "–"])
             #expect(failed[6].hasPrefix("job 'broken': GET ") && failed[6].contains("HTTP 503"))
-            #expect(dom.contains("2 jobs, 2 tables, 2 records; 1 failed, 1 stale. As of "))
+            #expect(dom.contains("2 jobs, 2 tables, 2 records; 1 failed, 0 deferred, 1 stale. As of "))
             #expect(dom.contains(#"<tr class="failed"><td data-label="job">broken</td>"#))
         }
     }

@@ -114,6 +114,20 @@ struct VerifyTests {
         #expect(!summary.passed)
     }
 
+    @Test("a wait the API asks for longer than max_wait is a fault at its page, and the walk stops there")
+    func deferred() async throws {
+        let api = PagedAPI(ids: [["1"], ["2"], ["3"]])
+        let (summary, base, _) = try await verify(itemsJob("concurrency: 1", output: "cache"), { request in
+            request.parameter("page") == "2"
+                ? FixtureResponse(status: 429, headers: [("Retry-After", "3600")], body: Array("slow down".utf8))
+                : .json(api.body(page: Int(request.parameter("page") ?? "") ?? 0))
+        })
+        #expect(faults(summary) == ["page 2: GET \(base)/items?page=2: HTTP 429: Retry-After asks to wait 1h, longer than "
+            + "max_wait 5m; the walk stopped here"])
+        #expect(summary.text.hasPrefix("items: 1 fault, 1 page, 1 records, ended: deferred, "))
+        #expect(!summary.passed)
+    }
+
     @Test("a page that breaks validate is a fault naming path, expected and found types")
     func validate() async throws {
         let (summary, base, _) = try await verify(itemsJob("validate: { data.page: string }", output: "cache"), serve(PagedAPI(ids: [["1"]])))

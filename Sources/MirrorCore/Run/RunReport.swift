@@ -13,7 +13,7 @@ public struct RunReport: Sendable, Codable, Equatable {
     public init(summary: RunSummary, startedAt: String, finishedAt: String, signal: Int32? = nil) {
         self.startedAt = startedAt
         self.finishedAt = finishedAt
-        exitStatus = signal.map { 128 + Int($0) } ?? (summary.allSucceeded ? 0 : 1)
+        exitStatus = signal.map { 128 + Int($0) } ?? Int(summary.exitStatus)
         jobs = summary.jobs
     }
 

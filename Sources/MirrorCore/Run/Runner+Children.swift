@@ -56,12 +56,15 @@ extension Runner {
                 }
                 let filled = try Self.fill(single, parentID: id, record: record)
                 walk = await PageWalker(job: filled, store: store, client: client, maxPages: options.maxPages,
-                                        refresh: options.refresh, retry: options.retry, limiter: limiter, logger: logger,
+                                        refresh: options.refresh, retry: options.retry, limiter: limiter, quota: quota,
+                                        logger: logger,
                                         progress: nil, downloader: downloader, pagesAhead: options.pagesAhead,
                                         parentID: id)
                     .walk(from: WalkStart(startedAt: started, page: nil, nextURL: nil, cursor: nil, position: 0))
-                // Interrupted or cut by `--max-pages`: the parent stays queued as it was.
-                if walk.stop == .interrupted || walk.error == nil && !walk.stop.isComplete { return (walk, 0) }
+                // Interrupted, deferred or cut by `--max-pages`: the parent stays queued as it was.
+                if walk.stop == .interrupted || walk.error?.isDeferral == true || walk.error == nil && !walk.stop.isComplete {
+                    return (walk, 0)
+                }
                 if walk.error == nil, walk.stop.isComplete, job.prune {
                     pruned = try await store.pruneChildren(table: job.table, account: job.account, parent: id,
                                                            notSeenSince: started)
@@ -78,6 +81,7 @@ extension Runner {
             return (walk, pruned)
         }
         var failures: [JobFailure] = []
+        var deferrals: [JobFailure] = []
         var pruned = 0
         var interrupted = Task.isCancelled
         var cut: Int?
@@ -86,6 +90,8 @@ extension Runner {
             pruned += prunedHere
             if walk.stop == .interrupted {
                 interrupted = true
+            } else if let deferral = walk.error, deferral.isDeferral {
+                deferrals.append(deferral)
             } else if case let .maxPages(count) = walk.stop, walk.error == nil {
                 cut = count
             } else if let error = walk.error {
@@ -108,6 +114,11 @@ extension Runner {
         } else if let first = failures.first {
             total.stop = .failed
             total.error = .parentsFailed(job: job.name, failed: walks.failed, queued: queued.count, first: first)
+        } else if let first = deferrals.first {
+            // Those parents stay queued: the first run after the latest of their times walks them.
+            total.stop = .deferred
+            total.error = .parentsDeferred(job: job.name, deferred: deferrals.count, queued: queued.count,
+                                           until: deferrals.compactMap(\.resumeAfter).max() ?? "", first: first)
         } else if let cut {
             // Those parents stay queued: their children were not all walked.
             total.stop = .maxPages(cut)

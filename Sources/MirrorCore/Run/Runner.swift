@@ -40,6 +40,9 @@ public struct Runner: Sendable {
     let client: HTTPClient
     /// Shared by every job of the run.
     let limiter: RateLimiter
+    /// What each host says of its quota, shared by every job of the run; made for each run,
+    /// so that no quota wait outlasts its `--max-time`.
+    private(set) var quota: QuotaPacer
     let logger: Logger
     let progress: ProgressHandler?
 
@@ -48,6 +51,7 @@ public struct Runner: Sendable {
         self.logger = logger
         self.progress = progress
         self.limiter = limiter
+        quota = QuotaPacer(clock: client.clock)
     }
 
     /// The jobs selected by `--job`, each with its output folder.
@@ -84,6 +88,9 @@ public struct Runner: Sendable {
     /// throws `LockedError` at once if another run holds one.
     public func run(_ files: [JobFile], options: Options) async throws -> RunSummary {
         let started = client.clock.now
+        let deadline = options.maxTime.map { started + $0 }
+        var runner = self
+        runner.quota = QuotaPacer(clock: client.clock, deadline: deadline)
         if let output = options.output {
             switch OutputObstacle.find(for: output) {
             case nil: break
@@ -103,12 +110,11 @@ public struct Runner: Sendable {
         // when it starts and lets it go when it ends, so the files a run holds open are
         // bounded by `parallel`, not by the number of jobs.
         let stores = OpenStores()
-        let (outcomes, stop) = try await GracefulStop.run(options.signals, deadline: options.maxTime.map { started + $0 },
-                                                          clock: client.clock) {
+        let (outcomes, stop) = try await GracefulStop.run(options.signals, deadline: deadline, clock: client.clock) { [runner] in
             // A child job starts once its parent, if it runs too, has ended.
             await JobScheduler.map(selected, width: options.parallel,
                                    after: Self.parents(selected.map { ($0.job, $0.file.path) })) { entry in
-                await self.run(entry.job, file: entry.file, output: entry.output, stores: stores, options: options)
+                await runner.run(entry.job, file: entry.file, output: entry.output, stores: stores, options: options)
             }
         }
         return RunSummary(jobs: outcomes.compactMap { $0 }, interrupted: stop != nil || Task.isCancelled,
@@ -166,6 +172,7 @@ public struct Runner: Sendable {
 
     func run(_ job: JobSpec, file: JobFile, output: String, store: TableStore, family: Family? = nil,
              options: Options) async -> JobOutcome {
+        if let deferred = await deferredEarlier(job, file: file, store: store, child: family != nil) { return deferred }
         let clock = ContinuousClock.now
         let startedAt = Timestamp.string(Date())
         var walkStartedAt = startedAt
@@ -191,7 +198,7 @@ public struct Runner: Sendable {
                     guard let family else {
                         let walker = PageWalker(job: job, store: store, client: client, maxPages: options.maxPages,
                                                 refresh: options.refresh, retry: options.retry, limiter: limiter,
-                                                logger: logger, progress: relay?.walked, downloader: downloader,
+                                                quota: quota, logger: logger, progress: relay?.walked, downloader: downloader,
                                                 pagesAhead: options.pagesAhead)
                         return (await walker.walk(from: start), nil, 0)
                     }
@@ -207,7 +214,7 @@ public struct Runner: Sendable {
                 let unfinished = try await store.unfinishedFiles(job: job.name)
                 let walked: (WalkResult, ParentWalks?, Int)
                 (walked, files) = await Downloader.with(job: job, store: store, output: output, client: client,
-                                                        limiter: limiter, retry: options.retry, logger: logger,
+                                                        limiter: limiter, quota: quota, retry: options.retry, logger: logger,
                                                         onChange: relay?.downloaded) { downloader in
                     downloader.enqueue(unfinished.map { RedactedURL(real: $0, redactor: job.redactor) })
                     return await walker(downloader)
@@ -219,7 +226,8 @@ public struct Runner: Sendable {
         }
         var ending = WalkEnding(walk)
         do {
-            try await store.finishWalk(job: job.name, account: job.account, state: ending, at: Timestamp.string(Date()))
+            try await store.finishWalk(job: job.name, account: job.account, state: ending, at: Timestamp.string(Date()),
+                                       resumeAfter: walk.error?.resumeAfter)
             // The pages of earlier `{since}` values are never asked for again. (Pages within
             // `refresh_after` are walked from their stored copies without being fetched: kept.)
             if ending == .complete, job.incremental != nil, job.refreshAfter == nil {
@@ -250,6 +258,9 @@ public struct Runner: Sendable {
         case .ok: logger.info("job done", metadata: ["job": "\(job.name)", "pages": "\(walk.pages)", "stop": "\(walk.stop)"])
         case .failed: logger.error("job failed", metadata: ["job": "\(job.name)", "error": "\(walk.error?.description ?? "")"])
         case .interrupted: logger.warning("job interrupted", metadata: ["job": "\(job.name)", "pages": "\(walk.pages)"])
+        case .deferred:
+            logger.warning("job deferred", metadata: ["job": "\(job.name)", "pages": "\(walk.pages)",
+                                                     "until": "\(walk.error?.resumeAfter ?? "")"])
         }
         return outcome
     }

@@ -10,11 +10,17 @@ enum StatusPage {
         var rows = ""
         for job in report.jobs {
             let run = job.lastRun
-            let result = run.map { $0.status.rawValue } ?? "never run"
+            var result = run.map { $0.status.rawValue } ?? "never run"
+            if let until = run?.resumeAfter { result += " (until \(until))" }
             let records = report.tables.first { $0.table == job.table && $0.database == job.database }?.records ?? 0
             let files = job.files.map { "\($0.downloaded) (\($0.failed) failed, \($0.pending) pending)" } ?? "–"
-            // A failure shows as one even when it has made the job stale too.
-            let state = result != "ok" ? "failed" : job.stale ? "stale" : "ok"
+            // A failure shows as one even when it has made the job stale too; a deferral is a
+            // pause, shown as one until it has made the job stale.
+            let state = switch run?.status {
+            case .ok: job.stale ? "stale" : "ok"
+            case .deferred: job.stale ? "stale" : "deferred"
+            case .failed, .interrupted, nil: "failed"
+            }
             let cells = [escape(job.job), escape(job.table), escape(run?.finishedAt ?? "–"),
                          escape(result) + (job.stale ? " (stale)" : ""), "\(records)", escape(files), escape(run?.error ?? "")]
             rows += "<tr class=\"\(state)\">" + zip(columns, cells).map { "<td data-label=\"\($0)\">\($1)</td>" }.joined() + "</tr>\n"
@@ -31,6 +37,7 @@ enum StatusPage {
             th, td { text-align: left; padding: .35rem .6rem; border-bottom: 1px solid #ddd; white-space: nowrap; }
             tr.failed td { background: #fde8e8; }
             tr.stale td { background: #fff4d6; }
+            tr.deferred td { background: #e6f0fb; }
             td:last-child { white-space: normal; min-width: 12rem; }
             @media (max-width: 40rem) {
               thead { display: none; }
@@ -44,7 +51,8 @@ enum StatusPage {
             <h1>mirror: \(escape(report.output))</h1>
             <p>\(count(report.jobs.count, "job")), \(count(report.tables.count, "table")), \
             \(count(report.tables.reduce(0) { $0 + $1.records }, "record")); \
-            \(report.jobs.filter { $0.lastRun?.status == .failed }.count) failed, \(report.jobs.filter(\.stale).count) stale. \
+            \(report.jobs.filter { $0.lastRun?.status == .failed }.count) failed, \
+            \(report.jobs.filter { $0.lastRun?.status == .deferred }.count) deferred, \(report.jobs.filter(\.stale).count) stale. \
             As of \(Timestamp.string(now)).</p>
             <table>
             <thead><tr>\(columns.map { "<th>\($0)</th>" }.joined())</tr></thead>

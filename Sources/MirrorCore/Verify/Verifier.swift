@@ -87,7 +87,7 @@ public struct JobVerification: Sendable {
     public var lines: [String] {
         let records = walk.counts.new
         let head = passed ? "ok" : "\(faults.count) \(faults.count == 1 ? "fault" : "faults")"
-        let ended = walk.error == nil || walk.stop == .interrupted ? walk.stop.description : "failed"
+        let ended = walk.error == nil || walk.stop == .interrupted || walk.stop == .deferred ? walk.stop.description : "failed"
         var lines = ["\(job): \(head), \(walk.pages) \(walk.pages == 1 ? "page" : "pages"), \(records) records, ended: \(ended), "
             + String(format: "%.2fs", seconds)]
         lines += faults.map { "  \($0)" }
@@ -175,11 +175,14 @@ public struct Verifier: Sendable {
 
     let client: HTTPClient
     let limiter = RateLimiter()
+    /// What each host says of its quota, shared by every walk.
+    let quota: QuotaPacer
     let logger: Logger
 
     public init(client: HTTPClient, logger: Logger) {
         self.client = client
         self.logger = logger
+        quota = QuotaPacer(clock: client.clock)
     }
 
     /// Verifies the selected jobs. Stopped by a signal, it reports the walks as far as they went.
@@ -229,7 +232,7 @@ public struct Verifier: Sendable {
         let job = job.incremental == nil ? job : job.filling("since", with: job.incremental?.initial)
         let start = WalkStart(startedAt: Timestamp.string(Date()), page: nil, nextURL: nil, cursor: nil, position: 0)
         let walk = await PageWalker(job: job, store: recorder, client: client, maxPages: options.maxPages, refresh: true,
-                                    retry: options.retry, limiter: limiter, logger: logger)
+                                    retry: options.retry, limiter: limiter, quota: quota, logger: logger)
             .walk(from: start)
         let elapsed = ContinuousClock.now - clock
         let seconds = elapsed.seconds
@@ -298,6 +301,10 @@ public struct Verifier: Sendable {
             faults.append(WalkFault(kind: .loop, page: walk.lastStored, message: "loop: \(loop); the walk stopped"))
         } else if let failure = walk.error?.page {
             faults.append(WalkFault(kind: .badPage, page: failure.page, message: failure.description))
+        } else if let failure = walk.error?.deferredPage {
+            // The API asked for a longer wait than `max_wait`: the pages from it on were not verified.
+            faults.append(WalkFault(kind: .badPage, page: failure.page, message: "\(failure.method) \(failure.url): "
+                + "\(failure.status.map { "HTTP \($0)" } ?? "not sent"): \(failure.problem); the walk stopped here"))
         } else if let error = walk.error {
             faults.append(WalkFault(kind: .badPage, page: nil, message: error.walkedDescription))
         }

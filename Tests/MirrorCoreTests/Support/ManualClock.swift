@@ -5,12 +5,25 @@ import Foundation
 import Synchronization
 
 /// A clock that stands still until the test moves it: a timeout, a download's watchdog, a
-/// wait before a retry or `--max-time` passes only when the test says, however long the
-/// machine takes meanwhile.
+/// wait before a retry, a quota wait or `--max-time` passes only when the test says, however
+/// long the machine takes meanwhile. Its time of day (`date`) moves with it.
 final class ManualClock: Sendable {
     private struct Sleeper {
         let until: RunClock.Instant
         let continuation: CheckedContinuation<Void, any Error>
+    }
+
+    /// A test waiting for `count` sleeps longer than `beyond` and no longer than `within` to
+    /// have begun.
+    private struct Watcher {
+        let count: Int
+        let beyond: Duration
+        let within: Duration
+        let continuation: CheckedContinuation<RunClock.Instant, Never>
+
+        func wants(_ until: RunClock.Instant, now: RunClock.Instant) -> Bool {
+            until > now + beyond && until <= now + within
+        }
     }
 
     private struct State {
@@ -19,14 +32,42 @@ final class ManualClock: Sendable {
         var lastID = 0
         /// Sleeps cancelled before they had begun to wait.
         var cancelled: Set<Int> = []
+        var watchers: [Watcher] = []
+
+        /// The latest of the sleeps `watcher` waits for, once there are as many as it wants.
+        func answer(_ watcher: Watcher) -> RunClock.Instant? {
+            let wanted = sleepers.values.map(\.until).filter { watcher.wants($0, now: now) }
+            return wanted.count >= watcher.count ? wanted.max() : nil
+        }
+
+        /// Takes the watchers that the sleeps now waiting answer, with their answers.
+        mutating func answeredWatchers() -> [(Watcher, RunClock.Instant)] {
+            var answered: [(Watcher, RunClock.Instant)] = []
+            var waiting: [Watcher] = []
+            for watcher in watchers {
+                if let until = answer(watcher) { answered.append((watcher, until)) } else { waiting.append(watcher) }
+            }
+            watchers = waiting
+            return answered
+        }
     }
 
     private let state = Mutex(State(now: ContinuousClock.now))
+    private let start: (instant: RunClock.Instant, date: Date)
+
+    init() {
+        start = (state.withLock { $0.now }, Date())
+    }
 
     /// The clock to hand to the code under test.
     var clock: RunClock {
-        RunClock(now: { [self] in state.withLock { $0.now } }, sleep: { [self] until in try await sleep(until: until) })
+        RunClock(now: { [self] in now }, sleep: { [self] until in try await sleep(until: until) }, date: { [self] in date })
     }
+
+    var now: RunClock.Instant { state.withLock { $0.now } }
+
+    /// The time of day: the moment the clock was made, moved on as the clock was.
+    var date: Date { start.date.addingTimeInterval((now - start.instant).seconds) }
 
     /// Moves the time on by `duration` and wakes every sleep that is then due.
     func advance(by duration: Duration) {
@@ -40,6 +81,27 @@ final class ManualClock: Sendable {
         for continuation in due { continuation.resume() }
     }
 
+    /// Moves the time on to `instant`, if it is ahead.
+    func advance(to instant: RunClock.Instant) {
+        let step = instant - now
+        if step > .zero { advance(by: step) }
+    }
+
+    /// The deadline of a sleep that waits longer than `beyond` from now (and no longer than
+    /// `within`), once `count` such sleeps have begun (at once when they are waiting; the latest
+    /// of them): how a test learns that the code under test waits.
+    func sleeping(_ count: Int = 1, beyond: Duration, within: Duration = .seconds(86_400 * 365)) async -> RunClock.Instant {
+        await withCheckedContinuation { (continuation: CheckedContinuation<RunClock.Instant, Never>) in
+            let found: RunClock.Instant? = state.withLock { state in
+                let watcher = Watcher(count: count, beyond: beyond, within: within, continuation: continuation)
+                if let until = state.answer(watcher) { return until }
+                state.watchers.append(watcher)
+                return nil
+            }
+            if let found { continuation.resume(returning: found) }
+        }
+    }
+
     private func sleep(until deadline: RunClock.Instant) async throws {
         let id = state.withLock { state in
             state.lastID += 1
@@ -47,13 +109,14 @@ final class ManualClock: Sendable {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let ready: Result<Void, any Error>? = state.withLock { state in
-                    if state.cancelled.remove(id) != nil { return .failure(CancellationError()) }
-                    if deadline <= state.now { return .success(()) }
+                let (ready, answered): (Result<Void, any Error>?, [(Watcher, RunClock.Instant)]) = state.withLock { state in
+                    if state.cancelled.remove(id) != nil { return (.failure(CancellationError()), []) }
+                    if deadline <= state.now { return (.success(()), []) }
                     state.sleepers[id] = Sleeper(until: deadline, continuation: continuation)
-                    return nil
+                    return (nil, state.answeredWatchers())
                 }
                 if let ready { continuation.resume(with: ready) }
+                for (watcher, until) in answered { watcher.continuation.resume(returning: until) }
             }
         } onCancel: {
             let sleeper = state.withLock { state in
