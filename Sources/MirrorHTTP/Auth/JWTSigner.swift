@@ -4,8 +4,11 @@ import _CryptoExtras
 
 /// Makes JSON Web Tokens (RFC 7519, compact JWS) signed with RS256 (RSASSA-PKCS1-v1_5 with
 /// SHA-256) or ES256 (ECDSA on P-256 with SHA-256, the signature as `r || s`, 64 bytes,
-/// RFC 7518 section 3.4), with swift-crypto and its `_CryptoExtras` (vapor/jwt-kit would
-/// also bring swift-crypto 4 and swift-certificates to the build, for these two algorithms).
+/// RFC 7518 section 3.4), with swift-crypto and its `_CryptoExtras`, which mirror's build
+/// already compiled and linked (with swift-certificates) before. vapor/jwt-kit 5.8.0 was
+/// measured instead: in a scratch package it added 90-100 s of CPU to a clean debug build,
+/// 140-180 s to a release one and 3.5 MB to the stripped release binary, and it needs
+/// swift-crypto 4, where mirror is on 3.12.3.
 ///
 /// The header is `{"alg":…,"kid":…,"typ":"JWT"}`, its names in that (sorted) order, as PyJWT
 /// writes it; the claims go in as the bytes given. Holds the private key: it prints, dumps
