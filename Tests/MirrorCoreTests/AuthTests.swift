@@ -361,22 +361,12 @@ struct AuthTests {
         let reportPath = harness.folder + "/report.json"
         try RunReport(summary: summary, startedAt: "s", finishedAt: "f").write(to: reportPath)
         #expect(try harness.ids().count == 400)
-        var places: [(String, [UInt8])] = [("summary", Array(summary.text.utf8)),
-                                           ("logs", Array(capture.entries.map { "\($0.level) \($0.message) \($0.metadata)" }.joined(separator: "\n").utf8))]
-        let enumerator = FileManager.default.enumerator(atPath: harness.folder)
-        while let path = enumerator?.nextObject() as? String {
-            guard path != "jobs.yaml", let data = FileManager.default.contents(atPath: harness.folder + "/" + path) else { continue }
-            places.append((path, Array(data)))
-        }
+        let places = harness.writtenBytes([("summary", summary.text),
+                                           ("logs", capture.entries.map { "\($0.level) \($0.message) \($0.metadata)" }.joined(separator: "\n"))])
         let issued = desk.state.withLock { $0.issued }
         #expect(issued >= 3)
         let secrets = ["s3cret-Kx9", "rt-0", "rt-1", "rt-2", "pw-Lm4"] + (1...issued).map { "-\($0)-Zq" }
-        for (place, bytes) in places {
-            for secret in secrets {
-                let hit = bytes.indices.contains { bytes[$0...].starts(with: Array(secret.utf8)) }
-                #expect(!hit, "\(place) holds '\(secret)'")
-            }
-        }
+        expectNoSecret(secrets, in: places)
     }
 
     @Test("an account picks its definition by name from the environment; jobs naming one definition share it")

@@ -113,23 +113,13 @@ struct SecretTests {
         let reportPath = harness.folder + "/report.json"
         try RunReport(summary: summary, startedAt: "s", finishedAt: "f").write(to: reportPath)
 
-        var places: [(String, [UInt8])] = [("summary", Array(summary.text.utf8)),
-                                           ("logs", Array(capture.entries.map { "\($0.level) \($0.message) \($0.metadata)" }.joined(separator: "\n").utf8))]
         // Every byte under the test's folder but the job file: databases, WAL files, the report.
-        let enumerator = FileManager.default.enumerator(atPath: harness.folder)
-        while let path = enumerator?.nextObject() as? String {
-            guard path != "jobs.yaml", let data = FileManager.default.contents(atPath: harness.folder + "/" + path) else { continue }
-            places.append((path, Array(data)))
-        }
+        let places = harness.writtenBytes([("summary", summary.text),
+                                           ("logs", capture.entries.map { "\($0.level) \($0.message) \($0.metadata)" }.joined(separator: "\n"))])
         #expect(places.contains { $0.0 == "cache/t_item.sqlite" })
         #expect(places.contains { $0.0 == "report.json" })
         #expect(!capture.entries.isEmpty)
-        for (place, bytes) in places {
-            for secret in secrets.values {
-                let hit = bytes.indices.contains { bytes[$0...].starts(with: Array(secret.utf8)) }
-                #expect(!hit, "\(place) holds '\(secret)'")
-            }
-        }
+        expectNoSecret(Array(secrets.values), in: places)
     }
 
     @Test("a secret a server echoes cut into pieces, encoded or not, in next links, validators and headers is kept and logged nowhere")

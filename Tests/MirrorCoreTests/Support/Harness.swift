@@ -7,6 +7,7 @@ import Logging
 @testable import MirrorModel
 @testable import MirrorStore
 import MirrorTestSupport
+import Testing
 
 /// A fresh temporary folder for one test, with helpers to write job files, run them
 /// against a fixture server and read the resulting SQLite files. The folder is removed
@@ -78,6 +79,18 @@ final class Harness: Sendable {
         }
     }
 
+    /// Every file under the test's folder but the job file (databases, WAL files, reports,
+    /// token stores), by path, after `extra` places (a summary, logs).
+    func writtenBytes(_ extra: [(String, String)] = []) -> [(place: String, bytes: [UInt8])] {
+        var places = extra.map { (place: $0.0, bytes: Array($0.1.utf8)) }
+        let enumerator = FileManager.default.enumerator(atPath: folder)
+        while let path = enumerator?.nextObject() as? String {
+            guard path != "jobs.yaml", let data = FileManager.default.contents(atPath: folder + "/" + path) else { continue }
+            places.append((path, Array(data)))
+        }
+        return places
+    }
+
     /// Runs an export into a byte array.
     func export(_ options: Exporter.Options) throws -> String {
         let path = folder + "/export-\(UUID().uuidString)"
@@ -123,5 +136,16 @@ struct PagedAPI {
     func body(page: Int, extra: String = "") -> String {
         let list = page >= 1 && page <= pages.count ? pages[page - 1] : []
         return #"{"data":{"list":[\#(list.joined(separator: ","))],"page":\#(page)\#(extra)}}"#
+    }
+}
+
+/// None of `secrets` is anywhere in `places`.
+func expectNoSecret(_ secrets: [String], in places: [(place: String, bytes: [UInt8])],
+                    sourceLocation: SourceLocation = #_sourceLocation) {
+    for (place, bytes) in places {
+        for secret in secrets where !secret.isEmpty {
+            let hit = bytes.indices.contains { bytes[$0...].starts(with: Array(secret.utf8)) }
+            #expect(!hit, "\(place) holds '\(secret)'", sourceLocation: sourceLocation)
+        }
     }
 }
