@@ -62,6 +62,36 @@ public struct PageRecords: Sendable {
         }
     }
 
+    /// The records by index, their bytes valid only inside `withTexts`: a store binds a
+    /// batch of them to one statement without a copy.
+    public struct Texts {
+        let page: UnsafeBufferPointer<UInt8>
+        let spill: UnsafeBufferPointer<UInt8>
+        let entries: [Entry]
+
+        public var count: Int { entries.count }
+
+        /// Record `index`'s id.
+        public func id(_ index: Int) -> UnsafeBufferPointer<UInt8> {
+            PageRecords.id(entries[index], page: page, spill: spill)
+        }
+
+        /// Record `index`'s compacted JSON.
+        public func json(_ index: Int) -> UnsafeBufferPointer<UInt8> {
+            let entry = entries[index]
+            return UnsafeBufferPointer(rebasing: page[Int(entry.start) ..< Int(entry.end)])
+        }
+    }
+
+    /// Calls `body` with the records by index, as bytes valid only during the call.
+    public func withTexts<R>(_ body: (Texts) throws -> R) rethrows -> R {
+        try bytes.withUnsafeBufferPointer { page in
+            try unescaped.withUnsafeBufferPointer { spill in
+                try body(Texts(page: page, spill: spill, entries: entries))
+            }
+        }
+    }
+
     /// Every record's id, in page order.
     public var ids: [String] {
         var ids: [String] = []

@@ -281,6 +281,9 @@ public struct WalkStart: Sendable, Equatable {
     public var position: Int
     /// The cursor was a JSON number.
     public var cursorIsNumber = false
+    /// Whether the job has stored pages that a request may find (a copy to replay or to
+    /// revalidate): a first walk has none, and looks up none.
+    public var storedPages = true
 
     package init(
         startedAt: String,
@@ -288,7 +291,8 @@ public struct WalkStart: Sendable, Equatable {
         nextURL: String? = nil,
         cursor: String? = nil,
         position: Int,
-        cursorIsNumber: Bool = false
+        cursorIsNumber: Bool = false,
+        storedPages: Bool = true
     ) {
         self.startedAt = startedAt
         self.page = page
@@ -296,6 +300,7 @@ public struct WalkStart: Sendable, Equatable {
         self.cursor = cursor
         self.position = position
         self.cursorIsNumber = cursorIsNumber
+        self.storedPages = storedPages
     }
 
     public var isResumed: Bool { page != nil }

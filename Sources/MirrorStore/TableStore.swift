@@ -10,6 +10,8 @@ import MirrorModel
 public final class TableStore: PageStore, FileIndex {
     public let path: String
     package let pool: DatabasePool
+    /// Copies the WAL into the database file as pages are stored (see `Checkpointer`).
+    let checkpointer: Checkpointer
 
     public init(path: String) throws {
         self.path = path
@@ -22,7 +24,10 @@ public final class TableStore: PageStore, FileIndex {
             // journal: in memory, not a temporary file written for every record. (The one
             // large sort of a write, tidying the feed, switches back to a file.)
             try db.execute(sql: "PRAGMA temp_store = MEMORY")
+            // The checkpointer copies the WAL, beside the writer (see `Checkpointer`).
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
         }
+        checkpointer = Checkpointer(path: path)
         pool = try DatabasePool(path: path, configuration: configuration)
         try StoreSchema.migrate(pool)
     }
@@ -36,6 +41,7 @@ public final class TableStore: PageStore, FileIndex {
     /// leave a WAL full of pages behind. A reader in the middle of a read keeps the WAL as it
     /// is; that is no error, and nothing waits for it: a later checkpoint copies it.
     public func checkpoint() async throws {
+        await checkpointer.idle()
         try await pool.writeWithoutTransaction { db in
             let connection = db.sqliteConnection
             sqlite3_busy_timeout(connection, 0)
@@ -66,6 +72,9 @@ public final class TableStore: PageStore, FileIndex {
     /// count restarts at 0.
     public func startWalk(job: String, account: String, table: String, at time: String, fresh: Bool) async throws -> WalkStart {
         try await pool.write { db in
+            let storedPages = try Bool.fetchOne(db, sql: """
+                SELECT EXISTS (SELECT 1 FROM \(StoreSchema.pages) WHERE job = ? AND account = ?)
+                """, arguments: [job, account]) ?? true
             if !fresh, let row = try Row.fetchOne(db, sql: """
                 SELECT started_at, next_page, next_url, next_cursor, next_cursor_is_number, position FROM \(StoreSchema.walks)
                 WHERE job = ? AND account = ? AND table_name = ? AND state IN ('failed', 'interrupted', 'running', 'deferred')
@@ -73,7 +82,7 @@ public final class TableStore: PageStore, FileIndex {
                 """, arguments: [job, account, table]) {
                 let start = WalkStart(startedAt: row["started_at"], page: row["next_page"], nextURL: row["next_url"],
                                       cursor: row["next_cursor"], position: row["position"],
-                                      cursorIsNumber: row["next_cursor_is_number"])
+                                      cursorIsNumber: row["next_cursor_is_number"], storedPages: storedPages)
                 if start.isResumable {
                     try db.execute(sql: "UPDATE \(StoreSchema.walks) SET state = 'running', updated_at = ? WHERE job = ? AND account = ?",
                                    arguments: [time, job, account])
@@ -87,7 +96,7 @@ public final class TableStore: PageStore, FileIndex {
                   started_at = excluded.started_at, updated_at = excluded.updated_at, pages = 0,
                   next_page = NULL, next_url = NULL, next_cursor = NULL, position = 0, walk_high_water = NULL
                 """, arguments: [job, account, table, time, time])
-            return WalkStart(startedAt: time, page: nil, nextURL: nil, cursor: nil, position: 0)
+            return WalkStart(startedAt: time, page: nil, nextURL: nil, cursor: nil, position: 0, storedPages: storedPages)
         }
     }
 

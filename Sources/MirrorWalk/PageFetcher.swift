@@ -15,6 +15,9 @@ struct PageFetcher: Sendable {
     package let refresh: Bool
     /// The job's own origin: pages on another get no secret (see `JobSpec.origin`).
     package let origin: Origin?
+    /// Whether the store may hold a copy of a page (see `WalkStart.storedPages`): when
+    /// it holds none, none is looked up.
+    package var storedCopies = true
 
     /// Requests one page of `target` (retrying as the job says) and reads it. Unless the
     /// target asks for the page whole, a page fetched within `refresh_after` is not
@@ -34,7 +37,7 @@ struct PageFetcher: Sendable {
                 as: UTF8.self))
         }
         var stored: StoredPage?
-        if replay, !refresh, let copy = try? await store.storedPage(job: job.name, account: job.account, url: url.description,
+        if replay, !refresh, storedCopies, let copy = try? await store.storedPage(job: job.name, account: job.account, url: url.description,
                                                               requestBody: shownBody),
            copy.isReplayable, (200..<300).contains(copy.status) {
             stored = copy

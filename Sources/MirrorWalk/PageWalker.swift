@@ -68,6 +68,9 @@ public struct PageWalker: Sendable {
             logger.info("resuming the walk", metadata: ["page": "\(state.page)"])
         }
         let budget = PageBudget(head: state.page, limit: pagesAhead)
+        var walkFetcher = self.fetcher
+        walkFetcher.storedCopies = start.storedPages
+        let fetcher = walkFetcher
         return await withTaskGroup(of: Event.self) { group in
             var window = state.isWindowed
                 ? PageWindow(width: job.concurrency, step: job.pages.step, head: state.page, limit: state.pageLimit) : nil

@@ -191,6 +191,39 @@ struct ChangeFeedTests {
         }
     }
 
+    @Test("a page of more records than one insert statement takes: each new, changed and seen record counted, placed and fed once")
+    func pageLargerThanOneInsert() async throws {
+        let harness = try Harness()
+        // 250 records, over two and a half insert statements; 0-99 are stored before, 60 then changes.
+        let first = (0 ..< 100).map { item("r\($0)", 1) }
+        let api = EditableAPI([first])
+        try await FixtureServer.with(api.handler) { server in
+            _ = try await harness.run(itemsJob(), server: server)
+            let before = try harness.changes(since: 0)
+            #expect(before.lines.map(\.id) == (0 ..< 100).map { "r\($0)" })
+            api.set([(50 ..< 300).map { item("r\($0)", $0 == 60 ? 2 : 1) }])
+            let second = try await harness.run(itemsJob(), server: server)
+            #expect(second.jobs[0].records == .init(new: 200, updated: 1, unchanged: 49, rejected: 0, pruned: 0, deleted: 0))
+            #expect(try harness.ids().count == 300)
+            // The page's records from position 0; those it no longer lists keep theirs.
+            let stored = try await harness.database("t_item.sqlite").read { db in
+                try Row.fetchAll(db, sql: "SELECT id, position, record FROM t_item WHERE id IN ('r50', 'r60', 'r299', 'r0')")
+                    .map { "\($0["id"] as String) \($0["position"] as Int) \($0["record"] as String)" }
+            }
+            #expect(Set(stored) == [
+                #"r50 0 {"id":"r50","v":1}"#, #"r60 10 {"id":"r60","v":2}"#, #"r299 249 {"id":"r299","v":1}"#,
+                #"r0 0 {"id":"r0","v":1}"#,
+            ])
+            // One change per new or changed record, none for those seen again: the new ones in page order.
+            let changes = try harness.changes(since: before.through)
+            #expect(changes.lines.count == 201)
+            #expect(changes.lines.map(\.seq) == Array(before.through + 1 ... before.through + 201))
+            #expect(changes.lines.filter { $0.id != "r60" }.map(\.id) == (100 ..< 300).map { "r\($0)" })
+            #expect(changes.lines.allSatisfy { $0.op == "upsert" })
+            #expect(changes.lines.first { $0.id == "r60" }?.record == #"{"id":"r60","v":2}"#)
+        }
+    }
+
     @Test("pages answered 304 change nothing and add nothing to the feed")
     func notModifiedAddsNothing() async throws {
         let harness = try Harness()
@@ -208,8 +241,9 @@ struct ChangeFeedTests {
             #expect(try harness.changes(since: 0).through == 3)
             api.change("B") { $0.ids = ["3", "4"]; $0.version = 2 }
             _ = try await harness.run(job, server: server)
+            // Within a page, its new records come first, then those it changed.
             #expect(try harness.changes(since: 3).lines.map(\.description) == [
-                #"4 upsert /3 {"id":"3","v":2}"#, #"5 upsert /4 {"id":"4","v":2}"#,
+                #"4 upsert /4 {"id":"4","v":2}"#, #"5 upsert /3 {"id":"3","v":2}"#,
             ])
         }
     }
