@@ -38,11 +38,14 @@ public final class Downloader: FileQueue {
         let (stream, continuation) = AsyncStream.makeStream(of: RedactedURL.self)
         let downloader = Downloader(continuation: continuation)
         // A file on another origin than the API's (a CDN) gets no header holding a secret.
+        let watchdog = DownloadWatchdog(idle: .nanoseconds(Int64(job.timeout * 1e9)), minRate: job.minDownloadRate,
+                                        clock: client.clock)
         let fetcher = FileFetcher(job: job, client: client,
                                   sender: RetryingSender(job: job, limiter: limiter, quota: quota, policy: retry, logger: logger,
                                                          clock: client.clock),
                                   logger: logger, origin: job.origin,
-                                  plainHeaders: job.headers.filter { !$0.value.holdsSecret }, folders: FileFolders(output: output))
+                                  plainHeaders: job.headers.filter { !$0.value.holdsSecret }, folders: FileFolders(output: output),
+                                  watchdog: watchdog)
         let state = downloader.state
         // Counts each file as it ends, from its own task, so that progress moves between pages.
         let settle: @Sendable (FileOutcome) -> Void = { outcome in
@@ -81,9 +84,11 @@ public final class Downloader: FileQueue {
             }
             group.addTask {
                 // Starts each queued URL as soon as fewer than `width` are in flight; a stop
-                // cancels those in flight and starts no other.
+                // cancels those in flight and starts no other. The watchdog watches them all,
+                // until the last has ended.
                 await cancelWhenGracefulShutdown {
                     await withTaskGroup(of: Void.self) { files in
+                        files.addTask { await watchdog.run() }
                         var running = 0
                         for await url in stream {
                             if running >= width {
@@ -97,6 +102,10 @@ public final class Downloader: FileQueue {
                             }
                             running += 1
                         }
+                        while running > 0, await files.next() != nil {
+                            running -= 1
+                        }
+                        files.cancelAll()
                     }
                 }
                 endings.finish()
@@ -129,6 +138,8 @@ struct FileFetcher: Sendable {
     /// The job's headers without those holding a secret, for files on other origins.
     let plainHeaders: [Header]
     package let folders: FileFolders
+    /// Fails a download that stalls or runs too slowly.
+    package let watchdog: DownloadWatchdog
 
     /// Downloads `url` and says how it ended; nil when the task was cancelled: the
     /// download is abandoned, nothing of it kept or recorded (it is tried again next run).
@@ -177,7 +188,7 @@ struct FileFetcher: Sendable {
             guard ftruncate(descriptor, 0) == 0, lseek(descriptor, 0, SEEK_SET) == 0 else {
                 throw .writeFailed(url, String(cString: strerror(errno)), status: nil)
             }
-            return try await client.download(request, to: descriptor, minRate: job.minDownloadRate)
+            return try await client.download(request, to: descriptor, watchdog: watchdog)
         })
         outcome.time = Timestamp.string(Date())
         switch sent.result {
