@@ -175,9 +175,10 @@ struct FileFetcher: Sendable {
                                   auth: own ? job.auth : nil)
         let descriptor = temporary.descriptor
         var open = true
+        var placed = false
         defer {
             if open { close(descriptor) }
-            folders.discard(temporary.name)
+            if !placed { folders.discard(temporary.name) }
         }
         let client = client
         let sent = await sender.send(url, retryable: { (download: HTTPClient.Download) in
@@ -214,6 +215,7 @@ struct FileFetcher: Sendable {
                 outcome.error = error.reason
                 return outcome
             }
+            placed = true
             outcome.status = .ok
             outcome.path = relative
             outcome.size = download.size
