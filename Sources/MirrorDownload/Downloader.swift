@@ -12,9 +12,12 @@ public final class Downloader: FileQueue {
         /// URLs queued in this run.
         let queued = Mutex(Set<String>())
         let summary = Mutex(DownloadSummary())
+        /// Outcomes not yet handed to the recording task.
+        let unrecorded = Mutex([FileOutcome]())
     }
 
-    /// Outcomes recorded in one transaction: one write per file would cost a transaction each.
+    /// Outcomes recorded in one transaction, and handed to the recording task at once: one
+    /// write per file would cost a transaction each, one hand-over per file a task switch.
     static let recordBatch = 64
 
     private let state = State()
@@ -68,19 +71,21 @@ public final class Downloader: FileQueue {
                 logger.error("cannot record downloads", metadata: ["job": "\(job.name)", "error": "\(error)"])
             }
         }
-        let (ended, endings) = AsyncStream.makeStream(of: FileOutcome.self)
+        let (ended, endings) = AsyncStream.makeStream(of: [FileOutcome].self)
+        // Takes what ended so far once it makes a batch, or, with `all`, whatever there is.
+        let batch: @Sendable (_ all: Bool) -> [FileOutcome]? = { all in
+            state.unrecorded.withLock { unrecorded in
+                guard unrecorded.count >= (all ? 1 : recordBatch) else { return nil }
+                var batch: [FileOutcome] = []
+                batch.reserveCapacity(recordBatch)
+                swap(&batch, &unrecorded)
+                return batch
+            }
+        }
         let width = job.downloadConcurrency
         return await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                var batch: [FileOutcome] = []
-                batch.reserveCapacity(recordBatch)
-                for await outcome in ended {
-                    batch.append(outcome)
-                    guard batch.count >= recordBatch else { continue }
-                    await record(batch)
-                    batch.removeAll(keepingCapacity: true)
-                }
-                if !batch.isEmpty { await record(batch) }
+                for await outcomes in ended { await record(outcomes) }
             }
             group.addTask {
                 // Starts each queued URL as soon as fewer than `width` are in flight; a stop
@@ -98,7 +103,8 @@ public final class Downloader: FileQueue {
                             files.addTask {
                                 guard let outcome = await fetcher.fetch(url) else { return }
                                 settle(outcome)
-                                endings.yield(outcome)
+                                state.unrecorded.withLock { $0.append(outcome) }
+                                if let outcomes = batch(false) { endings.yield(outcomes) }
                             }
                             running += 1
                         }
@@ -108,6 +114,7 @@ public final class Downloader: FileQueue {
                         files.cancelAll()
                     }
                 }
+                if let outcomes = batch(true) { endings.yield(outcomes) }
                 endings.finish()
             }
             let value = await body(downloader)
