@@ -88,7 +88,9 @@ extension HTTPClient {
 /// library calls it: a 2xx body is hashed there and written to the file piece by piece on
 /// NIO's thread pool for blocking work, as async-http-client's own file delegate writes, so
 /// a slow disk never holds an event loop (measured against writing on the event loop: 2,000
-/// files of 100 KB, 596 against 632 files/s, within the runs' spread); any other body
+/// files of 100 KB, 596 against 632 files/s, within the runs' spread; again with one
+/// watchdog task a job, median of 5: 2,312 against 2,395 files/s on tmpfs at the same CPU
+/// time, 599 against 596 on disk); any other body
 /// is read and dropped (up to 1 MB), so that its connection serves the next request. The
 /// job's `DownloadWatchdog` watches it from its request's head on, and fails it when it
 /// stalls or runs too slowly.
