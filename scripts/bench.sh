@@ -60,7 +60,9 @@
 # BENCH_SKIP_BUILD=1 (use the existing .build/release/mirror), MIRROR=path (binary to
 # measure; implies no build), BENCH_KEEP=1 (keep the temp folder), BENCH_CONCURRENCY=N
 # (the generated job's `concurrency:` in the nginx benchmark, default 8),
-# BENCH_LATENCY=0 (skip both latency benchmarks, pages and downloads), BENCH_AUTH=bearer
+# BENCH_LATENCY=0 (skip both latency benchmarks, pages and downloads), BENCH_WALK=0 (skip
+# the page walk, export, snapshot and change feed benchmarks: the downloads and latency
+# parts alone; nginx still serves BENCH_PAGES generated pages), BENCH_AUTH=bearer
 # (the page walk's job sends a bearer token through `auth`),
 # BENCH_LATENCY_PAGES (the page latency benchmark's page count, default 1000; the
 # target and the checks scale), BENCH_DOWNLOADS=0 (skip both downloads benchmarks),
@@ -99,6 +101,7 @@ WALKED=$((PAGES * 100))
 unique_ids() { echo $(( $1 > 0 ? 100 + ($1 - 1) * 95 : 0 )); }
 UNIQUE=$(unique_ids "$PAGES")
 LATENCY=${BENCH_LATENCY:-1}
+WALK=${BENCH_WALK:-1}
 LAT_PAGES=${BENCH_LATENCY_PAGES:-1000}
 LAT_DELAY_MS=20
 LAT_CONCURRENCY=8
@@ -120,6 +123,7 @@ positive BENCH_PAGES "$PAGES"
 positive BENCH_CONCURRENCY "$CONCURRENCY"
 positive BENCH_PROFILE_TOP "$PROFILE_TOP"
 [[ "$LATENCY" =~ ^[01]$ ]] || die "BENCH_LATENCY must be 0 or 1, not '$LATENCY'"
+[[ "$WALK" =~ ^[01]$ ]] || die "BENCH_WALK must be 0 or 1, not '$WALK'"
 [ "$LATENCY" = 0 ] || positive BENCH_LATENCY_PAGES "$LAT_PAGES"
 LAT_UNIQUE=$(unique_ids "$LAT_PAGES")
 [[ "$AUTH" =~ ^(none|bearer)$ ]] || die "BENCH_AUTH must be none or bearer, not '$AUTH'"
@@ -426,56 +430,60 @@ run_reference() { # RUN
     [ "$n" = "$UNIQUE" ] || die "reference stored $n records, expected $UNIQUE"
 }
 
+export_ok=1
+SNAPSHOT_SIZES=""
 say "bench: workload: $(cat "$WORK/gen.txt")"
 say "bench: nginx on 127.0.0.1:$PORT (pid $NGINX_PID); mirror: $MIRROR"
-say "bench: 1 warm-up + $RUNS measured runs each, interleaved"
-for run in warm-up $(seq 1 "$RUNS"); do
-    run_reference "$run"
-    run_mirror "$run"
-    if [ "$run" != "$RUNS" ]; then rm -rf "$WORK/mirror-out-$run"; fi
-done
-LAST="$WORK/mirror-out-$RUNS"
-if [ "$PROFILE" = 1 ]; then
-    rm -rf "$WORK/mirror-out-profile"
-    profile walk "$MIRROR" run "$WORK/job/bench.yaml" --output "$WORK/mirror-out-profile" --quiet
-    rm -rf "$WORK/mirror-out-profile"
+if [ "$WALK" = 1 ]; then
+    say "bench: 1 warm-up + $RUNS measured runs each, interleaved"
+    for run in warm-up $(seq 1 "$RUNS"); do
+        run_reference "$run"
+        run_mirror "$run"
+        if [ "$run" != "$RUNS" ]; then rm -rf "$WORK/mirror-out-$run"; fi
+    done
+    LAST="$WORK/mirror-out-$RUNS"
+    if [ "$PROFILE" = 1 ]; then
+        rm -rf "$WORK/mirror-out-profile"
+        profile walk "$MIRROR" run "$WORK/job/bench.yaml" --output "$WORK/mirror-out-profile" --quiet
+        rm -rf "$WORK/mirror-out-profile"
+    fi
+    rm -rf "$WORK/fetch"
+    DB="$LAST/t_item.sqlite"
+    sqlite3 "$DB" "select count(*) from t_item where id <> json_extract(record, '\$.id')" | grep -qx 0 \
+        || die "some stored id differs from its record's id"
+
+    for run in warm-up $(seq 1 "$RUNS"); do
+        measure mirror-export "$run" "$WORK/export.ndjson" \
+            "$MIRROR" export --table t_item --output "$LAST"
+        measure ref-export "$run" "$WORK/ref-export.ndjson" \
+            sqlite3 "$DB" "select record from t_item order by account, position"
+    done
+    lines=$(wc -l <"$WORK/export.ndjson")
+    [ "$lines" -eq "$UNIQUE" ] || die "mirror export printed $lines lines, expected $UNIQUE"
+    export_ok=1
+    check=$(python3 "$ROOT/scripts/bench/check_export.py" "$WORK/www/expected.ndjson" "$WORK/export.ndjson") \
+        || export_ok=0
+
+    # ---- snapshot and the change feed, on the same table ---------------------------------------
+    # mirror snapshot of the output folder against sqlite3's online backup and VACUUM INTO of
+    # the table's database (each to a new file every run), and export --changes-since 0 (every
+    # record, as a change) against the plain export above.
+    size_of() { stat -c %s "$1"; }
+    for run in warm-up $(seq 1 "$RUNS"); do
+        rm -rf "$WORK/snap" "$WORK/backup.sqlite" "$WORK/vacuum.sqlite"
+        measure mirror-snapshot "$run" /dev/null "$MIRROR" snapshot "$WORK/snap" --output "$LAST"
+        measure ref-backup "$run" /dev/null sqlite3 "$DB" ".backup '$WORK/backup.sqlite'"
+        measure ref-vacuum "$run" /dev/null sqlite3 "$DB" "VACUUM INTO '$WORK/vacuum.sqlite'"
+        measure mirror-changes "$run" "$WORK/changes.ndjson" \
+            "$MIRROR" export --table t_item --output "$LAST" --changes-since 0
+    done
+    n=$(count_rows "$WORK/snap/t_item.sqlite")
+    [ "$n" = "$UNIQUE" ] || die "the snapshot holds $n records, expected $UNIQUE"
+    [ "$(sqlite3 "$WORK/snap/t_item.sqlite" 'pragma integrity_check')" = ok ] || die "the snapshot fails integrity_check"
+    lines=$(wc -l <"$WORK/changes.ndjson")
+    [ "$lines" -eq "$UNIQUE" ] || die "export --changes-since 0 printed $lines lines, expected $UNIQUE"
+    SNAPSHOT_SIZES="$(size_of "$WORK/snap/t_item.sqlite"),$(size_of "$WORK/backup.sqlite"),$(size_of "$WORK/vacuum.sqlite"),$(size_of "$DB")"
 fi
-rm -rf "$WORK/fetch"
-DB="$LAST/t_item.sqlite"
-sqlite3 "$DB" "select count(*) from t_item where id <> json_extract(record, '\$.id')" | grep -qx 0 \
-    || die "some stored id differs from its record's id"
-
-for run in warm-up $(seq 1 "$RUNS"); do
-    measure mirror-export "$run" "$WORK/export.ndjson" \
-        "$MIRROR" export --table t_item --output "$LAST"
-    measure ref-export "$run" "$WORK/ref-export.ndjson" \
-        sqlite3 "$DB" "select record from t_item order by account, position"
-done
-lines=$(wc -l <"$WORK/export.ndjson")
-[ "$lines" -eq "$UNIQUE" ] || die "mirror export printed $lines lines, expected $UNIQUE"
-export_ok=1
-check=$(python3 "$ROOT/scripts/bench/check_export.py" "$WORK/www/expected.ndjson" "$WORK/export.ndjson") \
-    || export_ok=0
-
-# ---- snapshot and the change feed, on the same table ---------------------------------------
-# mirror snapshot of the output folder against sqlite3's online backup and VACUUM INTO of
-# the table's database (each to a new file every run), and export --changes-since 0 (every
-# record, as a change) against the plain export above.
-size_of() { stat -c %s "$1"; }
-for run in warm-up $(seq 1 "$RUNS"); do
-    rm -rf "$WORK/snap" "$WORK/backup.sqlite" "$WORK/vacuum.sqlite"
-    measure mirror-snapshot "$run" /dev/null "$MIRROR" snapshot "$WORK/snap" --output "$LAST"
-    measure ref-backup "$run" /dev/null sqlite3 "$DB" ".backup '$WORK/backup.sqlite'"
-    measure ref-vacuum "$run" /dev/null sqlite3 "$DB" "VACUUM INTO '$WORK/vacuum.sqlite'"
-    measure mirror-changes "$run" "$WORK/changes.ndjson" \
-        "$MIRROR" export --table t_item --output "$LAST" --changes-since 0
-done
-n=$(count_rows "$WORK/snap/t_item.sqlite")
-[ "$n" = "$UNIQUE" ] || die "the snapshot holds $n records, expected $UNIQUE"
-[ "$(sqlite3 "$WORK/snap/t_item.sqlite" 'pragma integrity_check')" = ok ] || die "the snapshot fails integrity_check"
-lines=$(wc -l <"$WORK/changes.ndjson")
-[ "$lines" -eq "$UNIQUE" ] || die "export --changes-since 0 printed $lines lines, expected $UNIQUE"
-SNAPSHOT_SIZES="$(size_of "$WORK/snap/t_item.sqlite"),$(size_of "$WORK/backup.sqlite"),$(size_of "$WORK/vacuum.sqlite"),$(size_of "$DB")"
 
 # ---- downloads: files the records point to, from nginx -----------------------------------
 # check_files NAME OUTPUT_DIR BASE_URL: the file checks of check_downloads.py on one mirror
@@ -705,11 +713,17 @@ if [ "$DOWNLOADS" = 1 ]; then
                     --delay-ms "$LAT_DELAY_MS")
     [ "$LATENCY" = 0 ] || downloads_args+=(--download-latency "$DL_LAT_STATS")
 fi
-python3 "$ROOT/scripts/bench/report.py" "$RESULTS" "$WALKED" "$UNIQUE" "$BYTES" --snapshot-sizes "$SNAPSHOT_SIZES" \
+walk_args=()
+[ "$WALK" = 0 ] || walk_args=(--snapshot-sizes "$SNAPSHOT_SIZES")
+python3 "$ROOT/scripts/bench/report.py" "$RESULTS" "$WALKED" "$UNIQUE" "$BYTES" "${walk_args[@]+"${walk_args[@]}"}" \
     "${latency_args[@]+"${latency_args[@]}"}" "${downloads_args[@]+"${downloads_args[@]}"}"
 echo
-echo "checks: every mirror run stored select count(*) from t_item = $(count_rows "$DB") (expected $UNIQUE)"
-echo "        $check"
+if [ "$WALK" = 1 ]; then
+    echo "checks: every mirror run stored select count(*) from t_item = $(count_rows "$DB") (expected $UNIQUE)"
+    echo "        $check"
+else
+    echo "checks: (the page walk was not measured: BENCH_WALK=0)"
+fi
 latency_ok=1
 if [ "$LATENCY" = 1 ]; then
     echo "        latency: every run stored $LAT_UNIQUE records; the server saw one request per page ($LAT_PAGES),"
@@ -747,9 +761,11 @@ if [ "$DOWNLOADS" = 1 ]; then
             || failures+=("mirror run downloading $FILES files with download_concurrency: $DL_CONCURRENCY took ${dl_lat}s (median) against a ${LAT_DELAY_MS} ms server, above the ${DL_LAT_TARGET}s target ($(python3 -c "print('%.2f' % ($dl_lat / $DL_LAT_TARGET))") of it)")
     fi
 fi
-echo "mirror's summary (last run):"
-sed 's/^/  | /' "$WORK/mirror-run.stdout"
-[ -z "$(tail -c1 "$WORK/mirror-run.stdout")" ] || echo
+if [ "$WALK" = 1 ]; then
+    echo "mirror's summary (last run):"
+    sed 's/^/  | /' "$WORK/mirror-run.stdout"
+    [ -z "$(tail -c1 "$WORK/mirror-run.stdout")" ] || echo
+fi
 if [ "$LATENCY" = 1 ]; then
     for c in "$LAT_CONCURRENCY" 1; do
         echo "mirror's summary (latency, concurrency $c, last run):"

@@ -12,9 +12,12 @@ public final class Downloader: FileQueue {
         /// URLs queued in this run.
         let queued = Mutex(Set<String>())
         let summary = Mutex(DownloadSummary())
+        /// Outcomes not yet handed to the recording task.
+        let unrecorded = Mutex([FileOutcome]())
     }
 
-    /// Outcomes recorded in one transaction: one write per file would cost a transaction each.
+    /// Outcomes recorded in one transaction, and handed to the recording task at once: one
+    /// write per file would cost a transaction each, one hand-over per file a task switch.
     static let recordBatch = 64
 
     private let state = State()
@@ -38,11 +41,14 @@ public final class Downloader: FileQueue {
         let (stream, continuation) = AsyncStream.makeStream(of: RedactedURL.self)
         let downloader = Downloader(continuation: continuation)
         // A file on another origin than the API's (a CDN) gets no header holding a secret.
+        let watchdog = DownloadWatchdog(idle: .nanoseconds(Int64(job.timeout * 1e9)), minRate: job.minDownloadRate,
+                                        clock: client.clock)
         let fetcher = FileFetcher(job: job, client: client,
                                   sender: RetryingSender(job: job, limiter: limiter, quota: quota, policy: retry, logger: logger,
                                                          clock: client.clock),
                                   logger: logger, origin: job.origin,
-                                  plainHeaders: job.headers.filter { !$0.value.holdsSecret }, folders: FileFolders(output: output))
+                                  plainHeaders: job.headers.filter { !$0.value.holdsSecret }, folders: FileFolders(output: output),
+                                  watchdog: watchdog)
         let state = downloader.state
         // Counts each file as it ends, from its own task, so that progress moves between pages.
         let settle: @Sendable (FileOutcome) -> Void = { outcome in
@@ -65,25 +71,29 @@ public final class Downloader: FileQueue {
                 logger.error("cannot record downloads", metadata: ["job": "\(job.name)", "error": "\(error)"])
             }
         }
-        let (ended, endings) = AsyncStream.makeStream(of: FileOutcome.self)
+        let (ended, endings) = AsyncStream.makeStream(of: [FileOutcome].self)
+        // Takes what ended so far once it makes a batch, or, with `all`, whatever there is.
+        let batch: @Sendable (_ all: Bool) -> [FileOutcome]? = { all in
+            state.unrecorded.withLock { unrecorded in
+                guard unrecorded.count >= (all ? 1 : recordBatch) else { return nil }
+                var batch: [FileOutcome] = []
+                batch.reserveCapacity(recordBatch)
+                swap(&batch, &unrecorded)
+                return batch
+            }
+        }
         let width = job.downloadConcurrency
         return await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                var batch: [FileOutcome] = []
-                batch.reserveCapacity(recordBatch)
-                for await outcome in ended {
-                    batch.append(outcome)
-                    guard batch.count >= recordBatch else { continue }
-                    await record(batch)
-                    batch.removeAll(keepingCapacity: true)
-                }
-                if !batch.isEmpty { await record(batch) }
+                for await outcomes in ended { await record(outcomes) }
             }
             group.addTask {
                 // Starts each queued URL as soon as fewer than `width` are in flight; a stop
-                // cancels those in flight and starts no other.
+                // cancels those in flight and starts no other. The watchdog watches them all,
+                // until the last has ended.
                 await cancelWhenGracefulShutdown {
                     await withTaskGroup(of: Void.self) { files in
+                        files.addTask { await watchdog.run() }
                         var running = 0
                         for await url in stream {
                             if running >= width {
@@ -93,12 +103,18 @@ public final class Downloader: FileQueue {
                             files.addTask {
                                 guard let outcome = await fetcher.fetch(url) else { return }
                                 settle(outcome)
-                                endings.yield(outcome)
+                                state.unrecorded.withLock { $0.append(outcome) }
+                                if let outcomes = batch(false) { endings.yield(outcomes) }
                             }
                             running += 1
                         }
+                        while running > 0, await files.next() != nil {
+                            running -= 1
+                        }
+                        files.cancelAll()
                     }
                 }
+                if let outcomes = batch(true) { endings.yield(outcomes) }
                 endings.finish()
             }
             let value = await body(downloader)
@@ -129,6 +145,8 @@ struct FileFetcher: Sendable {
     /// The job's headers without those holding a secret, for files on other origins.
     let plainHeaders: [Header]
     package let folders: FileFolders
+    /// Fails a download that stalls or runs too slowly.
+    package let watchdog: DownloadWatchdog
 
     /// Downloads `url` and says how it ended; nil when the task was cancelled: the
     /// download is abandoned, nothing of it kept or recorded (it is tried again next run).
@@ -164,9 +182,10 @@ struct FileFetcher: Sendable {
                                   auth: own ? job.auth : nil)
         let descriptor = temporary.descriptor
         var open = true
+        var placed = false
         defer {
             if open { close(descriptor) }
-            folders.discard(temporary.name)
+            if !placed { folders.discard(temporary.name) }
         }
         let client = client
         let sent = await sender.send(url, retryable: { (download: HTTPClient.Download) in
@@ -177,7 +196,7 @@ struct FileFetcher: Sendable {
             guard ftruncate(descriptor, 0) == 0, lseek(descriptor, 0, SEEK_SET) == 0 else {
                 throw .writeFailed(url, String(cString: strerror(errno)), status: nil)
             }
-            return try await client.download(request, to: descriptor, minRate: job.minDownloadRate)
+            return try await client.download(request, to: descriptor, watchdog: watchdog)
         })
         outcome.time = Timestamp.string(Date())
         switch sent.result {
@@ -203,6 +222,7 @@ struct FileFetcher: Sendable {
                 outcome.error = error.reason
                 return outcome
             }
+            placed = true
             outcome.status = .ok
             outcome.path = relative
             outcome.size = download.size

@@ -74,15 +74,17 @@ public struct RetryingSender: Sendable {
         exchange: () async throws(HTTPError) -> Response
     ) async -> Outcome<Response> {
         var attempt = 0
+        // Parsed once: the quota, the rate limit and the wait after a flagged answer count by it.
+        let host = url.host
         while true {
             let result: Result<Response, HTTPError>
             var admitted = false
             do throws(HTTPError) {
-                if let wait = try await admit(url) {
+                if let wait = try await admit(url, host: host) {
                     return Outcome(result: .failure(deferral(url, wait, status: nil)), retries: attempt)
                 }
                 admitted = true
-                try await waitForTurn(url)
+                try await waitForTurn(url, host: host)
                 result = .success(try await exchange())
             } catch {
                 result = .failure(error)
@@ -90,7 +92,7 @@ public struct RetryingSender: Sendable {
             if admitted {
                 var heard: (status: Int, headers: [String: String])?
                 if case let .success(response) = result { heard = answer(response) }
-                await quota.heard(host: url.host, status: heard?.status, headers: heard?.headers)
+                await quota.heard(host: host, status: heard?.status, headers: heard?.headers)
             }
             let again: (cause: String, status: Int?, retryAfter: String?)?
             switch result {
@@ -117,10 +119,10 @@ public struct RetryingSender: Sendable {
 
     /// Nothing is sent from a cancelled task; otherwise waits for the host's quota, unless
     /// that wait is too long: then it is returned, and nothing was counted.
-    private func admit(_ url: RedactedURL) async throws(HTTPError) -> QuotaPacer.Wait? {
+    private func admit(_ url: RedactedURL, host: String) async throws(HTTPError) -> QuotaPacer.Wait? {
         if Task.isCancelled { throw .cancelled(url) }
         do {
-            return try await quota.admit(host: url.host, maxWait: maxWait) { wait in
+            return try await quota.admit(host: host, maxWait: maxWait) { wait in
                 logger.warning("waiting for the host's quota", metadata: [
                     "job": "\(job)", "url": "\(url.shortDescription)", "cause": "\(Self.said(wait.cause))",
                     "until": "\(Timestamp.string(quota.date(at: wait.until)))",
@@ -132,10 +134,10 @@ public struct RetryingSender: Sendable {
     }
 
     /// A rate-limited request waits for its slot.
-    private func waitForTurn(_ url: RedactedURL) async throws(HTTPError) {
+    private func waitForTurn(_ url: RedactedURL, host: String) async throws(HTTPError) {
         guard let rateLimit else { return }
         do {
-            try await limiter.acquire(host: url.host, limit: rateLimit)
+            try await limiter.acquire(host: host, limit: rateLimit)
         } catch {
             throw .cancelled(url)
         }

@@ -39,7 +39,19 @@ private func partialBytes(under output: String, reach count: Int) async {
     }
 }
 
+/// `count` bytes that repeat no short pattern (a linear congruential sequence): a piece
+/// written twice, dropped or out of order changes the file and its SHA-256.
+private func noise(_ count: Int, seed: UInt32) -> [UInt8] {
+    var state = seed
+    return (0..<count).map { _ in
+        state = state &* 1_664_525 &+ 1_013_904_223
+        return UInt8(truncatingIfNeeded: state >> 24)
+    }
+}
+
 /// Pages of records whose `BASE` stands for the server's own address; files under `/f/`.
+/// `/f/pieces*` serves 300,000 bytes of noise chunked in pieces of 700 bytes, `/f/bytes*`
+/// 3,000 bytes one byte a chunk.
 /// `/f/missing*` answers 404 while `missing` is set; `/f/big*` serves 4 KB chunked,
 /// `/f/large*` 4 KB with its length announced; `/f/slow*` stalls after 10 bytes until the
 /// server stops; `/f/trickle*` sends 20 bytes, then 20 more for each of `turns`.
@@ -68,6 +80,12 @@ private final class FileAPI: Sendable {
             let name = String(request.path.dropFirst(3))
             if name.hasPrefix("missing"), missing.withLock({ $0 }) {
                 return .text("gone", status: 404)
+            }
+            if name.hasPrefix("pieces") {
+                return FixtureResponse(body: noise(300_000, seed: 7), delivery: .chunked(700))
+            }
+            if name.hasPrefix("bytes") {
+                return FixtureResponse(body: noise(3_000, seed: 11), delivery: .chunked(1))
             }
             if name.hasPrefix("big") {
                 return FixtureResponse(body: [UInt8](repeating: 0x41, count: 4096), delivery: .chunked(512))
@@ -200,6 +218,28 @@ struct DownloadTests {
             == (["cache/.mirror.lock", "jobs.yaml"] + expected.map { "cache/" + $0.path! }).sorted())
         #expect(report.files == DownloadSummary(downloaded: 5, bytes: expected.reduce(0) { $0 + $1.size! }, failed: []))
         #expect(summary.text.contains(", 5 files (\(ByteSize.approximate(expected.reduce(0) { $0 + $1.size! }))), "))
+    }
+
+    @Test("a file arriving in many small pieces is written whole, in order, and hashed exactly")
+    func manyPieces() async throws {
+        let harness = try Harness()
+        let api = FileAPI(pages: [[#"{"id":1,"cover":{"url":"BASE/f/pieces.bin"},"attachments":["BASE/f/bytes.bin"]}"#]])
+        let base = try await FixtureServer.with(api.handle) { server in
+            let summary = try await harness.run(job(), server: server)
+            #expect(summary.jobs[0].files == DownloadSummary(downloaded: 2, bytes: 303_000, failed: []))
+            return server.base
+        }
+        let served = ["\(base)/f/bytes.bin": noise(3_000, seed: 11), "\(base)/f/pieces.bin": noise(300_000, seed: 7)]
+        let rows = try fileRows(harness)
+        #expect(rows.map(\.url) == served.keys.sorted())
+        for row in rows {
+            let bytes = served[row.url]!
+            #expect(row.status == "ok")
+            #expect(row.path == expectedPath(row.url, ext: "bin"))
+            #expect(row.size == bytes.count)
+            #expect(row.sha256 == hex(Crypto.SHA256.hash(data: bytes)))
+            #expect(FileManager.default.contents(atPath: harness.output + "/" + row.path!).map { Array($0) } == bytes)
+        }
     }
 
     @Test("a file that fails is reported without failing its job, retried by the next run; a complete one is not fetched again")
