@@ -39,8 +39,12 @@
 # a slice of each read API holds 100 records, the ones sqlite3 finds for it (the first and
 # the middle slice); every file mirror serve and nginx send has the SHA-256 _mirror_files
 # holds for it. While measuring: wrk must see no socket error (connect, read, write,
-# timeout: 10 s) and no response other than 2xx or 3xx, warm-up included. mirror serve
-# must exit 0 on SIGTERM. Any miss prints `bench-serve: FAILED: ...` and exits 1.
+# timeout: 10 s) and no response other than 2xx or 3xx, warm-up included. After measuring,
+# still exact after a change: page 1 asked twice is the same bytes and ETag (304 for it);
+# a record of it changed with a sqlite3 UPDATE, then removed with a DELETE, is in the next
+# answer as t_item holds it (left out once deleted), with a new ETag each time, the rest of
+# the page as it was. mirror serve must exit 0 on SIGTERM. Any miss prints
+# `bench-serve: FAILED: ...` and exits 1.
 #
 # Environment: MIRROR=path (binary to measure; default .build/release/mirror, built with
 # `swift build -c release --product mirror` if missing, unless BENCH_SKIP_BUILD=1),
@@ -467,6 +471,56 @@ measure slices-mirror "100-record slices (mirror serve)" "$SERVE_URL" "$WORK/pat
 measure files-mirror "files (mirror serve)" "$SERVE_URL" "$WORK/paths/files.txt"
 measure files-nginx "files (nginx)" "$NGINX_URL" "$WORK/paths/files.txt"
 
+# ---- still exact after a change --------------------------------------------------------------
+# Page 1, sent thousands of times above, is what serve keeps: one of its records is changed,
+# then deleted, through sqlite3 (the change feed's triggers see both, as they see a run's),
+# and each next answer must hold the table as it is now, with another ETag; the rest of the
+# page stays byte for byte what it was.
+PAGE1="$SERVE_URL/pages/1.json"
+fetch_page1() { # OUT: page 1 into OUT; prints its ETag
+    curl -fsS -D "$1.headers" -o "$1" "$PAGE1" || die "mirror serve does not answer /pages/1.json"
+    sed -n 's/^[Ee][Tt][Aa][Gg]: *\(.*\)\r$/\1/p' "$1.headers"
+}
+check_page1() { # WAS NOW WANT: page 1 in NOW is page 1 in WAS with record CHANGED_ID as sqlite3 holds it now
+    local want
+    want=$(sqlite3 "$DB" "select record from t_item where account = '' and id = '$CHANGED_ID'")
+    python3 - "$1" "$2" "$CHANGED_ID" "$want" <<'PY' || die "after the $3, /pages/1.json does not hold record $CHANGED_ID as t_item does (see above)"
+import json, sys
+was, now = (json.load(open(p, "rb")) for p in sys.argv[1:3])
+key, want = sys.argv[3], sys.argv[4]
+expected = []
+for record in was["data"]["list"]:
+    if str(record.get("id")) != key:
+        expected.append(record)
+    elif want:
+        expected.append(json.loads(want))
+if now["data"]["list"] != expected or {k: v for k, v in now.items() if k != "data"} != {k: v for k, v in was.items() if k != "data"}:
+    sys.exit("the replayed page is not the page before with record %s %s" % (key, "as stored now" if want else "left out"))
+PY
+}
+CHANGED_ID=$(sqlite3 "$DB" "select json_extract(ids, '\$[50]') from _mirror_pages where url = '$NGINX_URL/pages/1.json'")
+[ -n "$CHANGED_ID" ] || die "_mirror_pages holds no page 1 with 51 ids"
+etag_kept=$(fetch_page1 "$WORK/page1-kept.json")
+etag_again=$(fetch_page1 "$WORK/page1-again.json")
+[ -n "$etag_kept" ] && [ "$etag_kept" = "$etag_again" ] || die "page 1 asked twice has ETags '$etag_kept' and '$etag_again'"
+cmp -s "$WORK/page1-kept.json" "$WORK/page1-again.json" || die "page 1 asked twice is not the same bytes"
+code=$(curl -sS -o /dev/null -w '%{http_code}' -H "If-None-Match: $etag_kept" "$PAGE1")
+[ "$code" = 304 ] || die "page 1 with If-None-Match: its ETag got $code, not 304"
+sqlite3 "$DB" ".timeout 10000" "update t_item set record = json_set(record, '\$.bench_changed', '$(date +%s%N)')
+                                where account = '' and id = '$CHANGED_ID'" || die "sqlite3 could not update record $CHANGED_ID"
+etag_updated=$(fetch_page1 "$WORK/page1-updated.json")
+check_page1 "$WORK/page1-kept.json" "$WORK/page1-updated.json" UPDATE
+[ -n "$etag_updated" ] && [ "$etag_updated" != "$etag_kept" ] || die "after the UPDATE page 1 kept its ETag $etag_kept"
+code=$(curl -sS -o /dev/null -w '%{http_code}' -H "If-None-Match: $etag_kept" "$PAGE1")
+[ "$code" = 200 ] || die "after the UPDATE, page 1 with If-None-Match: its old ETag got $code, not 200"
+sqlite3 "$DB" ".timeout 10000" "delete from t_item where account = '' and id = '$CHANGED_ID'" \
+    || die "sqlite3 could not delete record $CHANGED_ID"
+etag_deleted=$(fetch_page1 "$WORK/page1-deleted.json")
+check_page1 "$WORK/page1-kept.json" "$WORK/page1-deleted.json" DELETE
+[ -n "$etag_deleted" ] && [ "$etag_deleted" != "$etag_updated" ] && [ "$etag_deleted" != "$etag_kept" ] \
+    || die "after the DELETE page 1's ETag is $etag_deleted, as before"
+say "bench-serve:   checked: page 1 after sqlite3 UPDATEs record $CHANGED_ID holds it as stored, after a DELETE leaves it out; new ETags"
+
 # ---- peak RSS, servers stopped ----------------------------------------------------------------
 # nginx: the peak resident size of its master and workers, summed (a worker's pages shared
 # with the master count twice)
@@ -515,4 +569,5 @@ echo
 echo "checks: t_item holds $UNIQUE records and $FILES files were downloaded; replayed pages are the JSON values"
 echo "        nginx serves; slices of both read APIs hold the records sqlite3 finds; every file from both servers"
 echo "        matches its SHA-256; no socket error and no response other than 2xx or 3xx in any wrk run;"
-echo "        mirror serve exited 0 on SIGTERM"
+echo "        page 1, kept by serve, held record $CHANGED_ID as sqlite3 UPDATEd it, then left it out once DELETEd,"
+echo "        each time with a new ETag, the rest of the page unchanged; mirror serve exited 0 on SIGTERM"

@@ -7,6 +7,8 @@ import Yams
 public struct JobFileLoader: Sendable {
     /// `500ms`, `30s`, `5m`, `12h`, `7d` → seconds, as job files write durations.
     public static func duration(_ text: String) -> Double? { JobFileReader.duration(text) }
+    /// `500KB`, `64MB`, `1GB` → bytes, as job files write sizes (`max_file_size`).
+    public static func byteSize(_ text: String) -> Int? { JobFileReader.byteSize(text) }
 
     public let environment: [String: String]
 

@@ -43,33 +43,39 @@ enum DatabaseFiles {
     /// The SQLite files of a folder, in name order: never a journal, nothing hidden, nothing
     /// but regular files of at least one database page.
     package static func databases(in folder: String) -> [String] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-        return names.filter { name in
-            guard !name.hasPrefix("."), !name.hasSuffix("-wal"), !name.hasSuffix("-shm"), !name.hasSuffix("-journal") else {
-                return false
-            }
-            return isDatabase((folder as NSString).appendingPathComponent(name))
-        }.sorted()
+        identified(in: folder).map(\.name)
     }
 
-    /// Whether the file at `path` begins as a SQLite database does, read through a handle
+    /// The SQLite files of a folder as `databases(in:)` finds them, each with the file its
+    /// name leads to now.
+    static func identified(in folder: String) -> [(name: String, file: Identity)] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return names.compactMap { name in
+            guard !name.hasPrefix("."), !name.hasSuffix("-wal"), !name.hasSuffix("-shm"), !name.hasSuffix("-journal") else {
+                return nil
+            }
+            return database((folder as NSString).appendingPathComponent(name)).map { (name: name, file: $0) }
+        }.sorted { $0.name < $1.name }
+    }
+
+    /// The file at `path` when it begins as a SQLite database does, read through a handle
     /// SQLite opened and closes (no schema is read: a file whose header is a database's but
     /// whose pages are broken counts, and opening it later says what is wrong). A file
     /// SQLite cannot open counts as one too, for the same reason.
-    static func isDatabase(_ path: String) -> Bool {
+    private static func database(_ path: String) -> Identity? {
         var info = stat()
-        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size >= smallestDatabase else { return false }
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size >= smallestDatabase else { return nil }
         let identity = Identity(info)
-        if known.withLock({ $0.contains(identity) }) { return true }
+        if known.withLock({ $0.contains(identity) }) { return identity }
         var connection: OpaquePointer?
         defer { sqlite3_close(connection) }
-        guard sqlite3_open_v2(path, &connection, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { return true }
+        guard sqlite3_open_v2(path, &connection, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { return identity }
         var file: UnsafeMutablePointer<sqlite3_file>?
         guard sqlite3_file_control(connection, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK,
-              let file, let read = file.pointee.pMethods?.pointee.xRead else { return true }
+              let file, let read = file.pointee.pMethods?.pointee.xRead else { return identity }
         var header = [UInt8](repeating: 0, count: 16)
-        guard read(file, &header, 16, 0) == SQLITE_OK, header == Array("SQLite format 3\u{0}".utf8) else { return false }
+        guard read(file, &header, 16, 0) == SQLITE_OK, header == Array("SQLite format 3\u{0}".utf8) else { return nil }
         known.withLock { _ = $0.insert(identity) }
-        return true
+        return identity
     }
 }

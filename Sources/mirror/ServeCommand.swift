@@ -13,7 +13,9 @@ struct ServeCommand: AsyncParsableCommand {
             Answers the API's own URLs: a GET of a page a run stored (a POST with the same \
             body), with the same path and query, gets the page as the API served it, its \
             records as stored now and its next URLs pointing here; secrets are not needed \
-            and never sent; ETag and If-None-Match give 304. Serves a status page at / and \
+            and never sent; ETag and If-None-Match give 304. A page is kept as assembled, \
+            up to --page-cache in all, and sent again from memory until a commit changes \
+            what it is made of. Serves a status page at / and \
             the read API under /_mirror/: tables, tables/<table> (records, with \
             account, since_id, max_id, limit, offset, order as export takes them), \
             changes/<table>?since=N (the change feed), files/<path> (downloaded files, with \
@@ -44,6 +46,12 @@ struct ServeCommand: AsyncParsableCommand {
     var sendTimeout = "30s"
     @Option(name: .customLong("stop-grace"), help: "On a signal, wait this long for the responses in flight, then cut them.")
     var stopGrace = "10s"
+    @Option(name: .customLong("page-cache"),
+            help: "Keep up to this much of the replayed pages as assembled, to send again while their records are unchanged (0: none).")
+    var pageCache = ByteSize.text(MirrorServer.defaultPageCache).replacingOccurrences(of: " ", with: "")
+
+    /// The most `--page-cache` may be.
+    static let largestPageCache = 1 << 40
 
     /// A time limit of 1ms to a day.
     static func limit(_ text: String) -> Duration? {
@@ -56,6 +64,9 @@ struct ServeCommand: AsyncParsableCommand {
         for (name, value) in [("idle-timeout", idleTimeout), ("header-timeout", headerTimeout),
                               ("send-timeout", sendTimeout), ("stop-grace", stopGrace)] where Self.limit(value) == nil {
             throw ValidationError("--\(name) must be a duration from 1ms to 24h such as 500ms, 10s or 2m, not '\(value)'")
+        }
+        guard let bytes = JobFileLoader.byteSize(pageCache), bytes <= Self.largestPageCache else {
+            throw ValidationError("--page-cache must be a size from 0 to 1024GB such as 0, 64MB or 1GB, not '\(pageCache)'")
         }
     }
 
@@ -75,6 +86,7 @@ struct ServeCommand: AsyncParsableCommand {
         options.headerTimeout = Self.limit(headerTimeout) ?? options.headerTimeout
         options.sendTimeout = Self.limit(sendTimeout) ?? options.sendTimeout
         options.stopGrace = Self.limit(stopGrace) ?? options.stopGrace
+        options.pageCache = JobFileLoader.byteSize(pageCache) ?? options.pageCache
         let logger = LogSetup.bootstrap(quiet: false, verbose: false)
         let address = bind
         let folder = options.output

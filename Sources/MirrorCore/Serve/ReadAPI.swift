@@ -33,13 +33,18 @@ public struct ReadAPI: Sendable {
 
         /// The answer as Hummingbird sends it: a 304 has no body and no `Content-Type`.
         var response: Response {
+            Response(status: .init(code: status), headers: fields,
+                     body: status == 304 ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+        }
+
+        /// Its headers as sent: `Content-Type` (but on a 304), then `headers`.
+        var fields: HTTPFields {
             var fields = HTTPFields()
             if status != 304 { fields[.contentType] = contentType }
             for (name, value) in headers {
                 if let name = HTTPField.Name(name) { fields[name] = value }
             }
-            return Response(status: .init(code: status), headers: fields,
-                            body: status == 304 ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+            return fields
         }
     }
 
