@@ -56,8 +56,8 @@ struct ShippingTests {
                                     in: folder)
         #expect(feed.status == 0)
         #expect(feed.stdout == """
-            {"seq":4,"op":"upsert","account":"","id":"1","record":{"id":1,"v":2}}
-            {"seq":5,"op":"upsert","account":"","id":"4","record":{"id":4,"v":1}}
+            {"seq":4,"op":"upsert","account":"","id":"4","record":{"id":4,"v":1}}
+            {"seq":5,"op":"upsert","account":"","id":"1","record":{"id":1,"v":2}}
             {"seq":6,"op":"delete","account":"","id":"2"}
 
             """)
