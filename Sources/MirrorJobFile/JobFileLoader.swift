@@ -339,7 +339,14 @@ struct JobFileReader {
             }
         }
         linkParents(&jobs, nodes: jobNodes)
-        return JobFile(path: file, output: output, jobs: jobs)
+        // `shard:` pins that cannot all hold. The jobs of one file share an output folder,
+        // whatever `--output` says, so this needs no folder; pins across files, and pins
+        // past the last shard, are checked by `plan` and `run --shard`, which know them.
+        let read = JobFile(path: file, output: output, jobs: jobs)
+        for group in ShardPlan.groups([read], folders: [""]) {
+            diagnostics += ShardPlan.pinProblems(group, files: [read], count: nil)
+        }
+        return read
     }
 
     // MARK: Values

@@ -51,6 +51,7 @@ extension JobFileReader {
         let incremental = readIncremental(job)
         let deleted = readDeleted(job)
         let auth = readJobAuth(job, name: nameText)
+        let shard = readShard(job)
         if let auth { redactor = redactor.merged(with: Redactor(secrets: auth.secrets)).watching(auth.spec.fetched) }
         checkIncremental(job, incremental, prune: storage.prune, known: storage.stop.known,
                          templates: [request.url?.value ?? "", request.body?.json ?? ""] + request.headers.map(\.value))
@@ -67,7 +68,14 @@ extension JobFileReader {
             downloads: files.paths, downloadConcurrency: files.concurrency, maxFileSize: files.maxFileSize,
             minDownloadRate: files.minRate,
             validate: validate, redactor: redactor, incremental: incremental, deleted: deleted, parent: readParent(job),
-            auth: auth?.spec)
+            auth: auth?.spec, shard: shard)
+    }
+
+    /// `shard`: an index of a shard, pinning the job's group there; where it is written is
+    /// kept for the check against the count of shards, which only `plan` and `run` know.
+    private mutating func readShard(_ job: JobNodes) -> ShardPin? {
+        guard let node = job.keys[.shard]?.value, let shard = integer(node, key: "shard", in: JobLimits.shard) else { return nil }
+        return ShardPin(shard: shard, line: node.mark?.line ?? 1, column: node.mark?.column ?? 1)
     }
 
     /// A key the job must have; its absence is reported at the job.

@@ -172,7 +172,7 @@ extension JobKey {
         case .name, .url, .records, .id, .table: true
         case .method, .body, .headers, .pages, .next, .database, .account, .stop, .onChange, .prune, .shareTable, .timeout, .retries,
              .rateLimit, .concurrency, .refreshAfter, .validate, .downloads, .downloadConcurrency, .maxFileSize, .minDownloadRate, .maxPageSize,
-             .incremental, .deleted, .parent, .auth, .maxWait:
+             .incremental, .deleted, .parent, .auth, .maxWait, .shard:
             false
         }
     }
@@ -319,6 +319,11 @@ extension JobKey {
             durationValue("The longest wait the API may ask for (its request quota spent, a Retry-After) before the job "
                 + "is deferred instead: it keeps what it stored and the first run after the time it may resume resumes there; "
                 + "0s (defer at once) to \(durationText(JobLimits.maxWait.upperBound)).", default: "5m")
+        case .shard:
+            integerValue("Pins this job to one shard of mirror run --shard I/N (0 to N-1), with every job that must run beside "
+                + "it: its parents and children, and the jobs of its database file in its output folder. "
+                + "Unpinned, a group's shard is a hash of its first job's key; see mirror plan.",
+                range: JobLimits.shard)
         case .parent:
             stringValue("The name of another job of this file: this job is walked once per record of that one, "
                 + "{parent.<path>} in its url, body and headers taking the values of that record.", examples: ["events"])

@@ -31,6 +31,11 @@ public enum JobLimits {
     public static let shortPage = 1...1_000_000
     /// `max_wait`, in seconds: 0 (never wait: defer) to 7d.
     public static let maxWait = 0...(7 * 86_400.0)
+    /// The shards of `mirror plan --shards N` and `mirror run --shard I/N`: as many as the
+    /// completions of a Kubernetes Indexed Job may be.
+    public static let shards = 1...100_000
+    /// `shard`: an index among them.
+    public static let shard = 0...(shards.upperBound - 1)
 }
 
 /// `0.001` → `1ms`, `604800` → `7d`: a duration as a job file would write it.

@@ -207,6 +207,8 @@ public struct JobSpec: Sendable {
     public internal(set) var parent: String? = nil
     /// How its requests say who sends them; none: its headers alone.
     public let auth: AuthSpec?
+    /// `shard:`: the shard of `mirror run --shard I/N` this job and its group are pinned to.
+    public internal(set) var shard: ShardPin? = nil
     /// The jobs whose parent this one is.
     public package(set) var children: [String] = []
     /// A header held `{since}` or `{parent.…}`, filled in before the walk.
@@ -248,6 +250,7 @@ public struct JobSpec: Sendable {
         deleted: Deleted? = nil,
         parent: String? = nil,
         auth: AuthSpec? = nil,
+        shard: ShardPin? = nil,
         children: [String] = [],
         headersFilled: Bool = false,
         since: SinceValue? = nil
@@ -285,6 +288,7 @@ public struct JobSpec: Sendable {
         self.deleted = deleted
         self.parent = parent
         self.auth = auth
+        self.shard = shard
         self.children = children
         self.headersFilled = headersFilled
         self.since = since
