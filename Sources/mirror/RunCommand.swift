@@ -17,6 +17,10 @@ struct RunCommand: AsyncParsableCommand {
             Retry-After) is deferred: it keeps what it stored, and the first run after the \
             time it may resume resumes there (a run before then does not walk it).
 
+            With --shard I/N (or --shards N and JOB_COMPLETION_INDEX=I, as in each pod of a \
+            Kubernetes Indexed Job), only the jobs of shard I run: those mirror plan --shards N \
+            lists there. A shard with no jobs runs nothing and exits 0.
+
             Exit status: 0 every job succeeded; 1 at least one job failed (the others still \
             ran); 2 usage or config error (nothing fetched); 3 another mirror run holds the \
             output folder's lock (1 when the lock file is a symbolic link, never followed, or \
@@ -36,6 +40,11 @@ struct RunCommand: AsyncParsableCommand {
     var maxTime: String?
     @Option(help: "Output folder (default: the job file's 'output:', else ./cache).") var output: String?
     @Flag(help: "Print only what failed: no summary line for a job that succeeded or was deferred, errors only in the log, no progress lines.") var quiet = false
+    @Option(help: ArgumentHelp("Run only shard I of N (0 to N-1): the jobs mirror plan --shards N lists there.", valueName: "I/N"))
+    var shard: String?
+    @Option(help: ArgumentHelp("Run only one shard of N: the one the environment variable JOB_COMPLETION_INDEX names, "
+                                   + "as a Kubernetes Indexed Job sets it in each pod.", valueName: "N"))
+    var shards: Int?
 
     /// `--max-time`: at most a year.
     static func limit(_ text: String) -> Duration? {
@@ -53,9 +62,24 @@ struct RunCommand: AsyncParsableCommand {
         if !(1...Self.parallelLimit).contains(parallel) {
             throw ValidationError("--parallel must be between 1 and \(Self.parallelLimit), not \(parallel)")
         }
+        if shard != nil, shards != nil {
+            throw ValidationError("--shard and --shards cannot go together: --shard I/N names the shard, --shards N takes it "
+                + "from \(ShardPlan.Shard.indexVariable)")
+        }
+        if let shard, ShardPlan.Shard(shard) == nil {
+            let hint = Int(shard) != nil ? " (--shards \(shard) takes I from \(ShardPlan.Shard.indexVariable))" : ""
+            throw ValidationError("--shard must be I/N, shard I of N (0 to N-1, N at most \(JobLimits.shards.upperBound)), "
+                + "such as 0/3, not '\(shard)'\(hint)")
+        }
+        if let shards, !JobLimits.shards.contains(shards) {
+            throw ValidationError("--shards must be between 1 and \(JobLimits.shards.upperBound), not \(shards)")
+        }
     }
 
     func run() async throws {
+        // Checked by `validate()`; the index of `--shards N` comes from the environment.
+        var shard = self.shard.flatMap { ShardPlan.Shard($0) }
+        if let shards { shard = try ShardPlan.Shard(count: shards, environment: ProcessInfo.processInfo.environment) }
         let loaded = try loadJobFiles(walk.files)
         let display = !quiet && TerminalProgress.stderrIsTerminal ? TerminalProgress() : nil
         let logger = LogSetup.bootstrap(quiet: quiet, verbose: walk.verbose, display: display)
@@ -67,6 +91,11 @@ struct RunCommand: AsyncParsableCommand {
         options.output = output
         options.maxTime = maxTime.flatMap(Self.limit)
         options.signals = .process
+        options.shard = shard
+        if let shard, try Runner.select(loaded, options: options).isEmpty {
+            if !quiet { try printOut("shard \(shard) has no jobs: nothing to run") }
+            return
+        }
         let startedAt = Timestamp.string(Date())
         var progress: ProgressHandler?
         if let display {

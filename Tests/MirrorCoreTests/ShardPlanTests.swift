@@ -1,4 +1,5 @@
 import Foundation
+@testable import MirrorCore
 @testable import MirrorJobFile
 @testable import MirrorModel
 import Testing
@@ -254,5 +255,51 @@ struct ShardPlanTests {
               ]
             }
             """)
+    }
+
+    @Test("--shard I/N reads digits only and 0 ≤ I < N ≤ 100000; --shards N takes I from JOB_COMPLETION_INDEX")
+    func shardArguments() throws {
+        #expect(ShardPlan.Shard("0/3") == ShardPlan.Shard(index: 0, count: 3))
+        #expect(ShardPlan.Shard("99999/100000")?.description == "99999/100000")
+        for bad in ["3/3", "/3", "1/", "1/0", "-1/3", "+1/3", " 1/3", "1/3/3", "3", "a/3", "0/100001", "1/99999999999999999999"] {
+            #expect(ShardPlan.Shard(bad) == nil, "\(bad)")
+        }
+        #expect(try ShardPlan.Shard(count: 3, environment: ["JOB_COMPLETION_INDEX": "1"]) == ShardPlan.Shard(index: 1, count: 3))
+        let cases: [([String: String], String)] = [
+            ([:], "--shards 3 takes the shard from JOB_COMPLETION_INDEX, which is not set: name the shard with --shard I/3"),
+            (["JOB_COMPLETION_INDEX": "3"], "JOB_COMPLETION_INDEX must be a shard from 0 to 2 of --shards 3, not '3'"),
+            (["JOB_COMPLETION_INDEX": ""], "JOB_COMPLETION_INDEX must be a shard from 0 to 2 of --shards 3, not ''"),
+            (["JOB_COMPLETION_INDEX": "x1"], "JOB_COMPLETION_INDEX must be a shard from 0 to 2 of --shards 3, not 'x1'"),
+        ]
+        for (environment, message) in cases {
+            #expect { try ShardPlan.Shard(count: 3, environment: environment) } throws: { error in
+                (error as? UsageError)?.description == message
+            }
+        }
+    }
+
+    @Test("a run of one shard selects that shard's jobs; --job naming another shard's job is a usage error")
+    func selection() throws {
+        let file = try load(family)
+        var options = Runner.Options()
+        options.shard = ShardPlan.Shard(index: 2, count: 3)
+        #expect(try Runner.select([file], options: options).map(\.job.name) == ["a", "b", "c", "d"])
+        options.shard = ShardPlan.Shard(index: 1, count: 3)
+        #expect(try Runner.select([file], options: options).isEmpty)
+        options.shard = ShardPlan.Shard(index: 0, count: 2)
+        #expect(try Runner.select([file], options: options).map(\.job.name) == ["a", "b", "c"])
+        options.jobs = ["c"]
+        #expect(try Runner.select([file], options: options).map(\.job.name) == ["c"])
+        options.jobs = ["c", "d"]
+        #expect { try Runner.select([file], options: options) } throws: { error in
+            (error as? UsageError)?.description
+                == "job 'd' runs in shard 1/2, not in shard 0/2 (mirror plan --shards 2 lists each shard's jobs)"
+        }
+        // A pin past the last shard stops the run before anything is fetched.
+        options.jobs = []
+        let pinned = try load(family.replacingOccurrences(of: "table: t_d }", with: "table: t_d, shard: 2 }"))
+        #expect { try Runner.select([pinned], options: options) } throws: { error in
+            (error as? ConfigError)?.description == "jobs.yaml:8:65: 'shard' of job 'd' is 2, but there are 2 shards (0 to 1)"
+        }
     }
 }

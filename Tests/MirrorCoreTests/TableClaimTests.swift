@@ -79,7 +79,7 @@ struct TableClaimTests {
         #expect(throws: UsageError.self) { try Runner.select([first, second], options: options) }
         do {
             _ = try Runner.select([first, second], options: options)
-        } catch {
+        } catch let error as UsageError {
             #expect(error.description == "more.yaml: job 'more' stores into table 't_item' of t_item.sqlite under no "
                 + "account, as job 'items' does: each would overwrite the other's records and prune delete them; set "
                 + "share_table: true on both to mean it, or give one its own table or account (both in output folder "

@@ -34,6 +34,8 @@ public struct Runner: Sendable {
         public var maxTime: Duration?
         /// The signals that stop the run (see `GracefulStop`).
         public var signals = StopSignals.none
+        /// `--shard I/N`: only the jobs of this shard of the plan (`ShardPlan`).
+        public var shard: ShardPlan.Shard?
         public init() {}
     }
 
@@ -54,12 +56,18 @@ public struct Runner: Sendable {
         quota = QuotaPacer(clock: client.clock)
     }
 
-    /// The jobs selected by `--job`, each with its output folder.
-    public static func select(_ files: [JobFile], options: Options) throws(UsageError) -> [(job: JobSpec, file: JobFile, output: String)] {
-        let all = files.flatMap { file in file.jobs.map { (job: $0, file: file, output: outputFolder(for: file, options: options)) } }
+    /// The jobs selected by `--job` (and `--shard`), each with its output folder.
+    public static func select(_ files: [JobFile], options: Options) throws -> [(job: JobSpec, file: JobFile, output: String)] {
+        let indexed = files.enumerated().flatMap { index, file in
+            file.jobs.map { (entry: (job: $0, file: file, output: outputFolder(for: file, options: options)), file: index, job: $0.name) }
+        }
+        var all = indexed.map(\.entry)
         for name in options.jobs where !all.contains(where: { $0.job.name == name }) {
             let hint = closestKey(to: name, in: all.map(\.job.name)).map { " (did you mean '\($0)'?)" } ?? ""
             throw UsageError("no job named '\(name)' in \(files.map(\.path).joined(separator: ", "))\(hint)")
+        }
+        if let shard = options.shard {
+            all = try entries(indexed, of: files, shard: shard, options: options)
         }
         let selected = options.jobs.isEmpty ? all : all.filter { options.jobs.contains($0.job.name) }
         // Each file's jobs were checked against each other when it was read; here, the jobs
