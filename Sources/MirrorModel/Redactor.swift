@@ -200,17 +200,36 @@ public struct RedactedURL: Sendable, Hashable, CustomStringConvertible, CustomDe
 }
 
 extension String {
+    /// Every occurrence of `target`'s bytes replaced, left to right. A byte search: the same
+    /// UTF-8 bytes match, whatever the grapheme boundaries around them (a secret's bytes are
+    /// masked wherever they are), and a URL of a walk is filled without Foundation's
+    /// locale-aware search.
     package func replacingAll(_ target: String, with replacement: String) -> String {
-        guard !target.isEmpty, contains(target) else { return self }
-        var result = ""
-        var rest = self[...]
-        while let range = rest.range(of: target) {
-            result += rest[..<range.lowerBound]
-            result += replacement
-            rest = rest[range.upperBound...]
+        guard !target.isEmpty else { return self }
+        var text = self
+        var needle = target
+        return text.withUTF8 { text in
+            needle.withUTF8 { needle in
+                var result: [UInt8] = []
+                var copied = 0
+                var start = 0
+                let first = needle[0], last = text.count - needle.count
+                while start <= last {
+                    guard text[start] == first, text[start + 1 ..< start + needle.count].elementsEqual(needle[1...]) else {
+                        start += 1
+                        continue
+                    }
+                    if result.isEmpty { result.reserveCapacity(text.count + replacement.utf8.count) }
+                    result.append(contentsOf: text[copied ..< start])
+                    result.append(contentsOf: replacement.utf8)
+                    start += needle.count
+                    copied = start
+                }
+                guard copied > 0 else { return self }
+                result.append(contentsOf: text[copied...])
+                return String(decoding: result, as: UTF8.self)
+            }
         }
-        result += rest
-        return result
     }
 
     /// Percent-encodes everything but RFC 3986 unreserved characters.

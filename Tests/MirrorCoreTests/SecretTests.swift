@@ -230,6 +230,21 @@ struct SecretTests {
         #expect(redactor.placeholders("https://evil.test/?k=${K}") == nil)
     }
 
+    @Test("text is replaced byte for byte: every occurrence, adjacent ones, at either end, in any script")
+    func replacingAll() {
+        #expect("{page}-{page}{page}/x".replacingAll("{page}", with: "12") == "12-1212/x")
+        #expect("aaaa".replacingAll("aa", with: "b") == "bb")
+        #expect("aaa".replacingAll("aa", with: "") == "a")
+        #expect("no placeholder".replacingAll("{page}", with: "1") == "no placeholder")
+        #expect("ab".replacingAll("abc", with: "x") == "ab")
+        #expect("".replacingAll("a", with: "x") == "")
+        #expect("x".replacingAll("", with: "y") == "x")
+        #expect("東京/s3cr€t/東京".replacingAll("s3cr€t", with: "${K}") == "東京/${K}/東京")
+        #expect("Zürich Zürich".replacingAll("ü", with: "ue") == "Zuerich Zuerich")
+        // The bytes of "e" inside a decomposed "é" are replaced too: a secret's bytes are masked wherever they are.
+        #expect("e\u{301}".replacingAll("e", with: "x") == "x\u{301}")
+    }
+
     @Test("a secret is masked however a server decodes, re-encodes, escapes or cuts it; common words and short pieces are not")
     func fragments() {
         let redactor = Redactor(secrets: [Redactor.Secret(name: "K", value: cutKey)])
