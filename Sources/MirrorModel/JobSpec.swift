@@ -209,6 +209,8 @@ public struct JobSpec: Sendable {
     public let auth: AuthSpec?
     /// `shard:`: the shard of `mirror run --shard I/N` this job and its group are pinned to.
     public internal(set) var shard: ShardPin? = nil
+    /// `columns:`: generated columns of its record table, in file order.
+    public internal(set) var columns: [RecordColumn] = []
     /// The jobs whose parent this one is.
     public package(set) var children: [String] = []
     /// A header held `{since}` or `{parent.…}`, filled in before the walk.
@@ -251,6 +253,7 @@ public struct JobSpec: Sendable {
         parent: String? = nil,
         auth: AuthSpec? = nil,
         shard: ShardPin? = nil,
+        columns: [RecordColumn] = [],
         children: [String] = [],
         headersFilled: Bool = false,
         since: SinceValue? = nil
@@ -289,6 +292,7 @@ public struct JobSpec: Sendable {
         self.parent = parent
         self.auth = auth
         self.shard = shard
+        self.columns = columns
         self.children = children
         self.headersFilled = headersFilled
         self.since = since

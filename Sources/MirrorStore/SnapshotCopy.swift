@@ -155,7 +155,11 @@ package struct SnapshotCopy {
                 try db.execute(sql: sql)
             }
             if let account {
-                try db.execute(sql: "INSERT INTO main.\"\(table)\" SELECT * FROM source.\"\(table)\" WHERE account = ?",
+                // Without SQLite's copy of whole rows (`SELECT *` alone), columns are named: a
+                // generated column (`columns:`) takes no value.
+                let stored = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_xinfo(?, 'source') WHERE hidden = 0",
+                                                 arguments: [table]).map { "\"\($0)\"" }.joined(separator: ", ")
+                try db.execute(sql: "INSERT INTO main.\"\(table)\" (\(stored)) SELECT \(stored) FROM source.\"\(table)\" WHERE account = ?",
                                arguments: [account])
             } else {
                 try db.execute(sql: "INSERT INTO main.\"\(table)\" SELECT * FROM source.\"\(table)\"")

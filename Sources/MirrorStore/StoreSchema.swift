@@ -12,6 +12,7 @@ package enum StoreSchema {
     package static let parents = "_mirror_parents"
     package static let changes = "_mirror_changes"
     package static let feed = "_mirror_feed"
+    package static let columns = "_mirror_columns"
     /// The path of a downloaded file, by its URL.
     package static let filePath = "SELECT path FROM \(files) WHERE url = ? AND status = 'ok'"
 
@@ -256,6 +257,18 @@ package enum StoreSchema {
             try db.execute(sql: """
                 ALTER TABLE \(walks) ADD COLUMN resume_after TEXT;
                 ALTER TABLE \(runs) ADD COLUMN resume_after TEXT;
+                """)
+        }
+        // The generated columns mirror made (`columns:`), by table, each with the definition
+        // it was added with: a run changes or drops only these, never a column of a user's own.
+        registerMigration("mirror-columns-14") { db in
+            try db.execute(sql: """
+                CREATE TABLE \(columns) (
+                  table_name TEXT NOT NULL,
+                  name       TEXT NOT NULL,
+                  definition TEXT NOT NULL,
+                  PRIMARY KEY (table_name, name)
+                ) WITHOUT ROWID
                 """)
         }
         return migrations

@@ -57,8 +57,8 @@ public final class TableStore: PageStore, FileIndex {
     }
 
     /// Creates the record table and its change-feed triggers if they are missing; a child job's (`parent`) gets a
-    /// `parent_id` column and its index.
-    public func prepare(table: String, child: Bool = false) async throws {
+    /// `parent_id` column and its index. The table's generated columns become `columns` (see `GeneratedColumns`).
+    public func prepare(table: String, child: Bool = false, columns: [RecordColumn] = []) async throws {
         try await pool.write { db in
             try db.execute(sql: StoreSchema.createTable(table))
             try db.execute(sql: StoreSchema.changeTriggers(table))
@@ -69,6 +69,7 @@ public final class TableStore: PageStore, FileIndex {
                 try db.execute(sql: StoreSchema.createParentIndex(table))
                 try db.execute(sql: StoreSchema.parentChangeTrigger(table))
             }
+            try GeneratedColumns.update(db, table: table, to: columns)
         }
     }
 
