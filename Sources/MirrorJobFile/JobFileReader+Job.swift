@@ -52,6 +52,7 @@ extension JobFileReader {
         let deleted = readDeleted(job)
         let auth = readJobAuth(job, name: nameText)
         let shard = readShard(job)
+        let columns = readColumns(job)
         if let auth { redactor = redactor.merged(with: Redactor(secrets: auth.secrets)).watching(auth.spec.fetched) }
         checkIncremental(job, incremental, prune: storage.prune, known: storage.stop.known,
                          templates: [request.url?.value ?? "", request.body?.json ?? ""] + request.headers.map(\.value))
@@ -68,7 +69,7 @@ extension JobFileReader {
             downloads: files.paths, downloadConcurrency: files.concurrency, maxFileSize: files.maxFileSize,
             minDownloadRate: files.minRate,
             validate: validate, redactor: redactor, incremental: incremental, deleted: deleted, parent: readParent(job),
-            auth: auth?.spec, shard: shard)
+            auth: auth?.spec, shard: shard, columns: columns)
     }
 
     /// `shard`: an index of a shard, pinning the job's group there; where it is written is

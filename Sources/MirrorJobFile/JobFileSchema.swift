@@ -172,7 +172,7 @@ extension JobKey {
         case .name, .url, .records, .id, .table: true
         case .method, .body, .headers, .pages, .next, .database, .account, .stop, .onChange, .prune, .shareTable, .timeout, .retries,
              .rateLimit, .concurrency, .refreshAfter, .validate, .downloads, .downloadConcurrency, .maxFileSize, .minDownloadRate, .maxPageSize,
-             .incremental, .deleted, .parent, .auth, .maxWait, .shard:
+             .incremental, .deleted, .parent, .auth, .maxWait, .shard, .columns:
             false
         }
     }
@@ -324,6 +324,29 @@ extension JobKey {
                 + "it: its parents and children, and the jobs of its database file in its output folder. "
                 + "Unpinned, a group's shard is a hash of its first job's key; see mirror plan.",
                 range: JobLimits.shard)
+        case .columns:
+            .object([
+                ("description", .string("Generated columns of the record table, computed by SQLite from each record: "
+                    + "name: path, or name: {path, type, index}. A device selects and indexes them as any column; "
+                    + "a value of another JSON type than the column's is NULL. Jobs storing into one table declare the same columns.")),
+                ("type", "object"),
+                ("propertyNames", .object([
+                    ("pattern", .string("^(?![Aa][Cc][Cc][Oo][Uu][Nn][Tt]$|[Ii][Dd]$|[Rr][Ee][Cc][Oo][Rr][Dd]$|[Pp][Oo][Ss][Ii][Tt][Ii][Oo][Nn]$"
+                        + "|[Ff][Ii][Rr][Ss][Tt]_[Ss][Ee][Ee][Nn]$|[Ll][Aa][Ss][Tt]_[Ss][Ee][Ee][Nn]$|[Pp][Aa][Rr][Ee][Nn][Tt]_[Ii][Dd]$)"
+                        + "[A-Za-z_][A-Za-z0-9_]*$")),
+                ])),
+                ("additionalProperties", .object([
+                    ("anyOf", .array([
+                        pathValue("The record path of the column's value, any JSON type.", examples: ["venue.city", "tags.0"]),
+                        .object([
+                            ("type", "object"),
+                            ("properties", .object(ColumnKey.allCases.map { ($0.rawValue, $0.schema) })),
+                            ("additionalProperties", false),
+                            ("required", .array(["path"])),
+                        ]),
+                    ])),
+                ])),
+            ])
         case .parent:
             stringValue("The name of another job of this file: this job is walked once per record of that one, "
                 + "{parent.<path>} in its url, body and headers taking the values of that record.", examples: ["events"])
@@ -353,6 +376,22 @@ extension IncrementalKey {
         case .initial: stringValue("{since} while nothing is stored yet (and with --refresh).",
                                    examples: ["2024-01-01T00:00:00Z", "0"])
         case .lookback: durationValue("Moves a time {since} back, to take in late writes; \(durationRange(JobLimits.lookback)).")
+        }
+    }
+}
+
+extension ColumnKey {
+    package var schema: SchemaValue {
+        switch self {
+        case .path: pathValue("The record path of the column's value.", examples: ["venue.city"])
+        case .type:
+            .object([
+                ("description", .string("integer (a number written without . or e; past 64 bits its digits as text), "
+                    + "real (any number), text (a string), boolean (1 or 0), time (a string that is an ISO 8601 timestamp); "
+                    + "without it, any value as json_extract gives it.")),
+                ("enum", .array(RecordColumn.Kind.allCases.map { .string($0.rawValue) })),
+            ])
+        case .index: booleanValue("An index on (account, <name>), named \"<table>.<name>\".", default: false)
         }
     }
 }

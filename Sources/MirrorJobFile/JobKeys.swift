@@ -23,10 +23,15 @@ enum JobKey: String, CaseIterable {
     case maxPageSize = "max_page_size"
     case incremental, deleted, parent, auth
     case maxWait = "max_wait"
-    case shard
+    case shard, columns
 
     /// Keys that `defaults` may not set.
     var isJobOnly: Bool { self == .name || self == .url || self == .table }
+}
+
+/// The keys of a `columns:` entry's long form.
+enum ColumnKey: String, CaseIterable {
+    case path, type, index
 }
 
 enum PagesKey: String, CaseIterable {

@@ -41,6 +41,10 @@ package struct TableClaims {
             return "table '\(job.table)' is table '\(other.table)' of job '\(other.name)' in \(job.database): "
                 + "SQLite compares table names without case; spell them alike to share the table, or name another"
         }
+        if job.columns != other.columns {
+            return "job '\(job.name)' stores into table '\(job.table)' of \(job.database), as job '\(other.name)' does, "
+                + "with other 'columns': jobs of one table declare the same columns"
+        }
         if job.account == other.account, !(job.shareTable && other.shareTable) {
             let account = job.account.isEmpty ? "no account" : "the same account"
             return "job '\(job.name)' stores into table '\(job.table)' of \(job.database) under \(account), as job "

@@ -1,0 +1,339 @@
+import Foundation
+import GRDB
+@testable import MirrorJSON
+@testable import MirrorCore
+@testable import MirrorJobFile
+@testable import MirrorModel
+@testable import MirrorStore
+import MirrorTestSupport
+import Testing
+
+/// `columns:`: generated columns of a record table, run against a fixture API into real
+/// SQLite files.
+@Suite("generated columns")
+struct ColumnsTests {
+    /// The rows of `sql` on `t_item.sqlite`, each value as `typeof:value` (`null` for NULL).
+    private func rows(_ harness: Harness, _ sql: String, _ arguments: StatementArguments = []) throws -> [[String]] {
+        try harness.database("t_item.sqlite").read { db in
+            try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
+                Array(row.databaseValues).map { value -> String in
+                    switch value.storage {
+                    case .null: "null"
+                    case let .int64(number): "integer:\(number)"
+                    case let .double(number): "real:\(number)"
+                    case let .string(text): "text:\(text)"
+                    case .blob: "blob"
+                    }
+                }
+            }
+        }
+    }
+
+    private func count(_ harness: Harness, _ sql: String) throws -> Int {
+        try harness.database("t_item.sqlite").read { db in try Int.fetchOne(db, sql: sql) ?? -1 }
+    }
+
+    private static let event1 = #"{"id":"1","venue":{"city":"Oslo"},"price":12,"rating":4.5,"live":true,"starts":"2024-05-01T18:00:00Z"}"#
+    private static let event2 = #"{"id":"2","venue":{"city":"Bergen"},"price":7,"rating":3,"live":false,"starts":"2024-05-02T09:30:15.250+02:00"}"#
+    private static let event3 = #"{"id":"3","venue":{"city":"Oslo"},"price":30,"rating":5.0,"live":true,"starts":"2024-06-10T20:00Z"}"#
+
+    private static let fiveColumns = """
+        columns:
+          city: { path: venue.city, index: true }
+          price: { path: price, type: integer, index: true }
+          rating: { path: rating, type: real }
+          live: { path: live, type: boolean }
+          starts: { path: starts, type: time }
+        """
+
+    @Test("five columns, two indexed: each selects exact values, and a query by city and account uses its index")
+    func fiveColumns() async throws {
+        let harness = try Harness()
+        let api = EditableAPI([[Self.event1, Self.event2], [Self.event3]])
+        try await FixtureServer.with(api.handler) { server in
+            let summary = try await harness.run(itemsJob(Self.fiveColumns), server: server)
+            #expect(summary.jobs[0].error == nil)
+        }
+        #expect(try rows(harness, "SELECT id, city, price, rating, live, starts FROM t_item ORDER BY id") == [
+            ["text:1", "text:Oslo", "integer:12", "real:4.5", "integer:1", "text:2024-05-01T18:00:00Z"],
+            ["text:2", "text:Bergen", "integer:7", "real:3.0", "integer:0", "text:2024-05-02T09:30:15.250+02:00"],
+            ["text:3", "text:Oslo", "integer:30", "real:5.0", "integer:1", "text:2024-06-10T20:00Z"],
+        ])
+        #expect(try rows(harness, "SELECT id FROM t_item WHERE account = '' AND city = ? ORDER BY id", ["Oslo"])
+            == [["text:1"], ["text:3"]])
+        #expect(try rows(harness, "SELECT id FROM t_item WHERE price = 7") == [["text:2"]])
+        #expect(try rows(harness, "SELECT id FROM t_item WHERE rating > 4 ORDER BY id") == [["text:1"], ["text:3"]])
+        #expect(try rows(harness, "SELECT id FROM t_item WHERE live = 0") == [["text:2"]])
+        #expect(try rows(harness, "SELECT id FROM t_item WHERE starts >= '2024-06' ORDER BY id") == [["text:3"]])
+        let plan = try await harness.database("t_item.sqlite").read { db in
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN SELECT id FROM t_item WHERE account = ? AND city = ?", arguments: ["", "Oslo"])
+                .map { $0["detail"] as String }
+        }
+        #expect(plan == [#"SEARCH t_item USING INDEX t_item.city (account=? AND city=?)"#])
+        #expect(try rows(harness, "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name LIKE 't\\_item.%' ESCAPE '\\' ORDER BY name") == [
+            ["text:t_item.city", #"text:CREATE INDEX "t_item.city" ON "t_item" (account, "city")"#],
+            ["text:t_item.price", #"text:CREATE INDEX "t_item.price" ON "t_item" (account, "price")"#],
+        ])
+        // The table's own columns, then the generated ones (hidden 2: virtual), as PRAGMA table_xinfo lists them.
+        #expect(try rows(harness, "SELECT name, type, hidden FROM pragma_table_xinfo('t_item') WHERE hidden = 2") == [
+            ["text:city", "text:", "integer:2"], ["text:price", "text:", "integer:2"], ["text:rating", "text:", "integer:2"],
+            ["text:live", "text:INTEGER", "integer:2"], ["text:starts", "text:TEXT", "integer:2"],
+        ])
+    }
+
+    @Test("a field whose type drifts between pages: every record is stored and the column is NULL for the odd ones")
+    func drift() async throws {
+        let harness = try Harness()
+        let api = EditableAPI([
+            [#"{"id":"a","n":5,"t":"x","b":true,"w":"2024-01-02T03:04:05Z","r":2}"#,
+             #"{"id":"b","n":"5","t":5,"b":"true","w":"2024-01-02","r":"2.5"}"#],
+            [#"{"id":"c","n":5.5,"t":null,"b":1,"w":"2024-13-02T03:04:05Z","r":true}"#,
+             #"{"id":"d","n":1e3,"t":["x"],"b":null,"w":"now","r":{"v":1}}"#],
+            [#"{"id":"e","n":{"v":5},"t":{"v":"x"},"b":false,"w":"2024-01-02T03:04:05Zjunk","r":-0.5}"#, #"{"id":"f"}"#],
+        ])
+        try await FixtureServer.with(api.handler) { server in
+            _ = try await harness.run(itemsJob("""
+                columns:
+                  n: { path: n, type: integer }
+                  t: { path: t, type: text }
+                  b: { path: b, type: boolean }
+                  w: { path: w, type: time }
+                  r: { path: r, type: real }
+                  any: t
+                """), server: server)
+        }
+        #expect(try harness.ids() == ["a", "b", "c", "d", "e", "f"])
+        #expect(try rows(harness, "SELECT id, n, t, b, w, r, any FROM t_item ORDER BY id") == [
+            ["text:a", "integer:5", "text:x", "integer:1", "text:2024-01-02T03:04:05Z", "real:2.0", "text:x"],
+            ["text:b", "null", "null", "null", "null", "null", "integer:5"],
+            ["text:c", "null", "null", "null", "null", "null", "null"],
+            ["text:d", "null", "null", "null", "null", "null", #"text:["x"]"#],
+            ["text:e", "null", "null", "integer:0", "null", "real:-0.5", #"text:{"v":"x"}"#],
+            ["text:f", "null", "null", "null", "null", "null", "null"],
+        ])
+    }
+
+    @Test("integers of 19 and 20 digits keep every digit; numbers with a point or an exponent are no integers")
+    func bigIntegers() async throws {
+        let harness = try Harness()
+        let values = ["1234567890123456789", "12345678901234567890", "-12345678901234567890", "9223372036854775807",
+                      "9223372036854775808", "-9223372036854775808", "1e3", "1.0", "1.5"]
+        let records = values.enumerated().map { #"{"id":"\#($0.offset)","n":\#($0.element)}"# }
+        let api = EditableAPI([records])
+        try await FixtureServer.with(api.handler) { server in
+            _ = try await harness.run(itemsJob("""
+                columns:
+                  big: { path: n, type: integer, index: true }
+                  raw: n
+                """), server: server)
+        }
+        #expect(try rows(harness, "SELECT big, raw FROM t_item ORDER BY CAST(id AS INTEGER)") == [
+            ["integer:1234567890123456789", "integer:1234567890123456789"],
+            ["text:12345678901234567890", "text:12345678901234567890"],
+            ["text:-12345678901234567890", "text:-12345678901234567890"],
+            ["integer:9223372036854775807", "integer:9223372036854775807"],
+            ["text:9223372036854775808", "text:9223372036854775808"],
+            ["integer:-9223372036854775808", "integer:-9223372036854775808"],
+            ["null", "real:1000.0"],
+            ["null", "real:1.0"],
+            ["null", "real:1.5"],
+        ])
+        #expect(try rows(harness, "SELECT id FROM t_item WHERE account = '' AND big = '12345678901234567890'") == [["text:1"]])
+    }
+
+    @Test("paths with array indexes and keys that need quotes")
+    func oddKeys() async throws {
+        let harness = try Harness()
+        let api = EditableAPI([[#"{"id":"1","tags":["a","b","c"],"a b":{"c.d":"dotted","$x":7},"2fa":true,"k'q":"apostrophe"}"#]])
+        try await FixtureServer.with(api.handler) { server in
+            _ = try await harness.run(itemsJob("""
+                columns:
+                  first_tag: tags.0
+                  last_tag: tags.-1
+                  dotted: "/a b/c.d"
+                  dollar: "/a b/$x"
+                  two_factor: { path: 2fa, type: boolean }
+                  quote: "k'q"
+                """), server: server)
+        }
+        #expect(try rows(harness, "SELECT first_tag, last_tag, dotted, dollar, two_factor, quote FROM t_item") == [
+            ["text:a", "text:c", "text:dotted", "integer:7", "integer:1", "text:apostrophe"],
+        ])
+        #expect(RecordColumn.sqlitePath(JSONPath("/a b/c.d")!) == .success(#"$."a b"."c.d""#))
+        #expect(RecordColumn.sqlitePath(JSONPath("tags.-1")!) == .success("$.tags[#-1]"))
+        #expect(RecordColumn.sqlitePath(JSONPath(".")!) == .success("$"))
+        #expect(RecordColumn.sqlitePath(JSONPath("/a\"b")!) == .failure(.unquotable("a\"b")))
+        #expect(RecordColumn.sqlitePath(JSONPath("tags.*")!) == .failure(.manyValues))
+    }
+
+    @Test("changing columns between runs adds, retypes and drops them: every record and the feed's rows stay, a user's own column too")
+    func migration() async throws {
+        let harness = try Harness()
+        let api = EditableAPI([[Self.event1, Self.event2], [Self.event3]])
+        try await FixtureServer.with(api.handler) { server in
+            _ = try await harness.run(itemsJob("""
+                columns:
+                  city: { path: venue.city, index: true }
+                  price: { path: price, type: integer, index: true }
+                  rating: rating
+                """), server: server)
+            let feed = try count(harness, "SELECT count(*) FROM _mirror_changes")
+            #expect(feed == 3)
+            // A column and an index of a user's own.
+            try await harness.database("t_item.sqlite").write { db in
+                try db.execute(sql: """
+                    ALTER TABLE t_item ADD COLUMN note TEXT;
+                    UPDATE t_item SET note = 'mine' WHERE id = '2';
+                    ALTER TABLE t_item ADD COLUMN mine GENERATED ALWAYS AS (json_extract(record, '$.live')) VIRTUAL;
+                    CREATE INDEX my_index ON t_item (mine);
+                    """)
+            }
+            let feedAfterUser = try count(harness, "SELECT count(*) FROM _mirror_changes")
+
+            let changed = itemsJob("""
+                columns:
+                  city: { path: venue.city, index: true }
+                  price: { path: price, type: real }
+                  live: { path: live, type: boolean, index: true }
+                """)
+            let second = try await harness.run(changed, server: server)
+            #expect(second.jobs[0].error == nil)
+            #expect(second.jobs[0].records.unchanged == 3)
+            #expect(try harness.ids() == ["1", "2", "3"])
+            #expect(try count(harness, "SELECT count(*) FROM _mirror_changes") == feedAfterUser)
+            #expect(try rows(harness, "SELECT name, hidden FROM pragma_table_xinfo('t_item') WHERE name NOT IN "
+                + "('account', 'id', 'record', 'position', 'first_seen', 'last_seen')") == [
+                ["text:city", "integer:2"], ["text:note", "integer:0"], ["text:mine", "integer:2"],
+                ["text:price", "integer:2"], ["text:live", "integer:2"],
+            ])
+            #expect(try rows(harness, "SELECT id, price, live, note, mine FROM t_item ORDER BY id") == [
+                ["text:1", "real:12.0", "integer:1", "null", "integer:1"],
+                ["text:2", "real:7.0", "integer:0", "text:mine", "integer:0"],
+                ["text:3", "real:30.0", "integer:1", "null", "integer:1"],
+            ])
+            #expect(try rows(harness, "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 't_item' ORDER BY name") == [
+                ["text:my_index"], ["text:sqlite_autoindex_t_item_1"], ["text:t_item.city"], ["text:t_item.live"], ["text:t_item_walk_order"],
+            ])
+            #expect(try rows(harness, "SELECT table_name, name FROM _mirror_columns ORDER BY name") == [
+                ["text:t_item", "text:city"], ["text:t_item", "text:live"], ["text:t_item", "text:price"],
+            ])
+
+            // The same columns again: the schema does not change at all.
+            let schema = "SELECT type, name, sql FROM sqlite_master UNION ALL SELECT 'column', name, definition FROM _mirror_columns ORDER BY 1, 2"
+            let before = try rows(harness, schema)
+            _ = try await harness.run(changed, server: server)
+            #expect(try rows(harness, schema) == before)
+            #expect(try count(harness, "SELECT count(*) FROM _mirror_changes") == feedAfterUser)
+
+            // No columns: mirror's go, the user's stay.
+            _ = try await harness.run(itemsJob(), server: server)
+            #expect(try rows(harness, "SELECT name FROM pragma_table_xinfo('t_item') WHERE hidden <> 0 OR name = 'note'") == [
+                ["text:note"], ["text:mine"],
+            ])
+            #expect(try count(harness, "SELECT count(*) FROM _mirror_columns") == 0)
+            #expect(try harness.ids() == ["1", "2", "3"])
+            #expect(try count(harness, "SELECT count(*) FROM _mirror_changes") == feedAfterUser)
+        }
+    }
+
+    @Test("a job's column named like a user's own column is refused, and nothing is changed; the same columns again change nothing")
+    func usersColumnTaken() async throws {
+        let harness = try Harness()
+        let path = harness.folder + "/t_item.sqlite"
+        let store = try TableStore(path: path)
+        try await store.prepare(table: "t_item")
+        try await store.pool.write { db in try db.execute(sql: "ALTER TABLE t_item ADD COLUMN City TEXT") }
+        let columns = [RecordColumn(name: "price", path: JSONPath("price")!, type: .integer),
+                       RecordColumn(name: "city", path: JSONPath("venue.city")!)]
+        do {
+            try await store.prepare(table: "t_item", columns: columns)
+            Issue.record("the column of a user's own was taken")
+        } catch {
+            #expect("\(error)" == "table 't_item' has a column 'city' that mirror did not make: name the job's column otherwise")
+        }
+        let names = try await store.pool.read { db in try String.fetchAll(db, sql: "SELECT name FROM pragma_table_xinfo('t_item')") }
+        #expect(names == ["account", "id", "record", "position", "first_seen", "last_seen", "City"])
+        #expect(try await store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM _mirror_columns") } == 0)
+
+        // Columns as they are already: preparing the table again writes nothing to its schema.
+        let own = [RecordColumn(name: "price", path: JSONPath("price")!, type: .integer, index: true)]
+        try await store.prepare(table: "t_item", columns: own)
+        let version = try await store.pool.read { db in try Int.fetchOne(db, sql: "PRAGMA schema_version") }
+        try await store.prepare(table: "t_item", columns: own)
+        #expect(try await store.pool.read { db in try Int.fetchOne(db, sql: "PRAGMA schema_version") } == version)
+    }
+
+    @Test("a snapshot of one account copies a table with generated columns")
+    func snapshotOfAccount() async throws {
+        let harness = try Harness()
+        let api = EditableAPI([[Self.event1, Self.event2]])
+        try await FixtureServer.with(api.handler) { server in
+            _ = try await harness.run(itemsJob(Self.fiveColumns), server: server)
+        }
+        let written = try await harness.snapshot("snap", account: "")
+        let copy = try DatabaseQueue(path: harness.folder + "/snap/t_item.sqlite")
+        #expect(written.manifest.databases.map(\.tables) == [[SnapshotManifest.Table(name: "t_item", records: 2)]])
+        #expect(try await copy.read { db in try String.fetchAll(db, sql: "SELECT city FROM t_item ORDER BY id") } == ["Oslo", "Bergen"])
+    }
+
+    @Test("every problem of columns is reported where it is written, before any request")
+    func validation() throws {
+        let harness = try Harness()
+        let path = harness.folder + "/jobs.yaml"
+        func itemsJob(_ keys: String) -> String { MirrorCoreTests.itemsJob(keys, url: "http://127.0.0.1:1/items?page={page}") }
+        func problems(_ yaml: String) -> [String] {
+            do {
+                _ = try harness.load(yaml)
+                return []
+            } catch {
+                return "\(error)".components(separatedBy: "\n")
+            }
+        }
+        #expect(problems(itemsJob("""
+            columns:
+              "bad name": a
+              ID: a
+              city: venue.city
+              City: venue.town
+              tags: tags.*
+              quoted: '/a"b'
+              empty: a..b
+              kind: { path: a, type: int }
+              flag: { path: a, index: yes, stored: true }
+              nopath: { type: text }
+            """)) == [
+            "\(path):10:7: column name 'bad name' must match [A-Za-z_][A-Za-z0-9_]*",
+            "\(path):11:7: column name 'ID' is taken: every record table has the columns account, id, record, position, "
+                + "first_seen, last_seen, parent_id (names compared without case)",
+            "\(path):13:7: column 'City' is column 'city' again (first set at 12:7): SQLite compares column names without case",
+            "\(path):14:13: 'columns.tags' must lead to one value: a column's path takes no '*' and no filter, not 'tags.*'",
+            "\(path):15:15: 'columns.quoted' cannot be a column's path: SQLite's JSON paths cannot name the key 'a\"b', which holds '\"' or '\\'",
+            "\(path):16:14: 'columns.empty' must be a dot path such as 'data.list' ('.' for the whole response) or a JSON Pointer "
+                + "such as '/@odata.nextLink', not 'a..b'",
+            "\(path):17:30: 'columns.kind.type' must be integer, real, text, boolean or time, not 'int'",
+            "\(path):18:31: 'columns.flag.index' must be true or false, not 'yes'",
+            "\(path):18:36: unknown key 'stored' in column 'flag'",
+            "\(path):19:15: column 'nopath' needs 'path', the record path it takes",
+        ])
+        #expect(problems(itemsJob("columns: [a, b]")) == [
+            "\(path):9:14: 'columns' must be a mapping of column name to record path, such as { city: venue.city }",
+        ])
+        #expect(problems("""
+            version: 1
+            jobs:
+              - { name: a, url: "http://127.0.0.1:1/a", records: ., id: id, table: t, share_table: true, columns: { city: c } }
+              - { name: b, url: "http://127.0.0.1:1/b", records: ., id: id, table: t, share_table: true, columns: { city: { path: c, type: text } } }
+              - { name: c, url: "http://127.0.0.1:1/c", records: ., id: id, table: t, share_table: true, columns: { city: c } }
+            """) == [
+            "\(path):4:72: job 'b' stores into table 't' of t.sqlite, as job 'a' does, with other 'columns': jobs of one table declare the same columns",
+        ])
+        let spec = try harness.load(itemsJob(Self.fiveColumns)).jobs[0]
+        #expect(spec.columns == [
+            RecordColumn(name: "city", path: JSONPath("venue.city")!, index: true),
+            RecordColumn(name: "price", path: JSONPath("price")!, type: .integer, index: true),
+            RecordColumn(name: "rating", path: JSONPath("rating")!, type: .real),
+            RecordColumn(name: "live", path: JSONPath("live")!, type: .boolean),
+            RecordColumn(name: "starts", path: JSONPath("starts")!, type: .time),
+        ])
+    }
+}
