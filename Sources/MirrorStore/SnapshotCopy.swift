@@ -154,15 +154,17 @@ package struct SnapshotCopy {
                 """, arguments: [table]) {
                 try db.execute(sql: sql)
             }
+            // A table with generated columns (`columns:`) names the others: those take no
+            // value. Any other is copied with `SELECT *`, which SQLite copies row by row as stored.
+            let columns = try Row.fetchAll(db, sql: "SELECT name, hidden FROM pragma_table_xinfo(?, 'source')", arguments: [table])
+            let stored = columns.allSatisfy { $0["hidden"] as Int == 0 } ? "*"
+                : columns.filter { $0["hidden"] as Int == 0 }.map { "\"\($0["name"] as String)\"" }.joined(separator: ", ")
+            let into = stored == "*" ? "" : " (\(stored))"
             if let account {
-                // Without SQLite's copy of whole rows (`SELECT *` alone), columns are named: a
-                // generated column (`columns:`) takes no value.
-                let stored = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_xinfo(?, 'source') WHERE hidden = 0",
-                                                 arguments: [table]).map { "\"\($0)\"" }.joined(separator: ", ")
-                try db.execute(sql: "INSERT INTO main.\"\(table)\" (\(stored)) SELECT \(stored) FROM source.\"\(table)\" WHERE account = ?",
+                try db.execute(sql: "INSERT INTO main.\"\(table)\"\(into) SELECT \(stored) FROM source.\"\(table)\" WHERE account = ?",
                                arguments: [account])
             } else {
-                try db.execute(sql: "INSERT INTO main.\"\(table)\" SELECT * FROM source.\"\(table)\"")
+                try db.execute(sql: "INSERT INTO main.\"\(table)\"\(into) SELECT \(stored) FROM source.\"\(table)\"")
             }
             copied.tables.append((table, try Int.fetchOne(db, sql: "SELECT count(*) FROM main.\"\(table)\"") ?? 0))
             try between()

@@ -263,7 +263,7 @@ struct ColumnsTests {
         #expect(try await store.pool.read { db in try Int.fetchOne(db, sql: "PRAGMA schema_version") } == version)
     }
 
-    @Test("a snapshot of one account copies a table with generated columns")
+    @Test("a snapshot, whole or of one account, copies a table with its generated columns and their indexes")
     func snapshotOfAccount() async throws {
         let harness = try Harness()
         let api = EditableAPI([[Self.event1, Self.event2]])
@@ -274,6 +274,13 @@ struct ColumnsTests {
         let copy = try DatabaseQueue(path: harness.folder + "/snap/t_item.sqlite")
         #expect(written.manifest.databases.map(\.tables) == [[SnapshotManifest.Table(name: "t_item", records: 2)]])
         #expect(try await copy.read { db in try String.fetchAll(db, sql: "SELECT city FROM t_item ORDER BY id") } == ["Oslo", "Bergen"])
+        try await harness.snapshot("whole")
+        let whole = try DatabaseQueue(path: harness.folder + "/whole/t_item.sqlite")
+        #expect(try await whole.read { db in
+            try String.fetchAll(db, sql: "SELECT city FROM t_item WHERE account = '' AND city = 'Bergen'")
+        } == ["Bergen"])
+        #expect(try await whole.read { db in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE name LIKE 't_item.%'") }
+            == ["t_item.city", "t_item.price"])
     }
 
     @Test("every problem of columns is reported where it is written, before any request")
