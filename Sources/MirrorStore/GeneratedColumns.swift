@@ -119,7 +119,7 @@ package enum GeneratedColumns {
             }
             let index = indexName(table: table, column: column.name)
             if column.index {
-                try db.execute(sql: "CREATE INDEX IF NOT EXISTS \"\(index)\" ON \"\(table)\" (account, \"\(column.name)\")")
+                try db.execute(sql: "CREATE INDEX IF NOT EXISTS \"\(index)\" ON \"\(table)\" (\"\(column.name)\", account)")
             } else {
                 try db.execute(sql: "DROP INDEX IF EXISTS \"\(index)\"")
             }

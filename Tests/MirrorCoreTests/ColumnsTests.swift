@@ -46,7 +46,7 @@ struct ColumnsTests {
           starts: { path: starts, type: time }
         """
 
-    @Test("five columns, two indexed: each selects exact values, and a query by city and account uses its index")
+    @Test("five columns, two indexed: each selects exact values, and a query by city, with or without the account, uses its index")
     func fiveColumns() async throws {
         let harness = try Harness()
         let api = EditableAPI([[Self.event1, Self.event2], [Self.event3]])
@@ -66,13 +66,16 @@ struct ColumnsTests {
         #expect(try rows(harness, "SELECT id FROM t_item WHERE live = 0") == [["text:2"]])
         #expect(try rows(harness, "SELECT id FROM t_item WHERE starts >= '2024-06' ORDER BY id") == [["text:3"]])
         let plan = try await harness.database("t_item.sqlite").read { db in
-            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN SELECT id FROM t_item WHERE account = ? AND city = ?", arguments: ["", "Oslo"])
-                .map { $0["detail"] as String }
+            try ["SELECT id FROM t_item WHERE city = ?", "SELECT id FROM t_item WHERE account = ? AND city = ?"].map { sql in
+                try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: StatementArguments(sql.contains("account") ? ["", "Oslo"] : ["Oslo"]))
+                    .map { $0["detail"] as String }
+            }
         }
-        #expect(plan == [#"SEARCH t_item USING INDEX t_item.city (account=? AND city=?)"#])
+        #expect(plan == [[#"SEARCH t_item USING INDEX t_item.city (city=?)"#],
+                         [#"SEARCH t_item USING INDEX t_item.city (city=? AND account=?)"#]])
         #expect(try rows(harness, "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name LIKE 't\\_item.%' ESCAPE '\\' ORDER BY name") == [
-            ["text:t_item.city", #"text:CREATE INDEX "t_item.city" ON "t_item" (account, "city")"#],
-            ["text:t_item.price", #"text:CREATE INDEX "t_item.price" ON "t_item" (account, "price")"#],
+            ["text:t_item.city", #"text:CREATE INDEX "t_item.city" ON "t_item" ("city", account)"#],
+            ["text:t_item.price", #"text:CREATE INDEX "t_item.price" ON "t_item" ("price", account)"#],
         ])
         // The table's own columns, then the generated ones (hidden 2: virtual), as PRAGMA table_xinfo lists them.
         #expect(try rows(harness, "SELECT name, type, hidden FROM pragma_table_xinfo('t_item') WHERE hidden = 2") == [
