@@ -63,7 +63,8 @@ package struct S3Client: Sendable {
         return Object(body: response.takeBody(), etag: try etag(of: response, "GET", key: key))
     }
 
-    /// The ETag and size of the object at `key`; nil when there is none.
+    /// The ETag and size of the object at `key`; nil when there is none. A HEAD's answer has
+    /// no body, so a missing bucket reads as a missing key here (`get` tells them apart).
     package func head(_ key: String) async throws(S3Error) -> Metadata? {
         guard let response = try await exchange("HEAD", key: key, absent: true) else { return nil }
         guard let size = response.headers["content-length"].flatMap(Int.init) else {
