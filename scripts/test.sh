@@ -32,14 +32,15 @@ if ! swift build --build-tests >"$LOG" 2>&1; then
   exit 1
 fi
 echo "test: built in $((SECONDS - started))s"
-# The real servers the authentication tests talk to (django-oauth-toolkit, PyJWT, botocore's
-# SigV4 signer) run on 127.0.0.1 from a venv of their own: about 40 s to make the first time.
+# The real servers the authentication and S3 tests talk to (django-oauth-toolkit, PyJWT,
+# botocore's SigV4 signer, moto's S3) run on 127.0.0.1 from a venv of their own: about 40 s to
+# make the first time.
 MIRROR_TEST_PYTHON=$(scripts/auth-servers/setup.sh)
 export MIRROR_TEST_PYTHON
 swift test --skip-build 2>&1 | tee .build/test-run.log
 summary=$(grep -E 'Test run with [0-9]+ tests' .build/test-run.log | tail -n 1)
 # With MIRROR_TEST_PYTHON set they must have run, not been skipped.
-for suite in "auth against real servers" "token store under kill -9"; do
+for suite in "auth against real servers" "token store under kill -9" "S3 against a real server"; do
   if ! grep -q "Suite \"$suite\" passed" .build/test-run.log; then
     echo "test: the suite \"$suite\" did not pass" >&2
     exit 1

@@ -1,0 +1,68 @@
+import Foundation
+@testable import MirrorHTTP
+import Testing
+
+@Suite("S3 configuration")
+struct S3ConfigurationTests {
+    let keys = ["AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"]
+
+    @Test("AWS's endpoint for the region, virtual-host addressing; the prefix's slashes dropped")
+    func defaults() throws {
+        let configuration = try S3Configuration(url: "s3://mirror-state/team/prod/", environment: keys)
+        #expect(configuration.bucket == "mirror-state")
+        #expect(configuration.prefix == "team/prod")
+        #expect(configuration.region == "us-east-1")
+        #expect(configuration.endpoint == "https://s3.us-east-1.amazonaws.com")
+        #expect(configuration.addressing == .virtualHost)
+        #expect(configuration.key("lease") == "team/prod/lease")
+        #expect(configuration.url(key: "team/prod/a b") == "https://mirror-state.s3.us-east-1.amazonaws.com/team/prod/a%20b")
+        #expect(configuration.url(key: nil) == "https://mirror-state.s3.us-east-1.amazonaws.com/")
+        #expect(configuration.credentials.sessionToken == nil)
+
+        let regional = try S3Configuration(url: "s3://mirror-state", environment: keys.merging(
+            ["AWS_DEFAULT_REGION": "eu-west-1", "AWS_SESSION_TOKEN": "token"]) { $1 })
+        #expect(regional.endpoint == "https://s3.eu-west-1.amazonaws.com")
+        #expect(regional.prefix == "")
+        #expect(regional.key("lease") == "lease")
+        #expect(regional.credentials.sessionToken == "token")
+        #expect(try S3Configuration(url: "s3://a.b.c", environment: keys).addressing == .path)
+    }
+
+    @Test("the endpoint option, then AWS_ENDPOINT_URL_S3, then AWS_ENDPOINT_URL; a custom endpoint is path-style")
+    func endpoints() throws {
+        var environment = keys.merging(["AWS_REGION": "auto", "AWS_DEFAULT_REGION": "eu-west-1",
+                                         "AWS_ENDPOINT_URL": "https://general.example.com/"]) { $1 }
+        var configuration = try S3Configuration(url: "s3://bucket/p", environment: environment)
+        #expect(configuration.endpoint == "https://general.example.com")
+        #expect(configuration.region == "auto")
+        #expect(configuration.url(key: "p/k") == "https://general.example.com/bucket/p/k")
+        #expect(configuration.url(key: nil) == "https://general.example.com/bucket")
+
+        environment["AWS_ENDPOINT_URL_S3"] = "http://127.0.0.1:9000"
+        configuration = try S3Configuration(url: "s3://bucket/p", environment: environment)
+        #expect(configuration.endpoint == "http://127.0.0.1:9000")
+        configuration = try S3Configuration(url: "s3://bucket/p", environment: environment, region: "us-west-2",
+                                            endpoint: "https://acct.r2.cloudflarestorage.com", addressing: .virtualHost)
+        #expect(configuration.url(key: "p/k") == "https://bucket.acct.r2.cloudflarestorage.com/p/k")
+        #expect(configuration.region == "us-west-2")
+    }
+
+    @Test("every problem is reported at once, and no secret in any")
+    func problems() {
+        let error = #expect(throws: S3ConfigurationError.self) {
+            try S3Configuration(url: "s3://Bad_Bucket/x", environment: ["AWS_ENDPOINT_URL": "ftp://x",
+                                                                         "AWS_SECRET_ACCESS_KEY": "hidden"])
+        }
+        #expect(error?.problems == [
+            "'Bad_Bucket' is not a valid bucket name (3 to 63 lower-case letters, digits, '.' and '-', starting and ending with a letter or digit)",
+            "'ftp://x' (AWS_ENDPOINT_URL) is not an http(s) endpoint URL such as https://s3.example.com",
+            "AWS_ACCESS_KEY_ID is not set",
+        ])
+        let other = #expect(throws: S3ConfigurationError.self) { try S3Configuration(url: "https://bucket/x", environment: [:]) }
+        #expect(other?.description == """
+            'https://bucket/x' is not an S3 location such as s3://bucket/prefix
+            AWS_ACCESS_KEY_ID is not set
+            AWS_SECRET_ACCESS_KEY is not set
+            """)
+    }
+}

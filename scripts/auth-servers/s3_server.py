@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""moto's S3 in server mode, checking SigV4 signatures, for mirror's S3 client tests. Run it
+with the venv from setup.sh:
+
+    python s3_server.py [--port 0] [--region us-east-1] [--ignore-stdin] [--verbose]
+
+When ready it prints one JSON line to stdout (then flushes):
+
+    {"port": P, "url": "http://127.0.0.1:P", "region", "access_key", "secret_key",
+     "startup_seconds"}
+
+Before printing it makes an IAM user with a policy allowing every S3 action and an access
+key for it, then turns moto's request authentication on (moto's /moto-api/reset-auth with
+0, the INITIAL_NO_AUTH_ACTION_COUNT setting): from then on every S3 request must be signed
+with that key (botocore's S3SigV4Auth checks it), or moto answers 403
+SignatureDoesNotMatch (a wrong secret) or InvalidAccessKeyId (an unknown key).
+
+It exits when its standard input reaches end of file (unless --ignore-stdin) or on
+SIGTERM/SIGINT.
+"""
+import time
+
+T0 = time.monotonic()  # before moto's import, most of the start-up
+
+import argparse  # noqa: E402
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+import urllib.request
+
+import boto3
+from moto.server import ThreadedMotoServer
+
+POLICY = json.dumps({
+    "Version": "2012-10-17",
+    "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}],
+})
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    p.add_argument("--region", default="us-east-1")
+    p.add_argument("--ignore-stdin", action="store_true",
+                   help="do not exit when standard input closes")
+    p.add_argument("--verbose", action="store_true", help="log requests to stderr")
+    return p.parse_args(argv)
+
+
+def main():
+    args = parse_args(sys.argv[1:])
+    if not args.verbose:
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    server = ThreadedMotoServer(ip_address=args.host, port=args.port, verbose=False)
+    server.start()
+    _, port = server.get_host_and_port()
+    url = "http://%s:%d" % (args.host, port)
+
+    # Authentication is still off: the user, its policy and its key are made unsigned.
+    iam = boto3.client("iam", endpoint_url=url, region_name=args.region,
+                       aws_access_key_id="setup", aws_secret_access_key="setup")
+    iam.create_user(UserName="mirror")
+    iam.put_user_policy(UserName="mirror", PolicyName="s3", PolicyDocument=POLICY)
+    key = iam.create_access_key(UserName="mirror")["AccessKey"]
+    request = urllib.request.Request(url + "/moto-api/reset-auth", data=b"0", method="POST",
+                                     headers={"Content-Type": "text/plain"})
+    urllib.request.urlopen(request).read()
+
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    if not args.ignore_stdin:
+        def watch_stdin():  # raw reads: a buffered reader's lock would stall the exit
+            try:
+                while os.read(0, 65536):
+                    pass
+            except OSError:
+                pass
+            stop.set()
+        threading.Thread(target=watch_stdin, daemon=True).start()
+    sys.stdout.write(json.dumps({
+        "port": port, "url": url, "region": args.region,
+        "access_key": key["AccessKeyId"], "secret_key": key["SecretAccessKey"],
+        "startup_seconds": round(time.monotonic() - T0, 3)}) + "\n")
+    sys.stdout.flush()
+    while not stop.wait(3600):
+        pass
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
