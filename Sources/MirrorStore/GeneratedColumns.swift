@@ -85,8 +85,9 @@ package enum GeneratedColumns {
     /// `db`: a column mirror made that the job no longer has, or has with another path or
     /// type, is dropped (its index first); a missing one is added; indexes follow `index`.
     /// Altering the table's columns writes no row, so the change feed gets nothing. With
-    /// the columns already as wanted, nothing is written.
-    static func update(_ db: Database, table: String, to columns: [RecordColumn]) throws {
+    /// the columns already as wanted, nothing is written. Without `indexes`, the columns'
+    /// indexes are left out (dropped if there), for `createIndexes` to make later.
+    static func update(_ db: Database, table: String, to columns: [RecordColumn], indexes: Bool = true) throws {
         let made = try Row.fetchAll(db, sql: "SELECT name, definition FROM \(StoreSchema.columns) WHERE table_name = ?",
                                     arguments: [table]).map { (name: $0["name"] as String, definition: $0["definition"] as String) }
         guard !made.isEmpty || !columns.isEmpty else { return }
@@ -117,12 +118,23 @@ package enum GeneratedColumns {
                 try db.execute(sql: "INSERT INTO \(StoreSchema.columns) (table_name, name, definition) VALUES (?, ?, ?)",
                                arguments: [table, column.name, definition(column)])
             }
-            let index = indexName(table: table, column: column.name)
-            if column.index {
-                try db.execute(sql: "CREATE INDEX IF NOT EXISTS \"\(index)\" ON \"\(table)\" (\"\(column.name)\", account)")
+            if column.index, indexes {
+                try createIndex(db, table: table, column: column)
             } else {
-                try db.execute(sql: "DROP INDEX IF EXISTS \"\(index)\"")
+                try db.execute(sql: "DROP INDEX IF EXISTS \"\(indexName(table: table, column: column.name))\"")
             }
         }
+    }
+
+    /// Creates the indexes of the columns with `index: true`, those missing.
+    static func createIndexes(_ db: Database, table: String, columns: [RecordColumn]) throws {
+        for column in columns where column.index {
+            try createIndex(db, table: table, column: column)
+        }
+    }
+
+    private static func createIndex(_ db: Database, table: String, column: RecordColumn) throws {
+        let index = indexName(table: table, column: column.name)
+        try db.execute(sql: "CREATE INDEX IF NOT EXISTS \"\(index)\" ON \"\(table)\" (\"\(column.name)\", account)")
     }
 }

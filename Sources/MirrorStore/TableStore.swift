@@ -58,6 +58,9 @@ public final class TableStore: PageStore, FileIndex {
 
     /// Creates the record table and its change-feed triggers if they are missing; a child job's (`parent`) gets a
     /// `parent_id` column and its index. The table's generated columns become `columns` (see `GeneratedColumns`).
+    /// A table that holds no row yet gets its columns' indexes from `indexColumns`, after its first walk: one
+    /// index built from every row at once costs a fraction of keeping it row by row, page after page, where
+    /// a column's values come in no order (each page's commit would rewrite most of the index's pages).
     public func prepare(table: String, child: Bool = false, columns: [RecordColumn] = []) async throws {
         try await pool.write { db in
             try db.execute(sql: StoreSchema.createTable(table))
@@ -69,8 +72,15 @@ public final class TableStore: PageStore, FileIndex {
                 try db.execute(sql: StoreSchema.createParentIndex(table))
                 try db.execute(sql: StoreSchema.parentChangeTrigger(table))
             }
-            try GeneratedColumns.update(db, table: table, to: columns)
+            let filled = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \"\(table)\")") ?? true
+            try GeneratedColumns.update(db, table: table, to: columns, indexes: filled)
         }
+    }
+
+    /// Creates the indexes of `columns` that the table lacks (see `prepare`).
+    public func indexColumns(table: String, columns: [RecordColumn]) async throws {
+        guard columns.contains(where: \.index) else { return }
+        try await pool.write { db in try GeneratedColumns.createIndexes(db, table: table, columns: columns) }
     }
 
     /// Resumes the job's walk where it stopped if its last walk failed or was killed

@@ -234,6 +234,8 @@ public struct Runner: Sendable {
         }
         var ending = WalkEnding(walk)
         do {
+            // A first walk's columns are indexed once it has stored its pages, however it ended.
+            try await store.indexColumns(table: job.table, columns: job.columns)
             try await store.finishWalk(job: job.name, account: job.account, state: ending, at: Timestamp.string(Date()),
                                        resumeAfter: walk.error?.resumeAfter)
             // The pages of earlier `{since}` values are never asked for again. (Pages within
