@@ -73,7 +73,7 @@ public struct RecordColumn: Sendable, Equatable {
 
     /// A key of digits, or a minus and digits (not `-0`), up to 18 of them: an array index,
     /// as record paths read one.
-    private static func arrayIndex(_ key: String) -> Int? {
+    package static func arrayIndex(_ key: String) -> Int? {
         let negative = key.hasPrefix("-")
         let digits = negative ? key.dropFirst() : key[...]
         guard !digits.isEmpty, digits.count <= 18, digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),

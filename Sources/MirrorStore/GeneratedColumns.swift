@@ -40,7 +40,8 @@ package enum GeneratedColumns {
     /// - text: a JSON string (a number is not text: it stays NULL);
     /// - boolean: 1 for true, 0 for false;
     /// - time: a JSON string that starts `YYYY-MM-DDTHH:MM` and that SQLite's `julianday()`
-    ///   reads (seconds and a fraction, `Z` or `±HH:MM` may follow; nothing else);
+    ///   reads (seconds and a fraction, `Z` or `±HH:MM` may follow; nothing else): the
+    ///   strings `RecordColumn.isTime` accepts, which a test holds to this expression;
     /// - no type: the value as `json_extract` gives it (an object or array as JSON text),
     ///   but an integer past 64 bits as its digits, as for integer.
     static func expression(_ column: RecordColumn) -> String {

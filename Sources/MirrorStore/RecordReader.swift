@@ -89,6 +89,12 @@ public struct RecordReader: Sendable {
         }
     }
 
+    /// Whether the database at `path` has the record table `table`; false for a file that
+    /// is no database.
+    package static func holds(table: String, database path: String) -> Bool {
+        (try? recordTables(at: path).contains(table)) ?? false
+    }
+
     /// How every reader opens a database: read-only, waiting up to 10 s for a lock.
     static var readOnly: Configuration {
         var configuration = Configuration()

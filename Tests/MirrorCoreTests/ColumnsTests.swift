@@ -385,4 +385,29 @@ struct ColumnsTests {
             RecordColumn(name: "starts", path: JSONPath("starts")!, type: .time),
         ])
     }
+
+    @Test("the time rule in Swift (RecordColumn.isTime) agrees with the time column's SQL, string by string")
+    func timeRule() throws {
+        let texts = [
+            "2024-01-02T03:04", "2024-01-02T03:04:05", "2024-01-02T03:04:05.1234567", "2024-01-02T03:04:05Z", "2024-01-02T03:04:05z",
+            "2024-01-02T03:04:05 Z", "2024-01-02T03:04:05Z ", "2024-01-02T03:04:05+02:00", "2024-01-02T03:04:05-02:00",
+            "2024-01-02T03:04:05 +02:00", "2024-01-02T03:04:05\tZ", "2024-01-02T03:04:05\n", "2024-01-02T03:04:05+14:59",
+            "2024-01-02T24:59", "2024-02-30T03:04", "0000-01-01T00:00", "2024-01-02T03:04:05.5Z", "2024-01-02T03:04Z",
+            "2024-01-02T03:04:05.123+01:30", "2024-01-02T03:04:05 ",
+            // Not times:
+            "2024-01-02T03:04:05+0200", "2024-01-02T03:04:05+15:00", "2024-01-02T03:04:05+14:60", "2024-01-02T25:00",
+            "2024-01-02T03:60", "2024-01-02T03:04:60", "2024-02-32T03:04", "2024-00-02T03:04", "2024-13-02T03:04",
+            "2024-01-02T03:04.", "2024-01-02T03:04:05.", "2024-01-02T03:04.5", "2024-01-02T03:04:5", "2024-01-02T03:04:05Zjunk",
+            "2024-01-02T03:04:05+02", "2024-01-02T03:04:05+2:00", "2024-01-02T03:04:05+02:0", "2024-01-02T03:04:05+02:00Z",
+            "2024-01-02T03:04:05.-1", "2024-01-02 03:04", "2024-01-02", "24-01-02T03:04", "2024-1-02T03:04", "now", "",
+            " 2024-01-02T03:04", "2024-01-02t03:04", "2024-01-02T03:04:05ZZ", "2024-01-02T03:04:05+02:00 x",
+        ]
+        let column = RecordColumn(name: "t", path: JSONPath("t")!, type: .time)
+        let sql = "SELECT (\(GeneratedColumns.expression(column))) IS NOT NULL FROM (SELECT json_object('t', ?) AS record)"
+        let kept = try DatabaseQueue().read { db in try texts.map { try Bool.fetchOne(db, sql: sql, arguments: [$0]) ?? false } }
+        #expect(kept.filter { $0 }.count == 20)
+        for (text, kept) in zip(texts, kept) {
+            #expect(RecordColumn.isTime(text) == kept, "\(text.debugDescription): the column \(kept ? "keeps" : "drops") it")
+        }
+    }
 }
