@@ -116,19 +116,19 @@ struct PageBudgetTests {
         let summary = try await FixtureServer.with({ request in
             let page = Int(request.parameter("page") ?? "") ?? 0
             if page == 1 {
-                // Page 1 answers 12 s late, first with a 503: with its retry it arrives after
-                // 24 s, each try within the 20 s timeout (8 s to spare on a busy machine). Pages
+                // Page 1 answers 15 s late, first with a 503: with its retry it arrives after
+                // 30 s, each try within the 28 s timeout (13 s to spare on a busy machine). Pages
                 // 2 and 3 wait for it all along.
                 let first = tries.withLock { tries in
                     tries += 1
                     return tries == 1
                 }
-                try? await Task.sleep(for: .seconds(12))
+                try? await Task.sleep(for: .seconds(15))
                 if first { return .text("busy", status: 503) }
             }
             return .json(api.body(page: page))
         }) { server in
-            let summary = try await harness.run(itemsJob("pages: { from: 1, to: 3 }\nconcurrency: 3\ntimeout: 20s\nretries: 1"),
+            let summary = try await harness.run(itemsJob("pages: { from: 1, to: 3 }\nconcurrency: 3\ntimeout: 28s\nretries: 1"),
                                                 server: server, pagesAhead: 1)
             #expect(server.requests.map(\.target).sorted() == ["/items?page=1", "/items?page=1", "/items?page=2", "/items?page=3"])
             return summary
