@@ -13,21 +13,8 @@ import Testing
 /// SQLite files.
 @Suite("generated columns")
 struct ColumnsTests {
-    /// The rows of `sql` on `t_item.sqlite`, each value as `typeof:value` (`null` for NULL).
     private func rows(_ harness: Harness, _ sql: String, _ arguments: StatementArguments = []) throws -> [[String]] {
-        try harness.database("t_item.sqlite").read { db in
-            try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
-                Array(row.databaseValues).map { value -> String in
-                    switch value.storage {
-                    case .null: "null"
-                    case let .int64(number): "integer:\(number)"
-                    case let .double(number): "real:\(number)"
-                    case let .string(text): "text:\(text)"
-                    case .blob: "blob"
-                    }
-                }
-            }
-        }
+        try harness.typedRows(sql, arguments)
     }
 
     private func count(_ harness: Harness, _ sql: String) throws -> Int {

@@ -54,23 +54,6 @@ struct InferTests {
           note: note
         """
 
-    /// The rows of `sql` on `t_item.sqlite`, each value as `typeof:value`.
-    private func rows(_ harness: Harness, _ sql: String) throws -> [[String]] {
-        try harness.database("t_item.sqlite").read { db in
-            try Row.fetchAll(db, sql: sql).map { row in
-                Array(row.databaseValues).map { value -> String in
-                    switch value.storage {
-                    case .null: "null"
-                    case let .int64(number): "integer:\(number)"
-                    case let .double(number): "real:\(number)"
-                    case let .string(text): "text:\(text)"
-                    case .blob: "blob"
-                    }
-                }
-            }
-        }
-    }
-
     private func infer(_ harness: Harness, sample: Int? = nil) throws -> String {
         let job = try harness.load(itemsJob(url: "http://127.0.0.1:1/items?page={page}")).jobs[0]
         return try ColumnInference.infer(job: job, folder: harness.output, sample: sample)
@@ -89,7 +72,7 @@ struct InferTests {
             #expect(second.jobs[0].error == nil)
         }
         #expect(try harness.ids() == ["1", "2", "3"])
-        #expect(try rows(harness, """
+        #expect(try harness.typedRows("""
             SELECT id, venue_city, venue_geo_lat, venue_geo_lon, code, price, starts, live, big, a_b, ID_2, position_2, serial, note
             FROM t_item ORDER BY id
             """) == [

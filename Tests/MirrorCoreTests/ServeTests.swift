@@ -81,7 +81,7 @@ struct ServeTests {
             #expect(page.text.contains(#"<tr class="ok"><td data-label="job">items</td><td data-label="table">t_item</td><td data-label="last run">"#))
             #expect(page.text.contains(#"</td><td data-label="result">ok</td><td data-label="records">3</td><td data-label="files">–</td><td data-label="failure"></td></tr>"#))
             #expect(page.text.contains("<p>1 job, 1 table, 3 records; 0 failed, 0 deferred, 0 stale. As of "))
-            #expect(StatusPage.escape(#"<script>"a" & 'b'</script>"#)
+            #expect(#"<script>"a" & 'b'</script>"#.markupEscaped
                 == "&lt;script&gt;&quot;a&quot; &amp; &#39;b&#39;&lt;/script&gt;")
             // A name that points here by DNS rebinding gets nothing.
             let rebound = try await get(base + "/_mirror/tables", headers: [("Host", "evil.example:80")])

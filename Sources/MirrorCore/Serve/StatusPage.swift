@@ -21,15 +21,15 @@ enum StatusPage {
             case .deferred: job.stale ? "stale" : "deferred"
             case .failed, .interrupted, nil: "failed"
             }
-            let cells = [escape(job.job), escape(job.table), escape(run?.finishedAt ?? "–"),
-                         escape(result) + (job.stale ? " (stale)" : ""), "\(records)", escape(files), escape(run?.error ?? "")]
+            let cells = [job.job.markupEscaped, job.table.markupEscaped, (run?.finishedAt ?? "–").markupEscaped,
+                         result.markupEscaped + (job.stale ? " (stale)" : ""), "\(records)", files.markupEscaped, (run?.error ?? "").markupEscaped]
             rows += "<tr class=\"\(state)\">" + zip(columns, cells).map { "<td data-label=\"\($0)\">\($1)</td>" }.joined() + "</tr>\n"
         }
         return """
             <!doctype html>
             <html lang="en"><head><meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">
-            <title>mirror: \(escape(report.output))</title>
+            <title>mirror: \(report.output.markupEscaped)</title>
             <style>
             body { font: 16px/1.4 system-ui, sans-serif; margin: 1rem; color: #222; }
             h1 { font-size: 1.3rem; }
@@ -48,7 +48,7 @@ enum StatusPage {
               td::before { content: attr(data-label) ": "; font-weight: 600; }
             }
             </style></head><body>
-            <h1>mirror: \(escape(report.output))</h1>
+            <h1>mirror: \(report.output.markupEscaped)</h1>
             <p>\(count(report.jobs.count, "job")), \(count(report.tables.count, "table")), \
             \(count(report.tables.reduce(0) { $0 + $1.records }, "record")); \
             \(report.jobs.filter { $0.lastRun?.status == .failed }.count) failed, \
@@ -68,21 +68,5 @@ enum StatusPage {
 
     private static func count(_ number: Int, _ noun: String) -> String {
         "\(number) \(noun)\(number == 1 ? "" : "s")"
-    }
-
-    /// Text made safe inside HTML.
-    static func escape(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
-            }
-        }
-        return out
     }
 }

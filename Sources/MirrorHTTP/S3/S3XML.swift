@@ -99,20 +99,4 @@ struct S3XML: Sendable {
         }
         return out + rest
     }
-
-    /// `text` with `& < > " '` escaped, for a document the client sends.
-    static func escaped(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
 }
