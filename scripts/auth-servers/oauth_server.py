@@ -45,12 +45,12 @@ import argparse
 import datetime
 import json
 import os
-import signal
 import sys
 import tempfile
 import threading
 import time
 import uuid
+from stopping import stop_event
 
 T0 = time.monotonic()
 
@@ -518,19 +518,8 @@ def main():
     port = server.server_address[1]
     base = "http://%s:%d" % (ARGS.host if ":" not in ARGS.host else "[%s]" % ARGS.host, port)
 
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    if not ARGS.ignore_stdin:
-        def watch_stdin():  # raw reads: a buffered reader's lock would stall the exit
-            try:
-                while os.read(0, 65536):
-                    pass
-            except OSError:
-                pass
-            stop.set()
-        threading.Thread(target=watch_stdin, daemon=True).start()
+    stop = stop_event(watch_stdin=not ARGS.ignore_stdin)
 
     ready = {
         "port": port,

@@ -26,10 +26,9 @@ import argparse  # noqa: E402
 import json
 import logging
 import os
-import signal
 import sys
-import threading
 import urllib.request
+from stopping import stop_event
 
 import boto3
 from moto.server import ThreadedMotoServer
@@ -70,18 +69,7 @@ def main():
                                      headers={"Content-Type": "text/plain"})
     urllib.request.urlopen(request).read()
 
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
-    if not args.ignore_stdin:
-        def watch_stdin():  # raw reads: a buffered reader's lock would stall the exit
-            try:
-                while os.read(0, 65536):
-                    pass
-            except OSError:
-                pass
-            stop.set()
-        threading.Thread(target=watch_stdin, daemon=True).start()
+    stop = stop_event(watch_stdin=not args.ignore_stdin)
     sys.stdout.write(json.dumps({
         "port": port, "url": url, "region": args.region,
         "access_key": key["AccessKeyId"], "secret_key": key["SecretAccessKey"],

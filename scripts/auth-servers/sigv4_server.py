@@ -41,11 +41,11 @@ import hmac
 import json
 import os
 import re
-import signal
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, urlsplit
+from stopping import stop_event
 
 import botocore.auth
 from botocore.auth import S3SigV4Auth, SigV4Auth
@@ -317,19 +317,8 @@ def main():
     server = ThreadingHTTPServer((ARGS.host, ARGS.port), Handler)
     server.daemon_threads = True
     port = server.server_address[1]
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    if not ARGS.ignore_stdin:
-        def watch_stdin():  # raw reads: a buffered reader's lock would stall the exit
-            try:
-                while os.read(0, 65536):
-                    pass
-            except OSError:
-                pass
-            stop.set()
-        threading.Thread(target=watch_stdin, daemon=True).start()
+    stop = stop_event(watch_stdin=not ARGS.ignore_stdin)
     sys.stdout.write(json.dumps({
         "port": port, "url": "http://%s:%d" % (ARGS.host, port), "region": ARGS.region,
         "service": ARGS.service, "access_key": ARGS.access_key,
