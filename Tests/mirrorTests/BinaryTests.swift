@@ -460,6 +460,14 @@ struct BinaryTests {
                 #expect(text.contains(#"Job files: README.md, section "Job files", describes every key"#), "\(arguments)")
             }
         }
+        // No help text is cut by a line continuation written twice.
+        for command in ["run", "export", "snapshot", "serve", "verify", "status", "check", "plan", "schema", "infer"] {
+            let help = try await mirror([command, "--help"], in: folder)
+            #expect(help.status == 0 && !help.stdout.contains("\\"), "\(command)")
+        }
+        let schema = try await mirror(["schema", "--help"], in: folder)
+        #expect(schema.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+            .contains(#"VS Code (with the YAML extension) and other editors then complete keys and flag mistakes. Exit status: 0. Job files: README.md"#))
     }
 }
 
