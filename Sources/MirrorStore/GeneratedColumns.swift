@@ -88,7 +88,7 @@ package enum GeneratedColumns {
     /// Altering the table's columns writes no row, so the change feed gets nothing. With
     /// the columns already as wanted, nothing is written. Without `indexes`, the columns'
     /// indexes are left out (dropped if there), for `createIndexes` to make later.
-    static func update(_ db: Database, table: String, to columns: [RecordColumn], indexes: Bool = true) throws {
+    static func update(_ db: Database, table: String, to columns: [RecordColumn], indexes: Bool) throws {
         let made = try Row.fetchAll(db, sql: "SELECT name, definition FROM \(StoreSchema.columns) WHERE table_name = ?",
                                     arguments: [table]).map { (name: $0["name"] as String, definition: $0["definition"] as String) }
         guard !made.isEmpty || !columns.isEmpty else { return }
