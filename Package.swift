@@ -144,7 +144,12 @@ let package = Package(
         ),
         .testTarget(
             name: "mirrorTests",
-            dependencies: floors + ["MirrorCore", "MirrorTestSupport"]
+            dependencies: floors + [
+                "MirrorCore",
+                "MirrorTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

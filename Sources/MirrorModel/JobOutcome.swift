@@ -252,6 +252,8 @@ public struct RunSummary: Sendable {
     public var timedOut = false
     /// The signal that stopped the run, if one did: the process exits with 128 + it.
     public var signal: Int32?
+    /// What `--state` pulled and pushed, when the run kept its state in a remote store.
+    public var state: StateSummary?
 
     public var allSucceeded: Bool { jobs.allSatisfy(\.succeeded) }
 
@@ -259,11 +261,14 @@ public struct RunSummary: Sendable {
     /// deferred (the API asked for a longer wait than its `max_wait`).
     public static let deferredExitStatus: Int32 = 75
 
-    /// What the run exits with: 128 + the signal that stopped it; 1 when `--max-time` stopped
-    /// it or a job failed (or was stopped); 75 when no job failed and one was deferred; 0
+    /// What the run exits with: 128 + the signal that stopped it; 3 when its shard's lease
+    /// was lost; 1 when `--max-time` stopped it, a job failed (or was stopped) or its state
+    /// could not be pushed; 75 when no job failed and one was deferred; 0
     /// when every job succeeded.
     public var exitStatus: Int32 {
         if let signal { return 128 + signal }
+        if state?.leaseLost == true { return StateSummary.leaseExitStatus }
+        if state?.failure != nil { return 1 }
         if timedOut || jobs.contains(where: { $0.status != .ok && $0.status != .deferred }) { return 1 }
         return jobs.contains { $0.status == .deferred } ? Self.deferredExitStatus : 0
     }
@@ -284,5 +289,35 @@ extension Duration {
     /// The duration in seconds, as reports give it.
     package var seconds: Double {
         Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}
+
+/// What keeping a run's state in a remote store (`--state`) did: what the run pulled before
+/// its walk and pushed during and after it.
+public struct StateSummary: Sendable, Equatable {
+    /// The exit status of a run that lost its shard's lease, as of one that could not take it.
+    public static let leaseExitStatus: Int32 = 3
+
+    /// `s3://bucket/prefix`, `file:///dir`.
+    public var location: String
+    /// `I/N`.
+    public var shard: String
+    public var pulledDatabases = 0
+    public var pulledBytes = 0
+    /// Pushes that wrote a new generation.
+    public var pushes = 0
+    public var pushedDatabases = 0
+    public var pushedFiles = 0
+    public var pushedBytes = 0
+    /// The remote generation the folder has at the end.
+    public var generation: Int?
+    /// Why the last push failed, if it did: the folder keeps what it holds, the next run pushes it.
+    public var failure: String?
+    /// Another worker took the shard's lease while the run held it: the run stopped and pushed nothing more.
+    public var leaseLost = false
+
+    public init(location: String, shard: String) {
+        self.location = location
+        self.shard = shard
     }
 }

@@ -120,7 +120,7 @@ package struct SnapshotCopy {
 
     /// What `ATTACH` opens the source as: a read-only URI where SQLite takes URIs (it then
     /// never writes to it, not even a checkpoint when the copy closes), else the path.
-    private static func readOnly(_ path: String) -> String {
+    static func readOnly(_ path: String) -> String {
         guard sqlite3_compileoption_used("USE_URI") == 1 else { return path }
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         var escaped = ""

@@ -51,6 +51,12 @@ struct Mirror: AsyncParsableCommand {
         } catch let error as LockedError {
             printError("error: \(error.description)")
             Foundation.exit(3)
+        } catch let error as LeaseHeldError {
+            printError("error: \(error.description)")
+            Foundation.exit(3)
+        } catch let error as StateError {
+            printError("error: \(error.description)")
+            Foundation.exit(1)
         } catch let error as LockFileError {
             printError("error: \(error.description)")
             Foundation.exit(1)

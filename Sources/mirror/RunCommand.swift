@@ -21,10 +21,17 @@ struct RunCommand: AsyncParsableCommand {
             Kubernetes Indexed Job), only the jobs of shard I run: those mirror plan --shards N \
             lists there. A shard with no jobs runs nothing and exits 0.
 
+            With --state s3://bucket/prefix (or file:///dir), the shard keeps its state in \
+            that store, so a worker with an empty output folder resumes where the last one \
+            stopped: the shard's lease is taken first, its databases are pulled when the \
+            store's copies are newer, and consistent copies are pushed at the end (after a \
+            signal too), every --push-every, with the downloaded files they index. README.md, \
+            section "Running on many machines", describes it.
+
             Exit status: 0 every job succeeded; 1 at least one job failed (the others still \
-            ran); 2 usage or config error (nothing fetched); 3 another mirror run holds the \
+            ran), or the state could not be pulled or pushed; 2 usage or config error (nothing fetched); 3 another mirror run holds the \
             output folder's lock (1 when the lock file is a symbolic link, never followed, or \
-            cannot be opened); 75 no job failed and at least one was deferred (EX_TEMPFAIL); \
+            cannot be opened), or another worker holds or took the shard's lease (--state); 75 no job failed and at least one was deferred (EX_TEMPFAIL); \
             130, 143 or 129: stopped by SIGINT, SIGTERM or SIGHUP (what was stored stays, the \
             run is recorded as interrupted, the next run resumes).
 
@@ -45,11 +52,30 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Run only one shard of N: the one the environment variable JOB_COMPLETION_INDEX names, "
                                    + "as a Kubernetes Indexed Job sets it in each pod.", valueName: "N"))
     var shards: Int?
+    @Option(help: ArgumentHelp("Keep the shard's state in this store: s3://bucket/prefix (AWS_* variables) or file:///dir.",
+                               valueName: "url"))
+    var state: String?
+    @Option(name: .customLong("push-every"),
+            help: "With --state, also push the state this often while the jobs run (5m, 1h); else only at the end.")
+    var pushEvery: String?
+    @Option(name: .customLong("lease-time"),
+            help: "With --state, how long the shard's lease lasts unless renewed (a third of it apart): 60s by default.")
+    var leaseTime: String?
 
     /// `--max-time`: at most a year.
     static func limit(_ text: String) -> Duration? {
         guard let seconds = JobFileLoader.duration(text), seconds > 0, seconds <= 366 * 86_400 else { return nil }
         return .milliseconds(Int64(seconds * 1000))
+    }
+
+    /// `state s3://b/p shard 0/1: pulled 1 database (12288 bytes), pushed 1 database and 2 files (14336 bytes), generation 3`.
+    static func line(_ state: StateSummary) -> String {
+        func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
+        var line = "state \(state.location) shard \(state.shard): pulled \(count(state.pulledDatabases, "database")) "
+            + "(\(state.pulledBytes) bytes), pushed \(count(state.pushedDatabases, "database")) and "
+            + "\(count(state.pushedFiles, "file")) (\(state.pushedBytes) bytes)"
+        if let generation = state.generation { line += ", generation \(generation)" }
+        return line
     }
 
     /// Each job running holds its database and connections open: this bounds what a run holds.
@@ -70,6 +96,15 @@ struct RunCommand: AsyncParsableCommand {
             let hint = Int(shard) != nil ? " (--shards \(shard) takes I from \(ShardPlan.Shard.indexVariable))" : ""
             throw ValidationError("--shard must be I/N, shard I of N (0 to N-1, N at most \(JobLimits.shards.upperBound)), "
                 + "such as 0/3, not '\(shard)'\(hint)")
+        }
+        if state == nil, pushEvery != nil || leaseTime != nil {
+            throw ValidationError("--push-every and --lease-time go with --state")
+        }
+        if let pushEvery, Self.limit(pushEvery) == nil {
+            throw ValidationError("--push-every must be a duration such as 5m or 1h, not '\(pushEvery)'")
+        }
+        if let leaseTime, (Self.limit(leaseTime) ?? .zero) < RemoteStateOptions.shortestLease {
+            throw ValidationError("--lease-time must be a duration of at least 3s, such as 60s or 5m, not '\(leaseTime)'")
         }
         if let shards, !JobLimits.shards.contains(shards) {
             throw ValidationError("--shards must be between 1 and \(JobLimits.shards.upperBound), not \(shards)")
@@ -92,6 +127,13 @@ struct RunCommand: AsyncParsableCommand {
         options.maxTime = maxTime.flatMap(Self.limit)
         options.signals = .process
         options.shard = shard
+        if let state {
+            var remote = try RemoteStateOptions(location: state, environment: ProcessInfo.processInfo.environment,
+                                                logger: logger)
+            remote.pushEvery = pushEvery.flatMap(Self.limit)
+            if let leaseTime { remote.leaseTime = Self.limit(leaseTime)! }
+            options.state = remote
+        }
         if let shard, try Runner.select(loaded, options: options).isEmpty {
             if !quiet { try printOut("shard \(shard) has no jobs: nothing to run") }
             return
@@ -118,6 +160,16 @@ struct RunCommand: AsyncParsableCommand {
         let shown = quiet ? summary.jobs.filter { !$0.succeeded && $0.status != .deferred } : summary.jobs
         let text = shown.flatMap(\.summaryLines).joined(separator: "\n")
         if !text.isEmpty { try printOut(text) }
+        if let state = summary.state {
+            if !quiet { try printOut(Self.line(state)) }
+            if state.leaseLost {
+                printError("error: another worker took the lease of shard \(state.shard) in \(state.location): "
+                    + "this run stopped and pushed nothing more")
+            } else if let failure = state.failure {
+                printError("error: cannot push the state of shard \(state.shard) to \(state.location) "
+                    + "(the output folder keeps it; the next run pushes it): \(failure)")
+            }
+        }
         if let signal = summary.signal { throw Interrupted(signal: signal) }
         if summary.timedOut {
             printError("error: --max-time \(maxTime ?? "") reached: the run stopped; the next run resumes where it did")

@@ -36,6 +36,8 @@ public struct Runner: Sendable {
         public var signals = StopSignals.none
         /// `--shard I/N`: only the jobs of this shard of the plan (`ShardPlan`).
         public var shard: ShardPlan.Shard?
+        /// `--state`: the shard's state kept in a remote store.
+        public var state: RemoteStateOptions?
         public init() {}
     }
 
@@ -113,20 +115,36 @@ public struct Runner: Sendable {
             FileNaming.sweepPartials(in: entry.output)
         }
         defer { withExtendedLifetime(locks) {} }
+        let remote = try await beginState(selected, options: options)
         // Up to `parallel` jobs at once; one job's failure never stops another. Once the run
-        // is stopped (a signal, `--max-time`), no job starts. Each job opens its database
-        // when it starts and lets it go when it ends, so the files a run holds open are
-        // bounded by `parallel`, not by the number of jobs.
+        // is stopped (a signal, `--max-time`, the shard's lease lost), no job starts. Each job
+        // opens its database when it starts and lets it go when it ends, so the files a run
+        // holds open are bounded by `parallel`, not by the number of jobs. The state is pushed
+        // after the jobs, in the work a first signal does not cut.
         let stores = OpenStores()
-        let (outcomes, stop) = try await GracefulStop.run(options.signals, deadline: deadline, clock: client.clock) { [runner] in
-            // A child job starts once its parent, if it runs too, has ended.
-            await JobScheduler.map(selected, width: options.parallel,
-                                   after: Self.parents(selected.map { ($0.job, $0.file.path) })) { entry in
-                await runner.run(entry.job, file: entry.file, output: entry.output, stores: stores, options: options)
+        let (lost, lostContinuation) = AsyncStream<StopCause>.makeStream()
+        let ran: (value: [JobOutcome?], stop: StopCause?)
+        do {
+            ran = try await GracefulStop.run(options.signals, deadline: deadline, clock: client.clock,
+                                             requests: lost) { [runner] in
+                await runner.keepingState(remote, options: options, lost: lostContinuation) {
+                    // A child job starts once its parent, if it runs too, has ended.
+                    await JobScheduler.map(selected, width: options.parallel,
+                                           after: Self.parents(selected.map { ($0.job, $0.file.path) })) { entry in
+                        await runner.run(entry.job, file: entry.file, output: entry.output, stores: stores, options: options)
+                    }
+                }
             }
+        } catch {
+            await remote?.end()
+            throw error
         }
-        return RunSummary(jobs: outcomes.compactMap { $0 }, interrupted: stop != nil || Task.isCancelled,
-                          timedOut: stop == .deadline, signal: stop?.signal)
+        await remote?.end()
+        let (outcomes, stop) = ran
+        var summary = RunSummary(jobs: outcomes.compactMap { $0 }, interrupted: stop != nil || Task.isCancelled,
+                                 timedOut: stop == .deadline, signal: stop?.signal)
+        summary.state = await remote?.summary
+        return summary
     }
 
     /// For each job, the index of its parent (`parent`, within its file) among `jobs`, if there.

@@ -34,6 +34,8 @@ public enum StopCause: Sendable, Equatable {
     case signal(Int32)
     /// The deadline (`--max-time`).
     case deadline
+    /// The shard's lease in the remote state store was lost to another worker (`--state`).
+    case leaseLost
 
     public var signal: Int32? {
         if case let .signal(number) = self { number } else { nil }
@@ -42,7 +44,7 @@ public enum StopCause: Sendable, Equatable {
 
 /// How `run`, `verify` and `snapshot` stop, the way `serve` stops: the work is the one
 /// service of a `ServiceGroup`, and a first signal or the deadline (`--max-time`, on `clock`)
-/// triggers the group's graceful shutdown. The work decides what it cuts: what it fetches or
+/// triggers the group's graceful shutdown, as does a cause `requests` yields. The work decides what it cuts: what it fetches or
 /// copies runs in `cancelWhenGracefulShutdown` and is cancelled; what it records after that
 /// (a run's walk state, its `_mirror_runs` row, the downloads it finished) runs to its end,
 /// so the next run resumes exactly. A second signal calls `forced` (by default the process
@@ -51,6 +53,7 @@ public enum StopCause: Sendable, Equatable {
 public enum GracefulStop {
     public static func run<T: Sendable>(
         _ signals: StopSignals, deadline: RunClock.Instant? = nil, clock: RunClock = .continuous,
+        requests: AsyncStream<StopCause>? = nil,
         forced: @escaping @Sendable (Int32) -> Void = { _exit(128 + $0) },
         _ work: @escaping @Sendable () async throws -> T
     ) async throws -> (value: T, stop: StopCause?) {
@@ -90,6 +93,11 @@ public enum GracefulStop {
             case let .stream(sent):
                 listeners.addTask {
                     for await signal in sent { await request(.signal(signal)) }
+                }
+            }
+            if let requests {
+                listeners.addTask {
+                    for await cause in requests { await request(cause) }
                 }
             }
             if let deadline {

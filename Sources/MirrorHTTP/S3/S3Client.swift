@@ -34,9 +34,9 @@ package struct S3Client: Sendable {
     }
 
     package let configuration: S3Configuration
-    private let http: HTTPClient
-    private let sender: RetryingSender
-    private let auth: AuthSpec
+    let http: HTTPClient
+    let sender: RetryingSender
+    let auth: AuthSpec
     /// Masks the credentials in whatever S3 says back.
     let redactor: Redactor
 

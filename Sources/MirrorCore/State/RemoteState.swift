@@ -1,0 +1,284 @@
+import CDispatch
+import Foundation
+import Glibc
+import Logging
+import MirrorHTTP
+import MirrorJobFile
+import MirrorModel
+import MirrorStore
+import NIOPosix
+
+/// A shard's state kept in a remote store (`--state`), so that a worker with an empty folder
+/// resumes where the last one stopped: the shard's lease is taken before anything else, the
+/// shard's databases are pulled when the remote copies are newer than the folder's, and
+/// consistent copies of them (`DatabaseCopy`, never a live file) are pushed when asked, with
+/// the downloaded files they index. In the store:
+///
+/// - `shards/<I>-of-<N>/lease.json`: the lease (`ShardLease`);
+/// - `shards/<I>-of-<N>/manifest.json`: the databases' objects (`StateManifest`), written last;
+/// - `databases/<path>/<sha256>.sqlite`: each pushed copy, named by its content, so a copy
+///   that did not change is not sent again, and a manifest never names a half-written object;
+/// - `files/<2 hex>/<sha256>[.ext]`: downloaded files by content, shared by every shard; one
+///   already there is not sent again.
+///
+/// In the output folder, `.mirror-state/` holds `state.json` (`StateMark`) and, while they
+/// are made, the copies pushed and pulled.
+package actor RemoteState {
+    /// What a pull brought.
+    package struct Pulled: Sendable, Equatable {
+        package var databases = 0
+        package var bytes = 0
+        /// The remote generation the folder now has; nil when the store held no state yet.
+        package var generation: Int?
+    }
+
+    /// What a push sent.
+    package struct Pushed: Sendable, Equatable {
+        /// Databases sent, and those whose copy was already there.
+        package var databases = 0
+        package var unchanged = 0
+        package var files = 0
+        package var bytes = 0
+        /// The generation written; nil when nothing changed, so nothing was written.
+        package var generation: Int?
+    }
+
+    package nonisolated let store: any ObjectStore
+    package nonisolated let shard: ShardPlan.Shard
+    package nonisolated let lease: ShardLease
+    private let output: String
+    /// Paths in the output folder.
+    private let databases: [String]
+    private let logger: Logger
+    private var manifest: StateManifest?
+    private var manifestTag: String?
+    /// The keys under `files/`, once listed.
+    private var storedFiles: Set<String>?
+    /// Every pull and push so far, added up.
+    package private(set) var summary: StateSummary
+
+    package static let folderName = ".mirror-state"
+
+    package init(store: any ObjectStore, shard: ShardPlan.Shard, output: String, databases: [String],
+                 leaseTime: Duration, logger: Logger) {
+        self.store = store
+        self.shard = shard
+        self.output = output
+        self.databases = Array(Set(databases)).sorted()
+        self.logger = logger
+        summary = StateSummary(location: store.location, shard: shard.description)
+        lease = ShardLease(store: store, key: "\(Self.shardFolder(shard))/lease.json", time: leaseTime)
+    }
+
+    static func shardFolder(_ shard: ShardPlan.Shard) -> String { "shards/\(shard.index)-of-\(shard.count)" }
+
+    private var manifestKey: String { "\(Self.shardFolder(shard))/manifest.json" }
+    private var folder: String { (output as NSString).appendingPathComponent(Self.folderName) }
+    private var markPath: String { (folder as NSString).appendingPathComponent("state.json") }
+
+    private func local(_ path: String) -> String { (output as NSString).appendingPathComponent(path) }
+
+    /// Takes the lease (`LeaseHeldError` when another worker holds it), then pulls the
+    /// shard's databases if the remote state is newer than the folder's.
+    package func begin() async throws -> Pulled {
+        try prepareFolder()
+        try await lease.take()
+        do {
+            let pulled = try await pull()
+            summary.pulledDatabases = pulled.databases
+            summary.pulledBytes = pulled.bytes
+            summary.generation = pulled.generation
+            return pulled
+        } catch {
+            await lease.release()
+            throw error
+        }
+    }
+
+    /// Gives the lease back.
+    package func end() async {
+        await lease.release()
+    }
+
+    private func prepareFolder() throws(StateError) {
+        do {
+            // What a killed push or pull left.
+            try? FileManager.default.removeItem(atPath: (folder as NSString).appendingPathComponent("work"))
+            try FileManager.default.createDirectory(atPath: (folder as NSString).appendingPathComponent("work"),
+                                                    withIntermediateDirectories: true)
+        } catch {
+            throw StateError("cannot make \(folder): \(error)")
+        }
+    }
+
+    private var work: String { (folder as NSString).appendingPathComponent("work") }
+
+    private func pull() async throws(StateError) -> Pulled {
+        var pulled = Pulled()
+        guard let (bytes, tag) = try await store.read(manifestKey) else { return pulled }
+        let remote = try StateManifest.decode(bytes, location: store.location, key: manifestKey)
+        manifest = remote
+        manifestTag = tag
+        pulled.generation = remote.generation
+        if let mark = StateMark.read(markPath), mark.location == store.location, mark.shard == shard.description,
+           mark.generation >= remote.generation {
+            return pulled
+        }
+        for database in remote.databases {
+            guard !database.path.hasPrefix("/"), !database.path.split(separator: "/").contains("..") else {
+                throw StateError("\(store.location): \(manifestKey) names '\(database.path)', which is outside the output folder")
+            }
+            let temporary = (work as NSString).appendingPathComponent("pulled")
+            guard let got = try await store.download(database.object, toFileAt: temporary) else {
+                throw StateError("\(store.location): \(database.object), which \(manifestKey) names, is not there")
+            }
+            guard got.sha256 == database.sha256, got.size == database.size else {
+                unlink(temporary)
+                throw StateError("\(store.location): \(database.object) has \(got.size) bytes of SHA-256 \(got.sha256), "
+                    + "not the \(database.size) bytes of \(database.sha256) its manifest says")
+            }
+            let path = local(database.path)
+            do {
+                try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
+                                                        withIntermediateDirectories: true)
+            } catch {
+                throw StateError("cannot make the folder of \(path): \(error)")
+            }
+            // The folder's older copy goes whole: its WAL belongs to it, not to the copy.
+            unlink(path + "-wal")
+            unlink(path + "-shm")
+            guard rename(temporary, path) == 0 else {
+                throw StateError("cannot put the pulled copy at \(path): \(String(cString: strerror(errno)))")
+            }
+            pulled.databases += 1
+            pulled.bytes += got.size
+        }
+        try StateMark(location: store.location, shard: shard.description, generation: remote.generation).write(to: markPath)
+        return pulled
+    }
+
+    /// Pushes a consistent copy of each of the shard's databases that changed since the
+    /// last push, and the downloaded files they index that the store lacks, then the new
+    /// manifest, only if no other worker wrote one since this one read it.
+    package func push() async throws(StateError) -> Pushed {
+        do {
+            let pushed = try await pushOnce()
+            summary.failure = nil
+            if pushed.generation != nil { summary.pushes += 1 }
+            summary.pushedDatabases += pushed.databases
+            summary.pushedFiles += pushed.files
+            summary.pushedBytes += pushed.bytes
+            summary.generation = pushed.generation ?? summary.generation
+            return pushed
+        } catch {
+            summary.failure = error.description
+            throw error
+        }
+    }
+
+    /// Marks the lease as lost: nothing more is pushed.
+    package func leaseLost() {
+        summary.leaseLost = true
+    }
+
+    private func pushOnce() async throws(StateError) -> Pushed {
+        guard !summary.leaseLost else { throw StateError("the lease of shard \(shard) was lost: nothing was pushed") }
+        var pushed = Pushed()
+        var entries: [StateManifest.Database] = []
+        var changed = false
+        for (index, path) in databases.enumerated() {
+            let source = local(path)
+            guard access(source, F_OK) == 0 else { continue }
+            let copy = (work as NSString).appendingPathComponent("push-\(index).copy")
+            defer { unlink(copy) }
+            let made = try await Self.onPool("copy \(source)") { () throws -> (Int, String, [SnapshotCopy.IndexedFile]) in
+                unlink(copy)
+                try DatabaseCopy.write(from: source, to: copy)
+                let digest = try FileDigest.read(copy)
+                return (digest.size, digest.sha256, try DatabaseCopy.downloadedFiles(in: copy))
+            }
+            let (size, sha256, files) = made
+            let earlier = manifest?.databases.first { $0.path == path }
+            if let earlier, earlier.sha256 == sha256 {
+                entries.append(earlier)
+                pushed.unchanged += 1
+            } else {
+                let object = "databases/\(path)/\(sha256).sqlite"
+                try await store.upload(object, fileAt: copy)
+                entries.append(.init(path: path, object: object, size: size, sha256: sha256))
+                pushed.databases += 1
+                pushed.bytes += size
+                changed = true
+            }
+            let sent = try await pushFiles(files)
+            pushed.files += sent.files
+            pushed.bytes += sent.bytes
+        }
+        // Databases the manifest names that this run does not hold stay as they are.
+        for earlier in manifest?.databases ?? [] where !entries.contains(where: { $0.path == earlier.path }) {
+            entries.append(earlier)
+        }
+        guard changed || manifest == nil && !entries.isEmpty else { return pushed }
+        let next = StateManifest(shard: shard.description, generation: (manifest?.generation ?? 0) + 1,
+                                 pushedAt: Timestamp.string(Date()), databases: entries.sorted { $0.path < $1.path })
+        do throws(StateError) {
+            manifestTag = try await store.write(manifestKey, next.encoded(),
+                                                condition: manifestTag.map { .ifMatch($0) } ?? .ifNoneMatch)
+        } catch {
+            guard error.lostCondition else { throw error }
+            throw StateError("\(store.location): another worker wrote \(manifestKey) since this run read it: "
+                + "this run's databases were not pushed (the folder keeps them)")
+        }
+        let superseded = Set(manifest?.databases.map(\.object) ?? []).subtracting(next.databases.map(\.object))
+        manifest = next
+        pushed.generation = next.generation
+        try StateMark(location: store.location, shard: shard.description, generation: next.generation).write(to: markPath)
+        for object in superseded.sorted() {
+            do {
+                try await store.delete(object)
+            } catch {
+                logger.warning("cannot remove a superseded copy from the remote state",
+                               metadata: ["object": "\(object)", "error": "\(error)"])
+            }
+        }
+        return pushed
+    }
+
+    /// Sends the downloaded files the store does not hold yet.
+    private func pushFiles(_ files: [SnapshotCopy.IndexedFile]) async throws(StateError) -> (files: Int, bytes: Int) {
+        guard !files.isEmpty else { return (0, 0) }
+        if storedFiles == nil { storedFiles = Set(try await store.list("files/")) }
+        var sent = (files: 0, bytes: 0)
+        for file in files {
+            let key = Self.fileKey(file)
+            guard !storedFiles!.contains(key) else { continue }
+            let path = local(file.path)
+            var info = stat()
+            // Removed or cut short since it was indexed: the next download sends it.
+            guard stat(path, &info) == 0, Int(info.st_size) == file.size else { continue }
+            try await store.upload(key, fileAt: path)
+            storedFiles!.insert(key)
+            sent.files += 1
+            sent.bytes += file.size
+        }
+        return sent
+    }
+
+    /// `files/<2 hex>/<sha256>[.ext]`, the extension the file has in the output folder.
+    static func fileKey(_ file: SnapshotCopy.IndexedFile) -> String {
+        let name = (file.path as NSString).lastPathComponent
+        let dot = name.lastIndex(of: ".")
+        let ext = dot.map { String(name[$0...]) } ?? ""
+        return "files/\(file.sha256.prefix(2))/\(file.sha256)\(ext)"
+    }
+
+    private static func onPool<T: Sendable>(_ what: String, _ work: @escaping @Sendable () throws -> T) async throws(StateError) -> T {
+        do {
+            return try await NIOThreadPool.singleton.runIfActive(work)
+        } catch let error as StateError {
+            throw error
+        } catch {
+            throw StateError("cannot \(what): \(error)")
+        }
+    }
+}

@@ -1,0 +1,181 @@
+import Foundation
+import GRDB
+import Logging
+@testable import MirrorCore
+@testable import MirrorHTTP
+import MirrorJobFile
+import MirrorModel
+@testable import MirrorStore
+import MirrorTestSupport
+import Testing
+
+private let quiet = Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })
+
+private func temporaryFolder() throws -> String {
+    let folder = NSTemporaryDirectory() + "mirror-state-" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    return folder
+}
+
+/// A database at `path` with the rows `values` in table `t`.
+private func database(_ path: String, _ values: [String]) throws {
+    try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+    let queue = try DatabaseQueue(path: path)
+    try queue.write { db in
+        try db.execute(sql: "CREATE TABLE IF NOT EXISTS t (v TEXT)")
+        for value in values { try db.execute(sql: "INSERT INTO t VALUES (?)", arguments: [value]) }
+    }
+}
+
+private func rows(_ path: String) throws -> [String] {
+    try DatabaseQueue(path: path).read { try String.fetchAll($0, sql: "SELECT v FROM t ORDER BY rowid") }
+}
+
+private let whole = ShardPlan.Shard(index: 0, count: 1)!
+
+/// What every store must do for a lease: one holder at a time, a lapsed lease taken over,
+/// and the lapsed holder's renewal refused.
+func leaseContract(_ store: any ObjectStore) async throws {
+    let first = ShardLease(store: store, key: "shards/0-of-1/lease.json", time: .seconds(1))
+    let second = ShardLease(store: store, key: "shards/0-of-1/lease.json", time: .seconds(1))
+    try await first.take()
+    await #expect(throws: LeaseHeldError.self) { try await second.take() }
+    #expect(try await first.renew())
+    // The first stops renewing: after its time the second takes it, and the first's renewal fails.
+    try await Task.sleep(for: .milliseconds(1_300))
+    try await second.take()
+    #expect(try await first.renew() == false)
+    await #expect(throws: LeaseHeldError.self) { try await first.take() }
+    // Giving back a lease that is another's leaves it.
+    await first.release()
+    #expect(try await store.read("shards/0-of-1/lease.json") != nil)
+    await second.release()
+    #expect(try await store.read("shards/0-of-1/lease.json") == nil)
+    try await first.take()
+    await first.release()
+}
+
+/// What every store must do for a state: pushed, pulled into an empty folder exactly,
+/// nothing written when nothing changed, and a manifest written by another worker in the
+/// meantime refusing the push.
+func pushPullContract(_ store: any ObjectStore) async throws {
+    let folder = try temporaryFolder()
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    try database(folder + "/one/a.sqlite", ["x", "y"])
+    try database(folder + "/one/sub/b.sqlite", ["z"])
+    let one = RemoteState(store: store, shard: whole, output: folder + "/one", databases: ["a.sqlite", "sub/b.sqlite"],
+                          leaseTime: .seconds(30), logger: quiet)
+    #expect(try await one.begin() == RemoteState.Pulled())
+    let pushed = try await one.push()
+    #expect(pushed.databases == 2 && pushed.unchanged == 0 && pushed.generation == 1)
+    // Unchanged: nothing is sent and no generation written.
+    let again = try await one.push()
+    #expect(again == RemoteState.Pushed(databases: 0, unchanged: 2, files: 0, bytes: 0, generation: nil))
+    try database(folder + "/one/a.sqlite", ["w"])
+    let changed = try await one.push()
+    #expect(changed.databases == 1 && changed.unchanged == 1 && changed.generation == 2)
+    let objects = try await store.list("databases/")
+    #expect(objects.count == 2, "the superseded copy of a.sqlite is removed: \(objects)")
+    await one.end()
+
+    // An empty folder takes generation 2.
+    let two = RemoteState(store: store, shard: whole, output: folder + "/two", databases: ["a.sqlite", "sub/b.sqlite"],
+                          leaseTime: .seconds(30), logger: quiet)
+    let pulled = try await two.begin()
+    #expect(pulled.databases == 2 && pulled.generation == 2)
+    #expect(try rows(folder + "/two/a.sqlite") == ["x", "y", "w"])
+    #expect(try rows(folder + "/two/sub/b.sqlite") == ["z"])
+    await two.end()
+
+    // A folder that is current pulls nothing, even though its file changed since.
+    try database(folder + "/two/a.sqlite", ["v"])
+    let current = RemoteState(store: store, shard: whole, output: folder + "/two", databases: ["a.sqlite"],
+                              leaseTime: .seconds(30), logger: quiet)
+    #expect(try await current.begin().databases == 0)
+    #expect(try rows(folder + "/two/a.sqlite") == ["x", "y", "w", "v"])
+    // Another worker writes the manifest meanwhile: this push is refused, the folder keeps its rows.
+    let key = "shards/0-of-1/manifest.json"
+    let written = try #require(try await store.read(key))
+    try await store.write(key, written.bytes + Array(" ".utf8), condition: nil)
+    await #expect(throws: StateError.self) { try await current.push() }
+    #expect(await current.summary.failure?.contains("another worker wrote shards/0-of-1/manifest.json") == true)
+    #expect(try rows(folder + "/two/a.sqlite") == ["x", "y", "w", "v"])
+    await current.end()
+}
+
+@Suite("remote state in a folder")
+struct RemoteStateTests {
+    @Test("a lease: one holder at a time, taken over once lapsed, the lapsed holder's renewal refused")
+    func lease() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try await leaseContract(try StateLocation.open("file://" + folder, environment: [:], logger: quiet))
+    }
+
+    @Test("push, pull into an empty folder, nothing written unchanged, a concurrent manifest refuses the push")
+    func pushPull() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try await pushPullContract(try StateLocation.open("file://" + folder, environment: [:], logger: quiet))
+    }
+
+    @Test("a consistent copy: the same content copies to the same bytes, other content to others")
+    func copyIsStable() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try database(folder + "/a.sqlite", (0..<1000).map(String.init))
+        try DatabaseCopy.write(from: folder + "/a.sqlite", to: folder + "/1")
+        try DatabaseCopy.write(from: folder + "/a.sqlite", to: folder + "/2")
+        #expect(try FileDigest.read(folder + "/1") == FileDigest.read(folder + "/2"))
+        try database(folder + "/a.sqlite", ["more"])
+        try DatabaseCopy.write(from: folder + "/a.sqlite", to: folder + "/3")
+        #expect(try FileDigest.read(folder + "/1") != FileDigest.read(folder + "/3"))
+        #expect(try rows(folder + "/3").count == 1001)
+    }
+
+    @Test("a location that is neither s3:// nor an absolute file:// is refused")
+    func locations() throws {
+        #expect(throws: StateError.self) { try StateLocation.open("file://relative", environment: [:], logger: quiet) }
+        #expect(throws: StateError.self) { try StateLocation.open("/srv/state", environment: [:], logger: quiet) }
+        #expect(throws: StateError.self) { try StateLocation.open("s3://", environment: [:], logger: quiet) }
+    }
+}
+
+/// The same contracts against S3: moto in server mode, signatures checked, conditional writes enforced.
+@Suite("remote state in S3 against a real server",
+       .enabled(if: AuthServer.python != nil, "MIRROR_TEST_PYTHON is not set (scripts/test.sh sets it)"))
+struct RemoteStateS3Tests {
+    private func withStore(_ bucket: String, _ body: (any ObjectStore) async throws -> Void) async throws {
+        try await AuthServer.with("s3_server.py", []) { server in
+            let environment = ["AWS_ACCESS_KEY_ID": server.value("access_key")!,
+                               "AWS_SECRET_ACCESS_KEY": server.value("secret_key")!,
+                               "AWS_ENDPOINT_URL_S3": server.base, "AWS_REGION": "us-east-1"]
+            let client = S3Client(try S3Configuration(url: "s3://\(bucket)", environment: environment), logger: quiet)
+            _ = try await client.exchange("PUT", key: nil)
+            try await body(try StateLocation.open("s3://\(bucket)/state", environment: environment, logger: quiet))
+        }
+    }
+
+    @Test("a lease: one holder at a time, taken over once lapsed, the lapsed holder's renewal refused")
+    func lease() async throws {
+        try await withStore("lease") { try await leaseContract($0) }
+    }
+
+    @Test("push, pull into an empty folder, nothing written unchanged, a concurrent manifest refuses the push; big copies stream")
+    func pushPull() async throws {
+        try await withStore("push-pull") { store in
+            try await pushPullContract(store)
+            // An object larger than a part streams to disk whole, its digest checked.
+            let folder = try temporaryFolder()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let bytes = (0..<(20 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) }
+            #expect(FileManager.default.createFile(atPath: folder + "/big", contents: Data(bytes)))
+            try await store.upload("big", fileAt: folder + "/big")
+            let got = try #require(try await store.download("big", toFileAt: folder + "/back"))
+            #expect(got == (try FileDigest.read(folder + "/big")))
+            #expect(FileManager.default.contents(atPath: folder + "/back") == Data(bytes))
+            #expect(try await store.download("absent", toFileAt: folder + "/none") == nil)
+            #expect(!FileManager.default.fileExists(atPath: folder + "/none"))
+        }
+    }
+}
