@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what a fresh machine lacks, builds, runs the whole test suite, then checks the
-# job-file schema and the install. Build output goes to .build/*.log (its tail is shown
-# when a build fails); the tests' own output is shown as it runs.
+# job-file schema, the deployment manifests and the install. Build output goes to
+# .build/*.log (its tail is shown when a build fails); the tests' own output is shown as it
+# runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 missing=()
@@ -62,6 +63,12 @@ trap 'rm -f "$schema"' EXIT
 .build/debug/mirror schema >"$schema"
 python3 scripts/check-job-schema.py "$schema" jobs/*.yaml README.md
 
+# The deployment, offline: deploy/kubernetes's manifests against the Kubernetes API's models
+# (the venv above has the client), the shard count and the policies the design depends on,
+# the ConfigMap's job files against the same schema, and deploy/mirror-shard's exit statuses
+# and signals with a stand-in for mirror.
+"$MIRROR_TEST_PYTHON" scripts/check-deploy.py --job-schema "$schema"
+
 # The install: scripts/install.sh into a temporary prefix, then the installed binary must
 # run with an empty environment and need no Swift runtime library (a server without the
 # toolchain has none).
@@ -82,5 +89,5 @@ done
 echo "install check: mirror $version runs from $prefix with an empty environment and no Swift runtime library"
 
 # Last, the test runner's own closing line, so that it ends the output.
-echo "test: the tests, the job-file schema and the install check passed"
+echo "test: the tests, the job-file schema, the deployment check and the install check passed"
 echo "$summary"
