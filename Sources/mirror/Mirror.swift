@@ -7,8 +7,8 @@ import MirrorStore
 
 /// The root command. Exit statuses are decided here and nowhere else:
 /// 0 success, 1 a job failed (or a file could not be read or written: the lock file too),
-/// 2 usage or config error, 3 another run holds the output folder's lock (or another snapshot
-/// writes to its DIR), 4 the change
+/// 2 usage or config error, 3 another run holds the output folder's lock or the shard's lease
+/// (or another snapshot writes to its DIR), 4 the change
 /// feed no longer reaches back to an export's `--changes-since` (a new snapshot is needed),
 /// 75 a run deferred a job and failed none (`RunSummary.deferredExitStatus`, sysexits' EX_TEMPFAIL),
 /// 128 + N stopped by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
@@ -20,8 +20,9 @@ struct Mirror: AsyncParsableCommand {
         discussion: """
             Exit status: 0 success; 1 a job failed (run), a page-walk fault was found \
             (verify), a job is failed or stale (status --check), or a file could not be \
-            read or written; 2 usage or config error (nothing fetched); 3 another mirror \
-            run holds the output folder's lock; 4 the change feed no longer holds the changes \
+            read or written, or a run's state (--state) pulled or pushed; 2 usage or config \
+            error (nothing fetched); 3 another mirror run holds the output folder's lock or \
+            the shard's lease (--state); 4 the change feed no longer holds the changes \
             since an export's --changes-since (take a new snapshot); 75 a run deferred a job (the \
             API asked for a longer wait than its max_wait) and no job failed; 130, 143 or 129 a \
             run stopped by SIGINT, SIGTERM or SIGHUP.

@@ -7,6 +7,7 @@ import MirrorJobFile
 import MirrorModel
 @testable import MirrorStore
 import MirrorTestSupport
+import Synchronization
 import Testing
 
 private let quiet = Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })
@@ -33,16 +34,28 @@ private func rows(_ path: String) throws -> [String] {
 
 private let whole = ShardPlan.Shard(index: 0, count: 1)!
 
+/// A wall clock that moves only when told.
+private final class LeaseClock: Sendable {
+    let date = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+}
+
 /// What every store must do for a lease: one holder at a time, a lapsed lease taken over,
 /// and the lapsed holder's renewal refused.
 func leaseContract(_ store: any ObjectStore) async throws {
-    let first = ShardLease(store: store, key: "shards/0-of-1/lease.json", time: .seconds(1))
-    let second = ShardLease(store: store, key: "shards/0-of-1/lease.json", time: .seconds(1))
+    // Both read one clock, which the test moves: no expiry depends on how fast the machine is.
+    let clock = LeaseClock()
+    let now: @Sendable () -> Date = { clock.date.withLock { $0 } }
+    let first = ShardLease(store: store, key: "shards/0-of-1/lease.json", time: .seconds(60), now: now)
+    let second = ShardLease(store: store, key: "shards/0-of-1/lease.json", time: .seconds(60), now: now)
     try await first.take()
+    clock.date.withLock { $0 += 59 }
     await #expect(throws: LeaseHeldError.self) { try await second.take() }
     #expect(try await first.renew())
-    // The first stops renewing: after its time the second takes it, and the first's renewal fails.
-    try await Task.sleep(for: .milliseconds(1_300))
+    // Renewed: 59 seconds on, still held. Then the first stops renewing: after its time the
+    // second takes it, and the first's renewal fails.
+    clock.date.withLock { $0 += 59 }
+    await #expect(throws: LeaseHeldError.self) { try await second.take() }
+    clock.date.withLock { $0 += 2 }
     try await second.take()
     #expect(try await first.renew() == false)
     await #expect(throws: LeaseHeldError.self) { try await first.take() }

@@ -172,7 +172,7 @@ struct S3ClientTests {
             #expect(refused?.description == "PUT s3://refused/lease: HTTP 403 SignatureDoesNotMatch: The request signature we "
                 + "calculated does not match the signature you provided. Check your key and signing method.")
             let texts = [refused.map { "\($0)" } ?? "", refused.map { String(reflecting: $0) } ?? "",
-                         "\(configuration)", String(reflecting: configuration), "\(configuration.credentials)"]
+                         "\(configuration)", String(reflecting: configuration), "\(configuration.credentials!)"]
             for text in texts {
                 #expect(!text.contains(wrong))
                 #expect(!text.contains(server.value("secret_key")!))
@@ -180,10 +180,60 @@ struct S3ClientTests {
             }
         }
     }
+
+    @Test("a web identity: STS's temporary keys and session token sign every request; an unreadable token file is an error naming it; the token shows nowhere")
+    func webIdentity() async throws {
+        let folder = NSTemporaryDirectory() + "mirror-s3-identity-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let token = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQ6bWlycm9yIn0.c2lnbmF0dXJl"
+        try (token + "\n").write(toFile: folder + "/token", atomically: true, encoding: .utf8)
+        try await AuthServer.with("s3_server.py", []) { server in
+            let identity = ["AWS_ROLE_ARN": server.value("role_arn")!, "AWS_WEB_IDENTITY_TOKEN_FILE": folder + "/token",
+                            "AWS_ROLE_SESSION_NAME": "pod-0", "AWS_ENDPOINT_URL": server.base, "AWS_REGION": "us-east-1"]
+            let log = InMemoryLogHandler()
+            let client = S3Client(try S3Configuration(url: "s3://identity/state", environment: identity),
+                                  logger: Logger(label: "t", factory: { _ in log }), policy: RetryPolicy(baseDelay: 0.01))
+            _ = try await client.exchange("PUT", key: nil)
+            let etag = try await client.put("state/lease", Array("held".utf8), condition: .ifNoneMatch)
+            #expect(try await client.get("state/lease") == S3Client.Object(body: Array("held".utf8), etag: etag))
+            #expect(try await client.list(prefix: "state/").map(\.key) == ["state/lease"])
+            let keys = try await client.keys.signing()
+            guard case let .awsSigV4(sigv4) = keys.auth.kind else {
+                Issue.record("not SigV4: \(keys.auth)")
+                return
+            }
+            #expect(sigv4.accessKey.hasPrefix("ASIA"))
+            #expect(sigv4.sessionToken?.isEmpty == false)
+
+            // A refusal names the bucket and key; nothing of the token or the temporary keys shows.
+            let refused = await #expect(throws: S3Error.self) { try await client.put("state/lease", [1], condition: .ifNoneMatch) }
+            let gone = S3Client(try S3Configuration(url: "s3://identity/state", environment: identity.merging(
+                ["AWS_WEB_IDENTITY_TOKEN_FILE": folder + "/missing"]) { $1 }), logger: quiet)
+            let unreadable = await #expect(throws: S3Error.self) { try await gone.get("state/lease") }
+            #expect(unreadable?.kind == .file)
+            #expect(unreadable?.description == "AssumeRoleWithWebIdentity \(server.base)/: cannot read the web identity token "
+                + "file '\(folder)/missing' (AWS_WEB_IDENTITY_TOKEN_FILE)")
+            for text in log.entries.map({ "\($0.message) \($0.metadata)" }) + [refused.map { "\($0)" } ?? "",
+                                                                               "\(keys.auth)", String(reflecting: keys.auth)] {
+                #expect(!text.contains(token))
+                #expect(!text.contains(sigv4.secretKey))
+                #expect(!text.contains(sigv4.sessionToken ?? token))
+            }
+        }
+    }
 }
 
 @Suite("S3 answers")
 struct S3AnswerTests {
+    @Test("STS's expiry, its fraction of a second of any length")
+    func expiry() {
+        #expect(S3Keys.date("2026-11-27T11:28:55Z") == Date(timeIntervalSince1970: 1_795_778_935))
+        #expect(abs((S3Keys.date("2026-11-27T11:28:55.279Z")?.timeIntervalSince1970 ?? 0) - 1_795_778_935.279) < 0.001)
+        #expect(abs((S3Keys.date("2026-11-27T11:28:55.279365Z")?.timeIntervalSince1970 ?? 0) - 1_795_778_935.279365) < 0.001)
+        #expect(S3Keys.date("tomorrow") == nil)
+    }
+
     @Test("S3's XML: elements found by name, blocks in order, entities decoded")
     func xml() {
         let document = S3XML(Array("""

@@ -17,14 +17,14 @@ struct S3ConfigurationTests {
         #expect(configuration.key("lease") == "team/prod/lease")
         #expect(configuration.url(key: "team/prod/a b") == "https://mirror-state.s3.us-east-1.amazonaws.com/team/prod/a%20b")
         #expect(configuration.url(key: nil) == "https://mirror-state.s3.us-east-1.amazonaws.com/")
-        #expect(configuration.credentials.sessionToken == nil)
+        #expect(configuration.credentials?.sessionToken == nil && configuration.credentials != nil)
 
         let regional = try S3Configuration(url: "s3://mirror-state", environment: keys.merging(
             ["AWS_DEFAULT_REGION": "eu-west-1", "AWS_SESSION_TOKEN": "token"]) { $1 })
         #expect(regional.endpoint == "https://s3.eu-west-1.amazonaws.com")
         #expect(regional.prefix == "")
         #expect(regional.key("lease") == "lease")
-        #expect(regional.credentials.sessionToken == "token")
+        #expect(regional.credentials?.sessionToken == "token")
         #expect(try S3Configuration(url: "s3://a.b.c", environment: keys).addressing == .path)
     }
 
@@ -64,5 +64,32 @@ struct S3ConfigurationTests {
             AWS_ACCESS_KEY_ID is not set
             AWS_SECRET_ACCESS_KEY is not set
             """)
+    }
+
+    @Test("without keys, a web identity: AWS_ROLE_ARN and AWS_WEB_IDENTITY_TOKEN_FILE, at STS's endpoint for the region or AWS_ENDPOINT_URL_STS")
+    func webIdentity() throws {
+        let identity = ["AWS_ROLE_ARN": "arn:aws:iam::123456789012:role/mirror", "AWS_WEB_IDENTITY_TOKEN_FILE": "/var/run/token",
+                        "AWS_REGION": "eu-west-1"]
+        let configuration = try S3Configuration(url: "s3://bucket/p", environment: identity)
+        #expect(configuration.credentials == nil)
+        guard case let .webIdentity(web) = configuration.keys else {
+            Issue.record("not a web identity: \(configuration.keys)")
+            return
+        }
+        #expect(web == S3WebIdentity(roleARN: "arn:aws:iam::123456789012:role/mirror", tokenFile: "/var/run/token",
+                                     sessionName: "mirror", endpoint: "https://sts.eu-west-1.amazonaws.com"))
+        let local = try S3Configuration(url: "s3://bucket/p", environment: identity.merging(
+            ["AWS_ENDPOINT_URL": "http://127.0.0.1:5000/", "AWS_ROLE_SESSION_NAME": "pod-3"]) { $1 })
+        guard case let .webIdentity(web) = local.keys else { return }
+        #expect(web.endpoint == "http://127.0.0.1:5000")
+        #expect(web.sessionName == "pod-3")
+        // Keys in the environment come first, as AWS's SDKs take them.
+        #expect(try S3Configuration(url: "s3://bucket/p", environment: identity.merging(keys) { $1 }).credentials != nil)
+        let half = #expect(throws: S3ConfigurationError.self) {
+            try S3Configuration(url: "s3://bucket/p", environment: ["AWS_ROLE_ARN": "arn:aws:iam::1:role/r",
+                                                                    "AWS_ENDPOINT_URL_STS": "sts.example.com"])
+        }
+        #expect(half?.problems == ["AWS_WEB_IDENTITY_TOKEN_FILE is not set, and AWS_ROLE_ARN is",
+                                   "'sts.example.com' (AWS_ENDPOINT_URL_STS) is not an http(s) endpoint URL such as https://sts.example.com"])
     }
 }

@@ -443,7 +443,7 @@ struct BinaryTests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let expected: [[String]: String] = [
             ["--help"]: "Exit status: 0 success; 1 a job failed (run), a page-walk fault was found (verify),",
-            ["help", "run"]: "Exit status: 0 every job succeeded; 1 at least one job failed (the others still ran);",
+            ["help", "run"]: "Exit status: 0 every job succeeded; 1 at least one job failed (the others still ran), or the state could not be pulled or pushed;",
             ["verify", "--help"]: "Exit status: 0 no fault; 1 at least one fault; 2 usage or config error; 130, 143 or 129: stopped by SIGINT, SIGTERM or SIGHUP",
             ["status", "--help"]: "Exit status: 0 shown (with --check: and no job listed is failed or stale); 1 an output",
             ["check", "--help"]: "Exit status: 0 every file is valid; 2 a config or usage error.",

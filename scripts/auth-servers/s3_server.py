@@ -7,13 +7,20 @@ with the venv from setup.sh:
 When ready it prints one JSON line to stdout (then flushes):
 
     {"port": P, "url": "http://127.0.0.1:P", "region", "access_key", "secret_key",
-     "startup_seconds"}
+     "role_arn", "startup_seconds"}
 
 Before printing it makes an IAM user with a policy allowing every S3 action and an access
 key for it, then turns moto's request authentication on (moto's /moto-api/reset-auth with
 0, the INITIAL_NO_AUTH_ACTION_COUNT setting): from then on every S3 request must be signed
 with that key (botocore's S3SigV4Auth checks it), or moto answers 403
 SignatureDoesNotMatch (a wrong secret) or InvalidAccessKeyId (an unknown key).
+
+It also makes a role, ROLE_ARN, allowed every S3 action, for STS's AssumeRoleWithWebIdentity
+(what a Kubernetes service account on EKS uses): its temporary keys and session token sign
+S3 requests as the user's key does, and moto checks the token. AWS takes that one action
+unsigned (the web identity token is the credential); moto's authentication would ask it for
+a signature too, so that one action is let through unsigned, as AWS lets it (moto does not
+check the token itself).
 
 It exits when its standard input reaches end of file (unless --ignore-stdin) or on
 SIGTERM/SIGINT.
@@ -31,8 +38,26 @@ import urllib.request
 from stopping import stop_event
 
 import boto3
+from moto.core.responses import BaseResponse
 from moto.server import ThreadedMotoServer
 
+_authenticate = BaseResponse._authenticate_and_authorize_normal_action
+
+
+def _unsigned_web_identity(self, resource="*"):
+    """AWS takes AssumeRoleWithWebIdentity unsigned; every other action is checked."""
+    if self._get_action() == "AssumeRoleWithWebIdentity":
+        return None
+    return _authenticate(self, resource)
+
+
+BaseResponse._authenticate_and_authorize_normal_action = _unsigned_web_identity
+
+ROLE_TRUST = json.dumps({
+    "Version": "2012-10-17",
+    "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRoleWithWebIdentity",
+                   "Principal": {"Federated": "arn:aws:iam::123456789012:oidc-provider/oidc.example"}}],
+})
 POLICY = json.dumps({
     "Version": "2012-10-17",
     "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}],
@@ -65,6 +90,8 @@ def main():
     iam.create_user(UserName="mirror")
     iam.put_user_policy(UserName="mirror", PolicyName="s3", PolicyDocument=POLICY)
     key = iam.create_access_key(UserName="mirror")["AccessKey"]
+    role = iam.create_role(RoleName="mirror-state", AssumeRolePolicyDocument=ROLE_TRUST)["Role"]["Arn"]
+    iam.put_role_policy(RoleName="mirror-state", PolicyName="s3", PolicyDocument=POLICY)
     request = urllib.request.Request(url + "/moto-api/reset-auth", data=b"0", method="POST",
                                      headers={"Content-Type": "text/plain"})
     urllib.request.urlopen(request).read()
@@ -72,7 +99,7 @@ def main():
     stop = stop_event(watch_stdin=not args.ignore_stdin)
     sys.stdout.write(json.dumps({
         "port": port, "url": url, "region": args.region,
-        "access_key": key["AccessKeyId"], "secret_key": key["SecretAccessKey"],
+        "access_key": key["AccessKeyId"], "secret_key": key["SecretAccessKey"], "role_arn": role,
         "startup_seconds": round(time.monotonic() - T0, 3)}) + "\n")
     sys.stdout.flush()
     while not stop.wait(3600):

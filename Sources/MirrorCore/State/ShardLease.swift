@@ -42,11 +42,14 @@ package actor ShardLease {
     private let token = Hex.string((0..<8).map { _ in UInt8.random(in: 0...255) })
     private var tag: String?
     private var takenAt = ""
+    /// The wall clock expiries are written and read on.
+    private let now: @Sendable () -> Date
 
-    package init(store: any ObjectStore, key: String, time: Duration) {
+    package init(store: any ObjectStore, key: String, time: Duration, now: @escaping @Sendable () -> Date = { Date() }) {
         self.store = store
         self.key = key
         self.time = time
+        self.now = now
         holder = "\(ProcessInfo.processInfo.hostName) pid \(getpid())"
     }
 
@@ -65,9 +68,9 @@ package actor ShardLease {
     /// Takes the lease, or throws `LeaseHeldError` when a live one is another's.
     package func take() async throws {
         for _ in 0..<3 {
-            let now = Date()
-            takenAt = Timestamp.string(now)
-            if try await write(.ifNoneMatch, now: now) { return }
+            let start = now()
+            takenAt = Timestamp.string(start)
+            if try await write(.ifNoneMatch, now: start) { return }
             guard let (bytes, current) = try await store.read(key) else { continue }
             let held = try? JSONDecoder().decode(Content.self, from: Data(bytes))
             // One of this process's own earlier answers, lost on the way: it is ours.
@@ -75,11 +78,11 @@ package actor ShardLease {
                 tag = current
                 return
             }
-            if let held, let expiry = Timestamp.date(held.expiresAt), expiry > Date() {
+            if let held, let expiry = Timestamp.date(held.expiresAt), expiry > now() {
                 throw LeaseHeldError(location: store.location, key: key, holder: held.holder, expiresAt: held.expiresAt)
             }
             // Lapsed, or not a lease at all: taken over, if no one else takes it first.
-            if try await write(.ifMatch(current), now: Date()) { return }
+            if try await write(.ifMatch(current), now: now()) { return }
         }
         let held = try? await store.read(key).flatMap { try? JSONDecoder().decode(Content.self, from: Data($0.bytes)) }
         throw LeaseHeldError(location: store.location, key: key, holder: held?.holder ?? "another worker",
@@ -90,7 +93,7 @@ package actor ShardLease {
     /// after it lapsed). A failure to reach the store is thrown: the lease may still be held.
     package func renew() async throws(StateError) -> Bool {
         guard let held = tag else { return false }
-        if try await write(.ifMatch(held), now: Date()) { return true }
+        if try await write(.ifMatch(held), now: now()) { return true }
         tag = nil
         return false
     }

@@ -29,9 +29,11 @@ extension S3Client {
             close(descriptor)
             if !kept { unlink(path) }
         }
+        let signing = try await keys.signing()
+        let redactor = signing.redactor
         let url = RedactedURL(real: configuration.url(key: key), redactor: redactor)
         let request = HTTPRequest(method: "GET", url: url, headers: [], body: nil, timeout: configuration.timeout,
-                                  maxBytes: Int.max, redactor: redactor, auth: auth)
+                                  maxBytes: Int.max, redactor: redactor, auth: signing.auth)
         let watchdog = DownloadWatchdog(idle: .seconds(Int64(configuration.timeout)), minRate: 0, clock: http.clock)
         let http = http
         let outcome = await withTaskGroup(of: Void.self) { group in

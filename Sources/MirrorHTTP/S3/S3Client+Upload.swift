@@ -82,7 +82,7 @@ extension S3Client {
         let answer = S3XML(response.body)
         if answer.blocks("Error").count == 1 {
             throw .answered("POST", bucket: configuration.bucket, key: key, status: response.status, body: response.body,
-                            retries: 0, redactor: redactor)
+                            retries: 0, redactor: try await keys.signing().redactor)
         }
         guard let etag = answer.text("ETag"), !etag.isEmpty else {
             throw .malformed("POST", bucket: configuration.bucket, key: key, status: response.status, "no ETag")

@@ -36,23 +36,16 @@ package struct S3Client: Sendable {
     package let configuration: S3Configuration
     let http: HTTPClient
     let sender: RetryingSender
-    let auth: AuthSpec
-    /// Masks the credentials in whatever S3 says back.
-    let redactor: Redactor
+    /// The keys requests are signed with.
+    let keys: S3Keys
 
     package init(_ configuration: S3Configuration, http: HTTPClient = HTTPClient(), logger: Logger,
                  policy: RetryPolicy = RetryPolicy()) {
         self.configuration = configuration
         self.http = http
-        let credentials = configuration.credentials
-        redactor = Redactor(secrets: credentials.secrets)
-        auth = AuthSpec(
-            name: "s3", key: "s3 \(configuration.endpoint) \(configuration.bucket)",
-            kind: .awsSigV4(.init(accessKey: credentials.accessKey, secretKey: credentials.secretKey,
-                                  sessionToken: credentials.sessionToken, region: configuration.region, service: "s3")),
-            secrets: credentials.secrets)
         sender = RetryingSender(job: "s3://\(configuration.bucket)", retries: configuration.retries, rateLimit: nil,
                                 limiter: RateLimiter(), policy: policy, logger: logger, clock: http.clock)
+        keys = S3Keys(configuration: configuration, http: http, sender: sender)
     }
 
     /// The object at `key` and its ETag; nil when there is none (404 NoSuchKey). Read
@@ -174,11 +167,13 @@ package struct S3Client: Sendable {
         if !query.isEmpty {
             url += "?" + query.map { SigV4Signer.encoded($0.0) + "=" + SigV4Signer.encoded($0.1) }.joined(separator: "&")
         }
+        let signing = try await keys.signing()
+        let redactor = signing.redactor
         let shown = RedactedURL(real: url, redactor: redactor)
         let request = HTTPRequest(
             method: method, url: shown,
             headers: headers.map { Header(name: $0.0, value: RedactedText(real: $0.1, redactor: redactor)) },
-            body: body, timeout: configuration.timeout, maxBytes: maxBytes, redactor: redactor, auth: auth)
+            body: body, timeout: configuration.timeout, maxBytes: maxBytes, redactor: redactor, auth: signing.auth)
         let http = http
         let outcome = await sender.send(
             shown,

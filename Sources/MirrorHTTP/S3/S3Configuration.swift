@@ -21,7 +21,11 @@ package struct S3Configuration: Sendable, CustomStringConvertible, CustomDebugSt
     /// `scheme://host[:port][/path]`, without a trailing slash.
     package let endpoint: String
     package let addressing: Addressing
-    package let credentials: S3Credentials
+    package let keys: Keys
+    /// The keys given in the environment; nil for a web identity's, which STS gives.
+    package var credentials: S3Credentials? {
+        if case let .given(credentials) = keys { credentials } else { nil }
+    }
     /// Seconds, for each exchange (one part of a multipart upload is one exchange).
     package var timeout: Double = 300
     /// Retries of a transient failure (a network error, a timeout, a 5xx, 408 or 429).
@@ -30,6 +34,14 @@ package struct S3Configuration: Sendable, CustomStringConvertible, CustomDebugSt
     package var partSize: Int = 8 << 20
     /// `upload(_:fileAt:)` sends a file of this size or more in parts.
     package var multipartThreshold: Int = 16 << 20
+
+    /// Where the keys requests are signed with come from.
+    package enum Keys: Sendable {
+        /// `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and `AWS_SESSION_TOKEN`.
+        case given(S3Credentials)
+        /// Temporary keys STS gives for a role and a web identity token (`S3WebIdentity`).
+        case webIdentity(S3WebIdentity)
+    }
 
     /// The smallest part S3 takes (all but the last).
     package static let minimumPartSize = 5 << 20
@@ -40,7 +52,9 @@ package struct S3Configuration: Sendable, CustomStringConvertible, CustomDebugSt
     /// from `environment`: the endpoint from `AWS_ENDPOINT_URL_S3`, then `AWS_ENDPOINT_URL`,
     /// else `https://s3.<region>.amazonaws.com`; the region from `AWS_REGION`, then
     /// `AWS_DEFAULT_REGION`, else `us-east-1`; the credentials from `AWS_ACCESS_KEY_ID`,
-    /// `AWS_SECRET_ACCESS_KEY` and `AWS_SESSION_TOKEN`. Addressing is virtual-host on AWS's
+    /// `AWS_SECRET_ACCESS_KEY` and `AWS_SESSION_TOKEN`, else from STS for the role
+    /// `AWS_ROLE_ARN` and the token in `AWS_WEB_IDENTITY_TOKEN_FILE` (at `AWS_ENDPOINT_URL_STS`,
+    /// then `AWS_ENDPOINT_URL`, else `https://sts.<region>.amazonaws.com`). Addressing is virtual-host on AWS's
     /// own endpoint and path-style on any other (or when the bucket's name has a dot, which
     /// AWS's certificate does not cover). Every problem found is reported at once.
     package init(url: String, environment: [String: String], region: String? = nil, endpoint: String? = nil,
@@ -78,18 +92,46 @@ package struct S3Configuration: Sendable, CustomStringConvertible, CustomDebugSt
             }
         }
 
+        // AWS's order: keys in the environment, then a web identity (what EKS mounts).
         let accessKey = given("AWS_ACCESS_KEY_ID")
         let secretKey = given("AWS_SECRET_ACCESS_KEY")
-        if accessKey == nil { problems.append("AWS_ACCESS_KEY_ID is not set") }
-        if secretKey == nil { problems.append("AWS_SECRET_ACCESS_KEY is not set") }
-        guard problems.isEmpty, let accessKey, let secretKey else { throw S3ConfigurationError(problems: problems) }
+        let tokenFile = given("AWS_WEB_IDENTITY_TOKEN_FILE")
+        let roleARN = given("AWS_ROLE_ARN")
+        var keys: Keys?
+        if accessKey != nil || secretKey != nil || tokenFile == nil && roleARN == nil {
+            if accessKey == nil { problems.append("AWS_ACCESS_KEY_ID is not set") }
+            if secretKey == nil { problems.append("AWS_SECRET_ACCESS_KEY is not set") }
+            if let accessKey, let secretKey {
+                keys = .given(S3Credentials(accessKey: accessKey, secretKey: secretKey, sessionToken: given("AWS_SESSION_TOKEN")))
+            }
+        } else {
+            if tokenFile == nil { problems.append("AWS_WEB_IDENTITY_TOKEN_FILE is not set, and AWS_ROLE_ARN is") }
+            if roleARN == nil { problems.append("AWS_ROLE_ARN is not set, and AWS_WEB_IDENTITY_TOKEN_FILE is") }
+            var stsEndpoint = "https://sts.\(region).amazonaws.com"
+            let stsCandidates = [("AWS_ENDPOINT_URL_STS", given("AWS_ENDPOINT_URL_STS")), ("AWS_ENDPOINT_URL", given("AWS_ENDPOINT_URL"))]
+            if let (source, value) = stsCandidates.first(where: { $0.1 != nil }).map({ ($0.0, $0.1!) }) {
+                var trimmed = value
+                while trimmed.hasSuffix("/") { trimmed.removeLast() }
+                if HTTPClient.isHTTP(trimmed), URLComponents(string: trimmed)?.query == nil {
+                    stsEndpoint = trimmed
+                } else {
+                    problems.append("'\(value)' (\(source)) is not an http(s) endpoint URL such as https://sts.example.com")
+                }
+            }
+            if let tokenFile, let roleARN {
+                keys = .webIdentity(S3WebIdentity(roleARN: roleARN, tokenFile: tokenFile,
+                                                  sessionName: given("AWS_ROLE_SESSION_NAME") ?? "mirror",
+                                                  endpoint: stsEndpoint))
+            }
+        }
+        guard problems.isEmpty, let keys else { throw S3ConfigurationError(problems: problems) }
 
         self.bucket = bucket
         self.prefix = prefix
         self.region = region
         self.endpoint = chosenEndpoint
         self.addressing = addressing ?? (custom || bucket.contains(".") ? .path : .virtualHost)
-        credentials = S3Credentials(accessKey: accessKey, secretKey: secretKey, sessionToken: given("AWS_SESSION_TOKEN"))
+        self.keys = keys
     }
 
     /// The bucket and the prefix of `s3://bucket/prefix` (slashes around the prefix dropped).
@@ -173,4 +215,15 @@ package struct S3ConfigurationError: Error, Sendable, Equatable, CustomStringCon
     package let problems: [String]
 
     package var description: String { problems.joined(separator: "\n") }
+}
+
+/// A role assumed with a web identity token, as a Kubernetes service account on EKS
+/// gets one: `AWS_ROLE_ARN`, the token's file `AWS_WEB_IDENTITY_TOKEN_FILE` (read again
+/// each time keys are fetched: the kubelet rotates it), `AWS_ROLE_SESSION_NAME`, and the
+/// STS endpoint asked. Holds no secret: the token stays in its file.
+package struct S3WebIdentity: Sendable, Equatable {
+    package let roleARN: String
+    package let tokenFile: String
+    package let sessionName: String
+    package let endpoint: String
 }

@@ -38,6 +38,8 @@ package struct S3Error: Error, Sendable, CustomStringConvertible {
     package let status: Int?
     /// Retries made before the last attempt.
     package let retries: Int
+    /// What was asked, when it is not an object of the bucket: the STS endpoint of a web identity.
+    private var place: String?
 
     private init(_ code: Code, method: String, bucket: String, key: String?, status: Int?, retries: Int) {
         self.code = code
@@ -69,6 +71,13 @@ package struct S3Error: Error, Sendable, CustomStringConvertible {
         S3Error(.file(why), method: method, bucket: bucket, key: key, status: nil, retries: 0)
     }
 
+    /// The same failure, of a request to `place` rather than to the bucket.
+    func asked(of place: String) -> S3Error {
+        var error = self
+        error.place = place
+        return error
+    }
+
     package var kind: Kind {
         switch code {
         case let .answered(code, _):
@@ -90,7 +99,7 @@ package struct S3Error: Error, Sendable, CustomStringConvertible {
 
     /// `PUT s3://bucket/key: HTTP 412 PreconditionFailed: At least one of the pre-conditions you specified did not hold`.
     package var description: String {
-        let target = "\(method) s3://\(bucket)/\(key ?? "")"
+        let target = "\(method) \(place ?? "s3://\(bucket)/\(key ?? "")")"
         let what: String
         switch code {
         case let .answered(code, message):
