@@ -116,8 +116,63 @@ func pushPullContract(_ store: any ObjectStore) async throws {
     await current.end()
 }
 
+/// A folder store whose manifest writes fail once `cut` is set: a push that dies after its
+/// copies went up and before its manifest did, as one killed there does.
+private final class CutStore: ObjectStore {
+    let inner: any ObjectStore
+    let cut = Mutex(false)
+    var location: String { inner.location }
+
+    init(inner: any ObjectStore) {
+        self.inner = inner
+    }
+
+    func read(_ key: String) async throws(StateError) -> (bytes: [UInt8], tag: String)? { try await inner.read(key) }
+    func write(_ key: String, _ bytes: [UInt8], condition: S3Client.Condition?) async throws(StateError) -> String {
+        if key.hasSuffix("manifest.json"), cut.withLock({ $0 }) { throw StateError("cut") }
+        return try await inner.write(key, bytes, condition: condition)
+    }
+    func upload(_ key: String, fileAt path: String) async throws(StateError) { try await inner.upload(key, fileAt: path) }
+    func download(_ key: String, toFileAt path: String) async throws(StateError) -> S3Client.Downloaded? {
+        try await inner.download(key, toFileAt: path)
+    }
+    func delete(_ key: String) async throws(StateError) { try await inner.delete(key) }
+    func list(_ prefix: String) async throws(StateError) -> [String] { try await inner.list(prefix) }
+}
+
 @Suite("remote state in a folder")
 struct RemoteStateTests {
+    @Test("a push cut off before its manifest leaves the previous state whole: an empty folder pulls the last whole push")
+    func cutPush() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let store = CutStore(inner: try StateLocation.open("file://\(folder)/store", environment: [:], logger: quiet))
+        try database(folder + "/one/a.sqlite", ["x"])
+        try database(folder + "/one/b.sqlite", ["y"])
+        let one = RemoteState(store: store, shard: whole, output: folder + "/one", databases: ["a.sqlite", "b.sqlite"],
+                              leaseTime: .seconds(30), logger: quiet)
+        _ = try await one.begin()
+        #expect(try await one.push().generation == 1)
+        let before = try await store.list("")
+        try database(folder + "/one/a.sqlite", ["x2"])
+        try database(folder + "/one/b.sqlite", ["y2"])
+        store.cut.withLock { $0 = true }
+        await #expect(throws: StateError.self) { try await one.push() }
+        // The new copies are there, unnamed; the manifest and the copies it names are as they were.
+        let after = try await store.list("")
+        #expect(Set(before).isSubset(of: Set(after)))
+        #expect(after.count == before.count + 2)
+        await one.end()
+
+        let two = RemoteState(store: store, shard: whole, output: folder + "/two", databases: ["a.sqlite", "b.sqlite"],
+                              leaseTime: .seconds(30), logger: quiet)
+        let pulled = try await two.begin()
+        #expect(pulled.databases == 2 && pulled.generation == 1)
+        #expect(try rows(folder + "/two/a.sqlite") == ["x"])
+        #expect(try rows(folder + "/two/b.sqlite") == ["y"])
+        await two.end()
+    }
+
     @Test("a lease: one holder at a time, taken over once lapsed, the lapsed holder's renewal refused")
     func lease() async throws {
         let folder = try temporaryFolder()
