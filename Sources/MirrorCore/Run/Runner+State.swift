@@ -45,7 +45,9 @@ extension Runner {
         let remote = RemoteState(store: state.store, shard: options.shard ?? ShardPlan.Shard(index: 0, count: 1)!,
                                  output: output, databases: databases, leaseTime: state.leaseTime, logger: logger)
         let pulled = try await remote.begin()
-        logger.info(pulled.databases == 0 ? "remote state: the folder is current" : "remote state: pulled",
+        let what = pulled.generation == nil ? "remote state: none yet, the walk starts from the folder"
+            : pulled.databases == 0 ? "remote state: the folder is current" : "remote state: pulled"
+        logger.info("\(what)",
                     metadata: ["state": "\(state.store.location)", "shard": "\(remote.shard)",
                                "databases": "\(pulled.databases)", "bytes": "\(pulled.bytes)",
                                "generation": "\(pulled.generation.map(String.init) ?? "none")"])
