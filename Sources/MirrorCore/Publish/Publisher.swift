@@ -225,8 +225,9 @@ public struct Publisher: Sendable {
                     continue
                 }
                 guard let replaced = current?.manifest, replaced.shards != shards else { return [] }
-                return ["the top-level manifest named generations of \(replaced.shards) shards: replaced by one of "
-                    + "\(shards) shards, naming shard \(options.shard.index) alone until the others publish"]
+                func count(_ number: Int) -> String { "\(number) shard\(number == 1 ? "" : "s")" }
+                return ["the top-level manifest named generations of \(count(replaced.shards)): replaced by one of "
+                    + "\(count(shards)), naming shard \(options.shard.index) alone until the others publish"]
             }
         }
         throw Failure(description: "s3://\(client.configuration.bucket)/\(manifestKey) changed between each read and write, "
