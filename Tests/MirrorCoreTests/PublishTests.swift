@@ -178,6 +178,38 @@ struct PublishTests {
         }
     }
 
+    @Test("a signal during the upload stops it: nothing named, no folder left; the next publish removes what went up")
+    func stopped() async throws {
+        let harness = try await outputFolder()
+        try await withBucket("stopped") { client in
+            let first = try await publisher(harness, client).publish()
+            let (signals, send) = AsyncStream<Int32>.makeStream()
+            var slow = publisher(harness, client)
+            slow.afterUpload = { _ in
+                send.yield(SIGTERM)
+                try await Task.sleep(for: .seconds(600))
+            }
+            let stopping = slow
+            let (result, stop) = try await GracefulStop.run(.stream(signals)) {
+                do {
+                    return Result<Publisher.Published, any Error>.success(try await stopping.publish())
+                } catch {
+                    return .failure(error)
+                }
+            }
+            #expect(stop == .signal(SIGTERM))
+            #expect(throws: CancellationError.self) { try result.get() }
+            #expect(try await topLevel(client).entries.map(\.generation) == [first.generation])
+            #expect(try FileManager.default.contentsOfDirectory(atPath: harness.output).filter { $0.hasPrefix(".publish-") } == [])
+            let left = try #require(try await generations(client).first { $0.key != first.generation })
+            #expect(left.value == ["t_item.sqlite"])
+
+            let next = try await publisher(harness, client).publish()
+            #expect(next.removed == [left.key])
+            #expect(Set(try await generations(client).keys) == [first.generation, next.generation])
+        }
+    }
+
     @Test("two shards from two output folders: the manifest holds both entries; another shard count replaces it")
     func twoShards() async throws {
         let items = try await outputFolder()

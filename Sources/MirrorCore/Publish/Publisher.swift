@@ -65,6 +65,8 @@ public struct Publisher: Sendable {
     let logger: Logger
     /// Runs between reading the top-level manifest and writing it, with the attempt's number.
     var beforeManifestWrite: @Sendable (Int) async throws -> Void = { _ in }
+    /// Runs after each object of the generation is uploaded, with its key.
+    var afterUpload: @Sendable (String) async throws -> Void = { _ in }
 
     package init(options: Options, client: S3Client, logger: Logger) {
         precondition(options.keep >= 1, "--keep is checked where it is read")
@@ -129,11 +131,13 @@ public struct Publisher: Sendable {
             throw Failure(description: "\(location) already holds a generation \(generation): publish again")
         }
         let client = client
+        let afterUpload = afterUpload
         let send: @Sendable (String) async throws -> PublishManifest.Object = { path in
             let file = snapshot + "/" + path
             let digest = try await NIOThreadPool.singleton.runIfActive { try SnapshotWriter.digest(file) }
             let key = root + "/" + path
             try await client.upload(key, fileAt: file)
+            try await afterUpload(key)
             return PublishManifest.Object(key: key, bytes: digest.bytes, sha256: digest.sha256)
         }
         var objects = try await Self.concurrently(paths, width: Self.width, send)
