@@ -123,8 +123,8 @@ public struct Publisher: Sendable {
 
         let configuration = client.configuration
         let root = configuration.key("generations/\(generation)/shard-\(options.shard.index)")
-        // Thirty-two random bits make a second publish in the same second all but certain
-        // to pick another id; a listing makes it certain.
+        // Thirty-two random bits make two publishes in one millisecond all but certain to
+        // pick different ids; the listing catches an id already used.
         let taken = try await client.list(prefix: configuration.key("generations/\(generation)/"), continuation: nil, pageSize: 1)
         guard taken.objects.isEmpty else {
             throw Failure(description: "\(location) already holds a generation \(generation): publish again")
