@@ -42,7 +42,8 @@ swift test --skip-build 2>&1 | tee .build/test-run.log
 summary=$(grep -E 'Test run with [0-9]+ tests' .build/test-run.log | tail -n 1)
 # With MIRROR_TEST_PYTHON set they must have run, not been skipped.
 for suite in "auth against real servers" "token store under kill -9" "S3 against a real server" \
-             "remote state in S3 against a real server" "state kept in S3 against a real server (--state s3://)"; do
+             "remote state in S3 against a real server" "state kept in S3 against a real server (--state s3://)" \
+             "publishing to S3 against a real server" "the mirror binary: publish"; do
   if ! grep -q "Suite \"$suite\" passed" .build/test-run.log; then
     echo "test: the suite \"$suite\" did not pass" >&2
     exit 1

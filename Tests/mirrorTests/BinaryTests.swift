@@ -448,6 +448,7 @@ struct BinaryTests {
             ["status", "--help"]: "Exit status: 0 shown (with --check: and no job listed is failed or stale); 1 an output",
             ["check", "--help"]: "Exit status: 0 every file is valid; 2 a config or usage error.",
             ["export", "--help"]: "Exit status: 0 exported; 1 the table or database could not be found or read,",
+            ["publish", "--help"]: "Exit status: 0 published; 1 the snapshot could not be made, an object could not be uploaded,",
         ]
         for (arguments, exitStatus) in expected {
             let help = try await mirror(arguments, in: folder)
@@ -456,12 +457,13 @@ struct BinaryTests {
             // The text is wrapped to the terminal's width: compare it unwrapped.
             let text = help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
             #expect(text.contains(exitStatus), "\(arguments)")
-            if arguments != ["export", "--help"] {
+            // export and publish read no job file.
+            if !["export", "publish"].contains(arguments[0]) {
                 #expect(text.contains(#"Job files: README.md, section "Job files", describes every key"#), "\(arguments)")
             }
         }
         // No help text is cut by a line continuation written twice.
-        for command in ["run", "export", "snapshot", "serve", "verify", "status", "check", "plan", "schema", "infer"] {
+        for command in ["run", "export", "snapshot", "publish", "serve", "verify", "status", "check", "plan", "schema", "infer"] {
             let help = try await mirror([command, "--help"], in: folder)
             #expect(help.status == 0 && !help.stdout.contains("\\"), "\(command)")
         }

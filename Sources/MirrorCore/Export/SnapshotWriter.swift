@@ -119,10 +119,8 @@ public struct SnapshotWriter: Sendable {
 
     /// The output folder exists; `DIR` is free or holds a snapshot.
     private func checkPlaces() throws {
+        try Self.checkOutput(options.output)
         var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: options.output, isDirectory: &isFolder), isFolder.boolValue else {
-            throw Failure(description: "no output folder '\(options.output)': run `mirror run` first, or name the folder with --output")
-        }
         let destination = options.destination
         if FileManager.default.fileExists(atPath: destination, isDirectory: &isFolder) {
             let manifest = (destination as NSString).appendingPathComponent(Self.manifestName)
@@ -130,6 +128,14 @@ public struct SnapshotWriter: Sendable {
                 throw Failure(description: "'\(destination)' exists and is not a snapshot (it has no \(Self.manifestName)): "
                     + "name a new folder, or one that holds an earlier snapshot")
             }
+        }
+    }
+
+    /// The output folder `output` exists.
+    static func checkOutput(_ output: String) throws {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: output, isDirectory: &isFolder), isFolder.boolValue else {
+            throw Failure(description: "no output folder '\(output)': run `mirror run` first, or name the folder with --output")
         }
     }
 
