@@ -33,6 +33,9 @@ public struct ShardPlan: Sendable {
         }
 
         public var description: String { "\(index)/\(count)" }
+
+        /// Shard 0 of 1: every job, what a command without `--shard` works on.
+        public static let whole = Shard(index: 0, count: 1)!
     }
 
     /// A job of the plan: its file (an index among the files planned) and its name.

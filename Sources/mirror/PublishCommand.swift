@@ -47,25 +47,14 @@ struct PublishCommand: AsyncParsableCommand {
     @Flag(name: .customLong("with-files"), help: "Include the downloaded files the records name.") var withFiles = false
 
     func validate() throws {
-        if shard != nil, shards != nil {
-            throw ValidationError("--shard and --shards cannot go together: --shard I/N names the shard, --shards N takes it "
-                + "from \(ShardPlan.Shard.indexVariable)")
-        }
-        if let shard, ShardPlan.Shard(shard) == nil {
-            throw ValidationError("--shard must be I/N, shard I of N (0 to N-1, N at most \(JobLimits.shards.upperBound)), "
-                + "such as 0/3, not '\(shard)'")
-        }
-        if let shards, !JobLimits.shards.contains(shards) {
-            throw ValidationError("--shards must be between 1 and \(JobLimits.shards.upperBound), not \(shards)")
-        }
+        try ShardChoice.validate(shard: shard, shards: shards)
         if keep < 1 { throw ValidationError("--keep must be at least 1, not \(keep)") }
     }
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         // Checked by `validate()`; the index of `--shards N` comes from the environment.
-        var part = shard.flatMap { ShardPlan.Shard($0) } ?? ShardPlan.Shard(index: 0, count: 1)!
-        if let shards { part = try ShardPlan.Shard(count: shards, environment: environment) }
+        let part = try ShardChoice.shard(shard, shards: shards) ?? ShardPlan.Shard.whole
         let configuration: S3Configuration
         do throws(S3ConfigurationError) {
             configuration = try S3Configuration(url: location, environment: environment)

@@ -88,15 +88,7 @@ struct RunCommand: AsyncParsableCommand {
         if !(1...Self.parallelLimit).contains(parallel) {
             throw ValidationError("--parallel must be between 1 and \(Self.parallelLimit), not \(parallel)")
         }
-        if shard != nil, shards != nil {
-            throw ValidationError("--shard and --shards cannot go together: --shard I/N names the shard, --shards N takes it "
-                + "from \(ShardPlan.Shard.indexVariable)")
-        }
-        if let shard, ShardPlan.Shard(shard) == nil {
-            let hint = Int(shard) != nil ? " (--shards \(shard) takes I from \(ShardPlan.Shard.indexVariable))" : ""
-            throw ValidationError("--shard must be I/N, shard I of N (0 to N-1, N at most \(JobLimits.shards.upperBound)), "
-                + "such as 0/3, not '\(shard)'\(hint)")
-        }
+        try ShardChoice.validate(shard: shard, shards: shards)
         if state == nil, pushEvery != nil || leaseTime != nil {
             throw ValidationError("--push-every and --lease-time go with --state")
         }
@@ -106,15 +98,11 @@ struct RunCommand: AsyncParsableCommand {
         if let leaseTime, (Self.limit(leaseTime) ?? .zero) < RemoteStateOptions.shortestLease {
             throw ValidationError("--lease-time must be a duration of at least 3s, such as 60s or 5m, not '\(leaseTime)'")
         }
-        if let shards, !JobLimits.shards.contains(shards) {
-            throw ValidationError("--shards must be between 1 and \(JobLimits.shards.upperBound), not \(shards)")
-        }
     }
 
     func run() async throws {
         // Checked by `validate()`; the index of `--shards N` comes from the environment.
-        var shard = self.shard.flatMap { ShardPlan.Shard($0) }
-        if let shards { shard = try ShardPlan.Shard(count: shards, environment: ProcessInfo.processInfo.environment) }
+        let shard = try ShardChoice.shard(shard, shards: shards)
         let loaded = try loadJobFiles(walk.files)
         let display = !quiet && TerminalProgress.stderrIsTerminal ? TerminalProgress() : nil
         let logger = LogSetup.bootstrap(quiet: quiet, verbose: walk.verbose, display: display)

@@ -32,7 +32,7 @@ private func rows(_ path: String) throws -> [String] {
     try DatabaseQueue(path: path).read { try String.fetchAll($0, sql: "SELECT v FROM t ORDER BY rowid") }
 }
 
-private let whole = ShardPlan.Shard(index: 0, count: 1)!
+private let whole = ShardPlan.Shard.whole
 
 /// A wall clock that moves only when told.
 private final class LeaseClock: Sendable {

@@ -42,7 +42,7 @@ extension Runner {
                 databases.append(parent.database)
             }
         }
-        let remote = RemoteState(store: state.store, shard: options.shard ?? ShardPlan.Shard(index: 0, count: 1)!,
+        let remote = RemoteState(store: state.store, shard: options.shard ?? ShardPlan.Shard.whole,
                                  output: output, databases: databases, leaseTime: state.leaseTime, logger: logger)
         let pulled = try await remote.begin()
         let what = pulled.generation == nil ? "remote state: none yet, the walk starts from the folder"
