@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+@testable import MirrorHTTP
 import MirrorTestSupport
 import Testing
 
@@ -35,92 +37,151 @@ private func pages(_ server: FixtureServer, after first: Int) -> [String] {
     server.requests.dropFirst(first).compactMap { $0.parameter("page") }
 }
 
-/// The state manifest of shard 0 of 1 in the folder store `store`, as JSON.
-private func manifest(_ store: String) -> [String: Any]? {
-    guard let data = FileManager.default.contents(atPath: store + "/shards/0-of-1/manifest.json") else { return nil }
-    return try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+/// A store a test's runs keep their state in: a folder, or a bucket of moto's S3. What a run
+/// is given, and how the test reads what is in the store.
+private struct Store: Sendable {
+    /// `--state …`, and the environment the runs need.
+    let arguments: [String]
+    let environment: [String: String]
+    /// The bytes at `key` under the state's prefix; nil when there is none.
+    let object: @Sendable (String) async throws -> [UInt8]?
+    let folder: String
+
+    /// The state manifest of shard 0 of 1, as JSON.
+    func manifest() async throws -> [String: Any]? {
+        guard let bytes = try await object("shards/0-of-1/manifest.json") else { return nil }
+        return try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any]
+    }
+
+    /// The records in the copy of `t_event.sqlite` the manifest names; nil before one is pushed.
+    func pushedRecords() async throws -> Int? {
+        guard let databases = try await manifest()?["databases"] as? [[String: Any]],
+              let key = databases.first?["object"] as? String, let bytes = try await object(key) else { return nil }
+        let copy = folder + "/pushed-\(UUID().uuidString).sqlite"
+        defer { try? FileManager.default.removeItem(atPath: copy) }
+        try Data(bytes).write(to: URL(fileURLWithPath: copy))
+        return Int(try await sqlite(copy, "SELECT count(*) FROM t_event").trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    func leaseHeld() async throws -> Bool { try await object("shards/0-of-1/lease.json") != nil }
+
+    var location: String { arguments[1] }
 }
 
-/// The records in the copy of `t_event.sqlite` the manifest of `store` names; nil before one is pushed.
-private func pushedRecords(_ store: String) async throws -> Int? {
-    guard let databases = manifest(store)?["databases"] as? [[String: Any]],
-          let object = databases.first?["object"] as? String else { return nil }
-    return Int(try await sqlite(store + "/" + object, "SELECT count(*) FROM t_event")
-        .trimmingCharacters(in: .whitespacesAndNewlines))
+private enum StoreKind: Sendable, CustomTestStringConvertible {
+    case folder, s3
+
+    var testDescription: String { self == .folder ? "in a folder" : "in S3" }
+
+    /// Runs `body` with a store of this kind inside `folder`.
+    func with(in folder: String, _ body: (Store) async throws -> Void) async throws {
+        switch self {
+        case .folder:
+            let root = folder + "/store"
+            try await body(Store(arguments: ["--state", "file://" + root], environment: [:], object: { key in
+                FileManager.default.contents(atPath: root + "/" + key).map { [UInt8]($0) }
+            }, folder: folder))
+        case .s3:
+            try await AuthServer.with("s3_server.py", []) { server in
+                let environment = ["AWS_ACCESS_KEY_ID": server.value("access_key")!,
+                                   "AWS_SECRET_ACCESS_KEY": server.value("secret_key")!,
+                                   "AWS_ENDPOINT_URL_S3": server.base, "AWS_REGION": "us-east-1"]
+                let client = S3Client(try S3Configuration(url: "s3://mirror-state", environment: environment),
+                                      logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+                _ = try await client.exchange("PUT", key: nil)
+                try await body(Store(arguments: ["--state", "s3://mirror-state/state"], environment: environment, object: { key in
+                    try await client.get("state/" + key)?.body
+                }, folder: folder))
+            }
+        }
+    }
 }
+
+/// Runs `body` with a store of `kind` and `withHeldPage`'s server, in `folder`.
+private func withStore(_ kind: StoreKind, heldPage: Int, gate: SlowGate, in folder: String,
+                       _ body: (Store, FixtureServer) async throws -> Void) async throws {
+    try await kind.with(in: folder) { store in
+        try await withHeldPage(heldPage, gate: gate, jobsIn: folder) { server in try await body(store, server) }
+    }
+}
+
+/// The kinds of store these tests run against: S3 too where moto can run.
+private let storeKinds: [StoreKind] = AuthServer.python == nil ? [.folder] : [.folder, .s3]
 
 @Suite("state kept in a store (--state)")
 struct StateTests {
-    @Test("SIGTERM pushes the state before exit 143; a second worker on the shard exits 3; an empty folder resumes at the page where the run stopped")
-    func sigtermPushesAndEmptyFolderResumes() async throws {
+    @Test("SIGTERM pushes the state before exit 143; a second worker on the shard exits 3; an empty folder resumes at the page where the run stopped",
+          arguments: storeKinds)
+    fileprivate func sigtermPushesAndEmptyFolderResumes(kind: StoreKind) async throws {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let store = folder + "/store"
         let gate = SlowGate()
-        try await withHeldPage(4, gate: gate, jobsIn: folder) { server in
-            let state = ["--state", "file://" + store]
+        try await withStore(kind, heldPage: 4, gate: gate, in: folder) { store, server in
+            let state = store.arguments
+            let environment = ProcessInfo.processInfo.environment.merging(store.environment) { $1 }
             let first = try Child(mirrorBinary.path, ["run", "jobs.yaml", "--output", "one"] + state, in: folder,
-                                  environment: ProcessInfo.processInfo.environment, stdout: folder + "/.stdout",
+                                  environment: environment, stdout: folder + "/.stdout",
                                   stderr: folder + "/.stderr")
             while (try? await sqlite(folder + "/one/t_event.sqlite", "SELECT count(*) FROM t_event")) != "150\n"
                     || !server.requests.contains(where: { $0.parameter("page") == "4" }) {
                 try await Task.sleep(for: .milliseconds(10))
             }
             // Another machine on the same shard: the lease is held.
-            let second = try await mirror(["run", "jobs.yaml", "--output", "two"] + state, in: folder)
+            let second = try await mirror(["run", "jobs.yaml", "--output", "two"] + state, in: folder, environment: store.environment)
             #expect(second.status == 3)
-            #expect(second.stderr.contains("holds the lease shards/0-of-1/lease.json in file://\(store) until "))
+            #expect(second.stderr.contains("holds the lease shards/0-of-1/lease.json in \(store.location) until "))
             #expect(!FileManager.default.fileExists(atPath: folder + "/two/t_event.sqlite"))
 
             kill(first.pid, SIGTERM)
             #expect(await first.ending() == .exited(143))
             let said = try String(contentsOfFile: folder + "/.stdout", encoding: .utf8)
             #expect(said.hasPrefix("events: INTERRUPTED: job 'events': interrupted at page 4; pages 1-3 kept\n"
-                + "state file://\(store) shard 0/1: pulled 0 databases (0 bytes), pushed 1 database and 0 files ("))
+                + "state \(store.location) shard 0/1: pulled 0 databases (0 bytes), pushed 1 database and 0 files ("))
             #expect(said.hasSuffix(" bytes), generation 1\n"))
-            #expect(manifest(store)?["generation"] as? Int == 1)
-            #expect(try await pushedRecords(store) == 150)
+            #expect(try await store.manifest()?["generation"] as? Int == 1)
+            #expect(try await store.pushedRecords() == 150)
             // Given back.
-            #expect(!FileManager.default.fileExists(atPath: store + "/shards/0-of-1/lease.json"))
+            #expect(try await store.leaseHeld() == false)
 
             // A third machine, its folder empty: it resumes at page 4 and fetches no page again.
             gate.open()
             let asked = server.requests.count
-            let third = try await mirror(["run", "jobs.yaml", "--output", "three"] + state, in: folder)
+            let third = try await mirror(["run", "jobs.yaml", "--output", "three"] + state, in: folder, environment: store.environment)
             #expect(third.status == 0)
             #expect(third.stdout.contains("events: ok, 3 pages, 100 records (100 new, 0 updated, 0 unchanged), resumed at page 4, "))
-            #expect(third.stdout.contains("state file://\(store) shard 0/1: pulled 1 database ("))
+            #expect(third.stdout.contains("state \(store.location) shard 0/1: pulled 1 database ("))
             #expect(third.stdout.hasSuffix(", generation 2\n"))
             #expect(pages(server, after: asked) == ["4", "5", "6"])
             let ids = try await sqlite(folder + "/three/t_event.sqlite", "SELECT id FROM t_event ORDER BY position")
             #expect(ids == pageIDs.joined().map { $0 + "\n" }.joined())
-            #expect(try await pushedRecords(store) == 250)
+            #expect(try await store.pushedRecords() == 250)
 
             // The same folder again: the folder is current, nothing is pulled.
-            let again = try await mirror(["run", "jobs.yaml", "--output", "three"] + state, in: folder)
+            let again = try await mirror(["run", "jobs.yaml", "--output", "three"] + state, in: folder, environment: store.environment)
             #expect(again.status == 0)
-            #expect(again.stdout.contains("state file://\(store) shard 0/1: pulled 0 databases (0 bytes), pushed "))
+            #expect(again.stdout.contains("state \(store.location) shard 0/1: pulled 0 databases (0 bytes), pushed "))
         }
     }
 
-    @Test("kill -9 leaves the lease until it lapses; then an empty folder resumes from the last push, no record stored twice")
-    func killedWorkerLeaseLapses() async throws {
+    @Test("kill -9 leaves the lease until it lapses; then an empty folder resumes from the last push, no record stored twice",
+          arguments: storeKinds)
+    fileprivate func killedWorkerLeaseLapses(kind: StoreKind) async throws {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let store = folder + "/store"
         let gate = SlowGate()
-        try await withHeldPage(4, gate: gate, jobsIn: folder) { server in
-            let state = ["--state", "file://" + store, "--lease-time", "6s"]
+        try await withStore(kind, heldPage: 4, gate: gate, in: folder) { store, server in
+            let state = store.arguments + ["--lease-time", "6s"]
+            let environment = ProcessInfo.processInfo.environment.merging(store.environment) { $1 }
             let first = try Child(mirrorBinary.path, ["run", "jobs.yaml", "--output", "one", "--push-every", "1s"] + state,
-                                  in: folder, environment: ProcessInfo.processInfo.environment)
+                                  in: folder, environment: environment)
             // A push of pages 1-3 is in the store: then the worker dies.
-            while try await pushedRecords(store) != 150 {
+            while try await store.pushedRecords() != 150 {
                 try await Task.sleep(for: .milliseconds(50))
             }
             kill(first.pid, SIGKILL)
             _ = await first.ending()
-            #expect(FileManager.default.fileExists(atPath: store + "/shards/0-of-1/lease.json"))
-            let early = try await mirror(["run", "jobs.yaml", "--output", "two"] + state, in: folder)
+            #expect(try await store.leaseHeld())
+            let early = try await mirror(["run", "jobs.yaml", "--output", "two"] + state, in: folder, environment: store.environment)
             #expect(early.status == 3)
 
             gate.open()
@@ -129,7 +190,7 @@ struct StateTests {
             let started = ContinuousClock.now
             while rerun.status == 3, ContinuousClock.now - started < .seconds(60) {
                 try await Task.sleep(for: .milliseconds(500))
-                rerun = try await mirror(["run", "jobs.yaml", "--output", "two"] + state, in: folder)
+                rerun = try await mirror(["run", "jobs.yaml", "--output", "two"] + state, in: folder, environment: store.environment)
             }
             #expect(rerun.status == 0)
             #expect(rerun.stdout.contains("events: ok, 3 pages, 100 records (100 new, 0 updated, 0 unchanged), resumed at page 4, "))
