@@ -221,13 +221,18 @@ package actor RemoteState {
         guard changed || manifest == nil && !entries.isEmpty else { return pushed }
         let next = StateManifest(shard: shard.description, generation: (manifest?.generation ?? 0) + 1,
                                  pushedAt: Timestamp.string(Date()), databases: entries.sorted { $0.path < $1.path })
+        let bytes = next.encoded()
         do throws(StateError) {
-            manifestTag = try await store.write(manifestKey, next.encoded(),
-                                                condition: manifestTag.map { .ifMatch($0) } ?? .ifNoneMatch)
+            manifestTag = try await store.write(manifestKey, bytes, condition: manifestTag.map { .ifMatch($0) } ?? .ifNoneMatch)
         } catch {
             guard error.lostCondition else { throw error }
-            throw StateError("\(store.location): another worker wrote \(manifestKey) since this run read it: "
-                + "this run's databases were not pushed (the folder keeps them)")
+            // A write retried after its answer was lost finds itself there: that is success.
+            if let written = try await store.read(manifestKey), written.bytes == bytes {
+                manifestTag = written.tag
+            } else {
+                throw StateError("\(store.location): another worker wrote \(manifestKey) since this run read it: "
+                    + "this run's databases were not pushed (the folder keeps them)")
+            }
         }
         let superseded = Set(manifest?.databases.map(\.object) ?? []).subtracting(next.databases.map(\.object))
         manifest = next
