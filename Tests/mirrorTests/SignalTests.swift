@@ -5,17 +5,17 @@ import MirrorTestSupport
 import Testing
 
 /// 5 pages of 50 records, each id `page·1000 + n`.
-private let pageIDs = (1...5).map { page in (0..<50).map { "\(page * 1000 + $0)" } }
+let heldPageIDs = (1...5).map { page in (0..<50).map { "\(page * 1000 + $0)" } }
 
-/// Serves `pageIDs` (then an empty page) with page `held` held until `gate` opens, and
+/// Serves `heldPageIDs` (then an empty page) with page `held` held until `gate` opens, and
 /// writes `folder/jobs.yaml`: one job, `events`, walking it one page at a time into `out/`,
 /// with an hour's timeout: only the test ends a request for the held page.
-private func withHeldPage(_ held: Int, gate: SlowGate, jobsIn folder: String,
+func withHeldPage(_ held: Int, gate: SlowGate, jobsIn folder: String,
                           _ body: (FixtureServer) async throws -> Void) async throws {
     try await FixtureServer.with({ request in
         let page = Int(request.parameter("page") ?? "") ?? 0
         while page == held, gate.isClosed { try? await Task.sleep(for: .milliseconds(20)) }
-        let ids = page >= 1 && page <= 5 ? pageIDs[page - 1] : []
+        let ids = page >= 1 && page <= 5 ? heldPageIDs[page - 1] : []
         return .json(#"{"data":{"list":[\#(ids.map { #"{"id":"\#($0)"}"# }.joined(separator: ","))]}}"#)
     }) { server in
         try """
@@ -72,7 +72,7 @@ struct SignalTests {
             #expect(rerun.stdout.contains("events: ok, 3 pages, 100 records (100 new, 0 updated, 0 unchanged), resumed at page 4, "))
         }
         let ids = try await sqlite(folder + "/out/t_event.sqlite", "SELECT id FROM t_event ORDER BY position")
-        #expect(ids == pageIDs.joined().map { $0 + "\n" }.joined())
+        #expect(ids == heldPageIDs.joined().map { $0 + "\n" }.joined())
     }
 
     @Test("SIGINT stops verify: the requests in flight are cancelled, the walk is reported as far as it went, JUnit written, exit 130")
@@ -126,7 +126,7 @@ struct SignalTests {
             #expect(rerun.stdout.hasPrefix("events: ok, 6 pages, 250 records (250 new, 0 updated, 0 unchanged), "), "\(rerun.stdout)")
         }
         let ids = try await sqlite(folder + "/out/t_event.sqlite", "SELECT id FROM t_event ORDER BY position")
-        #expect(ids == pageIDs.joined().map { $0 + "\n" }.joined())
+        #expect(ids == heldPageIDs.joined().map { $0 + "\n" }.joined())
         let bad = try await mirror(["run", "jobs.yaml", "--max-time", "soon"], in: folder)
         #expect(bad.status == 2)
         #expect(bad.stderr.contains("--max-time must be a duration such as 30m or 2h, not 'soon'"))

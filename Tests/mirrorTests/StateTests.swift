@@ -4,34 +4,6 @@ import Logging
 import MirrorTestSupport
 import Testing
 
-/// 5 pages of 50 records, each id `page·1000 + n`.
-private let pageIDs = (1...5).map { page in (0..<50).map { "\(page * 1000 + $0)" } }
-
-/// Serves `pageIDs` (then an empty page), page `held` held until `gate` opens, and writes
-/// `folder/jobs.yaml`: one job walking it one page at a time.
-private func withHeldPage(_ held: Int, gate: SlowGate, jobsIn folder: String,
-                          _ body: (FixtureServer) async throws -> Void) async throws {
-    try await FixtureServer.with({ request in
-        let page = Int(request.parameter("page") ?? "") ?? 0
-        while page == held, gate.isClosed { try? await Task.sleep(for: .milliseconds(20)) }
-        let ids = page >= 1 && page <= 5 ? pageIDs[page - 1] : []
-        return .json(#"{"data":{"list":[\#(ids.map { #"{"id":"\#($0)"}"# }.joined(separator: ","))]}}"#)
-    }) { server in
-        try """
-            version: 1
-            jobs:
-              - name: events
-                url: "\(server.base)/events?page={page}"
-                records: data.list
-                id: id
-                table: t_event
-                concurrency: 1
-                timeout: 1h
-            """.write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
-        try await body(server)
-    }
-}
-
 /// The pages asked for after the `first` requests, in order.
 private func pages(_ server: FixtureServer, after first: Int) -> [String] {
     server.requests.dropFirst(first).compactMap { $0.parameter("page") }
@@ -153,7 +125,7 @@ struct StateTests {
             #expect(third.stdout.hasSuffix(", generation 2\n"))
             #expect(pages(server, after: asked) == ["4", "5", "6"])
             let ids = try await sqlite(folder + "/three/t_event.sqlite", "SELECT id FROM t_event ORDER BY position")
-            #expect(ids == pageIDs.joined().map { $0 + "\n" }.joined())
+            #expect(ids == heldPageIDs.joined().map { $0 + "\n" }.joined())
             #expect(try await store.pushedRecords() == 250)
 
             // The same folder again: the folder is current, nothing is pulled.

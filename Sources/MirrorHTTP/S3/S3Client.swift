@@ -158,6 +158,19 @@ package struct S3Client: Sendable {
         return etag
     }
 
+    /// Sends `request` as S3's and STS's requests go: a network error, a timeout, a 5xx, 408
+    /// or 429 retried (after the server's `Retry-After`, if it says one).
+    static func send(_ request: HTTPRequest, http: HTTPClient, sender: RetryingSender) async -> RetryingSender.Outcome<HTTPResponse> {
+        await sender.send(
+            request.url,
+            retryable: { response in
+                RetryPolicy.isRetryable(status: response.status)
+                    ? RetryingSender.Retryable(status: response.status, retryAfter: response.headers["retry-after"]) : nil
+            },
+            answer: { ($0.status, $0.headers) },
+            exchange: { () async throws(HTTPError) -> HTTPResponse in try await http.send(request) })
+    }
+
     /// Sends one request to `key` (or the bucket) with retries, and returns the 2xx answer;
     /// nil for a 404 when `absent` (one with an error body says which: only `NoSuchKey`).
     /// Any other answer fails with S3's error.
@@ -174,15 +187,7 @@ package struct S3Client: Sendable {
             method: method, url: shown,
             headers: headers.map { Header(name: $0.0, value: RedactedText(real: $0.1, redactor: redactor)) },
             body: body, timeout: configuration.timeout, maxBytes: maxBytes, redactor: redactor, auth: signing.auth)
-        let http = http
-        let outcome = await sender.send(
-            shown,
-            retryable: { response in
-                RetryPolicy.isRetryable(status: response.status)
-                    ? RetryingSender.Retryable(status: response.status, retryAfter: response.headers["retry-after"]) : nil
-            },
-            answer: { ($0.status, $0.headers) },
-            exchange: { () async throws(HTTPError) -> HTTPResponse in try await http.send(request) })
+        let outcome = await Self.send(request, http: http, sender: sender)
         let response: HTTPResponse
         switch outcome.result {
         case let .failure(error):

@@ -88,14 +88,7 @@ actor S3Keys {
             method: "POST", url: url,
             headers: [Header(name: "content-type", value: RedactedText(real: "application/x-www-form-urlencoded", redactor: redactor))],
             body: Array(form.utf8), timeout: configuration.timeout, maxBytes: 1 << 20, redactor: redactor, auth: nil)
-        let outcome = await sender.send(
-            url,
-            retryable: { response in
-                RetryPolicy.isRetryable(status: response.status)
-                    ? RetryingSender.Retryable(status: response.status, retryAfter: response.headers["retry-after"]) : nil
-            },
-            answer: { ($0.status, $0.headers) },
-            exchange: { () async throws(HTTPError) -> HTTPResponse in try await http.send(request) })
+        let outcome = await S3Client.send(request, http: http, sender: sender)
         let response: HTTPResponse
         switch outcome.result {
         case let .failure(error):
