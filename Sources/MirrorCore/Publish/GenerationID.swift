@@ -3,16 +3,13 @@
 /// publish always sorts after its last); two publishes in one millisecond differ by their
 /// random part.
 import Foundation
+import MirrorModel
 
 package enum GenerationID {
     /// A new id for a generation started at `date`.
     package static func make(at date: Date) -> String {
-        let millis = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-        var seconds = time_t(millis / 1000)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        let time = String(format: "%04d%02d%02dT%02d%02d%02d.%03dZ", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
-                          parts.tm_hour, parts.tm_min, parts.tm_sec, Int32(millis % 1000))
+        // `2026-11-27T10:15:00.123Z` without its dashes and colons.
+        let time = Timestamp.string(date).filter { $0 != "-" && $0 != ":" }
         return time + "-" + String(format: "%08x", UInt32.random(in: .min ... .max))
     }
 
