@@ -303,6 +303,7 @@ public struct StateSummary: Sendable, Equatable {
     /// `I/N`.
     public var shard: String
     public var pulledDatabases = 0
+    public var pulledFiles = 0
     public var pulledBytes = 0
     /// Pushes that wrote a new generation.
     public var pushes = 0

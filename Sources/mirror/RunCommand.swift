@@ -68,11 +68,11 @@ struct RunCommand: AsyncParsableCommand {
         return .milliseconds(Int64(seconds * 1000))
     }
 
-    /// `state s3://b/p shard 0/1: pulled 1 database (12288 bytes), pushed 1 database and 2 files (14336 bytes), generation 3`.
+    /// `state s3://b/p shard 0/1: pulled 1 database and 0 files (12288 bytes), pushed 1 database and 2 files (14336 bytes), generation 3`.
     static func line(_ state: StateSummary) -> String {
         func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
-        var line = "state \(state.location) shard \(state.shard): pulled \(count(state.pulledDatabases, "database")) "
-            + "(\(state.pulledBytes) bytes), pushed \(count(state.pushedDatabases, "database")) and "
+        var line = "state \(state.location) shard \(state.shard): pulled \(count(state.pulledDatabases, "database")) and "
+            + "\(count(state.pulledFiles, "file")) (\(state.pulledBytes) bytes), pushed \(count(state.pushedDatabases, "database")) and "
             + "\(count(state.pushedFiles, "file")) (\(state.pushedBytes) bytes)"
         if let generation = state.generation { line += ", generation \(generation)" }
         return line

@@ -46,7 +46,7 @@ struct StateS3Tests {
                 let state = ["--state", "s3://mirror-state/state"]
                 let first = try await mirror(["run", "jobs.yaml", "--output", "one"] + state, in: folder, environment: environment)
                 #expect(first.status == 0, "\(first.stderr)")
-                #expect(first.stdout.contains("state s3://mirror-state/state shard 0/1: pulled 0 databases (0 bytes), "
+                #expect(first.stdout.contains("state s3://mirror-state/state shard 0/1: pulled 0 databases and 0 files (0 bytes), "
                     + "pushed 1 database and 3 files ("))
                 let keys = try await client.list(prefix: "state/").map(\.key)
                 let files = keys.filter { $0.hasPrefix("state/files/") }
@@ -62,11 +62,19 @@ struct StateS3Tests {
                 #expect(keys.filter { $0.hasPrefix("state/databases/t_event.sqlite/") }.count == 1)
                 #expect(!keys.contains("state/shards/0-of-1/lease.json"))
 
-                // Another empty folder: the database comes from the store; the files are there already.
+                // Another empty folder: the database and its files come from the store, so the walk
+                // downloads no file from the API again, and none is pushed again.
+                let asked = server.requests.count
                 let second = try await mirror(["run", "jobs.yaml", "--output", "two"] + state, in: folder, environment: environment)
                 #expect(second.status == 0, "\(second.stderr)")
-                #expect(second.stdout.contains("state s3://mirror-state/state shard 0/1: pulled 1 database ("))
-                #expect(second.stdout.contains(" and 0 files ("))
+                #expect(second.stdout.contains("state s3://mirror-state/state shard 0/1: pulled 1 database and 4 files ("))
+                #expect(second.stdout.contains("pushed 1 database and 0 files ("))
+                #expect(server.requests.dropFirst(asked).filter { $0.path.hasPrefix("/img/") }.isEmpty)
+                for name in images.keys.sorted() {
+                    let path = try await sqlite(folder + "/two/t_event.sqlite", "SELECT path FROM _mirror_files WHERE url LIKE '%/\(name).png'")
+                    let bytes = FileManager.default.contents(atPath: folder + "/two/" + path.trimmingCharacters(in: .whitespacesAndNewlines))
+                    #expect(bytes.map { String(decoding: $0, as: UTF8.self) } == images[name])
+                }
                 #expect(try await sqlite(folder + "/two/t_event.sqlite", "SELECT count(*) FROM _mirror_runs") == "2\n")
                 #expect(try await client.list(prefix: "state/files/").count == 3)
             }

@@ -108,7 +108,7 @@ struct StateTests {
             #expect(await first.ending() == .exited(143))
             let said = try String(contentsOfFile: folder + "/.stdout", encoding: .utf8)
             #expect(said.hasPrefix("events: INTERRUPTED: job 'events': interrupted at page 4; pages 1-3 kept\n"
-                + "state \(store.location) shard 0/1: pulled 0 databases (0 bytes), pushed 1 database and 0 files ("))
+                + "state \(store.location) shard 0/1: pulled 0 databases and 0 files (0 bytes), pushed 1 database and 0 files ("))
             #expect(said.hasSuffix(" bytes), generation 1\n"))
             #expect(try await store.manifest()?["generation"] as? Int == 1)
             #expect(try await store.pushedRecords() == 150)
@@ -121,7 +121,7 @@ struct StateTests {
             let third = try await mirror(["run", "jobs.yaml", "--output", "three"] + state, in: folder, environment: store.environment)
             #expect(third.status == 0)
             #expect(third.stdout.contains("events: ok, 3 pages, 100 records (100 new, 0 updated, 0 unchanged), resumed at page 4, "))
-            #expect(third.stdout.contains("state \(store.location) shard 0/1: pulled 1 database ("))
+            #expect(third.stdout.contains("state \(store.location) shard 0/1: pulled 1 database and 0 files ("))
             #expect(third.stdout.hasSuffix(", generation 2\n"))
             #expect(pages(server, after: asked) == ["4", "5", "6"])
             let ids = try await sqlite(folder + "/three/t_event.sqlite", "SELECT id FROM t_event ORDER BY position")
@@ -131,7 +131,7 @@ struct StateTests {
             // The same folder again: the folder is current, nothing is pulled.
             let again = try await mirror(["run", "jobs.yaml", "--output", "three"] + state, in: folder, environment: store.environment)
             #expect(again.status == 0)
-            #expect(again.stdout.contains("state \(store.location) shard 0/1: pulled 0 databases (0 bytes), pushed "))
+            #expect(again.stdout.contains("state \(store.location) shard 0/1: pulled 0 databases and 0 files (0 bytes), pushed "))
         }
     }
 

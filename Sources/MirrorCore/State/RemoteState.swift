@@ -27,6 +27,7 @@ package actor RemoteState {
     /// What a pull brought.
     package struct Pulled: Sendable, Equatable {
         package var databases = 0
+        package var files = 0
         package var bytes = 0
         /// The remote generation the folder now has; nil when the store held no state yet.
         package var generation: Int?
@@ -86,6 +87,7 @@ package actor RemoteState {
         do {
             let pulled = try await pull()
             summary.pulledDatabases = pulled.databases
+            summary.pulledFiles = pulled.files
             summary.pulledBytes = pulled.bytes
             summary.generation = pulled.generation
             return pulled
@@ -152,8 +154,77 @@ package actor RemoteState {
             }
             pulled.databases += 1
             pulled.bytes += got.size
+            let files = try await pullFiles(indexedBy: path)
+            pulled.files += files.files
+            pulled.bytes += files.bytes
         }
         try StateMark(location: store.location, shard: shard.description, generation: remote.generation).write(to: markPath)
+        return pulled
+    }
+
+    /// Fetches the downloaded files the pulled database at `path` indexes and the folder
+    /// lacks, from `files/`, eight at a time, each checked against its SHA-256: so the
+    /// walk does not download them from the API again, and a snapshot holds them. One the
+    /// store lacks (it was gone from disk when pushed) is left to the walk.
+    private func pullFiles(indexedBy path: String) async throws(StateError) -> (files: Int, bytes: Int) {
+        let indexed: [SnapshotCopy.IndexedFile]
+        do {
+            indexed = try DatabaseCopy.downloadedFiles(in: path)
+        } catch {
+            throw StateError("cannot read the index of downloaded files of \(path): \(error)")
+        }
+        let wanted = indexed.filter { file in
+            var info = stat()
+            return file.path.hasPrefix(ReservedNames.filesFolder + "/") && !file.path.split(separator: "/").contains("..")
+                && !(stat(local(file.path), &info) == 0 && Int(info.st_size) == file.size)
+        }
+        guard !wanted.isEmpty else { return (0, 0) }
+        if storedFiles == nil { storedFiles = Set(try await store.list("files/")) }
+        let present = wanted.filter { storedFiles!.contains(Self.fileKey($0)) }
+        let store = store
+        let output = output
+        let work = work
+        // Each file's size; nil for one the store turned out not to hold.
+        let results = await withTaskGroup(of: Result<Int?, StateError>.self) { group in
+            var results: [Result<Int?, StateError>] = []
+            var next = 0
+            func start() {
+                guard next < present.count else { return }
+                let file = present[next]
+                let temporary = (work as NSString).appendingPathComponent("file-\(next)")
+                next += 1
+                group.addTask {
+                    let path = (output as NSString).appendingPathComponent(file.path)
+                    do throws(StateError) {
+                        guard let got = try await store.download(Self.fileKey(file), toFileAt: temporary) else { return .success(nil) }
+                        guard got.sha256 == file.sha256, got.size == file.size else {
+                            unlink(temporary)
+                            throw StateError("\(store.location): \(Self.fileKey(file)) is not the file its name says")
+                        }
+                        try? FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
+                                                                 withIntermediateDirectories: true)
+                        guard rename(temporary, path) == 0 else {
+                            throw StateError("cannot put the pulled file at \(path): \(String(cString: strerror(errno)))")
+                        }
+                        return .success(got.size)
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+            }
+            for _ in 0..<8 { start() }
+            while let result = await group.next() {
+                results.append(result)
+                start()
+            }
+            return results
+        }
+        var pulled = (files: 0, bytes: 0)
+        for result in results {
+            guard let size = try result.get() else { continue }
+            pulled.files += 1
+            pulled.bytes += size
+        }
         return pulled
     }
 
