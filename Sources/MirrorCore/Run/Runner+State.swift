@@ -75,22 +75,24 @@ extension Runner {
             if let every = options.state?.pushEvery {
                 group.addTask {
                     while (try? await Task.sleep(for: every)) != nil {
-                        await Self.push(remote, logger: logger)
+                        await Self.push(remote, periodic: true, logger: logger)
                     }
                     return nil
                 }
             }
             let result = await work()
+            // A push under way ends first: cancelled, it would leave its work half done.
+            await remote.close()
             group.cancelAll()
             return result
         }
-        await Self.push(remote, logger: logger)
+        await Self.push(remote, periodic: false, logger: logger)
         return result
     }
 
-    private static func push(_ remote: RemoteState, logger: Logger) async {
+    private static func push(_ remote: RemoteState, periodic: Bool, logger: Logger) async {
         do {
-            let pushed = try await remote.push()
+            guard let pushed = periodic ? try await remote.pushPeriodically() : try await remote.push() else { return }
             logger.info(pushed.generation == nil ? "remote state: nothing changed, nothing pushed" : "remote state: pushed",
                         metadata: ["state": "\(remote.store.location)", "shard": "\(remote.shard)",
                                    "databases": "\(pushed.databases)", "unchanged": "\(pushed.unchanged)",

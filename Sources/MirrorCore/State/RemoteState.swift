@@ -57,6 +57,11 @@ package actor RemoteState {
     private var storedFiles: Set<String>?
     /// Every pull and push so far, added up.
     package private(set) var summary: StateSummary
+    /// The jobs have ended: no push of `--push-every` starts any more.
+    private var closing = false
+    /// A push of `--push-every` is under way; `close` waits for it.
+    private var periodic = false
+    private var closers: [CheckedContinuation<Void, Never>] = []
 
     package static let folderName = ".mirror-state"
 
@@ -245,6 +250,26 @@ package actor RemoteState {
             summary.failure = error.description
             throw error
         }
+    }
+
+    /// A push of `--push-every`: none once `close` was called, and `close` waits for one under
+    /// way, so the jobs' end never cuts a push off half-way.
+    package func pushPeriodically() async throws(StateError) -> Pushed? {
+        guard !closing else { return nil }
+        periodic = true
+        defer {
+            periodic = false
+            for closer in closers { closer.resume() }
+            closers = []
+        }
+        return try await push()
+    }
+
+    /// Starts no more pushes of `--push-every`, once the one under way, if any, has ended.
+    package func close() async {
+        closing = true
+        guard periodic else { return }
+        await withCheckedContinuation { closers.append($0) }
     }
 
     /// Marks the lease as lost: nothing more is pushed.
