@@ -144,6 +144,21 @@ struct RedactionTests {
             "\(path):4:90: 'hash.salt' must come from an environment variable that 'not_secret' does not list, "
                 + "such as \"${MIRROR_SALT}\": the salt is a secret",
         ])
+        // The records of one table lose the same fields, hashed with one salt.
+        #expect(problems("""
+            version: 1
+            jobs:
+              - { name: a, url: "http://127.0.0.1:1/a", records: ., id: id, table: t, account: x, drop: [phone] }
+              - { name: b, url: "http://127.0.0.1:1/b", records: ., id: id, table: t, account: y, drop: [phone] }
+              - { name: c, url: "http://127.0.0.1:1/c", records: ., id: id, table: t, account: z, drop: [phone], hash: { salt: "${SALT}", paths: [email] } }
+              - { name: d, url: "http://127.0.0.1:1/d", records: ., id: id, table: u, account: x, hash: { salt: "${SALT}", paths: [email] } }
+              - { name: e, url: "http://127.0.0.1:1/e", records: ., id: id, table: u, account: y, hash: { salt: "${SALT2}", paths: [email] } }
+            """, environment: ["SALT": Self.salt, "SALT2": Self.salt + "2"]) == [
+            "\(path):5:72: job 'c' stores into table 't' of t.sqlite, as job 'a' does, with other 'drop' or 'hash' (paths or salt): "
+                + "the records of one table lose the same fields, hashed alike",
+            "\(path):7:72: job 'e' stores into table 'u' of u.sqlite, as job 'd' does, with other 'drop' or 'hash' (paths or salt): "
+                + "the records of one table lose the same fields, hashed alike",
+        ])
         // A child job reads its parent's records as stored.
         #expect(problems("""
             version: 1
