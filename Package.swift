@@ -79,6 +79,7 @@ let package = Package(
                 "MirrorJSON",
                 "MirrorModel",
                 "MirrorHTTP",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]

@@ -44,6 +44,15 @@ extension JobFileReader {
             for path in placeholders where JSONPath(path) == nil {
                 error(node(job, .url) ?? nodes[job.name], "'{parent.\(path)}' in job '\(job.name)' is not a path such as {parent.id}")
             }
+            // A child reads its parent's record as stored: without what `drop` and `hash` took.
+            if let redaction = jobs.first(where: { $0.name == parent })?.redaction {
+                for text in placeholders {
+                    guard let path = JSONPath(text), let taken = redaction.covering(path) else { continue }
+                    error(node(job, .url) ?? nodes[job.name], "'{parent.\(text)}' in job '\(job.name)' reads '\(path)' of the "
+                        + "records of job '\(parent)', which \(taken.hashes ? "hashes" : "drops") it ('\(taken.path)'): "
+                        + "a child job reads its parent's records as they are stored")
+                }
+            }
             if job.shareTable {
                 error(node(job, .shareTable), "'share_table' cannot go with 'parent' in job '\(job.name)': a child job "
                     + "deletes the records of parents that are gone, which in a shared table would be another job's")

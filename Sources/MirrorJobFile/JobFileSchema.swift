@@ -172,7 +172,7 @@ extension JobKey {
         case .name, .url, .records, .id, .table: true
         case .method, .body, .headers, .pages, .next, .database, .account, .stop, .onChange, .prune, .shareTable, .timeout, .retries,
              .rateLimit, .concurrency, .refreshAfter, .validate, .downloads, .downloadConcurrency, .maxFileSize, .minDownloadRate, .maxPageSize,
-             .incremental, .deleted, .parent, .auth, .maxWait, .shard, .columns:
+             .incremental, .deleted, .parent, .auth, .maxWait, .shard, .columns, .drop, .hash:
             false
         }
     }
@@ -347,6 +347,23 @@ extension JobKey {
                     ])),
                 ])),
             ])
+        case .drop:
+            .object([
+                ("description", .string("Record paths whose values are taken out of each record before it is stored, "
+                    + "deduplicated, compared or put in the change feed; the walk still reads them (next, incremental, "
+                    + "deleted, downloads). Not the id, nor a path a column reads.")),
+                ("anyOf", .array([pathValue("A record path.", examples: ["email"]),
+                                  .object([("type", "array"), ("items", pathValue("A record path.", examples: ["contact.phone"]))])])),
+            ])
+        case .hash:
+            .object([
+                ("description", .string("Record paths whose values are replaced, before each record is stored, by the "
+                    + "lowercase hex SHA-256 of the salt, a 0 byte and the value's JSON text: equal values still join.")),
+                ("type", "object"),
+                ("properties", .object(HashKey.allCases.map { ($0.rawValue, $0.schema) })),
+                ("additionalProperties", false),
+                ("required", .array(["salt", "paths"])),
+            ])
         case .parent:
             stringValue("The name of another job of this file: this job is walked once per record of that one, "
                 + "{parent.<path>} in its url, body and headers taking the values of that record.", examples: ["events"])
@@ -392,6 +409,23 @@ extension ColumnKey {
                 ("enum", .array(RecordColumn.Kind.allCases.map { .string($0.rawValue) })),
             ])
         case .index: booleanValue("An index on (account, <name>), named \"<table>.<name>\".", default: false)
+        }
+    }
+}
+
+extension HashKey {
+    package var schema: SchemaValue {
+        switch self {
+        case .salt:
+            stringValue("The salt, a secret from an environment variable (not in not_secret), at least "
+                + "\(JobFileReader.shortestSalt) bytes long.", pattern: "(?!)", expected: "an environment variable such as ${MIRROR_SALT}",
+                examples: ["${MIRROR_SALT}"])
+        case .paths:
+            .object([
+                ("description", "Record paths whose values are hashed."),
+                ("anyOf", .array([pathValue("A record path.", examples: ["email"]),
+                                  .object([("type", "array"), ("items", pathValue("A record path.", examples: ["contact.phone"]))])])),
+            ])
         }
     }
 }

@@ -45,6 +45,10 @@ package struct TableClaims {
             return "job '\(job.name)' stores into table '\(job.table)' of \(job.database), as job '\(other.name)' does, "
                 + "with other 'columns': jobs of one table declare the same columns"
         }
+        if job.redaction != other.redaction {
+            return "job '\(job.name)' stores into table '\(job.table)' of \(job.database), as job '\(other.name)' does, "
+                + "with other 'drop' or 'hash' (paths or salt): the records of one table lose the same fields, hashed alike"
+        }
         if job.account == other.account, !(job.shareTable && other.shareTable) {
             let account = job.account.isEmpty ? "no account" : "the same account"
             return "job '\(job.name)' stores into table '\(job.table)' of \(job.database) under \(account), as job "

@@ -211,6 +211,8 @@ public struct JobSpec: Sendable {
     public internal(set) var shard: ShardPin? = nil
     /// `columns:`: generated columns of its record table, in file order.
     public internal(set) var columns: [RecordColumn] = []
+    /// `drop:` and `hash:`: what each record loses before it is stored; none: it is stored as served.
+    public internal(set) var redaction: RecordRedaction? = nil
     /// The jobs whose parent this one is.
     public package(set) var children: [String] = []
     /// A header held `{since}` or `{parent.…}`, filled in before the walk.
@@ -254,6 +256,7 @@ public struct JobSpec: Sendable {
         auth: AuthSpec? = nil,
         shard: ShardPin? = nil,
         columns: [RecordColumn] = [],
+        redaction: RecordRedaction? = nil,
         children: [String] = [],
         headersFilled: Bool = false,
         since: SinceValue? = nil
@@ -293,6 +296,7 @@ public struct JobSpec: Sendable {
         self.auth = auth
         self.shard = shard
         self.columns = columns
+        self.redaction = redaction
         self.children = children
         self.headersFilled = headersFilled
         self.since = since

@@ -44,6 +44,32 @@ public struct PageRecords: Sendable {
 
     public var count: Int { entries.count }
 
+    /// Records written one at a time into text of their own, not into a response: what
+    /// a page's records become once `drop:` and `hash:` have rewritten them. Each id is
+    /// kept beside the texts, as an id written with escapes is.
+    package struct Builder {
+        private var bytes: [UInt8] = []
+        private var entries: [Entry] = []
+        private var ids: [UInt8] = []
+
+        package init(capacity: Int, count: Int) {
+            bytes.reserveCapacity(capacity)
+            entries.reserveCapacity(count)
+        }
+
+        /// Adds a record: `write` appends its JSON text to the buffer it is given.
+        package mutating func append(id: UnsafeBufferPointer<UInt8>, write: (inout [UInt8]) -> Void) {
+            let start = bytes.count
+            write(&bytes)
+            let idStart = ids.count
+            ids.append(contentsOf: id)
+            entries.append(Entry(start: UInt32(start), end: UInt32(bytes.count),
+                                 idStart: UInt32(idStart) | Entry.unescapedFlag, idEnd: UInt32(ids.count)))
+        }
+
+        package var records: PageRecords { PageRecords(bytes: bytes, entries: entries, unescaped: ids) }
+    }
+
     /// The records whose index `isKept` says to keep, in page order.
     package func keeping(_ isKept: (Int) -> Bool) -> PageRecords {
         PageRecords(bytes: bytes, entries: entries.indices.filter(isKept).map { entries[$0] }, unescaped: unescaped)

@@ -194,16 +194,22 @@ struct PageReader: Sendable {
         package var downloadsFound: Set<Int> = []
     }
 
+    /// With `drop:` or `hash:`, the kept records are written again as they are to be
+    /// stored, after every path above was read in them as served.
     func facts(of records: PageRecords) -> RecordFacts {
         var facts = RecordFacts(kept: records)
         var sincePath: JSONPath?
         if case let .path(path)? = job.incremental?.source { sincePath = path }
-        guard sincePath != nil || job.deleted != nil || !job.downloads.isEmpty else { return facts }
+        let redactor = job.redaction.map(RecordRedactor.init)
+        guard sincePath != nil || job.deleted != nil || !job.downloads.isEmpty || redactor != nil else { return facts }
         var deletedIndexes: Set<Int> = []
         var seen: Set<ExactText> = []
         var index = 0
+        var redacted = redactor.map { _ in PageRecords.Builder(capacity: records.bytes.count, count: records.count) }
         records.forEach { id, json in
             defer { index += 1 }
+            // The page was checked whole: a record always parses. Were it not to, it is not
+            // stored where fields are to be taken out of it.
             guard let record = try? JSONDocument(parsing: UnsafeRawBufferPointer(json)) else { return }
             if let sincePath, let value = record.root.value(at: sincePath).flatMap(SinceValue.init) {
                 facts.highest = SinceValue.max(facts.highest, value)
@@ -214,6 +220,7 @@ struct PageReader: Sendable {
                 deletedIndexes.insert(index)
                 return
             }
+            if let redactor { redacted?.append(id: id) { redactor.append(record.root, to: &$0) } }
             for (path, pathIndex) in zip(job.downloads, job.downloads.indices) {
                 let values = record.root.values(at: path)
                 if !values.isEmpty { facts.downloadsFound.insert(pathIndex) }
@@ -224,7 +231,11 @@ struct PageReader: Sendable {
                 }
             }
         }
-        if !deletedIndexes.isEmpty { facts.kept = records.keeping { !deletedIndexes.contains($0) } }
+        if let redacted {
+            facts.kept = redacted.records
+        } else if !deletedIndexes.isEmpty {
+            facts.kept = records.keeping { !deletedIndexes.contains($0) }
+        }
         return facts
     }
 
