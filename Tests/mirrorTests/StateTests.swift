@@ -142,7 +142,8 @@ struct StateTests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let gate = SlowGate()
         try await withStore(kind, heldPage: 4, gate: gate, in: folder) { store, server in
-            let state = store.arguments + ["--lease-time", "6s"]
+            // Renewed every 4 s: the run right after the kill has 8 s at least to find it held.
+            let state = store.arguments + ["--lease-time", "12s"]
             let environment = ProcessInfo.processInfo.environment.merging(store.environment) { $1 }
             let first = try Child(mirrorBinary.path, ["run", "jobs.yaml", "--output", "one", "--push-every", "1s"] + state,
                                   in: folder, environment: environment)
@@ -160,7 +161,7 @@ struct StateTests {
             let asked = server.requests.count
             var rerun = early
             let started = ContinuousClock.now
-            while rerun.status == 3, ContinuousClock.now - started < .seconds(60) {
+            while rerun.status == 3, ContinuousClock.now - started < .seconds(90) {
                 try await Task.sleep(for: .milliseconds(500))
                 rerun = try await mirror(["run", "jobs.yaml", "--output", "two"] + state, in: folder, environment: store.environment)
             }
