@@ -24,7 +24,7 @@ private let quiet = Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() 
 
 /// Runs `body` with a client of a new bucket `name`, prefix `devices`, on a fresh moto server.
 private func withBucket(_ name: String, _ body: (S3Client) async throws -> Void) async throws {
-    try await AuthServer.with("s3_server.py", []) { server in
+    try await AuthServer.withShared("s3_server.py") { server in
         let environment = ["AWS_ACCESS_KEY_ID": server.value("access_key")!, "AWS_SECRET_ACCESS_KEY": server.value("secret_key")!,
                            "AWS_ENDPOINT_URL_S3": server.base, "AWS_REGION": "us-east-1"]
         let configuration = try S3Configuration(url: "s3://\(name)/devices", environment: environment)

@@ -214,7 +214,7 @@ struct RemoteStateTests {
        .enabled(if: AuthServer.python != nil, "MIRROR_TEST_PYTHON is not set (scripts/test.sh sets it)"))
 struct RemoteStateS3Tests {
     private func withStore(_ bucket: String, _ body: (any ObjectStore) async throws -> Void) async throws {
-        try await AuthServer.with("s3_server.py", []) { server in
+        try await AuthServer.withShared("s3_server.py") { server in
             let environment = ["AWS_ACCESS_KEY_ID": server.value("access_key")!,
                                "AWS_SECRET_ACCESS_KEY": server.value("secret_key")!,
                                "AWS_ENDPOINT_URL_S3": server.base, "AWS_REGION": "us-east-1"]

@@ -18,7 +18,7 @@ private func environment(_ server: AuthServer, secret: String? = nil) -> [String
 /// Runs `body` with a client of a new bucket `name` on a fresh moto server.
 private func withBucket(_ name: String, configure: (inout S3Configuration) -> Void = { _ in },
                         _ body: (S3Client, AuthServer) async throws -> Void) async throws {
-    try await AuthServer.with("s3_server.py", []) { server in
+    try await AuthServer.withShared("s3_server.py") { server in
         var configuration = try S3Configuration(url: "s3://\(name)/state", environment: environment(server))
         configure(&configuration)
         let log = InMemoryLogHandler()
@@ -161,7 +161,7 @@ struct S3ClientTests {
 
     @Test("a wrong secret key is refused as SignatureDoesNotMatch, not retried, and no key shows in the error")
     func wrongSecret() async throws {
-        try await AuthServer.with("s3_server.py", []) { server in
+        try await AuthServer.withShared("s3_server.py") { server in
             let wrong = "wrong/secret+key0123456789abcdefghijklmn"
             let configuration = try S3Configuration(url: "s3://refused", environment: environment(server, secret: wrong))
             let client = S3Client(configuration, logger: quiet, policy: RetryPolicy(baseDelay: 0.01))
@@ -188,7 +188,7 @@ struct S3ClientTests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let token = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQ6bWlycm9yIn0.c2lnbmF0dXJl"
         try (token + "\n").write(toFile: folder + "/token", atomically: true, encoding: .utf8)
-        try await AuthServer.with("s3_server.py", []) { server in
+        try await AuthServer.withShared("s3_server.py") { server in
             let identity = ["AWS_ROLE_ARN": server.value("role_arn")!, "AWS_WEB_IDENTITY_TOKEN_FILE": folder + "/token",
                             "AWS_ROLE_SESSION_NAME": "pod-0", "AWS_ENDPOINT_URL": server.base, "AWS_REGION": "us-east-1"]
             let log = InMemoryLogHandler()

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import Synchronization
 
 /// One of the real servers of `scripts/auth-servers/` (django-oauth-toolkit, a botocore
 /// SigV4 verifier), run on 127.0.0.1 by the Python that `scripts/auth-servers/setup.sh`
@@ -61,6 +62,27 @@ public final class AuthServer: Sendable {
         let server = try await start(script, arguments)
         defer { server.stop() }
         return try await body(server)
+    }
+
+    /// Runs `body` with the one server of `script` that the whole test process shares: the
+    /// first test to ask starts it, and it runs until the process ends (its stdin closes
+    /// then, and it exits). Tests that share it must not share its state: each S3 test uses a
+    /// bucket of its own. Starting moto takes about two seconds of CPU; a server for each of
+    /// twenty S3 tests, all started at once, starved the timing tests of a 2-core machine.
+    public static func withShared<T: Sendable>(_ script: String, _ body: (AuthServer) async throws -> T) async throws -> T {
+        try await body(try await shared(script))
+    }
+
+    private static let started = Mutex<[String: Task<AuthServer, any Error>]>([:])
+
+    private static func shared(_ script: String) async throws -> AuthServer {
+        let task = started.withLock { started in
+            if let task = started[script] { return task }
+            let task = Task { try await start(script, []) }
+            started[script] = task
+            return task
+        }
+        return try await task.value
     }
 
     private static func start(_ script: String, _ arguments: [String]) async throws -> AuthServer {

@@ -41,7 +41,7 @@ struct PublishBinaryTests {
             let run = try await mirror(["run", "jobs.yaml", "--quiet"], in: folder)
             #expect(run.status == 0 && run.stderr == "")
         }
-        try await AuthServer.with("s3_server.py", []) { s3 in
+        try await AuthServer.withShared("s3_server.py") { s3 in
             let secret = s3.value("secret_key")!
             let access = s3.value("access_key")!
             let environment = ["AWS_ACCESS_KEY_ID": access, "AWS_SECRET_ACCESS_KEY": secret,

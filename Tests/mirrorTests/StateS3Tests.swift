@@ -17,10 +17,10 @@ struct StateS3Tests {
     func emptyFolders() async throws {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        try await AuthServer.with("s3_server.py", []) { s3 in
+        try await AuthServer.withShared("s3_server.py") { s3 in
             let environment = ["AWS_ACCESS_KEY_ID": s3.value("access_key")!, "AWS_SECRET_ACCESS_KEY": s3.value("secret_key")!,
                                "AWS_ENDPOINT_URL_S3": s3.base, "AWS_REGION": "us-east-1"]
-            let client = S3Client(try S3Configuration(url: "s3://mirror-state", environment: environment),
+            let client = S3Client(try S3Configuration(url: "s3://state-files", environment: environment),
                                   logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
             _ = try await client.exchange("PUT", key: nil)
             try await FixtureServer.with({ request in
@@ -43,10 +43,10 @@ struct StateS3Tests {
                         table: t_event
                         downloads: [img]
                     """.write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
-                let state = ["--state", "s3://mirror-state/state"]
+                let state = ["--state", "s3://state-files/state"]
                 let first = try await mirror(["run", "jobs.yaml", "--output", "one"] + state, in: folder, environment: environment)
                 #expect(first.status == 0, "\(first.stderr)")
-                #expect(first.stdout.contains("state s3://mirror-state/state shard 0/1: pulled 0 databases and 0 files (0 bytes), "
+                #expect(first.stdout.contains("state s3://state-files/state shard 0/1: pulled 0 databases and 0 files (0 bytes), "
                     + "pushed 1 database and 3 files ("))
                 let keys = try await client.list(prefix: "state/").map(\.key)
                 let files = keys.filter { $0.hasPrefix("state/files/") }
@@ -67,7 +67,7 @@ struct StateS3Tests {
                 let asked = server.requests.count
                 let second = try await mirror(["run", "jobs.yaml", "--output", "two"] + state, in: folder, environment: environment)
                 #expect(second.status == 0, "\(second.stderr)")
-                #expect(second.stdout.contains("state s3://mirror-state/state shard 0/1: pulled 1 database and 4 files ("))
+                #expect(second.stdout.contains("state s3://state-files/state shard 0/1: pulled 1 database and 4 files ("))
                 #expect(second.stdout.contains("pushed 1 database and 0 files ("))
                 #expect(server.requests.dropFirst(asked).filter { $0.path.hasPrefix("/img/") }.isEmpty)
                 for name in images.keys.sorted() {

@@ -54,14 +54,16 @@ private enum StoreKind: Sendable, CustomTestStringConvertible {
                 FileManager.default.contents(atPath: root + "/" + key).map { [UInt8]($0) }
             }, folder: folder))
         case .s3:
-            try await AuthServer.with("s3_server.py", []) { server in
+            try await AuthServer.withShared("s3_server.py") { server in
                 let environment = ["AWS_ACCESS_KEY_ID": server.value("access_key")!,
                                    "AWS_SECRET_ACCESS_KEY": server.value("secret_key")!,
                                    "AWS_ENDPOINT_URL_S3": server.base, "AWS_REGION": "us-east-1"]
-                let client = S3Client(try S3Configuration(url: "s3://mirror-state", environment: environment),
+                // The server is shared: each test a bucket of its own.
+                let bucket = "state-" + UUID().uuidString.prefix(8).lowercased()
+                let client = S3Client(try S3Configuration(url: "s3://\(bucket)", environment: environment),
                                       logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
                 _ = try await client.exchange("PUT", key: nil)
-                try await body(Store(arguments: ["--state", "s3://mirror-state/state"], environment: environment, object: { key in
+                try await body(Store(arguments: ["--state", "s3://\(bucket)/state"], environment: environment, object: { key in
                     try await client.get("state/" + key)?.body
                 }, folder: folder))
             }
