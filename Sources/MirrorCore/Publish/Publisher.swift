@@ -139,7 +139,7 @@ public struct Publisher: Sendable {
             try await afterUpload(key)
             return PublishManifest.Object(key: key, bytes: digest.bytes, sha256: digest.sha256)
         }
-        var objects = try await Self.concurrently(paths, width: Self.width, send)
+        var objects = try await Bounded.map(paths, width: Self.width, send)
         // The shard's manifest last: a generation that has it has every object it names.
         objects.append(try await send(Self.manifestName))
         let entry = PublishManifest.Entry(
@@ -161,28 +161,6 @@ public struct Publisher: Sendable {
             }
         }
         return files.sorted()
-    }
-
-    /// `body` of each item, at most `width` at once, in the items' order. The first error
-    /// cancels the others and is thrown.
-    static func concurrently<Item: Sendable, Result: Sendable>(
-        _ items: [Item], width: Int, _ body: @escaping @Sendable (Item) async throws -> Result
-    ) async throws -> [Result] {
-        try await withThrowingTaskGroup(of: (Int, Result).self) { group in
-            var results = [Result?](repeating: nil, count: items.count)
-            var next = 0
-            func start() {
-                let index = next
-                next += 1
-                group.addTask { (index, try await body(items[index])) }
-            }
-            while next < min(width, items.count) { start() }
-            while let done = try await group.next() {
-                results[done.0] = done.1
-                if next < items.count { start() }
-            }
-            return results.map { $0! }
-        }
     }
 
     // MARK: The top-level manifest
@@ -277,7 +255,7 @@ public struct Publisher: Sendable {
         for generation in removed {
             let manifest = root + generation + "/" + folder + "/" + Self.manifestName
             if complete.contains(generation) { try await client.delete(manifest) }
-            _ = try await Self.concurrently(keys[generation, default: []].filter { $0 != manifest }, width: Self.width) {
+            _ = try await Bounded.map(keys[generation, default: []].filter { $0 != manifest }, width: Self.width) {
                 try await client.delete($0)
             }
             logger.debug("generation removed", metadata: ["generation": "\(generation)"])

@@ -64,6 +64,8 @@ package actor RemoteState {
     private var closers: [CheckedContinuation<Void, Never>] = []
 
     package static let folderName = ".mirror-state"
+    /// Files pulled at once.
+    static let pullWidth = 8
 
     package init(store: any ObjectStore, shard: ShardPlan.Shard, output: String, databases: [String],
                  leaseTime: Duration, logger: Logger) {
@@ -110,9 +112,8 @@ package actor RemoteState {
     private func prepareFolder() throws(StateError) {
         do {
             // What a killed push or pull left.
-            try? FileManager.default.removeItem(atPath: (folder as NSString).appendingPathComponent("work"))
-            try FileManager.default.createDirectory(atPath: (folder as NSString).appendingPathComponent("work"),
-                                                    withIntermediateDirectories: true)
+            try? FileManager.default.removeItem(atPath: work)
+            try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         } catch {
             throw StateError("cannot make \(folder): \(error)")
         }
@@ -168,7 +169,7 @@ package actor RemoteState {
     }
 
     /// Fetches the downloaded files the pulled database at `path` indexes and the folder
-    /// lacks, from `files/`, eight at a time, each checked against its SHA-256: so the
+    /// lacks, from `files/`, `pullWidth` at a time, each checked against its SHA-256: so the
     /// walk does not download them from the API again, and a snapshot holds them. One the
     /// store lacks (it was gone from disk when pushed) is left to the walk.
     private func pullFiles(indexedBy path: String) async throws(StateError) -> (files: Int, bytes: Int) {
@@ -190,47 +191,31 @@ package actor RemoteState {
         let output = output
         let work = work
         // Each file's size; nil for one the store turned out not to hold.
-        let results = await withTaskGroup(of: Result<Int?, StateError>.self) { group in
-            var results: [Result<Int?, StateError>] = []
-            var next = 0
-            func start() {
-                guard next < present.count else { return }
-                let file = present[next]
-                let temporary = (work as NSString).appendingPathComponent("file-\(next)")
-                next += 1
-                group.addTask {
-                    let path = (output as NSString).appendingPathComponent(file.path)
-                    do throws(StateError) {
-                        guard let got = try await store.download(Self.fileKey(file), toFileAt: temporary) else { return .success(nil) }
-                        guard got.sha256 == file.sha256, got.size == file.size else {
-                            unlink(temporary)
-                            throw StateError("\(store.location): \(Self.fileKey(file)) is not the file its name says")
-                        }
-                        try? FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
-                                                                 withIntermediateDirectories: true)
-                        guard rename(temporary, path) == 0 else {
-                            throw StateError("cannot put the pulled file at \(path): \(String(cString: strerror(errno)))")
-                        }
-                        return .success(got.size)
-                    } catch {
-                        return .failure(error)
-                    }
+        let sizes: [Int?]
+        do {
+            sizes = try await Bounded.map(Array(present.enumerated()), width: Self.pullWidth) { entry in
+                let (index, file) = entry
+                let temporary = (work as NSString).appendingPathComponent("file-\(index)")
+                let path = (output as NSString).appendingPathComponent(file.path)
+                guard let got = try await store.download(Self.fileKey(file), toFileAt: temporary) else { return nil }
+                guard got.sha256 == file.sha256, got.size == file.size else {
+                    unlink(temporary)
+                    throw StateError("\(store.location): \(Self.fileKey(file)) is not the file its name says")
                 }
+                try? FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
+                                                         withIntermediateDirectories: true)
+                guard rename(temporary, path) == 0 else {
+                    throw StateError("cannot put the pulled file at \(path): \(String(cString: strerror(errno)))")
+                }
+                return got.size
             }
-            for _ in 0..<8 { start() }
-            while let result = await group.next() {
-                results.append(result)
-                start()
-            }
-            return results
+        } catch let error as StateError {
+            throw error
+        } catch {
+            throw StateError("cannot pull the downloaded files of \(path): \(error)")
         }
-        var pulled = (files: 0, bytes: 0)
-        for result in results {
-            guard let size = try result.get() else { continue }
-            pulled.files += 1
-            pulled.bytes += size
-        }
-        return pulled
+        let pulled = sizes.compactMap { $0 }
+        return (pulled.count, pulled.reduce(0, +))
     }
 
     /// Pushes a consistent copy of each of the shard's databases that changed since the

@@ -54,10 +54,8 @@ struct StateMark: Codable, Equatable {
     }
 
     func write(to path: String) throws(StateError) {
-        let temporary = path + ".new"
         do {
-            try JSONEncoder().encode(self).write(to: URL(fileURLWithPath: temporary))
-            guard rename(temporary, path) == 0 else { throw StateError(String(cString: strerror(errno))) }
+            try WholeFile.write(try JSONEncoder().encode(self), to: path)
         } catch {
             throw StateError("cannot write \(path): \(error)")
         }
