@@ -35,6 +35,7 @@ let package = Package(
             dependencies: [
                 "MirrorJSON",
                 "MirrorModel",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]

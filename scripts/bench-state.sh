@@ -141,7 +141,7 @@ done
 ENVIRONMENT=()
 if [ "$STATE" = s3 ]; then
     PY=$("$ROOT/scripts/auth-servers/setup.sh")
-    coproc S3 { "$PY" "$ROOT/scripts/auth-servers/s3_server.py" --ignore-stdin; }
+    coproc S3 { exec "$PY" "$ROOT/scripts/auth-servers/s3_server.py" --ignore-stdin; }
     PIDS+=("$S3_PID")
     read -r ready <&"${S3[0]}"
     s3() { python3 -c "import json,sys; print(json.loads(sys.argv[1])['$1'])" "$ready"; }

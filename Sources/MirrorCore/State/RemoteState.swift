@@ -270,25 +270,43 @@ package actor RemoteState {
         for (index, path) in databases.enumerated() {
             let source = local(path)
             guard access(source, F_OK) == 0 else { continue }
-            let copy = (work as NSString).appendingPathComponent("push-\(index).copy")
-            defer { unlink(copy) }
-            let made = try await Self.onPool("copy \(source)") { () throws -> (Int, String, [SnapshotCopy.IndexedFile]) in
-                unlink(copy)
-                try DatabaseCopy.write(from: source, to: copy)
-                let digest = try FileDigest.read(copy)
-                return (digest.size, digest.sha256, try DatabaseCopy.downloadedFiles(in: copy))
-            }
-            let (size, sha256, files) = made
             let earlier = manifest?.databases.first { $0.path == path }
-            if let earlier, earlier.sha256 == sha256 {
+            // What the database holds, read where it is: when it is what the last push held
+            // (times aside), no copy is made and none is sent.
+            if let earlier, let content = earlier.content,
+               try await Self.onPool("read \(source)", { try DatabaseContent.digest(of: source) }) == content {
                 entries.append(earlier)
                 pushed.unchanged += 1
+                let files = try await Self.onPool("read \(source)") { try DatabaseCopy.downloadedFiles(in: source) }
+                let sent = try await pushFiles(files)
+                pushed.files += sent.files
+                pushed.bytes += sent.bytes
+                continue
+            }
+            let copy = (work as NSString).appendingPathComponent("push-\(index).copy")
+            defer { unlink(copy) }
+            let made = try await Self.onPool("copy \(source)") { () throws -> (S3Client.Downloaded, String, [SnapshotCopy.IndexedFile]) in
+                unlink(copy)
+                try DatabaseCopy.write(from: source, to: copy)
+                return (try FileDigest.read(copy), try DatabaseContent.digest(of: copy), try DatabaseCopy.downloadedFiles(in: copy))
+            }
+            let (digest, content, files) = made
+            if let earlier, earlier.sha256 == digest.sha256 || earlier.content == content {
+                // The same bytes, or only times changed since (a copy made while a walk wrote).
+                var kept = earlier
+                if kept.content == nil {
+                    // Named by a manifest that did not keep digests of content: now it does.
+                    kept.content = content
+                    changed = true
+                }
+                entries.append(kept)
+                pushed.unchanged += 1
             } else {
-                let object = "databases/\(path)/\(sha256).sqlite"
+                let object = "databases/\(path)/\(digest.sha256).sqlite"
                 try await store.upload(object, fileAt: copy)
-                entries.append(.init(path: path, object: object, size: size, sha256: sha256))
+                entries.append(.init(path: path, object: object, size: digest.size, sha256: digest.sha256, content: content))
                 pushed.databases += 1
-                pushed.bytes += size
+                pushed.bytes += digest.size
                 changed = true
             }
             let sent = try await pushFiles(files)

@@ -2,7 +2,8 @@ import Foundation
 
 /// What a shard's remote state holds (`shards/<I>-of-<N>/manifest.json`): each database
 /// file of the shard, by its path in the output folder, with the object that holds its
-/// last pushed copy and that copy's size and SHA-256. `generation` counts the pushes; the
+/// last pushed copy, that copy's size and SHA-256, and the digest of its content without
+/// the times things were last seen (`DatabaseContent`). `generation` counts the pushes; the
 /// manifest is written last and only if unchanged since it was read, so it always names
 /// whole objects, and one worker's push never silently replaces another's.
 struct StateManifest: Codable, Equatable {
@@ -11,6 +12,8 @@ struct StateManifest: Codable, Equatable {
         var object: String
         var size: Int
         var sha256: String
+        /// `DatabaseContent.digest`; nil in a manifest of a version that did not write it.
+        var content: String?
     }
 
     var format = 1
