@@ -99,6 +99,8 @@ start_api() { # PORT
 start_api "${SAMPLE_PORT:-8765}" || start_api 0 || { cat "$TMP/api.err" >&2; die "the sample API did not start"; }
 SAMPLE_PORT=$(cat "$TMP/port")
 export SAMPLE_PORT
+# The salt of the news job's hashed author names: a secret, from the environment.
+export SAMPLE_SALT=${SAMPLE_SALT:-demo-salt-keep-it-secret}
 echo "listening on http://127.0.0.1:$SAMPLE_PORT/  (SAMPLE_PORT=$SAMPLE_PORT)"
 
 # ---- 4. run ------------------------------------------------------------------------------
@@ -120,6 +122,17 @@ if [ -f cache/t_event.sqlite ]; then
   FROM t_event ORDER BY position LIMIT 5;"
     printf '%s\n\n' "$query"
     sqlite3 -header -column cache/t_event.sqlite "$query" || true
+    step "Typed columns (the job's columns:): city is indexed, starts a time, price a real"
+    query="SELECT id, city, starts, price FROM t_event WHERE city = 'Zürich' ORDER BY starts;"
+    printf '%s\n\n' "$query"
+    sqlite3 -header -column cache/t_event.sqlite "$query" || true
+    sqlite3 cache/t_event.sqlite "EXPLAIN QUERY PLAN $query" | sed -n 's/.*\(SEARCH.*\)/(\1)/p' || true
+    if [ -f cache/t_news.sqlite ]; then
+        step "Personal data hashed before it was stored (the news job's hash:)"
+        query="SELECT id, json_extract(record, '\$.author.name') AS author FROM t_news ORDER BY position LIMIT 3;"
+        printf '%s\n\n' "$query"
+        sqlite3 -header -column cache/t_news.sqlite "$query" | cut -c1-100 || true
+    fi
     step "Cover images, resolved offline through _mirror_files"
     query="SELECT e.id, f.path AS cover_file, f.size, substr(f.sha256, 1, 12) AS sha256
   FROM t_event AS e

@@ -21,8 +21,25 @@ public struct RecordSelection: Sendable {
     public var limit: Int?
     public var offset: Int?
     public var order: Order = .walk
+    /// Read the table's generated columns (a job's `columns`) with each record too.
+    public var withColumns = false
 
     public init(table: String) { self.table = table }
+}
+
+/// A generated column a job made (`columns:`), as a reader sees it.
+public struct TableColumn: Sendable, Equatable, Encodable {
+    public let name: String
+    /// The declared type (`TEXT`, `INTEGER`), nil for none (integer, real, no type).
+    public let declaredType: String?
+    /// Whether the column has its index (`index: true`).
+    public let indexed: Bool
+
+    public init(name: String, declaredType: String?, indexed: Bool) {
+        self.name = name
+        self.declaredType = declaredType
+        self.indexed = indexed
+    }
 }
 
 /// A record as the cursor holds it: its account, id and JSON straight from SQLite's row,
@@ -126,22 +143,48 @@ public struct RecordReader: Sendable {
                 return order < 0 ? .orderedAscending : order > 0 ? .orderedDescending : .orderedSame
             })
             let children = try db.columns(in: selection.table).contains { $0.name == "parent_id" }
-            let (sql, arguments) = Self.query(selection, children: children)
+            let columns = selection.withColumns ? try Self.columns(of: selection.table, db: db) : []
+            let (sql, arguments) = Self.query(selection, children: children, columns: columns.map(\.name))
             let statement = try db.makeStatement(sql: sql)
             try statement.setArguments(arguments)
             let files = try db.tableExists(StoreSchema.files)
                 ? db.makeStatement(sql: StoreSchema.filePath)
                 : nil
-            var cursor = RecordCursor(statement: statement, files: files, database: database)
+            var cursor = RecordCursor(statement: statement, files: files, database: database, columns: columns)
             defer { cursor.rewind() }
             return try body(&cursor)
         }
     }
 
+    /// The generated columns mirror made in `table` (`_mirror_columns`), in the table's order;
+    /// none in a database without them.
+    public func columns(of table: String) throws -> [TableColumn] {
+        do {
+            return try DatabaseQueue(path: database, configuration: Self.readOnly).read { try Self.columns(of: table, db: $0) }
+        } catch {
+            throw Failure(description: "cannot read the columns of '\(table)' in '\(database)': \(error)")
+        }
+    }
+
+    static func columns(of table: String, db: Database) throws -> [TableColumn] {
+        guard try db.tableExists(StoreSchema.columns) else { return [] }
+        return try Row.fetchAll(db, sql: """
+            SELECT c.name, c.type,
+              EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?1 || '.' || c.name AND tbl_name = ?1) AS indexed
+            FROM pragma_table_xinfo(?1) c
+            WHERE c.hidden IN (2, 3) AND c.name IN (SELECT name FROM \(StoreSchema.columns) WHERE table_name = ?1)
+            ORDER BY c.cid
+            """, arguments: [table]).map { row in
+            let type: String = row["type"]
+            return TableColumn(name: row["name"], declaredType: type.isEmpty ? nil : type, indexed: row["indexed"])
+        }
+    }
+
     /// The export's query; a child job's table (`children`) lists each parent's children
-    /// together, in their walk order.
-    package static func query(_ selection: RecordSelection, children: Bool = false) -> (String, StatementArguments) {
-        var sql = "SELECT account, id, record FROM \"\(selection.table)\""
+    /// together, in their walk order. `columns` are selected after the record.
+    package static func query(_ selection: RecordSelection, children: Bool = false, columns: [String] = []) -> (String, StatementArguments) {
+        let extra = columns.map { ", " + $0.quotedDatabaseIdentifier }.joined()
+        var sql = "SELECT account, id, record\(extra) FROM \"\(selection.table)\""
         var conditions: [String] = []
         var arguments: StatementArguments = []
         if let account = selection.account {
@@ -175,11 +218,23 @@ public struct RecordCursor {
     /// Looks up downloaded files; nil when the database has none.
     private let files: Statement?
     private let database: String
+    /// The generated columns read with each record (`RecordSelection.withColumns`).
+    public let columns: [TableColumn]
 
-    package init(statement: Statement, files: Statement?, database: String) {
+    package init(statement: Statement, files: Statement?, database: String, columns: [TableColumn] = []) {
         self.statement = statement
         self.files = files
         self.database = database
+        self.columns = columns
+    }
+
+    /// The value of generated column `index` (of `columns`) of the current record, as SQLite
+    /// writes it in text (a REAL as `sqlite3` shows it); nil for NULL.
+    public func column(_ index: Int) -> String? {
+        let raw = statement.sqliteStatement
+        let position = Int32(3 + index)
+        guard sqlite3_column_type(raw, position) != SQLITE_NULL else { return nil }
+        return String(decoding: Raw.text(raw, position), as: UTF8.self)
     }
 
     /// The next record, or nil after the last.

@@ -43,6 +43,35 @@ func serving<T: Sendable>(_ harness: Harness, _ body: (String) async throws -> T
 
 @Suite("mirror serve")
 struct ServeTests {
+    @Test("a table with generated columns: the read API lists them, and export --format csv writes them, not the fields")
+    func columns() async throws {
+        let harness = try Harness()
+        let api = EditableAPI([[#"{"id":"1","venue":{"city":"Oslo, Norway"},"price":12,"rating":4.5}"#,
+                                #"{"id":"2","venue":{"city":"Bergen"},"price":"7","rating":3}"#,
+                                #"{"id":"3","price":30}"#]])
+        let columns = """
+            columns:
+              city: { path: venue.city, type: text, index: true }
+              price: { path: price, type: integer }
+              rating: { path: rating, type: real }
+            """
+        try await FixtureServer.with(api.handler) { server in
+            _ = try await harness.run(itemsJob(columns), server: server)
+        }
+        var options = Exporter.Options(table: "t_item")
+        options.format = .csv
+        // A string where an integer was declared, a path that leads nowhere: empty cells.
+        #expect(try harness.export(options) == "account,id,city,price,rating\r\n"
+            + ",1,\"Oslo, Norway\",12,4.5\r\n,2,Bergen,,3.0\r\n,3,,30,\r\n")
+        try await serving(harness) { base in
+            let tables = try await get(base + "/_mirror/tables")
+            let decoded = try JSONSerialization.jsonObject(with: Data(tables.body)) as? [String: [[String: Any]]]
+            let listed = try #require(decoded?["tables"]?.first?["columns"] as? [[String: Any]])
+            #expect(listed.map { "\($0["name"]!) \($0["declared_type"] ?? "-") \($0["indexed"]!)" }
+                == ["city TEXT 1", "price - 0", "rating - 0"])
+        }
+    }
+
     @Test("the read API: tables, records as export chooses them with a link to the next, the change feed, errors")
     func readAPI() async throws {
         let harness = try Harness()

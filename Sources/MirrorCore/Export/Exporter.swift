@@ -27,7 +27,9 @@ public struct Exporter: Sendable {
 
     /// Writes every selected record to `sink`.
     public func export(to sink: inout OutputSink) throws {
-        try RecordReader(database: database).read(options.selection) { cursor in
+        var selection = options.selection
+        selection.withColumns = options.format == .csv
+        try RecordReader(database: database).read(selection) { cursor in
             var localFiles = options.localFiles && cursor.hasFiles ? LocalFiles() : nil
             switch options.format {
             case .ndjson:
@@ -70,8 +72,13 @@ public struct Exporter: Sendable {
 
     /// A header row (mirror's account and id columns, then every top-level field in order
     /// of first appearance, every name unique), then one row per record; nested values as
-    /// JSON text.
+    /// JSON text. A table with generated columns (a job's `columns`) gives those instead of
+    /// the fields: account, id, then each column, a NULL as an empty cell.
     func writeCSV(_ cursor: inout RecordCursor, localFiles: inout LocalFiles?, to sink: inout OutputSink) throws {
+        if !cursor.columns.isEmpty {
+            try writeColumns(&cursor, to: &sink)
+            return
+        }
         var columns: [String] = []
         var known: Set<String> = []
         var noRewrite: LocalFiles?
@@ -104,6 +111,25 @@ public struct Exporter: Sendable {
                 case .string: cells.append(value.stringValue ?? "")
                 default: cells.append(value.rawText)
                 }
+            }
+            Self.appendRow(cells, to: &line)
+            sink.write(line)
+        }
+    }
+
+    /// The CSV of a table with generated columns: their values as SQLite gives them, so a
+    /// column's type and its rule for values of another type hold in the export too.
+    private func writeColumns(_ cursor: inout RecordCursor, to sink: inout OutputSink) throws {
+        var line: [UInt8] = []
+        Self.appendRow(["account", "id"] + cursor.columns.map(\.name), to: &line)
+        sink.write(line)
+        let count = cursor.columns.count
+        cursor.rewind()
+        while let record = try cursor.next() {
+            line.removeAll(keepingCapacity: true)
+            var cells = [String(decoding: record.account, as: UTF8.self), String(decoding: record.id, as: UTF8.self)]
+            for index in 0..<count {
+                cells.append(cursor.column(index) ?? "")
             }
             Self.appendRow(cells, to: &line)
             sink.write(line)

@@ -89,13 +89,16 @@ public struct ReadAPI: Sendable {
             var accounts: Int
             var lastRun: String?
             var lastResult: String?
+            var columns: [TableColumn]
         }
         let report = try StatusReader.read(folder: output, jobFiles: jobFiles)
-        let entries = report.tables.map { table in
+        let entries = try report.tables.map { table in
             let last = report.jobs.filter { $0.table == table.table && $0.database == table.database }
                 .compactMap(\.lastRun).max { $0.finishedAt < $1.finishedAt }
+            let database = (output as NSString).appendingPathComponent(table.database)
             return Entry(table: table.table, database: table.database, records: table.records, accounts: table.accounts,
-                         lastRun: last?.finishedAt, lastResult: last?.status.rawValue)
+                         lastRun: last?.finishedAt, lastResult: last?.status.rawValue,
+                         columns: try RecordReader(database: database).columns(of: table.table))
         }
         return Answer(status: 200, body: Array(try Self.encoder.encode(["tables": entries])) + [0x0A])
     }
