@@ -1,6 +1,8 @@
+import Crypto
 import Foundation
 import Logging
 @testable import MirrorHTTP
+@testable import MirrorModel
 import MirrorTestSupport
 import Testing
 
@@ -171,6 +173,78 @@ struct StateTests {
             #expect(rerun.stdout.contains("events: ok, 3 pages, 100 records (100 new, 0 updated, 0 unchanged), resumed at page 4, "))
             #expect(pages(server, after: asked) == ["4", "5", "6"])
             #expect(try await sqlite(folder + "/two/t_event.sqlite", "SELECT count(*), count(DISTINCT id) FROM t_event") == "250|250\n")
+        }
+    }
+
+    @Test("kill -9 at any moment, pushes under way: every manifest names whole objects, and each worker resumes from the last one",
+          arguments: storeKinds)
+    fileprivate func killedDuringPushes(kind: StoreKind) async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // Pages without end, 100 records of about 1 KB each, one every 10 ms: the database
+        // grows by 100 KB a page, and a push every 200 ms copies and sends it. About two kills
+        // in five land inside a push (its copy is left in `.mirror-state/work`).
+        let filler = String(repeating: "x", count: 1000)
+        try await kind.with(in: folder) { store in
+            try await FixtureServer.with({ request in
+                let page = Int(request.parameter("page") ?? "") ?? 0
+                try? await Task.sleep(for: .milliseconds(10))
+                let records = (0..<100).map { #"{"id":"\#(page)-\#($0)","text":"\#(filler)"}"# }
+                return .json(#"{"list":[\#(records.joined(separator: ","))]}"#)
+            }) { server in
+                try """
+                    version: 1
+                    jobs:
+                      - name: events
+                        url: "\(server.base)/events?page={page}"
+                        records: list
+                        id: id
+                        table: t_event
+                        concurrency: 1
+                    """.write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+                let state = store.arguments + ["--lease-time", "3s", "--push-every", "200ms"]
+                let environment = ProcessInfo.processInfo.environment.merging(store.environment) { $1 }
+                var generation = 0
+                var records = 0
+                for round in 1...4 {
+                    if round > 1 { try await Task.sleep(for: .milliseconds(3500)) }
+                    // Each worker starts from an empty folder, once the last one's lease has lapsed
+                    // (3 s after its last renewal), and is killed when it has walked a while.
+                    let child = try Child(mirrorBinary.path, ["run", "jobs.yaml", "--output", "w\(round)"] + state,
+                                          in: folder, environment: environment, stdout: folder + "/.stdout-\(round)",
+                                          stderr: folder + "/.stderr-\(round)")
+                    while !FileManager.default.fileExists(atPath: folder + "/w\(round)/t_event.sqlite") {
+                        try await Task.sleep(for: .milliseconds(20))
+                    }
+                    try await Task.sleep(for: .milliseconds(Int.random(in: 300...1500)))
+                    kill(child.pid, SIGKILL)
+                    #expect(await child.ending() == .signaled(SIGKILL),
+                            "\(String(describing: try? String(contentsOfFile: folder + "/.stderr-\(round)", encoding: .utf8)))")
+
+                    // What the store holds now is whole: each object the manifest names has its
+                    // size and SHA-256, opens as a database, and holds no fewer records than before.
+                    guard let manifest = try await store.manifest() else {
+                        #expect(generation == 0, "round \(round): the manifest of generation \(generation) is gone")
+                        continue
+                    }
+                    let now = try #require(manifest["generation"] as? Int)
+                    #expect(now >= generation)
+                    generation = now
+                    let databases = try #require(manifest["databases"] as? [[String: Any]])
+                    #expect(databases.count == 1)
+                    for database in databases {
+                        let key = try #require(database["object"] as? String)
+                        let bytes = try #require(try await store.object(key), "round \(round): \(key) is not in the store")
+                        #expect(bytes.count == database["size"] as? Int)
+                        #expect(Hex.string(SHA256.hash(data: bytes)) == database["sha256"] as? String)
+                    }
+                    let held = try #require(try await store.pushedRecords())
+                    #expect(held >= records && held % 100 == 0, "round \(round): \(held) records, \(records) before")
+                    records = held
+                }
+                #expect(generation >= 2, "pushes went up while the workers ran")
+                #expect(records >= 200)
+            }
         }
     }
 }
