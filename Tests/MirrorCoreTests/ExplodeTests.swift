@@ -95,7 +95,7 @@ struct ExplodeTests {
                 + "substr(json_extract(r.record, e.fullkey, e.fullkey), 2, instr(json_extract(r.record, e.fullkey, e.fullkey), ',') - 2) "
                 + "NOT GLOB '*[.eE]*' THEN substr(json_extract(r.record, e.fullkey, e.fullkey), 2, "
                 + "instr(json_extract(r.record, e.fullkey, e.fullkey), ',') - 2) ELSE e.value END AS element "
-                + "FROM \"t_item\" AS r, json_each(r.record, '$.tags') AS e WHERE json_type(r.record, '$.tags') = 'array'",
+                + "FROM \"t_item\" AS r, json_each(r.record, '$.tags') AS e WHERE typeof(e.key) = 'integer'",
         ]])
     }
 
