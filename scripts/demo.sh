@@ -120,6 +120,11 @@ if [ -f cache/t_event.sqlite ]; then
   FROM t_event ORDER BY position LIMIT 5;"
     printf '%s\n\n' "$query"
     sqlite3 -header -column cache/t_event.sqlite "$query" || true
+    step "Events by tag, through the view t_event__tags (explode: { tags: tags })"
+    query="SELECT element AS tag, count(*) AS events
+  FROM t_event__tags GROUP BY element ORDER BY events DESC, tag LIMIT 5;"
+    printf '%s\n\n' "$query"
+    sqlite3 -header -column cache/t_event.sqlite "$query" || true
     step "Cover images, resolved offline through _mirror_files"
     query="SELECT e.id, f.path AS cover_file, f.size, substr(f.sha256, 1, 12) AS sha256
   FROM t_event AS e
