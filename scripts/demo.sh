@@ -127,6 +127,11 @@ if [ -f cache/t_event.sqlite ]; then
     printf '%s\n\n' "$query"
     sqlite3 -header -column cache/t_event.sqlite "$query" || true
     sqlite3 cache/t_event.sqlite "EXPLAIN QUERY PLAN $query" | sed -n 's/.*\(SEARCH.*\)/(\1)/p' || true
+    step "Events by tag, through the view t_event__tags (explode: { tags: tags })"
+    query="SELECT element AS tag, count(*) AS events
+  FROM t_event__tags GROUP BY element ORDER BY events DESC, tag LIMIT 5;"
+    printf '%s\n\n' "$query"
+    sqlite3 -header -column cache/t_event.sqlite "$query" || true
     if [ -f cache/t_news.sqlite ]; then
         step "Personal data hashed before it was stored (the news job's hash:)"
         query="SELECT id, json_extract(record, '\$.author.name') AS author FROM t_news ORDER BY position LIMIT 3;"

@@ -29,6 +29,12 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
     /// The text as given.
     public let description: String
 
+    /// A path of `segments`, shown as `description`.
+    package init(segments: [Segment], description: String) {
+        self.segments = segments
+        self.description = description
+    }
+
     /// Nil for an empty text, an empty segment (`a..b`) or a leading or trailing dot
     /// other than the lone `.`, a filter that is not `[key=value]` or is not closed, and
     /// for a pointer with a `~` not followed by 0 or 1.

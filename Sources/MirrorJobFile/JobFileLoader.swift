@@ -317,7 +317,15 @@ struct JobFileReader {
                         error(mapping(jobNode, keys: JobKey.self, context: nil, report: false)[.name]?.value,
                               "duplicate job name '\(job.name)' (first defined at \(at))")
                     } else if let conflict = tables.claim(job) {
-                        error(mapping(jobNode, keys: JobKey.self, context: nil, report: false)[.table]?.value, conflict)
+                        let own = mapping(jobNode, keys: JobKey.self, context: nil, report: false)
+                        // A view's name is reported at its list, in the job or in `defaults`.
+                        var at = own[.table]?.value
+                        if let list = conflict.list {
+                            for case let .mapping(map)? in [defaults[.explode]?.value, own[.explode]?.value] {
+                                at = map.first { scalarText($0.key) == list }?.key ?? at
+                            }
+                        }
+                        error(at, conflict.message)
                     } else {
                         names[job.name] = mapping(jobNode, keys: JobKey.self, context: nil, report: false)[.name]?.value
                         jobs.append(job)

@@ -3,31 +3,60 @@ import MirrorModel
 import Yams
 
 /// `columns`: generated columns of the job's record table, each `name: path` or
-/// `name: {path: P, type: T, index: true}`.
+/// `name: {path: P, type: T, index: true}`; and the same form for the columns of an
+/// `explode` list's elements.
 extension JobFileReader {
+    /// Where a mapping of columns stands, and what its columns may be.
+    struct ColumnRules {
+        /// The key, as messages name it: `columns`, `explode.lines.columns`.
+        let key: String
+        /// `record` or `element`: what the columns' paths are read from.
+        let source: String
+        /// An entry such as `{ city: venue.city }`.
+        let example: String
+        /// Names the columns may not take, whatever the case, and what has them.
+        let reserved: [String]
+        let reservedBy: String
+        /// ` of list 'lines'`, after `column 'sku'`; empty for the job's own columns.
+        let owner: String
+        /// The list whose view the columns are in: a view cannot be indexed.
+        let view: String?
+
+        static let table = ColumnRules(key: "columns", source: "record", example: "{ city: venue.city }",
+                                       reserved: RecordColumn.tableColumns, reservedBy: "every record table has the columns",
+                                       owner: "", view: nil)
+    }
+
     mutating func readColumns(_ job: JobNodes) -> [RecordColumn] {
         guard let node = job.keys[.columns]?.value else { return [] }
+        return readColumns(node, rules: .table)
+    }
+
+    /// The columns of `node`, a mapping of column name to path under `rules`: those that
+    /// could be read, the others reported.
+    mutating func readColumns(_ node: Node, rules: ColumnRules) -> [RecordColumn] {
         guard case let .mapping(map) = node else {
-            error(node, "'columns' must be a mapping of column name to record path, such as { city: venue.city }")
+            error(node, "'\(rules.key)' must be a mapping of column name to \(rules.source) path, such as \(rules.example)")
             return []
         }
         var columns: [RecordColumn] = []
         var names: [String: Node] = [:]
         for (keyNode, value) in map {
             let name = scalarText(keyNode) ?? ""
-            let key = "columns.\(name)"
+            let key = "\(rules.key).\(name)"
+            let label = "column '\(name)'\(rules.owner)"
             if !RecordColumn.isIdentifier(name) {
                 error(keyNode, "column name '\(name)' must match [A-Za-z_][A-Za-z0-9_]*")
                 continue
             }
-            if RecordColumn.tableColumns.contains(name.lowercased()) {
-                error(keyNode, "column name '\(name)' is taken: every record table has the columns "
-                    + RecordColumn.tableColumns.joined(separator: ", ") + " (names compared without case)")
+            if rules.reserved.contains(name.lowercased()) {
+                error(keyNode, "column name '\(name)' is taken: \(rules.reservedBy) "
+                    + rules.reserved.joined(separator: ", ") + " (names compared without case)")
                 continue
             }
             if let first = names[name.lowercased()] {
                 let at = first.mark.map { "\($0.line):\($0.column)" } ?? "?"
-                error(keyNode, "column '\(name)' is column '\(scalarText(first) ?? "")' again (first set at \(at)): "
+                error(keyNode, "\(label) is column '\(scalarText(first) ?? "")' again (first set at \(at)): "
                     + "SQLite compares column names without case")
                 continue
             }
@@ -36,24 +65,34 @@ extension JobFileReader {
             var pathNode: Node? = value
             var type: RecordColumn.Kind?
             var index = false
-            var typeRead = true
+            var usable = true
             if case .mapping = value {
-                let long = mapping(value, keys: ColumnKey.self, context: "column '\(name)'")
+                let long = mapping(value, keys: ColumnKey.self, context: label)
                 pathNode = long[.path]?.value
-                if pathNode == nil { error(value, "column '\(name)' needs 'path', the record path it takes") }
+                if pathNode == nil {
+                    let element = rules.view == nil ? "" : " ('.' for the element itself)"
+                    error(value, "\(label) needs 'path', the \(rules.source) path it takes\(element)")
+                }
                 if let n = long[.type]?.value, let text = string(n, key: "\(key).type") {
                     type = RecordColumn.Kind(rawValue: text.value)
                     if type == nil {
-                        typeRead = false
+                        usable = false
                         error(n, "'\(key).type' must be integer, real, text, boolean or time, not '\(text.shown)'")
                     }
                 }
-                if let n = long[.index]?.value { index = bool(n, key: "\(key).index") ?? false }
+                if let n = long[.index]?.value {
+                    index = bool(n, key: "\(key).index") ?? false
+                    if index, let view = rules.view {
+                        error(n, "'\(key).index' cannot be true: list '\(view)' is a view, computed from the records as "
+                            + "it is read, and SQLite indexes no view; index a column of the table instead")
+                        usable = false
+                    }
+                }
             }
             guard let pathNode, let path = path(pathNode, key: key) else { continue }
             switch RecordColumn.sqlitePath(path) {
             case .success:
-                if typeRead { columns.append(RecordColumn(name: name, path: path, type: type, index: index)) }
+                if usable { columns.append(RecordColumn(name: name, path: path, type: type, index: index)) }
             case .failure(.manyValues):
                 error(pathNode, "'\(key)' must lead to one value: a column's path takes no '*' and no filter, not '\(path)'")
             case let .failure(.unquotable(part)):

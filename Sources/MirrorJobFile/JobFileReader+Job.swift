@@ -53,7 +53,8 @@ extension JobFileReader {
         let auth = readJobAuth(job, name: nameText)
         let shard = readShard(job)
         let columns = readColumns(job)
-        let redaction = readRedaction(job, id: storage.id, columns: columns, redactor: &redactor)
+        let explode = readExplode(job, table: storage.table)
+        let redaction = readRedaction(job, id: storage.id, columns: columns, explode: explode, redactor: &redactor)
         if let auth { redactor = redactor.merged(with: Redactor(secrets: auth.secrets)).watching(auth.spec.fetched) }
         checkIncremental(job, incremental, prune: storage.prune, known: storage.stop.known,
                          templates: [request.url?.value ?? "", request.body?.json ?? ""] + request.headers.map(\.value))
@@ -70,7 +71,7 @@ extension JobFileReader {
             downloads: files.paths, downloadConcurrency: files.concurrency, maxFileSize: files.maxFileSize,
             minDownloadRate: files.minRate,
             validate: validate, redactor: redactor, incremental: incremental, deleted: deleted, parent: readParent(job),
-            auth: auth?.spec, shard: shard, columns: columns, redaction: redaction)
+            auth: auth?.spec, shard: shard, columns: columns, explode: explode, redaction: redaction)
     }
 
     /// `shard`: an index of a shard, pinning the job's group there; where it is written is

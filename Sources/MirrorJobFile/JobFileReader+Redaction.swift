@@ -11,9 +11,9 @@ extension JobFileReader {
 
     /// `drop: [paths]` and `hash: {salt: "${VAR}", paths: [paths]}`. The salt joins
     /// `redactor` as the secret it is. None of their paths may reach the job's `id`, a
-    /// field both drops and hashes, a dropped path may not empty a column, nor a hashed
-    /// one hide a column's value inside its hash.
-    mutating func readRedaction(_ job: JobNodes, id: JSONPath?, columns: [RecordColumn],
+    /// field both drops and hashes, a dropped path may not empty a column or an `explode`
+    /// list, nor a hashed one hide a column's value or a list inside its hash.
+    mutating func readRedaction(_ job: JobNodes, id: JSONPath?, columns: [RecordColumn], explode: [ExplodedList],
                                 redactor: inout Redactor) -> RecordRedaction? {
         let dropNode = job.keys[.drop]?.value
         let hashNode = job.keys[.hash]?.value
@@ -51,6 +51,19 @@ extension JobFileReader {
                     + "drop the column, or keep the field")
                 failed = true
             }
+            for list in explode {
+                if path.mayReach(list.path) {
+                    error(node, "'drop' path '\(path)' leaves list '\(list.name)' ('\(list.path)') nothing to read: "
+                        + "drop the list, or keep the field")
+                    failed = true
+                    continue
+                }
+                for column in list.columns where path.mayReach(Self.elementPath(column, of: list)) {
+                    error(node, "'drop' path '\(path)' leaves column '\(column.name)' of list '\(list.name)' "
+                        + "('\(column.path)' in each element of '\(list.path)') nothing to read: drop the column, or keep the field")
+                    failed = true
+                }
+            }
         }
         for (path, node) in hash {
             if let dropped = drop.first(where: { $0.path.mayReach(path) || path.mayReach($0.path) }) {
@@ -67,9 +80,34 @@ extension JobFileReader {
                     + "a column may hold a hashed value, not a field inside one")
                 failed = true
             }
+            for list in explode {
+                if path.mayReach(list.path) {
+                    error(node, "'hash.paths' path '\(path)' leaves list '\(list.name)' ('\(list.path)') nothing to read: "
+                        + "a hash is a string, never a list; hash the elements' fields instead")
+                    failed = true
+                    continue
+                }
+                let inside = list.columns.filter {
+                    let reached = Self.elementPath($0, of: list)
+                    return path.mayReach(reached) && path.segments.count < reached.segments.count
+                }
+                for column in inside {
+                    error(node, "'hash.paths' path '\(path)' leaves column '\(column.name)' of list '\(list.name)' "
+                        + "('\(column.path)' in each element of '\(list.path)') nothing to read: "
+                        + "a column may hold a hashed value, not a field inside one")
+                    failed = true
+                }
+            }
         }
         guard !failed else { return nil }
         return RecordRedaction(drop: drop.map(\.path), hash: hash.map(\.path), salt: salt ?? [])
+    }
+
+    /// Where an element column of `list` reads in a record: the list's path, any element,
+    /// the column's path.
+    static func elementPath(_ column: RecordColumn, of list: ExplodedList) -> JSONPath {
+        JSONPath(segments: list.path.segments + [.wildcard] + column.path.segments,
+                 description: "\(list.path) > \(column.path)")
     }
 
     /// A record path or a list of them; `.`, the record itself, is not one.

@@ -172,7 +172,7 @@ extension JobKey {
         case .name, .url, .records, .id, .table: true
         case .method, .body, .headers, .pages, .next, .database, .account, .stop, .onChange, .prune, .shareTable, .timeout, .retries,
              .rateLimit, .concurrency, .refreshAfter, .validate, .downloads, .downloadConcurrency, .maxFileSize, .minDownloadRate, .maxPageSize,
-             .incremental, .deleted, .parent, .auth, .maxWait, .shard, .columns, .drop, .hash:
+             .incremental, .deleted, .parent, .auth, .maxWait, .shard, .columns, .explode, .drop, .hash:
             false
         }
     }
@@ -347,6 +347,26 @@ extension JobKey {
                     ])),
                 ])),
             ])
+        case .explode:
+            .object([
+                ("description", .string("Lists inside each record, read as rows of a view <table>__<name> with the columns "
+                    + "account, parent_id (the record's id), idx (the element's position from 0) and element, then the "
+                    + "element's own columns: name: path, or name: {path, columns}. Only an array gives rows. "
+                    + "Jobs storing into one table declare the same lists.")),
+                ("type", "object"),
+                ("propertyNames", .object([("pattern", "^[A-Za-z_][A-Za-z0-9_]*$")])),
+                ("additionalProperties", .object([
+                    ("anyOf", .array([
+                        pathValue("The record path of the list.", examples: ["tags", "order.lines"]),
+                        .object([
+                            ("type", "object"),
+                            ("properties", .object(ExplodeKey.allCases.map { ($0.rawValue, $0.schema) })),
+                            ("additionalProperties", false),
+                            ("required", .array(["path"])),
+                        ]),
+                    ])),
+                ])),
+            ])
         case .drop:
             .object([
                 ("description", .string("Record paths whose values are taken out of each record before it is stored, "
@@ -411,6 +431,44 @@ extension ColumnKey {
         case .index: booleanValue("An index on (account, <name>), named \"<table>.<name>\".", default: false)
         }
     }
+}
+
+extension ExplodeKey {
+    package var schema: SchemaValue {
+        switch self {
+        case .path: pathValue("The record path of the list.", examples: ["order.lines"])
+        case .columns:
+            .object([
+                ("description", .string("Columns of the view, read from each element: name: path, or name: {path, type}; "
+                    + "'.' is the element itself. As the job's columns, but never indexed: a view has no index.")),
+                ("type", "object"),
+                ("propertyNames", .object([
+                    ("pattern", .string("^(?!" + ExplodedList.viewColumns.map(caseless).joined(separator: "|")
+                        + ")[A-Za-z_][A-Za-z0-9_]*$")),
+                ])),
+                ("additionalProperties", .object([
+                    ("anyOf", .array([
+                        pathValue("The element path of the column's value, any JSON type.", examples: ["sku", "."]),
+                        .object([
+                            ("type", "object"),
+                            ("properties", .object(ColumnKey.allCases.map { key in
+                                (key.rawValue, key == .index
+                                    ? .object([("description", "A view cannot be indexed: false or absent."), ("const", .bool(false))])
+                                    : key.schema)
+                            })),
+                            ("additionalProperties", false),
+                            ("required", .array(["path"])),
+                        ]),
+                    ])),
+                ])),
+            ])
+        }
+    }
+}
+
+/// `name` matched whatever its case, whole: `[Ii][Dd][Xx]$`.
+private func caseless(_ name: String) -> String {
+    name.map { $0.isLetter ? "[\($0.uppercased())\($0.lowercased())]" : String($0) }.joined() + "$"
 }
 
 extension HashKey {

@@ -23,7 +23,7 @@ enum JobKey: String, CaseIterable {
     case maxPageSize = "max_page_size"
     case incremental, deleted, parent, auth
     case maxWait = "max_wait"
-    case shard, columns, drop, hash
+    case shard, columns, explode, drop, hash
 
     /// Keys that `defaults` may not set.
     var isJobOnly: Bool { self == .name || self == .url || self == .table }
@@ -32,6 +32,11 @@ enum JobKey: String, CaseIterable {
 /// The keys of a `columns:` entry's long form.
 enum ColumnKey: String, CaseIterable {
     case path, type, index
+}
+
+/// The keys of an `explode:` entry's long form.
+enum ExplodeKey: String, CaseIterable {
+    case path, columns
 }
 
 /// The keys of `hash:`.

@@ -1,11 +1,17 @@
 /// The tables the jobs of one output folder store into, and where two jobs would meet in
 /// one SQLite table without meaning to. SQLite compares table names without case, and a
-/// job's table brings an index named `<table>_walk_order`.
+/// job's table brings an index named `<table>_walk_order`. A job's `explode` lists bring
+/// views `<table>__<name>`: a view is named like no job's table of the folder, and like no
+/// other table's view or index in its database.
 import MirrorModel
 
 package struct TableClaims {
     /// Jobs by database and table name, lowercased.
     private var claimed: [String: [JobSpec]] = [:]
+    /// The first job of each table name, lowercased, whatever its database.
+    private var tableNames: [String: JobSpec] = [:]
+    /// The job and list of each view, by view name, lowercased, whatever its database.
+    private var views: [String: [(job: JobSpec, list: String)]] = [:]
 
     package init() {}
 
@@ -15,23 +21,67 @@ package struct TableClaims {
         database + "\u{0}" + table.lowercased()
     }
 
-    /// Claims `job`'s table; returns why it cannot have it if a job claimed before stands
-    /// in the way (and then claims nothing).
-    package mutating func claim(_ job: JobSpec) -> String? {
+    /// Why a job cannot have its table or one of its views; `list` names the list whose
+    /// view it is, nil for the table.
+    package struct Conflict: Sendable, Equatable, CustomStringConvertible {
+        package let message: String
+        package let list: String?
+        package var description: String { message }
+    }
+
+    /// Claims `job`'s table and views; returns why it cannot have them if a job claimed
+    /// before stands in the way (and then claims nothing).
+    package mutating func claim(_ job: JobSpec) -> Conflict? {
         let lower = job.table.lowercased()
         for other in claimed[Self.key(job.database, lower)] ?? [] {
-            if let reason = Self.conflict(job, other) { return reason }
+            if let reason = Self.conflict(job, other) { return Conflict(message: reason, list: nil) }
         }
         if lower.hasSuffix(Self.indexSuffix),
            let owner = claimed[Self.key(job.database, String(lower.dropLast(Self.indexSuffix.count)))]?.first {
-            return "table '\(job.table)' in \(job.database) has the name of the index of job '\(owner.name)''s table "
-                + "'\(owner.table)': name it otherwise"
+            return Conflict(message: "table '\(job.table)' in \(job.database) has the name of the index of job '\(owner.name)''s table "
+                + "'\(owner.table)': name it otherwise", list: nil)
         }
         if let user = claimed[Self.key(job.database, lower + Self.indexSuffix)]?.first {
-            return "the index of table '\(job.table)' in \(job.database) would be named '\(job.table)\(Self.indexSuffix)', "
-                + "the name of job '\(user.name)''s table '\(user.table)': name one of them otherwise"
+            return Conflict(message: "the index of table '\(job.table)' in \(job.database) would be named "
+                + "'\(job.table)\(Self.indexSuffix)', the name of job '\(user.name)''s table '\(user.table)': "
+                + "name one of them otherwise", list: nil)
+        }
+        if let view = views[lower]?.first {
+            return Conflict(message: "table '\(job.table)' has the name of the view of list '\(view.list)' of job "
+                + "'\(view.job.name)' ('\(ExplodedList.viewName(table: view.job.table, list: view.list))' in "
+                + "\(view.job.database)): name one of them otherwise", list: nil)
+        }
+        for index in ReservedNames.indexNames(of: job.table) {
+            if let view = views[index.lowercased()]?.first(where: { $0.job.database == job.database }) {
+                return Conflict(message: "the index '\(index)' of table '\(job.table)' in \(job.database) would have the "
+                    + "name of the view of list '\(view.list)' of job '\(view.job.name)': name one of them otherwise", list: nil)
+            }
+        }
+        for list in job.explode {
+            let view = ExplodedList.viewName(table: job.table, list: list.name)
+            let key = view.lowercased()
+            if let owner = tableNames[key] {
+                return Conflict(message: "the view of list '\(list.name)' would be named '\(view)', the name of job "
+                    + "'\(owner.name)''s table '\(owner.table)' in \(owner.database): name one of them otherwise", list: list.name)
+            }
+            if let other = views[key]?.first(where: { $0.job.database == job.database && $0.job.table.lowercased() != lower }) {
+                return Conflict(message: "the view of list '\(list.name)' would be named '\(view)' in \(job.database), "
+                    + "the name of the view of list '\(other.list)' of job '\(other.job.name)''s table '\(other.job.table)': "
+                    + "name one of them otherwise", list: list.name)
+            }
+            if let owner = claimed.values.compactMap(\.first).first(where: { owner in
+                owner.database == job.database && ReservedNames.indexNames(of: owner.table).contains { $0.lowercased() == key }
+            }) {
+                return Conflict(message: "the view of list '\(list.name)' would be named '\(view)' in \(job.database), "
+                    + "the name of an index of job '\(owner.name)''s table '\(owner.table)': name one of them otherwise",
+                    list: list.name)
+            }
         }
         claimed[Self.key(job.database, lower), default: []].append(job)
+        if tableNames[lower] == nil { tableNames[lower] = job }
+        for list in job.explode {
+            views[ExplodedList.viewName(table: job.table, list: list.name).lowercased(), default: []].append((job, list.name))
+        }
         return nil
     }
 
@@ -44,6 +94,10 @@ package struct TableClaims {
         if job.columns != other.columns {
             return "job '\(job.name)' stores into table '\(job.table)' of \(job.database), as job '\(other.name)' does, "
                 + "with other 'columns': jobs of one table declare the same columns"
+        }
+        if job.explode != other.explode {
+            return "job '\(job.name)' stores into table '\(job.table)' of \(job.database), as job '\(other.name)' does, "
+                + "with other 'explode': jobs of one table declare the same lists"
         }
         if job.redaction != other.redaction {
             return "job '\(job.name)' stores into table '\(job.table)' of \(job.database), as job '\(other.name)' does, "

@@ -211,6 +211,8 @@ public struct JobSpec: Sendable {
     public internal(set) var shard: ShardPin? = nil
     /// `columns:`: generated columns of its record table, in file order.
     public internal(set) var columns: [RecordColumn] = []
+    /// `explode:`: lists of each record read as rows of views of its record table, in file order.
+    public internal(set) var explode: [ExplodedList] = []
     /// `drop:` and `hash:`: what each record loses before it is stored; none: it is stored as served.
     public internal(set) var redaction: RecordRedaction? = nil
     /// The jobs whose parent this one is.
@@ -256,6 +258,7 @@ public struct JobSpec: Sendable {
         auth: AuthSpec? = nil,
         shard: ShardPin? = nil,
         columns: [RecordColumn] = [],
+        explode: [ExplodedList] = [],
         redaction: RecordRedaction? = nil,
         children: [String] = [],
         headersFilled: Bool = false,
@@ -296,6 +299,7 @@ public struct JobSpec: Sendable {
         self.auth = auth
         self.shard = shard
         self.columns = columns
+        self.explode = explode
         self.redaction = redaction
         self.children = children
         self.headersFilled = headersFilled

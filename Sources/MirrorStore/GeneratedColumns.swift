@@ -48,27 +48,46 @@ package enum GeneratedColumns {
         guard case let .success(path) = RecordColumn.sqlitePath(column.path) else {
             preconditionFailure("a column's path is checked where the job file is read")
         }
-        let p = StoreSchema.literal(path)
-        let value = "json_extract(record, \(p))"
-        let type = "json_type(record, \(p))"
-        // `[V,V]`: a two-path json_extract writes each value as the record has it, digits and all.
-        let both = "json_extract(record, \(p), \(p))"
+        return expression(column.type, of: .at(StoreSchema.literal(path), in: "record"))
+    }
+
+    /// Where a column's value is read: SQL for the value as `json_extract` gives it, for its
+    /// JSON type as `json_type` names it, and for `[V,V]`, the value written twice as the
+    /// JSON text has it (a two-path `json_extract`), from which an integer past 64 bits
+    /// keeps its digits.
+    struct Source {
+        let value: String
+        let type: String
+        let both: String
+
+        /// The value at `path`, SQL giving a JSON path, inside the JSON text `json`.
+        static func at(_ path: String, in json: String) -> Source {
+            Source(value: "json_extract(\(json), \(path))", type: "json_type(\(json), \(path))",
+                   both: "json_extract(\(json), \(path), \(path))")
+        }
+    }
+
+    /// The value `source` reads, kept as a column of `type` keeps it (see `expression(_:)`).
+    static func expression(_ type: RecordColumn.Kind?, of source: Source) -> String {
+        let value = source.value
+        let kind = source.type
+        let both = source.both
         let digits = "substr(\(both), 2, instr(\(both), ',') - 2)"
-        switch column.type {
+        switch type {
         case nil:
-            return "CASE WHEN \(type) IN ('integer', 'real') AND typeof(\(value)) = 'real' AND \(digits) NOT GLOB '*[.eE]*' "
+            return "CASE WHEN \(kind) IN ('integer', 'real') AND typeof(\(value)) = 'real' AND \(digits) NOT GLOB '*[.eE]*' "
                 + "THEN \(digits) ELSE \(value) END"
         case .integer:
-            return "CASE WHEN \(type) IN ('integer', 'real') THEN CASE WHEN typeof(\(value)) = 'integer' THEN \(value) "
+            return "CASE WHEN \(kind) IN ('integer', 'real') THEN CASE WHEN typeof(\(value)) = 'integer' THEN \(value) "
                 + "WHEN \(digits) NOT GLOB '*[.eE]*' THEN \(digits) END END"
         case .real:
-            return "CASE WHEN \(type) IN ('integer', 'real') THEN CAST(\(value) AS REAL) END"
+            return "CASE WHEN \(kind) IN ('integer', 'real') THEN CAST(\(value) AS REAL) END"
         case .text:
-            return "CASE WHEN \(type) = 'text' THEN \(value) END"
+            return "CASE WHEN \(kind) = 'text' THEN \(value) END"
         case .boolean:
-            return "CASE \(type) WHEN 'true' THEN 1 WHEN 'false' THEN 0 END"
+            return "CASE \(kind) WHEN 'true' THEN 1 WHEN 'false' THEN 0 END"
         case .time:
-            return "CASE WHEN \(type) = 'text' AND \(value) GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]*' "
+            return "CASE WHEN \(kind) = 'text' AND \(value) GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]*' "
                 + "THEN CASE WHEN julianday(\(value)) IS NOT NULL THEN \(value) END END"
         }
     }

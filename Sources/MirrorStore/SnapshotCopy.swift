@@ -5,10 +5,11 @@ import MirrorModel
 import Synchronization
 
 /// Copies one database of the output folder into a new SQLite file for devices: the record
-/// tables asked for (one account's rows, when asked), the index of their downloaded files,
-/// and `_mirror_snapshot`, all read in one read transaction, so that the copy is one
-/// committed state even while a run writes. The source is attached read-only: a run is
-/// neither blocked by the copy nor blocks it, and closing the copy never checkpoints it.
+/// tables asked for (one account's rows, when asked) with the views mirror made of them, the
+/// index of their downloaded files, and `_mirror_snapshot`, all read in one read
+/// transaction, so that the copy is one committed state even while a run writes. The
+/// source is attached read-only: a run is neither blocked by the copy nor blocks it, and
+/// closing the copy never checkpoints it.
 /// The copy is a plain file in rollback-journal mode, with no `-wal` or `-shm` beside it.
 package struct SnapshotCopy {
     /// A file the copy's `_mirror_files` names.
@@ -165,6 +166,13 @@ package struct SnapshotCopy {
                                arguments: [account])
             } else {
                 try db.execute(sql: "INSERT INTO main.\"\(table)\"\(into) SELECT \(stored) FROM source.\"\(table)\"")
+            }
+            // Its views (`explode:`) as the source declares them: they read the copy's rows.
+            for sql in try String.fetchAll(db, sql: """
+                SELECT m.sql FROM source.\(StoreSchema.views) v JOIN source.sqlite_master m ON m.type = 'view' AND m.name = v.name
+                WHERE v.table_name = ? ORDER BY v.name
+                """, arguments: [table]) {
+                try db.execute(sql: sql)
             }
             copied.tables.append((table, try Int.fetchOne(db, sql: "SELECT count(*) FROM main.\"\(table)\"") ?? 0))
             try between()

@@ -13,6 +13,7 @@ package enum StoreSchema {
     package static let changes = "_mirror_changes"
     package static let feed = "_mirror_feed"
     package static let columns = "_mirror_columns"
+    package static let views = "_mirror_views"
     /// The path of a downloaded file, by its URL.
     package static let filePath = "SELECT path FROM \(files) WHERE url = ? AND status = 'ok'"
 
@@ -264,6 +265,18 @@ package enum StoreSchema {
         registerMigration("mirror-columns-14") { db in
             try db.execute(sql: """
                 CREATE TABLE \(columns) (
+                  table_name TEXT NOT NULL,
+                  name       TEXT NOT NULL,
+                  definition TEXT NOT NULL,
+                  PRIMARY KEY (table_name, name)
+                ) WITHOUT ROWID
+                """)
+        }
+        // The views mirror made (`explode:`), by record table, each with the statement that
+        // created it: a run replaces or drops only these, never a view of a user's own.
+        registerMigration("mirror-views-15") { db in
+            try db.execute(sql: """
+                CREATE TABLE \(views) (
                   table_name TEXT NOT NULL,
                   name       TEXT NOT NULL,
                   definition TEXT NOT NULL,

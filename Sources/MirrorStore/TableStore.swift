@@ -61,7 +61,8 @@ public final class TableStore: PageStore, FileIndex {
     /// A table that holds no row yet gets its columns' indexes from `indexColumns`, after its first walk: one
     /// index built from every row at once costs a fraction of keeping it row by row, page after page, where
     /// a column's values come in no order (each page's commit would rewrite most of the index's pages).
-    public func prepare(table: String, child: Bool = false, columns: [RecordColumn] = []) async throws {
+    /// Its views become those of `explode` (see `ExplodedViews`).
+    public func prepare(table: String, child: Bool = false, columns: [RecordColumn] = [], explode: [ExplodedList] = []) async throws {
         try await pool.write { db in
             try db.execute(sql: StoreSchema.createTable(table))
             try db.execute(sql: StoreSchema.changeTriggers(table))
@@ -74,6 +75,7 @@ public final class TableStore: PageStore, FileIndex {
             }
             let filled = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \"\(table)\")") ?? true
             try GeneratedColumns.update(db, table: table, to: columns, indexes: filled)
+            try ExplodedViews.update(db, table: table, to: explode)
         }
     }
 

@@ -6,13 +6,14 @@ import MirrorStore
 struct InferCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "infer",
-        abstract: "Propose a job's columns: from the records it stored.",
+        abstract: "Propose a job's columns: and explode: from the records it stored.",
         discussion: """
             Reads the records of the job's table in its output folder (all, or the first N in \
             walk order with --sample N) and prints a columns: block to paste under the job: a \
             column for each leaf path, typed by the values seen, each after a comment saying \
             the JSON types seen, how often the path is present, and whether it looks like a \
-            time, an id or holds integers past 64 bits.
+            time, an id or holds integers past 64 bits; then, for the lists the records hold, \
+            an explode: block.
 
             Exit status: 0 printed; 1 the output folder, the job's table or its database could \
             not be found or read; 2 usage or config error (a job file with several jobs and no \

@@ -8,7 +8,7 @@ import MirrorTestSupport
 import Testing
 
 /// `mirror infer`: a job's stored records, read from real SQLite files, give a `columns:`
-/// block that the job file takes back.
+/// block, and an `explode:` block for their lists, that the job file takes back.
 @Suite("infer columns")
 struct InferTests {
     private static let records = [
@@ -38,7 +38,7 @@ struct InferTests {
           starts: {path: starts, type: time}
           # live: boolean 3; present in 100% of 3 records
           live: {path: live, type: boolean}
-          # tags: array 3; present in 100% of 3 records; a list: not proposed (nested lists are for a later 'explode:')
+          # tags: array 3; present in 100% of 3 records; a list: proposed under 'explode:' below
           # big: integer 3; present in 100% of 3 records; 2 past 64 bits (the column keeps the digits, as text)
           big: {path: big, type: integer}
           # a b: string 2; present in 66.7% of 3 records
@@ -52,6 +52,9 @@ struct InferTests {
           # stats.2024: integer 1; present in 33.3% of 3 records; the key '2024' would read as an array index: not proposed
           # note: null 1; present in 33.3% of 3 records; only null: no type
           note: note
+        explode:
+          # tags: array 3; present in 100% of 3 records
+          tags: tags
         """
 
     private func infer(_ harness: Harness, sample: Int? = nil) throws -> String {
@@ -59,7 +62,7 @@ struct InferTests {
         return try ColumnInference.infer(job: job, folder: harness.output, sample: sample)
     }
 
-    @Test("records of mixed shapes give this block, and the block pasted under the job makes columns of the expected values")
+    @Test("records of mixed shapes give this block, and the block pasted under the job makes columns and a list view of the expected values")
     func pasteable() async throws {
         let harness = try Harness()
         let api = EditableAPI(Self.records)
@@ -82,6 +85,9 @@ struct InferTests {
              "integer:1", "text:y", "text:A-2", "integer:1", "integer:101", "null"],
             ["text:3", "text:Oslo", "null", "null", "integer:9", "real:30.0", "text:2024-06-10T20:00Z", "integer:1",
              "text:12345678901234567890", "null", "text:A-3", "integer:2", "integer:102", "null"],
+        ])
+        #expect(try harness.typedRows("SELECT parent_id, idx, element FROM t_item__tags ORDER BY parent_id, idx") == [
+            ["text:1", "integer:0", "text:a"], ["text:1", "integer:1", "text:b"], ["text:3", "integer:0", "text:c"],
         ])
         // The block says the same of the records once they have columns.
         #expect(try infer(harness) == Self.allThree)
@@ -111,7 +117,7 @@ struct InferTests {
               starts: {path: starts, type: time}
               # live: boolean 2; present in 100% of 2 records
               live: {path: live, type: boolean}
-              # tags: array 2; present in 100% of 2 records; a list: not proposed (nested lists are for a later 'explode:')
+              # tags: array 2; present in 100% of 2 records; a list: proposed under 'explode:' below
               # big: integer 2; present in 100% of 2 records; looks like an id (a different value in every record); 1 past 64 bits (the column keeps the digits, as text)
               big: {path: big, type: integer}
               # a b: string 2; present in 100% of 2 records; looks like an id (a different value in every record)
@@ -123,6 +129,9 @@ struct InferTests {
               # serial: integer 2; present in 100% of 2 records; looks like an id (a different value in every record)
               serial: {path: serial, type: integer}
               # stats.2024: integer 1; present in 50.0% of 2 records; the key '2024' would read as an array index: not proposed
+            explode:
+              # tags: array 2; present in 100% of 2 records
+              tags: tags
             """)
         #expect(try infer(harness, sample: 1).hasPrefix("# columns inferred from the first record (--sample 1) of job"))
     }

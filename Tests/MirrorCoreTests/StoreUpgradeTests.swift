@@ -62,7 +62,7 @@ struct StoreUpgradeTests {
                                                             "mirror-pages-total-4", "mirror-runs-outcome-5", "mirror-owners-6",
                                                             "mirror-incremental-7", "mirror-parents-8", "mirror-cursor-kind-9",
                                                             "mirror-changes-10", "mirror-pages-envelope-11", "mirror-pages-headers-12",
-                                                            "mirror-deferral-13", "mirror-columns-14"])
+                                                            "mirror-deferral-13", "mirror-columns-14", "mirror-views-15"])
             // The change feed: the first release's records first, in their walk order, then the new run's.
             #expect(try String.fetchAll(db, sql: "SELECT op || ' ' || id FROM _mirror_changes ORDER BY seq")
                 == ["upsert 1", "upsert 2", "upsert 3", "upsert 4", "upsert 5", "upsert 6", "upsert 7"])

@@ -1,5 +1,6 @@
 /// The `columns:` block `mirror infer` prints: a comment on each path, in order of first
-/// appearance, and after it the path's column, as the job file takes it.
+/// appearance, and after it the path's column, as the job file takes it; then, when the
+/// records hold lists, an `explode:` block with one for each.
 import Foundation
 import MirrorJSON
 import MirrorModel
@@ -11,7 +12,9 @@ extension ColumnInference {
         var lines = ["# columns inferred from \(read) of job '\(Self.comment(job.name))' (table '\(job.table)'); "
             + "paths in order of first appearance"]
         var entries: [String] = []
+        var lists: [String] = []
         var taken = Set(RecordColumn.tableColumns)
+        var listNames: Set<String> = []
         var proposed = 0
         var left = 0
         let idKeys = job.id.segments.map { segment -> String? in if case let .key(key) = segment { key } else { nil } }
@@ -31,14 +34,15 @@ extension ColumnInference {
             let problem: String?
             if seen.keys.map(Optional.some) == idKeys {
                 problem = "the record's id (the job's 'id'): not proposed"
-            } else if seen.scalars == 0, seen.objects == 0 {
-                problem = "a list: not proposed (nested lists are for a later 'explode:')"
             } else if let key = seen.keys.first(where: { RecordColumn.arrayIndex($0) != nil }) {
                 problem = "the key '\(Self.comment(key))' would read as an array index: not proposed"
             } else if path == nil {
                 problem = "no record path names it: not proposed"
             } else if case let .failure(.unquotable(key)) = RecordColumn.sqlitePath(JSONPath(path!)!) {
                 problem = "SQLite's JSON paths cannot name the key '\(Self.comment(key))': not proposed"
+            } else if seen.scalars == 0, seen.objects == 0 {
+                problem = "a list: proposed under 'explode:' below"
+                lists += ["  " + line, "  \(Self.yaml(Self.columnName(seen.keys, taken: &listNames))): \(Self.yaml(path!))"]
             } else {
                 problem = nil
             }
@@ -68,6 +72,9 @@ extension ColumnInference {
             lines += entries.map { String($0.dropFirst(2)) }
         } else {
             lines += entries
+        }
+        if !lists.isEmpty {
+            lines += ["explode:"] + lists
         }
         return lines.joined(separator: "\n")
     }

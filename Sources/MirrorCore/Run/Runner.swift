@@ -209,7 +209,7 @@ public struct Runner: Sendable {
         var parents: ParentWalks?
         var pruned = 0
         do {
-            try await store.prepare(table: job.table, child: family != nil, columns: job.columns)
+            try await store.prepare(table: job.table, child: family != nil, columns: job.columns, explode: job.explode)
             let start = try await store.startWalk(job: job.name, account: job.account, table: job.table, at: startedAt,
                                                   fresh: options.refresh || family != nil)
             walkStartedAt = start.startedAt
