@@ -3,7 +3,7 @@ import MirrorModel
 import Yams
 
 /// `columns`: generated columns of the job's record table, each `name: path` or
-/// `name: {path: P, type: T, index: true}`.
+/// `name: {path: P, type: T, index: true, stored: true}`.
 extension JobFileReader {
     mutating func readColumns(_ job: JobNodes) -> [RecordColumn] {
         guard let node = job.keys[.columns]?.value else { return [] }
@@ -36,6 +36,7 @@ extension JobFileReader {
             var pathNode: Node? = value
             var type: RecordColumn.Kind?
             var index = false
+            var stored = false
             var typeRead = true
             if case .mapping = value {
                 let long = mapping(value, keys: ColumnKey.self, context: "column '\(name)'")
@@ -49,11 +50,12 @@ extension JobFileReader {
                     }
                 }
                 if let n = long[.index]?.value { index = bool(n, key: "\(key).index") ?? false }
+                if let n = long[.stored]?.value { stored = bool(n, key: "\(key).stored") ?? false }
             }
             guard let pathNode, let path = path(pathNode, key: key) else { continue }
             switch RecordColumn.sqlitePath(path) {
             case .success:
-                if typeRead { columns.append(RecordColumn(name: name, path: path, type: type, index: index)) }
+                if typeRead { columns.append(RecordColumn(name: name, path: path, type: type, index: index, stored: stored)) }
             case .failure(.manyValues):
                 error(pathNode, "'\(key)' must lead to one value: a column's path takes no '*' and no filter, not '\(path)'")
             case let .failure(.unquotable(part)):

@@ -83,6 +83,25 @@ public final class TableStore: PageStore, FileIndex {
         try await pool.write { db in try GeneratedColumns.createIndexes(db, table: table, columns: columns) }
     }
 
+    /// For each typed column of `columns`, the records of `account` seen since `time` (a
+    /// walk's start) whose value at the column's path is of another JSON type than the
+    /// column's, so that the column is NULL where the record holds a value; the columns
+    /// with none are left out. One pass over those records, in one query.
+    public func columnWarnings(table: String, account: String, seenSince time: String,
+                               columns: [RecordColumn]) async throws -> [ColumnWarning] {
+        let typed = columns.filter { $0.type != nil }
+        guard !typed.isEmpty else { return [] }
+        return try await pool.read { db in
+            guard let row = try Row.fetchOne(db, sql: GeneratedColumns.mismatches(table: table, columns: typed),
+                                             arguments: [account, time]) else { return [] }
+            return zip(typed, 0...).compactMap { column, index in
+                let records = row[index] as Int? ?? 0
+                guard let type = column.type, records > 0 else { return nil }
+                return ColumnWarning(column: column.name, type: type, records: records)
+            }
+        }
+    }
+
     /// Resumes the job's walk where it stopped if its last walk failed or was killed
     /// after storing pages (unless `fresh`); otherwise starts a new walk whose position
     /// count restarts at 0.

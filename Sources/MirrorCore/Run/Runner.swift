@@ -270,11 +270,25 @@ public struct Runner: Sendable {
             walk.error = walk.error ?? .store(job: job.name, path: store.path, error)
             if ending.status == .ok { ending = .failed }
         }
+        // Typed columns that are NULL for values of another type, among the records the walk stored or saw.
+        var columnWarnings: [ColumnWarning] = []
+        do {
+            columnWarnings = try await store.columnWarnings(table: job.table, account: job.account, seenSince: walkStartedAt,
+                                                            columns: job.columns)
+        } catch {
+            logger.error("cannot count the columns' values of another type", metadata: ["job": "\(job.name)", "error": "\(error)"])
+        }
+        for warning in columnWarnings {
+            logger.warning("column values of another type are NULL", metadata: [
+                "job": "\(job.name)", "column": "\(warning.column)", "type": "\(warning.type.rawValue)", "records": "\(warning.records)",
+            ])
+        }
         let elapsed = ContinuousClock.now - clock
         let seconds = elapsed.seconds
         let outcome = JobOutcome(job: job, file: file.path, database: store.path, ending: ending, walk: walk,
                                  pruned: pruned, files: files, startedAt: startedAt,
-                                 finishedAt: Timestamp.string(Date()), seconds: seconds, since: since, parents: parents)
+                                 finishedAt: Timestamp.string(Date()), seconds: seconds, since: since, parents: parents,
+                                 columnWarnings: columnWarnings)
         do {
             try await store.record(run: outcome)
         } catch {
