@@ -145,7 +145,7 @@ run() { # NAME ROUND
     local t0 t1
     t0=$(date +%s%N)
     /usr/bin/time -f '%U %S %M' -o "$WORK/time.out" "$MIRROR" run "$WORK/$name.yaml" --output "$out" --quiet \
-        >"$WORK/$name.stdout" 2>"$WORK/$name.stderr" || { tail -5 "$WORK/$name.stderr" >&2; die "mirror run of $name failed"; }
+        --report "$WORK/$name.report.json" >"$WORK/$name.stdout" 2>"$WORK/$name.stderr" || { tail -5 "$WORK/$name.stderr" >&2; die "mirror run of $name failed"; }
     t1=$(date +%s%N)
     local u s m wall cpu n
     read -r u s m <"$WORK/time.out"
@@ -170,7 +170,7 @@ median() {
 timed() { # DB SQL
     local db=$1 sql=$2 i
     for i in $(seq 1 "$QUERIES"); do
-        sqlite3 "$db" ".timer on" "$sql" 2>&1 | sed -n 's/^Run Time: real \([0-9.]*\).*/\1/p'
+        echo "$sql;" | sqlite3 -cmd ".timer on" "$db" 2>&1 | sed -n 's/^Run Time: real \([0-9.]*\).*/\1/p'
     done | sort -g | sed -n "$(( (QUERIES - 1) / 2 + 1 ))p"
 }
 
@@ -189,13 +189,13 @@ sum(CASE WHEN \"width\" IS NULL THEN json_type(record, '\$.cover.width') <> 'nul
 sum(CASE WHEN \"title\" IS NULL THEN json_type(record, '\$.title') <> 'null' END) \
 FROM \"t_item\" WHERE account = '' AND last_seen >= ''"
 warnings_time=$(timed "$COLUMNS_DB" "$warnings_sql")
-warnings_counts=$(sqlite3 "$COLUMNS_DB" "$warnings_sql")
+warnings_counts=$(sqlite3 "$COLUMNS_DB" "$warnings_sql" | awk -F'|' '{ for (i = 1; i <= NF; i++) printf "%s%s", ($i == "" ? 0 : $i), (i < NF ? " " : "\n") }')
 by_column="SELECT count(*) FROM t_item WHERE city = 'Oslo'"
 by_json="SELECT count(*) FROM t_item WHERE json_extract(record, '\$.city') = 'Oslo'"
 column_count=$(sqlite3 "$COLUMNS_DB" "$by_column")
 json_count=$(sqlite3 "$PLAIN_DB" "$by_json")
 [ "$column_count" = "$json_count" ] || die "the column found $column_count records of Oslo, json_extract $json_count"
-plan=$(sqlite3 "$COLUMNS_DB" "EXPLAIN QUERY PLAN $by_column" | sed -n 's/.*|//p' | tr '\n' ' ')
+plan=$(sqlite3 "$COLUMNS_DB" "EXPLAIN QUERY PLAN $by_column" | sed -n 's/^.*--//p' | tr '\n' ' ' | sed 's/ $//')
 column_time=$(timed "$COLUMNS_DB" "$by_column")
 json_time=$(timed "$PLAIN_DB" "$by_json")
 
@@ -209,8 +209,8 @@ printf '%-40s %8.3fs %8.2fs\n' "plain job" "$plain_wall" "$plain_cpu"
 printf '%-40s %8.3fs %8.2fs\n' "5 columns$([ "$STORED" = 0 ] || echo ', stored') (2 indexed)" "$columns_wall" "$columns_cpu"
 printf '%-40s %8.2fx %8.2fx\n' "ratio" "$(python3 -c "print($columns_wall / $plain_wall)")" "$(python3 -c "print($columns_cpu / $plain_cpu)")"
 echo
-echo "column warnings: the count query over $UNIQUE records: ${warnings_time}s (median of $QUERIES); counts city|date|price|width|title = $warnings_counts"
-echo "                 run summary: $(grep -o '[0-9]* column warnings[^)]*)' "$WORK/columns.stdout" || echo none)"
+echo "column warnings: the count query over $UNIQUE records: ${warnings_time}s (median of $QUERIES); counts city, date, price, width, title: $warnings_counts"
+echo "                 the run's report: $(python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["jobs"][0].get("column_warnings")))' "$WORK/columns.report.json")"
 echo "device query, the records of Oslo ($column_count):"
 echo "  by the indexed column:    ${column_time}s  ($plan)"
 echo "  by json_extract (plain):  ${json_time}s"

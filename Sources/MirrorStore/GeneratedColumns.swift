@@ -35,8 +35,8 @@ package enum GeneratedColumns {
 
     /// The value of `column` in a row, from `record`. A value of another JSON type than the
     /// column's is NULL, and so is a path that leads nowhere:
-    /// - integer: a JSON number written without `.`, `e` or `E`; past 64 bits, its digits as
-    ///   text (SQLite would read it as a rounded REAL);
+    /// - integer: a JSON number written without `.`, `e` or `E` (which `json_type` calls
+    ///   `integer`); past 64 bits, its digits as text (SQLite would read it as a rounded REAL);
     /// - real: any JSON number, as a REAL;
     /// - text: a JSON string (a number is not text: it stays NULL);
     /// - boolean: 1 for true, 0 for false;
@@ -45,6 +45,15 @@ package enum GeneratedColumns {
     ///   strings `RecordColumn.isTime` accepts, which a test holds to this expression;
     /// - no type: the value as `json_extract` gives it (an object or array as JSON text),
     ///   but an integer past 64 bits as its digits, as for integer.
+    ///
+    /// SQLite computes every generated column of a row each time the row is written (an
+    /// insert, an update of its position), not only when it is read, so each JSON call
+    /// counts. SQLite 3.40 keeps a statement's last parsed records, so the first call of a
+    /// row parses it and the others look it up again: each expression makes as few calls as
+    /// it can. One `json_type` chooses the branch; the value is extracted only for the type
+    /// the column takes, and the digits of a big integer (two more calls) only for an
+    /// integer that `json_extract` gives as a REAL. A time needs no `json_type`: only a
+    /// string's text can match its pattern (a number's, an object's or an array's cannot).
     static func expression(_ column: RecordColumn) -> String {
         guard case let .success(path) = RecordColumn.sqlitePath(column.path) else {
             preconditionFailure("a column's path is checked where the job file is read")
@@ -54,23 +63,21 @@ package enum GeneratedColumns {
         let type = "json_type(record, \(p))"
         // `[V,V]`: a two-path json_extract writes each value as the record has it, digits and all.
         let both = "json_extract(record, \(p), \(p))"
-        let digits = "substr(\(both), 2, instr(\(both), ',') - 2)"
+        let integer = "CASE WHEN typeof(\(value)) = 'integer' THEN \(value) ELSE substr(\(both), 2, instr(\(both), ',') - 2) END"
         switch column.type {
         case nil:
-            return "CASE WHEN \(type) IN ('integer', 'real') AND typeof(\(value)) = 'real' AND \(digits) NOT GLOB '*[.eE]*' "
-                + "THEN \(digits) ELSE \(value) END"
+            return "CASE \(type) WHEN 'integer' THEN \(integer) ELSE \(value) END"
         case .integer:
-            return "CASE WHEN \(type) IN ('integer', 'real') THEN CASE WHEN typeof(\(value)) = 'integer' THEN \(value) "
-                + "WHEN \(digits) NOT GLOB '*[.eE]*' THEN \(digits) END END"
+            return "CASE \(type) WHEN 'integer' THEN \(integer) END"
         case .real:
-            return "CASE WHEN \(type) IN ('integer', 'real') THEN CAST(\(value) AS REAL) END"
+            return "CASE \(type) WHEN 'real' THEN \(value) WHEN 'integer' THEN CAST(\(value) AS REAL) END"
         case .text:
-            return "CASE WHEN \(type) = 'text' THEN \(value) END"
+            return "CASE \(type) WHEN 'text' THEN \(value) END"
         case .boolean:
             return "CASE \(type) WHEN 'true' THEN 1 WHEN 'false' THEN 0 END"
         case .time:
-            return "CASE WHEN \(type) = 'text' AND \(value) GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]*' "
-                + "THEN CASE WHEN julianday(\(value)) IS NOT NULL THEN \(value) END END"
+            return "CASE WHEN \(value) GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]*' "
+                + "AND julianday(\(value)) IS NOT NULL THEN \(value) END"
         }
     }
 
@@ -102,31 +109,10 @@ package enum GeneratedColumns {
     /// `index`. A virtual column is added and dropped by `ALTER TABLE`, which writes no row;
     /// SQLite cannot add a stored one so, and a stored one added or dropped rebuilds the
     /// table (`rebuild`). Neither writes to the change feed. With the columns already as
-    /// wanted, nothing is written. Without `indexes`, the columns' indexes are left out
-    /// (dropped if there), for `createIndexes` to make later.
+    /// wanted, nothing is written. Without `indexes`, the indexes of the columns with
+    /// `index: true` are left for `createIndexes`.
     static func update(_ db: Database, table: String, to columns: [RecordColumn], indexes: Bool) throws {
-        let made = try Row.fetchAll(db, sql: "SELECT name, definition FROM \(StoreSchema.columns) WHERE table_name = ?",
-                                    arguments: [table]).map { (name: $0["name"] as String, definition: $0["definition"] as String) }
-        guard !made.isEmpty || !columns.isEmpty else { return }
-        // SQLite compares column names without case.
-        let present = Set(try Row.fetchAll(db, sql: "SELECT name FROM pragma_table_xinfo(?)", arguments: [table])
-            .map { ($0["name"] as String).lowercased() })
-        let wanted = Dictionary(columns.map { ($0.name.lowercased(), definition($0)) }, uniquingKeysWith: { first, _ in first })
-        var kept: Set<String> = []
-        var gone: [(name: String, definition: String)] = []
-        for column in made {
-            let key = column.name.lowercased()
-            if wanted[key] == column.definition, present.contains(key) {
-                kept.insert(key)
-            } else {
-                gone.append(column)
-            }
-        }
-        let freed = Set(gone.map { $0.name.lowercased() })
-        let added = columns.filter { !kept.contains($0.name.lowercased()) }
-        for column in added where present.contains(column.name.lowercased()) && !freed.contains(column.name.lowercased()) {
-            throw Taken(table: table, column: column.name)
-        }
+        guard let (gone, added, present) = try plan(db, table: table, to: columns) else { return }
         let dropped = gone.filter { present.contains($0.name.lowercased()) }
         for column in gone {
             try db.execute(sql: "DROP INDEX IF EXISTS \"\(indexName(table: table, column: column.name))\"")
@@ -148,12 +134,43 @@ package enum GeneratedColumns {
                            arguments: [table, column.name, definition(column)])
         }
         for column in columns {
-            if column.index, indexes {
-                try createIndex(db, table: table, column: column)
+            if column.index {
+                if indexes { try createIndex(db, table: table, column: column) }
             } else {
                 try db.execute(sql: "DROP INDEX IF EXISTS \"\(indexName(table: table, column: column.name))\"")
             }
         }
+    }
+
+    /// What making the generated columns of `table` those of `columns` takes: the columns
+    /// mirror made to drop (changed or no longer wanted), the columns to add, and the names
+    /// of the table's columns now (lowercased); nil when there are no columns either way.
+    /// Throws `Taken` for a wanted column named like one that mirror did not make.
+    static func plan(_ db: Database, table: String, to columns: [RecordColumn]) throws
+        -> (gone: [(name: String, definition: String)], added: [RecordColumn], present: Set<String>)? {
+        let made = try Row.fetchAll(db, sql: "SELECT name, definition FROM \(StoreSchema.columns) WHERE table_name = ?",
+                                    arguments: [table]).map { (name: $0["name"] as String, definition: $0["definition"] as String) }
+        guard !made.isEmpty || !columns.isEmpty else { return nil }
+        // SQLite compares column names without case.
+        let present = Set(try Row.fetchAll(db, sql: "SELECT name FROM pragma_table_xinfo(?)", arguments: [table])
+            .map { ($0["name"] as String).lowercased() })
+        let wanted = Dictionary(columns.map { ($0.name.lowercased(), definition($0)) }, uniquingKeysWith: { first, _ in first })
+        var kept: Set<String> = []
+        var gone: [(name: String, definition: String)] = []
+        for column in made {
+            let key = column.name.lowercased()
+            if wanted[key] == column.definition, present.contains(key) {
+                kept.insert(key)
+            } else {
+                gone.append(column)
+            }
+        }
+        let freed = Set(gone.map { $0.name.lowercased() })
+        let added = columns.filter { !kept.contains($0.name.lowercased()) }
+        for column in added where present.contains(column.name.lowercased()) && !freed.contains(column.name.lowercased()) {
+            throw Taken(table: table, column: column.name)
+        }
+        return (gone, added, present)
     }
 
     /// The table a rebuild fills before it takes the record table's name. `_mirror_` names

@@ -58,9 +58,11 @@ public final class TableStore: PageStore, FileIndex {
 
     /// Creates the record table and its change-feed triggers if they are missing; a child job's (`parent`) gets a
     /// `parent_id` column and its index. The table's generated columns become `columns` (see `GeneratedColumns`).
-    /// A table that holds no row yet gets its columns' indexes from `indexColumns`, after its first walk: one
-    /// index built from every row at once costs a fraction of keeping it row by row, page after page, where
-    /// a column's values come in no order (each page's commit would rewrite most of the index's pages).
+    /// A table that holds no row yet gets them from `completeColumns`, and their indexes from `indexColumns`, after its first walk
+    /// (here only their names are checked). SQLite computes every generated column of a row each time it writes
+    /// the row, so a walk that fills a table computes none; and one index built from every row at once costs a
+    /// fraction of keeping it row by row, page after page, where a column's values come in no order (each page's
+    /// commit would rewrite most of the index's pages).
     public func prepare(table: String, child: Bool = false, columns: [RecordColumn] = []) async throws {
         try await pool.write { db in
             try db.execute(sql: StoreSchema.createTable(table))
@@ -72,9 +74,18 @@ public final class TableStore: PageStore, FileIndex {
                 try db.execute(sql: StoreSchema.createParentIndex(table))
                 try db.execute(sql: StoreSchema.parentChangeTrigger(table))
             }
-            let filled = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \"\(table)\")") ?? true
-            try GeneratedColumns.update(db, table: table, to: columns, indexes: filled)
+            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \"\(table)\")") ?? true {
+                try GeneratedColumns.update(db, table: table, to: columns, indexes: true)
+            } else {
+                _ = try GeneratedColumns.plan(db, table: table, to: columns)
+            }
         }
+    }
+
+    /// Makes the table's generated columns `columns`, for a table that was empty when its walk was prepared (see
+    /// `prepare`); for any other, they are so already, and nothing is written. Their indexes are `indexColumns`'.
+    public func completeColumns(table: String, columns: [RecordColumn]) async throws {
+        try await pool.write { db in try GeneratedColumns.update(db, table: table, to: columns, indexes: false) }
     }
 
     /// Creates the indexes of `columns` that the table lacks (see `prepare`).

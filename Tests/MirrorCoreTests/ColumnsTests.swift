@@ -34,30 +34,32 @@ struct ColumnsTests {
           starts: { path: starts, type: time }
         """
 
-    @Test("a first walk fills its table without the columns' indexes and builds them once its pages are stored; a later walk keeps them")
+    @Test("a first walk fills its table without the columns and their indexes and makes them once its pages are stored; a later walk keeps them")
     func indexesAfterFirstWalk() async throws {
         let harness = try Harness()
         let api = EditableAPI([[Self.event1], [Self.event2], [Self.event3]])
         // The rows and the column indexes of the file, as each request of the walk finds them.
-        let seen = Mutex<[(rows: Int, indexes: [String])]>([])
+        let seen = Mutex<[(rows: Int, indexes: [String], columns: Int)]>([])
         let handler = api.handler
         let path = harness.output + "/t_item.sqlite"
         let watching: @Sendable (FixtureRequest) async -> FixtureResponse = { request in
             let found = try? await DatabaseQueue(path: path, configuration: RecordReader.readOnly).read { db in
                 (rows: try Int.fetchOne(db, sql: "SELECT count(*) FROM t_item") ?? 0,
-                 indexes: try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 't\\_item.%' ESCAPE '\\' ORDER BY name"))
+                 indexes: try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 't\\_item.%' ESCAPE '\\' ORDER BY name"),
+                 columns: try Int.fetchOne(db, sql: "SELECT count(*) FROM pragma_table_xinfo('t_item') WHERE hidden <> 0") ?? -1)
             }
-            seen.withLock { $0.append(found ?? (rows: -1, indexes: ["unreadable"])) }
+            seen.withLock { $0.append(found ?? (rows: -1, indexes: ["unreadable"], columns: -1)) }
             return await handler(request)
         }
         try await FixtureServer.with(watching) { server in
             let summary = try await harness.run(itemsJob(Self.fiveColumns), server: server)
             #expect(summary.jobs[0].error == nil)
         }
-        // Pages were stored while the walk went on, and no request found an index.
+        // Pages were stored while the walk went on, and no request found a generated column or its index.
         let first = seen.withLock { $0 }
         #expect(first.contains { $0.rows > 0 })
-        #expect(first.allSatisfy { $0.rows >= 0 && $0.indexes.isEmpty })
+        #expect(first.allSatisfy { $0.rows >= 0 && $0.indexes.isEmpty && $0.columns == 0 })
+        #expect(try rows(harness, "SELECT count(*) FROM pragma_table_xinfo('t_item') WHERE hidden = 2") == [["integer:5"]])
         #expect(try rows(harness, "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 't\\_item.%' ESCAPE '\\' ORDER BY name")
             == [["text:t_item.city"], ["text:t_item.price"]])
         #expect(try rows(harness, "SELECT id FROM t_item WHERE city = 'Oslo' ORDER BY id") == [["text:1"], ["text:3"]])
@@ -68,7 +70,7 @@ struct ColumnsTests {
             #expect(summary.jobs[0].error == nil)
         }
         let second = seen.withLock { $0 }
-        #expect(!second.isEmpty && second.allSatisfy { $0.rows == 3 && $0.indexes == ["t_item.city", "t_item.price"] })
+        #expect(!second.isEmpty && second.allSatisfy { $0.rows == 3 && $0.indexes == ["t_item.city", "t_item.price"] && $0.columns == 5 })
         #expect(try count(harness, "SELECT count(*) FROM t_item") == 3)
     }
 
