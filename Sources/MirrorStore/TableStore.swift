@@ -59,8 +59,8 @@ public final class TableStore: PageStore, FileIndex {
     /// Creates the record table and its change-feed triggers if they are missing; a child job's (`parent`) gets a
     /// `parent_id` column and its index. The table's generated columns become `columns` (see `GeneratedColumns`).
     /// A table that holds no row yet gets them from `completeColumns`, and their indexes from `indexColumns`, after its first walk
-    /// (here only their names are checked). SQLite computes every generated column of a row each time it writes
-    /// the row, so a walk that fills a table computes none; and one index built from every row at once costs a
+    /// (here only their names are checked), unless one is stored. SQLite computes every generated column of a row
+    /// each time it writes the row, so a walk that fills a table computes none; and one index built from every row at once costs a
     /// fraction of keeping it row by row, page after page, where a column's values come in no order (each page's
     /// commit would rewrite most of the index's pages).
     public func prepare(table: String, child: Bool = false, columns: [RecordColumn] = []) async throws {
@@ -74,8 +74,11 @@ public final class TableStore: PageStore, FileIndex {
                 try db.execute(sql: StoreSchema.createParentIndex(table))
                 try db.execute(sql: StoreSchema.parentChangeTrigger(table))
             }
-            if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \"\(table)\")") ?? true {
-                try GeneratedColumns.update(db, table: table, to: columns, indexes: true)
+            let filled = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \"\(table)\")") ?? true
+            // A stored column is computed as a row is written however late it comes, and one added to a filled
+            // table rebuilds it: an empty table gets it now.
+            if filled || columns.contains(where: \.stored) {
+                try GeneratedColumns.update(db, table: table, to: columns, indexes: filled)
             } else {
                 _ = try GeneratedColumns.plan(db, table: table, to: columns)
             }

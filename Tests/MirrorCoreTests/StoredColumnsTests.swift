@@ -46,6 +46,8 @@ struct StoredColumnsTests {
                 ["text:1", "text:Oslo", "integer:12"], ["text:2", "text:Bergen", "null"], ["text:3", "text:Oslo", "integer:30"],
             ])
             #expect(first.jobs[0].columnWarnings == [ColumnWarning(column: "price", type: .integer, records: 1)])
+            // The table was empty: its stored column was there before the walk, so no rebuild copied its rows.
+            #expect(try rows(harness, "PRAGMA freelist_count") == [["integer:0"]])
             // A user's column, index, trigger, a table the trigger writes to, and a view.
             try await harness.database("t_item.sqlite").write { db in
                 try db.execute(sql: """
