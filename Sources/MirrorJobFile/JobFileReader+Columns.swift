@@ -3,8 +3,8 @@ import MirrorModel
 import Yams
 
 /// `columns`: generated columns of the job's record table, each `name: path` or
-/// `name: {path: P, type: T, index: true}`; and the same form for the columns of an
-/// `explode` list's elements.
+/// `name: {path: P, type: T, index: true, stored: true}`; and the same form for the columns
+/// of an `explode` list's elements (neither indexed nor stored: they are a view's).
 extension JobFileReader {
     /// Where a mapping of columns stands, and what its columns may be.
     struct ColumnRules {
@@ -66,6 +66,7 @@ extension JobFileReader {
             var type: RecordColumn.Kind?
             var index = false
             var usable = true
+            var stored = false
             if case .mapping = value {
                 let long = mapping(value, keys: ColumnKey.self, context: label)
                 pathNode = long[.path]?.value
@@ -88,11 +89,19 @@ extension JobFileReader {
                         usable = false
                     }
                 }
+                if let n = long[.stored]?.value {
+                    stored = bool(n, key: "\(key).stored") ?? false
+                    if stored, let view = rules.view {
+                        error(n, "'\(key).stored' cannot be true: list '\(view)' is a view, computed from the records as "
+                            + "it is read, and SQLite stores no column of a view")
+                        usable = false
+                    }
+                }
             }
             guard let pathNode, let path = path(pathNode, key: key) else { continue }
             switch RecordColumn.sqlitePath(path) {
             case .success:
-                if usable { columns.append(RecordColumn(name: name, path: path, type: type, index: index)) }
+                if usable { columns.append(RecordColumn(name: name, path: path, type: type, index: index, stored: stored)) }
             case .failure(.manyValues):
                 error(pathNode, "'\(key)' must lead to one value: a column's path takes no '*' and no filter, not '\(path)'")
             case let .failure(.unquotable(part)):

@@ -327,7 +327,7 @@ extension JobKey {
         case .columns:
             .object([
                 ("description", .string("Generated columns of the record table, computed by SQLite from each record: "
-                    + "name: path, or name: {path, type, index}. A device selects and indexes them as any column; "
+                    + "name: path, or name: {path, type, index, stored}. A device selects and indexes them as any column; "
                     + "a value of another JSON type than the column's is NULL. Jobs storing into one table declare the same columns.")),
                 ("type", "object"),
                 ("propertyNames", .object([
@@ -429,6 +429,9 @@ extension ColumnKey {
                 ("enum", .array(RecordColumn.Kind.allCases.map { .string($0.rawValue) })),
             ])
         case .index: booleanValue("An index on (account, <name>), named \"<table>.<name>\".", default: false)
+        case .stored: booleanValue("Kept in each row (STORED), computed when a record is written, instead of when a row is read "
+            + "(VIRTUAL): reads cost nothing, the file grows by the values, and adding, changing or removing it "
+            + "rebuilds the table.", default: false)
         }
     }
 }

@@ -31,7 +31,7 @@ enum JobKey: String, CaseIterable {
 
 /// The keys of a `columns:` entry's long form.
 enum ColumnKey: String, CaseIterable {
-    case path, type, index
+    case path, type, index, stored
 }
 
 /// The keys of an `explode:` entry's long form.

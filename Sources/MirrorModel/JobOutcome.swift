@@ -102,6 +102,9 @@ public struct JobOutcome: Sendable, Codable, Equatable {
     public var warnings: [String]?
     /// For a deferred job: when it may resume (UTC ISO 8601); absent otherwise.
     public var resumeAfter: String?
+    /// Typed columns that are NULL where the walk's records hold a value of another type,
+    /// by column, in the job's order; absent when there are none.
+    public var columnWarnings: [ColumnWarning]?
 
     package init(
         job: String,
@@ -126,7 +129,8 @@ public struct JobOutcome: Sendable, Codable, Equatable {
         since: String? = nil,
         parents: ParentWalks? = nil,
         warnings: [String]? = nil,
-        resumeAfter: String? = nil
+        resumeAfter: String? = nil,
+        columnWarnings: [ColumnWarning]? = nil
     ) {
         self.job = job
         self.file = file
@@ -151,13 +155,14 @@ public struct JobOutcome: Sendable, Codable, Equatable {
         self.parents = parents
         self.warnings = warnings
         self.resumeAfter = resumeAfter
+        self.columnWarnings = columnWarnings
     }
 
     public var succeeded: Bool { status == .ok }
 
     package init(job: JobSpec, file: String, database: String, ending: WalkEnding, walk: WalkResult, pruned: Int,
          files: DownloadSummary?, startedAt: String, finishedAt: String, seconds: Double, since: SinceValue? = nil,
-         parents: ParentWalks? = nil) {
+         parents: ParentWalks? = nil, columnWarnings: [ColumnWarning] = []) {
         self.job = job.name
         self.file = file
         table = job.table
@@ -184,6 +189,7 @@ public struct JobOutcome: Sendable, Codable, Equatable {
         self.since = since?.text
         self.parents = parents
         resumeAfter = walk.error?.resumeAfter
+        self.columnWarnings = columnWarnings.isEmpty ? nil : columnWarnings
     }
 
     /// One line for the summary on stdout, plus one line per rejected record and failed file.
@@ -205,6 +211,7 @@ public struct JobOutcome: Sendable, Codable, Equatable {
             if !reused.isEmpty { line += " (" + reused.joined(separator: ", ") + ")" }
             line += ", \(stored) records (\(records.new) new, \(records.updated) updated, \(records.unchanged) unchanged)"
             if !rejected.isEmpty { line += ", \(rejected.count) rejected" }
+            if let columnWarnings { line += ", " + ColumnWarning.summary(columnWarnings) }
             if retries > 0 { line += ", \(retries) \(retries == 1 ? "retry" : "retries")" }
             if let resumedAt { line += ", resumed at page \(resumedAt)" }
             if records.pruned > 0 { line += ", \(records.pruned) pruned" }

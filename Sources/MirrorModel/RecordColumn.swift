@@ -6,7 +6,7 @@ import MirrorJSON
 
 public struct RecordColumn: Sendable, Equatable {
     /// What the column keeps of the value at its path; any other JSON type gives NULL.
-    public enum Kind: String, Sendable, CaseIterable {
+    public enum Kind: String, Sendable, CaseIterable, Codable {
         case integer, real, text, boolean, time
     }
 
@@ -16,12 +16,16 @@ public struct RecordColumn: Sendable, Equatable {
     public let type: Kind?
     /// An index on `(account, <name>)`.
     public let index: Bool
+    /// Kept in each row (`STORED`), computed when a row is written, instead of computed
+    /// when a row is read (`VIRTUAL`).
+    public let stored: Bool
 
-    package init(name: String, path: JSONPath, type: Kind? = nil, index: Bool = false) {
+    package init(name: String, path: JSONPath, type: Kind? = nil, index: Bool = false, stored: Bool = false) {
         self.name = name
         self.path = path
         self.type = type
         self.index = index
+        self.stored = stored
     }
 
     /// The columns every record table has: a generated column may not take their names,

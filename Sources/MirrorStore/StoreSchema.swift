@@ -284,6 +284,10 @@ package enum StoreSchema {
                 ) WITHOUT ROWID
                 """)
         }
+        // Records of a run whose typed columns are NULL for a value of another type (`columns:`).
+        registerMigration("mirror-runs-column-warnings-16") { db in
+            try db.execute(sql: "ALTER TABLE \(runs) ADD COLUMN column_warnings INTEGER NOT NULL DEFAULT 0")
+        }
         return migrations
     }()
 

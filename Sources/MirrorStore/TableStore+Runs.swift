@@ -36,13 +36,14 @@ extension TableStore {
                 INSERT INTO \(StoreSchema.runs) (job, account, table_name, started_at, finished_at, result, stop_reason,
                   pages, pages_not_modified, pages_skipped, records_new, records_updated, records_unchanged,
                   records_rejected, records_pruned, error, files_downloaded, files_failed, outcome, records_deleted,
-                  resume_after)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                  resume_after, column_warnings)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, arguments: [run.job, run.account, run.table, run.startedAt, run.finishedAt, run.status.rawValue,
                                  run.stopReason, run.pages.total, run.pages.notModified, run.pages.skipped, run.records.new,
                                  run.records.updated, run.records.unchanged, run.records.rejected, run.records.pruned,
                                  run.error, run.files?.downloaded ?? 0, run.files?.failed.count ?? 0, outcome,
-                                 run.records.deleted, run.resumeAfter])
+                                 run.records.deleted, run.resumeAfter,
+                                 run.columnWarnings?.reduce(0) { $0 + $1.records } ?? 0])
         }
     }
 }

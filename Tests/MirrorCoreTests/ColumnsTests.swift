@@ -34,30 +34,32 @@ struct ColumnsTests {
           starts: { path: starts, type: time }
         """
 
-    @Test("a first walk fills its table without the columns' indexes and builds them once its pages are stored; a later walk keeps them")
+    @Test("a first walk fills its table without the columns and their indexes and makes them once its pages are stored; a later walk keeps them")
     func indexesAfterFirstWalk() async throws {
         let harness = try Harness()
         let api = EditableAPI([[Self.event1], [Self.event2], [Self.event3]])
         // The rows and the column indexes of the file, as each request of the walk finds them.
-        let seen = Mutex<[(rows: Int, indexes: [String])]>([])
+        let seen = Mutex<[(rows: Int, indexes: [String], columns: Int)]>([])
         let handler = api.handler
         let path = harness.output + "/t_item.sqlite"
         let watching: @Sendable (FixtureRequest) async -> FixtureResponse = { request in
             let found = try? await DatabaseQueue(path: path, configuration: RecordReader.readOnly).read { db in
                 (rows: try Int.fetchOne(db, sql: "SELECT count(*) FROM t_item") ?? 0,
-                 indexes: try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 't\\_item.%' ESCAPE '\\' ORDER BY name"))
+                 indexes: try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 't\\_item.%' ESCAPE '\\' ORDER BY name"),
+                 columns: try Int.fetchOne(db, sql: "SELECT count(*) FROM pragma_table_xinfo('t_item') WHERE hidden <> 0") ?? -1)
             }
-            seen.withLock { $0.append(found ?? (rows: -1, indexes: ["unreadable"])) }
+            seen.withLock { $0.append(found ?? (rows: -1, indexes: ["unreadable"], columns: -1)) }
             return await handler(request)
         }
         try await FixtureServer.with(watching) { server in
             let summary = try await harness.run(itemsJob(Self.fiveColumns), server: server)
             #expect(summary.jobs[0].error == nil)
         }
-        // Pages were stored while the walk went on, and no request found an index.
+        // Pages were stored while the walk went on, and no request found a generated column or its index.
         let first = seen.withLock { $0 }
         #expect(first.contains { $0.rows > 0 })
-        #expect(first.allSatisfy { $0.rows >= 0 && $0.indexes.isEmpty })
+        #expect(first.allSatisfy { $0.rows >= 0 && $0.indexes.isEmpty && $0.columns == 0 })
+        #expect(try rows(harness, "SELECT count(*) FROM pragma_table_xinfo('t_item') WHERE hidden = 2") == [["integer:5"]])
         #expect(try rows(harness, "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 't\\_item.%' ESCAPE '\\' ORDER BY name")
             == [["text:t_item.city"], ["text:t_item.price"]])
         #expect(try rows(harness, "SELECT id FROM t_item WHERE city = 'Oslo' ORDER BY id") == [["text:1"], ["text:3"]])
@@ -68,7 +70,7 @@ struct ColumnsTests {
             #expect(summary.jobs[0].error == nil)
         }
         let second = seen.withLock { $0 }
-        #expect(!second.isEmpty && second.allSatisfy { $0.rows == 3 && $0.indexes == ["t_item.city", "t_item.price"] })
+        #expect(!second.isEmpty && second.allSatisfy { $0.rows == 3 && $0.indexes == ["t_item.city", "t_item.price"] && $0.columns == 5 })
         #expect(try count(harness, "SELECT count(*) FROM t_item") == 3)
     }
 
@@ -110,7 +112,7 @@ struct ColumnsTests {
         ])
     }
 
-    @Test("a field whose type drifts between pages: every record is stored and the column is NULL for the odd ones")
+    @Test("a field whose type drifts between pages: every record is stored, the column is NULL for the odd ones, and those are counted as warnings")
     func drift() async throws {
         let harness = try Harness()
         let api = EditableAPI([
@@ -120,17 +122,41 @@ struct ColumnsTests {
              #"{"id":"d","n":1e3,"t":["x"],"b":null,"w":"now","r":{"v":1}}"#],
             [#"{"id":"e","n":{"v":5},"t":{"v":"x"},"b":false,"w":"2024-01-02T03:04:05Zjunk","r":-0.5}"#, #"{"id":"f"}"#],
         ])
-        try await FixtureServer.with(api.handler) { server in
-            _ = try await harness.run(itemsJob("""
-                columns:
-                  n: { path: n, type: integer }
-                  t: { path: t, type: text }
-                  b: { path: b, type: boolean }
-                  w: { path: w, type: time }
-                  r: { path: r, type: real }
-                  any: t
-                """), server: server)
+        let job = itemsJob("""
+            columns:
+              n: { path: n, type: integer }
+              t: { path: t, type: text }
+              b: { path: b, type: boolean }
+              w: { path: w, type: time, stored: true }
+              r: { path: r, type: real }
+              any: t
+            """)
+        // Each typed column's NULLs where the record holds a value, a JSON null aside; the untyped column has none.
+        let expected = [ColumnWarning(column: "n", type: .integer, records: 4), ColumnWarning(column: "t", type: .text, records: 3),
+                        ColumnWarning(column: "b", type: .boolean, records: 2), ColumnWarning(column: "w", type: .time, records: 4),
+                        ColumnWarning(column: "r", type: .real, records: 3)]
+        let summaries = try await FixtureServer.with(api.handler) { server in
+            [try await harness.run(job, server: server), try await harness.run(job, server: server)]
         }
+        for summary in summaries {
+            #expect(summary.jobs[0].error == nil)
+            #expect(summary.jobs[0].columnWarnings == expected)
+            #expect(summary.jobs[0].summaryLines[0].hasPrefix("items: ok, 4 pages, 6 records ("))
+            #expect(summary.jobs[0].summaryLines[0].contains(" unchanged), 16 column warnings (n: 4 not integer, t: 3 not text, "
+                + "b: 2 not boolean, w: 4 not time, r: 3 not real), stopped: "))
+        }
+        // The same count, by SQL, column by column.
+        for warning in expected {
+            let path = warning.column == "w" ? "$.w" : "$." + warning.column
+            #expect(try count(harness, "SELECT count(*) FROM t_item WHERE \(warning.column) IS NULL "
+                + "AND json_type(record, '\(path)') NOT IN ('null')") == warning.records)
+        }
+        #expect(try rows(harness, "SELECT column_warnings, json_extract(outcome, '$.column_warnings') FROM _mirror_runs ORDER BY run_id") == [
+            ["integer:16", #"text:[{"column":"n","records":4,"type":"integer"},{"column":"t","records":3,"type":"text"},"#
+                + #"{"column":"b","records":2,"type":"boolean"},{"column":"w","records":4,"type":"time"},{"column":"r","records":3,"type":"real"}]"#],
+            ["integer:16", #"text:[{"column":"n","records":4,"type":"integer"},{"column":"t","records":3,"type":"text"},"#
+                + #"{"column":"b","records":2,"type":"boolean"},{"column":"w","records":4,"type":"time"},{"column":"r","records":3,"type":"real"}]"#],
+        ])
         #expect(try harness.ids() == ["a", "b", "c", "d", "e", "f"])
         #expect(try rows(harness, "SELECT id, n, t, b, w, r, any FROM t_item ORDER BY id") == [
             ["text:a", "integer:5", "text:x", "integer:1", "text:2024-01-02T03:04:05Z", "real:2.0", "text:x"],
@@ -335,7 +361,7 @@ struct ColumnsTests {
               quoted: '/a"b'
               empty: a..b
               kind: { path: a, type: int }
-              flag: { path: a, index: yes, stored: true }
+              flag: { path: a, index: yes, stored: 1, sorted: true }
               nopath: { type: text }
             """)) == [
             "\(path):10:7: column name 'bad name' must match [A-Za-z_][A-Za-z0-9_]*",
@@ -348,7 +374,8 @@ struct ColumnsTests {
                 + "such as '/@odata.nextLink', not 'a..b'",
             "\(path):17:30: 'columns.kind.type' must be integer, real, text, boolean or time, not 'int'",
             "\(path):18:31: 'columns.flag.index' must be true or false, not 'yes'",
-            "\(path):18:36: unknown key 'stored' in column 'flag'",
+            "\(path):18:44: 'columns.flag.stored' must be true or false, not '1'",
+            "\(path):18:47: unknown key 'sorted' in column 'flag' (did you mean 'stored'?)",
             "\(path):19:15: column 'nopath' needs 'path', the record path it takes",
         ])
         #expect(problems(itemsJob("columns: [a, b]")) == [

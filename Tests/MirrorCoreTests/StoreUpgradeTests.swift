@@ -62,7 +62,8 @@ struct StoreUpgradeTests {
                                                             "mirror-pages-total-4", "mirror-runs-outcome-5", "mirror-owners-6",
                                                             "mirror-incremental-7", "mirror-parents-8", "mirror-cursor-kind-9",
                                                             "mirror-changes-10", "mirror-pages-envelope-11", "mirror-pages-headers-12",
-                                                            "mirror-deferral-13", "mirror-columns-14", "mirror-views-15"])
+                                                            "mirror-deferral-13", "mirror-columns-14", "mirror-views-15",
+                                                            "mirror-runs-column-warnings-16"])
             // The change feed: the first release's records first, in their walk order, then the new run's.
             #expect(try String.fetchAll(db, sql: "SELECT op || ' ' || id FROM _mirror_changes ORDER BY seq")
                 == ["upsert 1", "upsert 2", "upsert 3", "upsert 4", "upsert 5", "upsert 6", "upsert 7"])
@@ -77,6 +78,7 @@ struct StoreUpgradeTests {
             #expect(try String.fetchAll(db, sql: "SELECT etag FROM _mirror_pages WHERE page <= 2 ORDER BY page") == ["\"p1\"", "\"p2\""])
             #expect(try String.fetchAll(db, sql: "SELECT result FROM _mirror_runs ORDER BY run_id") == ["failed", "ok"])
             #expect(try Int.fetchOne(db, sql: "SELECT files_downloaded FROM _mirror_runs WHERE run_id = 1") == 0)
+            #expect(try Int.fetchAll(db, sql: "SELECT column_warnings FROM _mirror_runs ORDER BY run_id") == [0, 0])
             // The new run keeps its whole outcome; the old one has none.
             #expect(try Row.fetchAll(db, sql: "SELECT json_extract(outcome, '$.resumed_at') AS r FROM _mirror_runs ORDER BY run_id")
                 .map { $0["r"] as Int? } == [nil, 3])

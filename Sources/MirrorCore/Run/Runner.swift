@@ -252,7 +252,8 @@ public struct Runner: Sendable {
         }
         var ending = WalkEnding(walk)
         do {
-            // A first walk's columns are indexed once it has stored its pages, however it ended.
+            // A first walk's columns and their indexes are made once it has stored its pages, however it ended.
+            try await store.completeColumns(table: job.table, columns: job.columns)
             try await store.indexColumns(table: job.table, columns: job.columns)
             try await store.finishWalk(job: job.name, account: job.account, state: ending, at: Timestamp.string(Date()),
                                        resumeAfter: walk.error?.resumeAfter)
@@ -270,11 +271,13 @@ public struct Runner: Sendable {
             walk.error = walk.error ?? .store(job: job.name, path: store.path, error)
             if ending.status == .ok { ending = .failed }
         }
+        let columnWarnings = await countColumnWarnings(job, store: store, seenSince: walkStartedAt)
         let elapsed = ContinuousClock.now - clock
         let seconds = elapsed.seconds
         let outcome = JobOutcome(job: job, file: file.path, database: store.path, ending: ending, walk: walk,
                                  pruned: pruned, files: files, startedAt: startedAt,
-                                 finishedAt: Timestamp.string(Date()), seconds: seconds, since: since, parents: parents)
+                                 finishedAt: Timestamp.string(Date()), seconds: seconds, since: since, parents: parents,
+                                 columnWarnings: columnWarnings)
         do {
             try await store.record(run: outcome)
         } catch {
@@ -291,5 +294,23 @@ public struct Runner: Sendable {
                                                      "until": "\(walk.error?.resumeAfter ?? "")"])
         }
         return outcome
+    }
+
+    /// The typed columns that are NULL for values of another type, among the records the walk stored or saw
+    /// (from `time`, its start), each logged as a warning.
+    private func countColumnWarnings(_ job: JobSpec, store: TableStore, seenSince time: String) async -> [ColumnWarning] {
+        let warnings: [ColumnWarning]
+        do {
+            warnings = try await store.columnWarnings(table: job.table, account: job.account, seenSince: time, columns: job.columns)
+        } catch {
+            logger.error("cannot count the columns' values of another type", metadata: ["job": "\(job.name)", "error": "\(error)"])
+            return []
+        }
+        for warning in warnings {
+            logger.warning("column values of another type are NULL", metadata: [
+                "job": "\(job.name)", "column": "\(warning.column)", "type": "\(warning.type.rawValue)", "records": "\(warning.records)",
+            ])
+        }
+        return warnings
     }
 }
