@@ -32,7 +32,6 @@ PAGES=${BENCH_PAGES:-1000}
 QUERIES=${BENCH_QUERIES:-9}
 STORED=${BENCH_STORED:-0}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/mirror-bench-columns.XXXXXX")
-NGINX=$(command -v nginx 2>/dev/null || echo /usr/sbin/nginx)
 die() { echo "bench-columns: FAILED: $*" >&2; exit 1; }
 say() { echo "$*" >&2; }
 UNIQUE=$(( PAGES > 0 ? 100 + (PAGES - 1) * 95 : 0 ))
@@ -41,7 +40,6 @@ for name in ROUNDS PAGES QUERIES; do
 done
 [[ "$STORED" =~ ^[01]$ ]] || die "BENCH_STORED must be 0 or 1, not '$STORED'"
 for tool in python3 curl sqlite3; do command -v "$tool" >/dev/null || die "$tool is not installed"; done
-[ -x "$NGINX" ] || die "nginx is not installed"
 [ -x /usr/bin/time ] || die "GNU time (/usr/bin/time) is not installed"
 
 if [ -n "${MIRROR:-}" ]; then
@@ -68,45 +66,8 @@ trap cleanup EXIT
 say "bench-columns: generating $PAGES pages in $WORK/www ..."
 python3 "$ROOT/scripts/bench/gen_workload.py" --pages "$PAGES" "$WORK/www" >/dev/null || die "workload generation failed"
 
-# nginx, as scripts/bench.sh runs it
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-mkdir -p "$WORK/nginx/logs" "$WORK/nginx/tmp"
-user_line=""
-[ "$(id -u)" -ne 0 ] || user_line="user $(id -un) $(id -gn);"
-cat >"$WORK/nginx/nginx.conf" <<EOF
-$user_line
-worker_processes 2;
-daemon off;
-pid $WORK/nginx/nginx.pid;
-error_log $WORK/nginx/logs/error.log warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    sendfile on;
-    tcp_nopush on;
-    tcp_nodelay on;
-    keepalive_timeout 65s;
-    keepalive_requests 100000;
-    types { application/json json; }
-    default_type application/octet-stream;
-    client_body_temp_path $WORK/nginx/tmp/body;
-    proxy_temp_path $WORK/nginx/tmp/proxy;
-    fastcgi_temp_path $WORK/nginx/tmp/fastcgi;
-    uwsgi_temp_path $WORK/nginx/tmp/uwsgi;
-    scgi_temp_path $WORK/nginx/tmp/scgi;
-    server {
-        listen 127.0.0.1:$PORT;
-        root $WORK/www;
-    }
-}
-EOF
-"$NGINX" -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" -e "$WORK/nginx/logs/error.log" >/dev/null 2>&1 &
-NGINX_PID=$!
-for _ in $(seq 1 50); do
-    curl -fsS -o /dev/null "http://127.0.0.1:$PORT/pages/1.json" 2>/dev/null && break
-    kill -0 "$NGINX_PID" 2>/dev/null || die "nginx did not start"
-    sleep 0.1
-done
+. "$ROOT/scripts/bench/nginx.sh"
+start_nginx "$WORK" "$WORK/www" pages/1.json
 curl -fsS "http://127.0.0.1:$PORT/pages/$PAGES.json" | cmp -s - "$WORK/www/pages/$PAGES.json" || die "nginx serves something else"
 
 stored_key=""

@@ -25,7 +25,6 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PAGES=${BENCH_PAGES:-1000}
 STATE=${BENCH_STATE:-folder}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/mirror-bench-state.XXXXXX")
-NGINX=$(command -v nginx 2>/dev/null || echo /usr/sbin/nginx)
 die() { echo "bench-state: $*" >&2; exit 1; }
 say() { echo "$*" >&2; }
 PIDS=()
@@ -52,32 +51,9 @@ say "bench-state: generating $PAGES pages ..."
 python3 "$ROOT/scripts/bench/gen_workload.py" --pages "$PAGES" "$WORK/www" >"$WORK/gen.txt" || die "workload generation failed"
 UNIQUE=$(python3 -c "import json,glob; print(len({r['id'] for f in glob.glob('$WORK/www/pages/*.json') for r in json.load(open(f))['data']['list']}))")
 
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-mkdir -p "$WORK/nginx/logs" "$WORK/nginx/tmp"
-user_line=""
-[ "$(id -u)" -ne 0 ] || user_line="user $(id -un) $(id -gn);"
-cat >"$WORK/nginx/nginx.conf" <<EOF
-$user_line
-worker_processes 2;
-daemon off;
-pid $WORK/nginx/nginx.pid;
-error_log $WORK/nginx/logs/error.log warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    keepalive_requests 100000;
-    types { application/json json; }
-    client_body_temp_path $WORK/nginx/tmp/body;
-    proxy_temp_path $WORK/nginx/tmp/proxy;
-    fastcgi_temp_path $WORK/nginx/tmp/fastcgi;
-    uwsgi_temp_path $WORK/nginx/tmp/uwsgi;
-    scgi_temp_path $WORK/nginx/tmp/scgi;
-    server { listen 127.0.0.1:$PORT; root $WORK/www; }
-}
-EOF
-"$NGINX" -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" -e "$WORK/nginx/logs/error.log" >/dev/null 2>&1 &
-PIDS+=($!)
-for _ in $(seq 1 50); do curl -fsS -o /dev/null "http://127.0.0.1:$PORT/pages/1.json" 2>/dev/null && break; sleep 0.1; done
+. "$ROOT/scripts/bench/nginx.sh"
+start_nginx "$WORK" "$WORK/www" pages/1.json
+PIDS+=("$NGINX_PID")
 BASE="http://127.0.0.1:$PORT/pages"
 curl -fsS -o /dev/null "$BASE/$PAGES.json" || die "nginx did not start"
 
