@@ -104,7 +104,27 @@ public enum JSONText {
     /// object, found in its text without parsing it (the first of duplicate keys counts,
     /// as SQLite reads it).
     package static func member(_ key: UnsafeBufferPointer<UInt8>, in object: UnsafeBufferPointer<UInt8>) -> Member {
-        guard object.count > 2 else { return .missing }
+        var found = Member.missing
+        forEachMember(of: object) { name, escaped, value in
+            if escaped {
+                found = .unsure
+                return false
+            }
+            guard name.count == key.count, equal(name.baseAddress!, key.baseAddress, key.count) else { return true }
+            found = .value(value)
+            return false
+        }
+        return found
+    }
+
+    /// Calls `body` with each member of `object`, the compacted text of a checked JSON
+    /// object, in order, while it returns true: the key's text between its quotes (as
+    /// written: `escaped` says it holds a backslash) and the value's bytes within `object`.
+    package static func forEachMember(
+        of object: UnsafeBufferPointer<UInt8>,
+        _ body: (_ key: UnsafeBufferPointer<UInt8>, _ escaped: Bool, _ value: Range<Int>) -> Bool
+    ) {
+        guard object.count > 2 else { return }
         var index = 1
         while true {
             // A key: `"…"` then `:`.
@@ -130,11 +150,8 @@ public enum JSONText {
                 }
                 index += 1
             }
-            if escaped { return .unsure }
-            if keyEnd - keyStart == key.count, equal(object.baseAddress! + keyStart, key.baseAddress, key.count) {
-                return .value(valueStart ..< index)
-            }
-            if object[index] == UInt8(ascii: "}") { return .missing }
+            guard body(UnsafeBufferPointer(rebasing: object[keyStart ..< keyEnd]), escaped, valueStart ..< index),
+                  object[index] != UInt8(ascii: "}") else { return }
             index += 1
         }
     }

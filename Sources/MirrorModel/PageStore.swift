@@ -47,6 +47,8 @@ public struct PageCommit: Sendable {
     /// The jobs whose parent this job is: the page's new and changed records are queued
     /// for them in `_mirror_parents`.
     public var children: [String] = []
+    /// The records whose values the job's typed columns make NULL: counted for those written.
+    public var mismatches = ColumnMismatches()
 
     package init(
         job: String,
@@ -76,7 +78,8 @@ public struct PageCommit: Sendable {
         deleted: [String] = [],
         highWater: HighWater? = nil,
         parentID: String? = nil,
-        children: [String] = []
+        children: [String] = [],
+        mismatches: ColumnMismatches = ColumnMismatches()
     ) {
         self.job = job
         self.account = account
@@ -106,6 +109,7 @@ public struct PageCommit: Sendable {
         self.highWater = highWater
         self.parentID = parentID
         self.children = children
+        self.mismatches = mismatches
     }
 }
 
@@ -323,7 +327,16 @@ public struct CommitCounts: Sendable, Equatable {
     public var firstMovedChild: String?
     /// Files of the page not downloaded yet (or whose download is gone from disk).
     public var pendingFiles: [RedactedURL] = []
+    /// Records written (new or changed) whose value a typed column makes NULL, by typed
+    /// column in the job's order (see `ColumnTypes`); shorter when the last have none.
+    public var mismatches: [Int] = []
     public init() {}
+
+    /// Adds `other`'s mismatches to these.
+    public mutating func addMismatches(_ other: [Int]) {
+        if mismatches.count < other.count { mismatches += Array(repeating: 0, count: other.count - mismatches.count) }
+        for (index, count) in other.enumerated() { mismatches[index] += count }
+    }
 }
 
 /// Where a walk puts its pages: the SQLite file of a run, or nowhere (`verify`).

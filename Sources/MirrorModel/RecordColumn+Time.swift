@@ -6,7 +6,12 @@ extension RecordColumn {
     /// `:SS` (00–59) with `.` and digits after it, all optional; then spaces, `Z` or `z` or
     /// `±HH:MM` (hour 00–14, minute 00–59), spaces, all optional; nothing else.
     package static func isTime(_ text: String) -> Bool {
-        let bytes = Array(text.utf8)
+        var text = text
+        return text.withUTF8(isTime)
+    }
+
+    /// `isTime` of the UTF-8 text `bytes`.
+    package static func isTime(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var at = 0
         func number(_ width: Int, in range: ClosedRange<Int>) -> Bool {
             guard at + width <= bytes.count else { return false }

@@ -63,6 +63,8 @@ package struct ServedPage: Sendable {
     /// What a user should know about the page, though it is served (GraphQL errors beside
     /// data); none for a stored copy.
     package var warnings: [String] = []
+    /// The fresh records whose values the job's typed columns make NULL.
+    package var mismatches = ColumnMismatches()
 
     package init(
         origin: Origin,
@@ -89,7 +91,8 @@ package struct ServedPage: Sendable {
         deleted: [String] = [],
         highest: SinceValue? = nil,
         lowest: SinceValue? = nil,
-        warnings: [String] = []
+        warnings: [String] = [],
+        mismatches: ColumnMismatches = ColumnMismatches()
     ) {
         self.origin = origin
         self.content = content
@@ -116,6 +119,7 @@ package struct ServedPage: Sendable {
         self.highest = highest
         self.lowest = lowest
         self.warnings = warnings
+        self.mismatches = mismatches
     }
 }
 

@@ -101,8 +101,8 @@ package enum GeneratedColumns {
     }
 
     /// One row: for each of `columns`, in order, how many rows of `table` with the account
-    /// `?1` and a `last_seen` from `?2` on have the column NULL and a value at its path that
-    /// is not JSON's `null`. The path is read only where the column is NULL.
+    /// `?1` have the column NULL and a value at its path that is not JSON's `null`. The path
+    /// is read only where the column is NULL.
     static func mismatches(table: String, columns: [RecordColumn]) -> String {
         let counts = columns.map { column in
             guard case let .success(path) = RecordColumn.sqlitePath(column.path) else {
@@ -110,7 +110,7 @@ package enum GeneratedColumns {
             }
             return "sum(CASE WHEN \"\(column.name)\" IS NULL THEN json_type(record, \(StoreSchema.literal(path))) <> 'null' END)"
         }
-        return "SELECT \(counts.joined(separator: ", ")) FROM \"\(table)\" WHERE account = ?1 AND last_seen >= ?2"
+        return "SELECT \(counts.joined(separator: ", ")) FROM \"\(table)\" WHERE account = ?1"
     }
 
     /// A column the job wants has the name of a column that mirror did not make.
@@ -125,13 +125,15 @@ package enum GeneratedColumns {
     /// Makes the generated columns of `table` those of `columns`, in the transaction of
     /// `db`: a column mirror made that the job no longer has, or has with another path, type
     /// or storage, is dropped (its index first); a missing one is added; indexes follow
-    /// `index`. A virtual column is added and dropped by `ALTER TABLE`, which writes no row;
+    /// `index`, and the columns added (new, or changed) are returned. A virtual column is added and dropped by
+    /// `ALTER TABLE`, which writes no row;
     /// SQLite cannot add a stored one so, and a stored one added or dropped rebuilds the
     /// table (`rebuild`). Neither writes to the change feed. With the columns already as
     /// wanted, nothing is written. Without `indexes`, the indexes of the columns with
     /// `index: true` are left for `createIndexes`.
-    static func update(_ db: Database, table: String, to columns: [RecordColumn], indexes: Bool) throws {
-        guard let (gone, added, present) = try plan(db, table: table, to: columns) else { return }
+    @discardableResult
+    static func update(_ db: Database, table: String, to columns: [RecordColumn], indexes: Bool) throws -> [RecordColumn] {
+        guard let (gone, added, present) = try plan(db, table: table, to: columns) else { return [] }
         let dropped = gone.filter { present.contains($0.name.lowercased()) }
         for column in gone {
             try db.execute(sql: "DROP INDEX IF EXISTS \"\(indexName(table: table, column: column.name))\"")
@@ -159,6 +161,7 @@ package enum GeneratedColumns {
                 try db.execute(sql: "DROP INDEX IF EXISTS \"\(indexName(table: table, column: column.name))\"")
             }
         }
+        return added
     }
 
     /// What making the generated columns of `table` those of `columns` takes: the columns

@@ -30,6 +30,8 @@ extension TableStore {
             let connection = db.sqliteConnection
             try page.records.withTexts { texts in
                 let isNew = try Self.insertNew(texts, page: page, db: db)
+                // New or changed, by index: the records whose mismatches count.
+                var written = isNew
                 // The records are bound where they lie in the page; nothing stays bound to it.
                 defer {
                     for statement in [update, touch] {
@@ -64,6 +66,7 @@ extension TableStore {
                         changed = sqlite3_changes(connection) == 1
                     }
                     if changed {
+                        written[index] = true
                         counts.updated += 1
                         if !page.children.isEmpty { changedIDs.append(String(decoding: id, as: UTF8.self)) }
                     } else {
@@ -72,6 +75,7 @@ extension TableStore {
                         counts.unchanged += 1
                     }
                 }
+                page.mismatches.tally(into: &counts.mismatches) { written[$0] }
             }
             if page.shared { try Self.own(page, db: db) }
             if !changedIDs.isEmpty {

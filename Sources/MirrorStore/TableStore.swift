@@ -63,7 +63,11 @@ public final class TableStore: PageStore, FileIndex {
     /// each time it writes the row, so a walk that fills a table computes none; and one index built from every row at once costs a
     /// fraction of keeping it row by row, page after page, where a column's values come in no order (each page's
     /// commit would rewrite most of the index's pages). Its views become those of `explode` (see `ExplodedViews`).
-    public func prepare(table: String, child: Bool = false, columns: [RecordColumn] = [], explode: [ExplodedList] = []) async throws {
+    /// Returns the typed columns it added to a table that held rows (new, or changed), whose mismatches among
+    /// those rows `columnWarnings` counts.
+    @discardableResult
+    public func prepare(table: String, child: Bool = false, columns: [RecordColumn] = [],
+                        explode: [ExplodedList] = []) async throws -> [RecordColumn] {
         try await pool.write { db in
             try db.execute(sql: StoreSchema.createTable(table))
             try db.execute(sql: StoreSchema.changeTriggers(table))
@@ -77,19 +81,21 @@ public final class TableStore: PageStore, FileIndex {
             let filled = try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \"\(table)\")") ?? true
             // A stored column is computed as a row is written however late it comes, and one added to a filled
             // table rebuilds it: an empty table gets it now.
+            var added: [RecordColumn] = []
             if filled || columns.contains(where: \.stored) {
-                try GeneratedColumns.update(db, table: table, to: columns, indexes: filled)
+                added = try GeneratedColumns.update(db, table: table, to: columns, indexes: filled)
             } else {
                 _ = try GeneratedColumns.plan(db, table: table, to: columns)
             }
             try ExplodedViews.update(db, table: table, to: explode)
+            return filled ? added.filter { $0.type != nil } : []
         }
     }
 
     /// Makes the table's generated columns `columns`, for a table that was empty when its walk was prepared (see
     /// `prepare`); for any other, they are so already, and nothing is written. Their indexes are `indexColumns`'.
     public func completeColumns(table: String, columns: [RecordColumn]) async throws {
-        try await pool.write { db in try GeneratedColumns.update(db, table: table, to: columns, indexes: false) }
+        try await pool.write { db in _ = try GeneratedColumns.update(db, table: table, to: columns, indexes: false) }
     }
 
     /// Creates the indexes of `columns` that the table lacks (see `prepare`).
@@ -98,17 +104,16 @@ public final class TableStore: PageStore, FileIndex {
         try await pool.write { db in try GeneratedColumns.createIndexes(db, table: table, columns: columns) }
     }
 
-    /// For each typed column of `columns`, the records of `account` seen since `time` (a
-    /// walk's start) whose value at the column's path is of another JSON type than the
-    /// column's, so that the column is NULL where the record holds a value; the columns
-    /// with none are left out. One pass over those records, in one query.
-    public func columnWarnings(table: String, account: String, seenSince time: String,
-                               columns: [RecordColumn]) async throws -> [ColumnWarning] {
+    /// For each typed column of `columns`, the records of `account` whose value at the
+    /// column's path is of another JSON type than the column's, so that the column is NULL
+    /// where the record holds a value; the columns with none are left out. One pass over
+    /// the records, in one query: for columns just added to stored records (see `prepare`).
+    public func columnWarnings(table: String, account: String, columns: [RecordColumn]) async throws -> [ColumnWarning] {
         let typed = columns.filter { $0.type != nil }
         guard !typed.isEmpty else { return [] }
         return try await pool.read { db in
             guard let row = try Row.fetchOne(db, sql: GeneratedColumns.mismatches(table: table, columns: typed),
-                                             arguments: [account, time]) else { return [] }
+                                             arguments: [account]) else { return [] }
             return zip(typed, 0...).compactMap { column, index in
                 let records = row[index] as Int? ?? 0
                 guard let type = column.type, records > 0 else { return nil }

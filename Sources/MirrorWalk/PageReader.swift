@@ -8,6 +8,13 @@ import NIOHTTP1
 /// saying why nothing of it may be stored. Pure: bytes in, records out.
 struct PageReader: Sendable {
     package let job: JobSpec
+    /// The job's typed columns, whose mismatches each page's records are checked for.
+    private let columnTypes: ColumnTypes?
+
+    package init(job: JobSpec) {
+        self.job = job
+        columnTypes = ColumnTypes(job.columns)
+    }
 
     /// Turns a final response into a parsed page, a clean stop or a fault.
     package func read(_ response: HTTPResponse, url: RedactedURL, page: Int, requestBody: String) -> Result<Fetched, PageFault> {
@@ -56,7 +63,8 @@ struct PageReader: Sendable {
                 cursorIsNumber: Self.cursorIsNumber(job.next, document: parsed.document),
                 absent: absentPaths(parsed.document), stopPathsFound: stopPathsFound(parsed.document),
                 downloadsFound: parsed.downloadsFound, unreadable: unreadable,
-                deleted: parsed.deleted, highest: parsed.highest, lowest: parsed.lowest, warnings: parsed.warnings)))
+                deleted: parsed.deleted, highest: parsed.highest, lowest: parsed.lowest, warnings: parsed.warnings,
+                mismatches: parsed.mismatches)))
         } catch let fault as PageFault {
             return .failure(fault)
         } catch {
@@ -81,6 +89,8 @@ struct PageReader: Sendable {
         package let lowest: SinceValue?
         /// What a user should know about the page, though it is stored (GraphQL errors beside data).
         package var warnings: [String] = []
+        /// The records to store whose values the job's typed columns make NULL.
+        package var mismatches = ColumnMismatches()
     }
 
     /// The `next` and `has_more` paths `document` lacks where that looks like a mistake in
@@ -167,7 +177,8 @@ struct PageReader: Sendable {
                           elementCount: collected.elementCount, records: facts.kept,
                           rejected: collected.rejected, repeated: collected.repeated, files: facts.files,
                           downloadsFound: facts.downloadsFound, deleted: facts.deleted, highest: facts.highest,
-                          lowest: facts.lowest, warnings: warnings)
+                          lowest: facts.lowest, warnings: warnings,
+                          mismatches: columnTypes?.mismatches(in: facts.kept) ?? ColumnMismatches())
     }
 
     /// The first GraphQL error's message (or the error itself, when it has none), on one

@@ -232,7 +232,8 @@ public struct PageWalker: Sendable {
                     elements: served.elementCount, lastPage: served.lastPage, total: served.total, files: served.files,
                     onChange: job.onChange, shared: job.shareTable, firstPosition: position, nextPage: step.nextPage, nextURL: step.nextURL,
                     nextCursor: step.nextCursor, nextCursorIsNumber: step.nextCursorIsNumber, time: time, deleted: served.deleted,
-                    highWater: highWater(served.highest), parentID: parentID, children: job.children)))
+                    highWater: highWater(served.highest), parentID: parentID, children: job.children,
+                    mismatches: served.mismatches)))
             case let .stored(stored):
                 let revalidated = served.origin == .notModified
                     ? (storable(served.etag), storable(served.lastModified)) : nil

@@ -252,6 +252,7 @@ struct WalkState {
         result.counts.unchanged += counts.unchanged
         result.counts.deleted += counts.deleted
         result.counts.movedChildren += counts.movedChildren
+        result.counts.addMismatches(counts.mismatches)
         result.counts.firstMovedChild = result.counts.firstMovedChild ?? counts.firstMovedChild
         result.firstStored = result.firstStored ?? page
         result.lastStored = page

@@ -112,7 +112,7 @@ struct ColumnsTests {
         ])
     }
 
-    @Test("a field whose type drifts between pages: every record is stored, the column is NULL for the odd ones, and those are counted as warnings")
+    @Test("a field whose type drifts between pages: every record is stored, the column is NULL for the odd ones, and those written are counted as warnings")
     func drift() async throws {
         let harness = try Harness()
         let api = EditableAPI([
@@ -135,37 +135,102 @@ struct ColumnsTests {
         let expected = [ColumnWarning(column: "n", type: .integer, records: 4), ColumnWarning(column: "t", type: .text, records: 3),
                         ColumnWarning(column: "b", type: .boolean, records: 2), ColumnWarning(column: "w", type: .time, records: 4),
                         ColumnWarning(column: "r", type: .real, records: 3)]
-        let summaries = try await FixtureServer.with(api.handler) { server in
-            [try await harness.run(job, server: server), try await harness.run(job, server: server)]
+        // A second run writes no record, and warns of none; a third writes "a" and "b" changed; a fourth adds a
+        // typed column, whose values are counted in every stored record.
+        let changed = try await FixtureServer.with(api.handler) { server in
+            let first = try await harness.run(job, server: server)
+            #expect(first.jobs[0].error == nil)
+            #expect(first.jobs[0].columnWarnings == expected)
+            #expect(first.jobs[0].summaryLines[0].hasPrefix("items: ok, 4 pages, 6 records (6 new, 0 updated, 0 unchanged), "
+                + "16 column warnings (n: 4 not integer, t: 3 not text, b: 2 not boolean, w: 4 not time, r: 3 not real), stopped: "))
+            let second = try await harness.run(job, server: server)
+            #expect(second.jobs[0].columnWarnings == nil)
+            #expect(second.jobs[0].summaryLines[0].hasPrefix("items: ok, 4 pages, 6 records (0 new, 0 updated, 6 unchanged), stopped: "))
+            api.set([
+                [#"{"id":"a","n":"6","t":"x","b":true,"w":"2024-01-02T03:04:05Z","r":2}"#,
+                 #"{"id":"b","n":5,"t":"y","b":"true","w":"2024-01-02","r":"2.5"}"#],
+                [#"{"id":"c","n":5.5,"t":null,"b":1,"w":"2024-13-02T03:04:05Z","r":true}"#,
+                 #"{"id":"d","n":1e3,"t":["x"],"b":null,"w":"now","r":{"v":1}}"#],
+                [#"{"id":"e","n":{"v":5},"t":{"v":"x"},"b":false,"w":"2024-01-02T03:04:05Zjunk","r":-0.5}"#, #"{"id":"f"}"#],
+            ])
+            let third = try await harness.run(job, server: server)
+            #expect(third.jobs[0].columnWarnings == [ColumnWarning(column: "n", type: .integer, records: 1),
+                                                     ColumnWarning(column: "b", type: .boolean, records: 1),
+                                                     ColumnWarning(column: "w", type: .time, records: 1),
+                                                     ColumnWarning(column: "r", type: .real, records: 1)])
+            let added = itemsJob("""
+                columns:
+                  n: { path: n, type: integer }
+                  t: { path: t, type: text }
+                  b: { path: b, type: boolean }
+                  w: { path: w, type: time, stored: true }
+                  r: { path: r, type: real }
+                  any: t
+                  n_real: { path: n, type: real }
+                """)
+            return try await harness.run(added, server: server)
         }
-        for summary in summaries {
-            #expect(summary.jobs[0].error == nil)
-            #expect(summary.jobs[0].columnWarnings == expected)
-            #expect(summary.jobs[0].summaryLines[0].hasPrefix("items: ok, 4 pages, 6 records ("))
-            #expect(summary.jobs[0].summaryLines[0].contains(" unchanged), 16 column warnings (n: 4 not integer, t: 3 not text, "
-                + "b: 2 not boolean, w: 4 not time, r: 3 not real), stopped: "))
-        }
-        // The same count, by SQL, column by column.
-        for warning in expected {
-            let path = warning.column == "w" ? "$.w" : "$." + warning.column
-            #expect(try count(harness, "SELECT count(*) FROM t_item WHERE \(warning.column) IS NULL "
-                + "AND json_type(record, '\(path)') NOT IN ('null')") == warning.records)
+        #expect(changed.jobs[0].columnWarnings == [ColumnWarning(column: "n_real", type: .real, records: 2)])
+        // The stored records' NULLs where the record holds a value, by SQL, column by column.
+        for (column, path, records) in [("n", "n", 4), ("t", "t", 2), ("b", "b", 2), ("w", "w", 4), ("r", "r", 3), ("n_real", "n", 2)] {
+            #expect(try count(harness, "SELECT count(*) FROM t_item WHERE \(column) IS NULL "
+                + "AND json_type(record, '$.\(path)') NOT IN ('null')") == records, "\(column)")
         }
         #expect(try rows(harness, "SELECT column_warnings, json_extract(outcome, '$.column_warnings') FROM _mirror_runs ORDER BY run_id") == [
             ["integer:16", #"text:[{"column":"n","records":4,"type":"integer"},{"column":"t","records":3,"type":"text"},"#
                 + #"{"column":"b","records":2,"type":"boolean"},{"column":"w","records":4,"type":"time"},{"column":"r","records":3,"type":"real"}]"#],
-            ["integer:16", #"text:[{"column":"n","records":4,"type":"integer"},{"column":"t","records":3,"type":"text"},"#
-                + #"{"column":"b","records":2,"type":"boolean"},{"column":"w","records":4,"type":"time"},{"column":"r","records":3,"type":"real"}]"#],
+            ["integer:0", "null"],
+            ["integer:4", #"text:[{"column":"n","records":1,"type":"integer"},{"column":"b","records":1,"type":"boolean"},"#
+                + #"{"column":"w","records":1,"type":"time"},{"column":"r","records":1,"type":"real"}]"#],
+            ["integer:2", #"text:[{"column":"n_real","records":2,"type":"real"}]"#],
         ])
         #expect(try harness.ids() == ["a", "b", "c", "d", "e", "f"])
         #expect(try rows(harness, "SELECT id, n, t, b, w, r, any FROM t_item ORDER BY id") == [
-            ["text:a", "integer:5", "text:x", "integer:1", "text:2024-01-02T03:04:05Z", "real:2.0", "text:x"],
-            ["text:b", "null", "null", "null", "null", "null", "integer:5"],
+            ["text:a", "null", "text:x", "integer:1", "text:2024-01-02T03:04:05Z", "real:2.0", "text:x"],
+            ["text:b", "integer:5", "text:y", "null", "null", "null", "text:y"],
             ["text:c", "null", "null", "null", "null", "null", "null"],
             ["text:d", "null", "null", "null", "null", "null", #"text:["x"]"#],
             ["text:e", "null", "null", "integer:0", "null", "real:-0.5", #"text:{"v":"x"}"#],
             ["text:f", "null", "null", "null", "null", "null", "null"],
         ])
+    }
+
+    @Test("the warnings counted as pages are read are the NULLs SQLite's columns give, for every type, path and kind of value")
+    func warningsAgreeWithSQL() async throws {
+        let harness = try Harness()
+        let values = ["5", "-0", "5.5", "1e3", "1E-2", "12345678901234567890", #""5""#, #""""#, #""2024-01-02T03:04:05Z""#,
+                      #""2024-01-02T03:04""#, #""2024-01-02""#, #""\u0032024-01-02T03:04:05Z""#, #""now""#, "true", "false",
+                      "null", #"{"v":1}"#, "[1]"]
+        // Each value at a key, a nested key, an array's first and last element, a key with a space, a key after one
+        // written with escapes (which only a parse reads), and the first of a duplicate key; and nowhere at all.
+        var records = values.enumerated().map { index, value in
+            #"{"id":"\#(index)","v":\#(value),"o":{"x":[],"v":\#(value)},"l":[\#(value),"pad",\#(value)],"#
+                + #""a b":\#(value),"\u0065x":1,"e":\#(value),"d":\#(value),"d":"x"}"#
+        }
+        records.append(#"{"id":"none","o":{"v":null},"l":[]}"#)
+        let paths = [("v", "v", "$.v"), ("o", "o.v", "$.o.v"), ("first", "l.0", "$.l[0]"), ("last", "l.-1", "$.l[#-1]"),
+                     ("space", "'/a b'", #"$."a b""#), ("escaped", "e", "$.e"), ("dup", "d", "$.d")]
+        var yaml = "columns:\n"
+        for (name, path, _) in paths {
+            for type in RecordColumn.Kind.allCases { yaml += "  \(name)_\(type.rawValue): { path: \(path), type: \(type.rawValue) }\n" }
+        }
+        let api = EditableAPI([records])
+        let summary = try await FixtureServer.with(api.handler) { server in try await harness.run(itemsJob(yaml), server: server) }
+        #expect(summary.jobs[0].error == nil)
+        let counted = Dictionary(uniqueKeysWithValues: (summary.jobs[0].columnWarnings ?? []).map { ($0.column, $0.records) })
+        var found = 0
+        for (name, _, sqlPath) in paths {
+            for type in RecordColumn.Kind.allCases {
+                let column = "\(name)_\(type.rawValue)"
+                let nulls = try count(harness, "SELECT count(*) FROM t_item WHERE \"\(column)\" IS NULL "
+                    + "AND json_type(record, '\(sqlPath)') <> 'null'")
+                #expect(counted[column] ?? 0 == nulls, "\(column)")
+                found += nulls
+            }
+        }
+        // Of the 17 values that are not null, at each of the 7 paths: 14 are no integer (3 are), 11 no real (6
+        // numbers), 10 no text (7 strings), 15 no boolean, 14 no time (3 are).
+        #expect(found == 7 * (14 + 11 + 10 + 15 + 14))
     }
 
     @Test("integers of 19 and 20 digits keep every digit; numbers with a point or an exponent are no integers")

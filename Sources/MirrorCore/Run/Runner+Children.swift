@@ -162,6 +162,7 @@ extension WalkResult {
         counts.unchanged += other.counts.unchanged
         counts.deleted += other.counts.deleted
         counts.movedChildren += other.counts.movedChildren
+        counts.addMismatches(other.counts.mismatches)
         counts.firstMovedChild = counts.firstMovedChild ?? other.counts.firstMovedChild
         rejected += other.rejected
         repeated += other.repeated

@@ -208,8 +208,11 @@ public struct Runner: Sendable {
         let relay = progress.map(ProgressRelay.init)
         var parents: ParentWalks?
         var pruned = 0
+        // Typed columns added to stored records: their mismatches are counted among all of them.
+        var recount: [RecordColumn] = []
         do {
-            try await store.prepare(table: job.table, child: family != nil, columns: job.columns, explode: job.explode)
+            recount = try await store.prepare(table: job.table, child: family != nil, columns: job.columns,
+                                              explode: job.explode)
             let start = try await store.startWalk(job: job.name, account: job.account, table: job.table, at: startedAt,
                                                   fresh: options.refresh || family != nil)
             walkStartedAt = start.startedAt
@@ -271,7 +274,7 @@ public struct Runner: Sendable {
             walk.error = walk.error ?? .store(job: job.name, path: store.path, error)
             if ending.status == .ok { ending = .failed }
         }
-        let columnWarnings = await countColumnWarnings(job, store: store, seenSince: walkStartedAt)
+        let columnWarnings = await columnWarnings(job, written: walk.counts.mismatches, recount: recount, store: store)
         let elapsed = ContinuousClock.now - clock
         let seconds = elapsed.seconds
         let outcome = JobOutcome(job: job, file: file.path, database: store.path, ending: ending, walk: walk,
@@ -296,15 +299,22 @@ public struct Runner: Sendable {
         return outcome
     }
 
-    /// The typed columns that are NULL for values of another type, among the records the walk stored or saw
-    /// (from `time`, its start), each logged as a warning.
-    private func countColumnWarnings(_ job: JobSpec, store: TableStore, seenSince time: String) async -> [ColumnWarning] {
-        let warnings: [ColumnWarning]
+    /// The typed columns that are NULL for values of another type, each logged as a warning: among the records
+    /// the walk wrote (new or changed; `written`, by typed column, as the walk counted them), and for a column of
+    /// `recount`, added to the table's stored records by this run, among all the account's records.
+    private func columnWarnings(_ job: JobSpec, written: [Int], recount: [RecordColumn], store: TableStore) async -> [ColumnWarning] {
+        var recounted: [ColumnWarning] = []
         do {
-            warnings = try await store.columnWarnings(table: job.table, account: job.account, seenSince: time, columns: job.columns)
+            recounted = try await store.columnWarnings(table: job.table, account: job.account, columns: recount)
         } catch {
             logger.error("cannot count the columns' values of another type", metadata: ["job": "\(job.name)", "error": "\(error)"])
-            return []
+        }
+        let again = Set(recount.map(\.name))
+        let warnings = zip(job.columns.filter { $0.type != nil }, 0...).compactMap { column, index -> ColumnWarning? in
+            guard let type = column.type else { return nil }
+            if again.contains(column.name) { return recounted.first { $0.column == column.name } }
+            let records = index < written.count ? written[index] : 0
+            return records > 0 ? ColumnWarning(column: column.name, type: type, records: records) : nil
         }
         for warning in warnings {
             logger.warning("column values of another type are NULL", metadata: [
