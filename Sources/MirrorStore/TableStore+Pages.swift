@@ -9,6 +9,10 @@ extension TableStore {
     /// transaction.
     public func commit(_ page: PageCommit) async throws -> CommitCounts {
         defer { checkpointer.stored(bytes: page.responseBytes) }
+        if checkpointer.catchUpDue() {
+            // A copy that cannot be made is left to the next: nothing is lost.
+            try? await pool.writeWithoutTransaction { db in try Self.checkpoint(db, mode: "PASSIVE") }
+        }
         return try await pool.write { db in
             var counts = CommitCounts()
             let table = page.table

@@ -47,13 +47,16 @@ public final class TableStore: PageStore, FileIndex {
     /// is; that is no error, and nothing waits for it: a later checkpoint copies it.
     public func checkpoint() async throws {
         await checkpointer.idle()
-        try await pool.writeWithoutTransaction { db in
-            let connection = db.sqliteConnection
-            sqlite3_busy_timeout(connection, 0)
-            defer { sqlite3_busy_timeout(connection, Int32(Self.busyTimeout * 1000)) }
-            // One row: busy (1 when a reader kept the checkpoint from finishing), WAL frames, frames copied.
-            _ = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
-        }
+        try await pool.writeWithoutTransaction { db in try Self.checkpoint(db, mode: "TRUNCATE") }
+    }
+
+    /// A checkpoint of `mode` on the writer's connection, waiting for no other connection.
+    static func checkpoint(_ db: Database, mode: String) throws {
+        let connection = db.sqliteConnection
+        sqlite3_busy_timeout(connection, 0)
+        defer { sqlite3_busy_timeout(connection, Int32(busyTimeout * 1000)) }
+        // One row: busy (1 when a reader kept the checkpoint from finishing), WAL frames, frames copied.
+        _ = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(\(mode))")
     }
 
     /// Creates the record table and its change-feed triggers if they are missing; a child job's (`parent`) gets a
