@@ -147,15 +147,19 @@ private struct FolderWatch {
     }
 
     /// Whether an event came since the last read: the events are read, none waited for. A
-    /// watch the kernel dropped (the folder removed or moved away), or a queue that
-    /// overflowed, ends the watch, to be added again.
+    /// watch the kernel dropped (the folder removed or moved away), a queue that
+    /// overflowed, or a read that failed, ends the watch, to be added again.
     private mutating func changed() -> Bool {
         var any = false
         var ended = false
         withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 8) { buffer in
             while true {
                 let count = read(descriptor, buffer.baseAddress, buffer.count)
-                guard count > 0 else { break }
+                guard count > 0 else {
+                    // Anything but "nothing to read" leaves the watch untrusted.
+                    if count < 0, errno != EAGAIN { any = true; ended = true }
+                    break
+                }
                 any = true
                 var offset = 0
                 while offset + 16 <= count {
