@@ -58,6 +58,53 @@ enum DatabaseFiles {
         }.sorted { $0.name < $1.name }
     }
 
+    /// An entry of a folder as `identified(in:)` judges it, for a reader that lists the
+    /// folder again only when its entries change (see `CommitWatcher`).
+    enum Entry: Sendable {
+        /// A database, and the file its name leads to: the same while the entry is.
+        case database(name: String, file: Identity)
+        /// A name to judge again each time: a file that is no database yet (a new one's
+        /// first page is written after it is made), or a symbolic link, which may come to
+        /// lead elsewhere while the entry stays.
+        case unsettled(name: String)
+    }
+
+    /// The entries of a folder that are or may become databases, in name order: those
+    /// `identified(in:)` finds, and the names it passes over now but may find later. A
+    /// folder, a journal or a hidden name stays what it is while its entry does.
+    static func entries(in folder: String) -> [Entry] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return names.sorted().compactMap { name in
+            guard !name.hasPrefix("."), !name.hasSuffix("-wal"), !name.hasSuffix("-shm"), !name.hasSuffix("-journal") else {
+                return nil
+            }
+            let path = (folder as NSString).appendingPathComponent(name)
+            var info = stat()
+            guard lstat(path, &info) == 0 else { return .unsettled(name: name) }
+            switch info.st_mode & S_IFMT {
+            case S_IFDIR:
+                return nil
+            case S_IFREG:
+                return database(path).map { .database(name: name, file: $0) } ?? .unsettled(name: name)
+            default:
+                return .unsettled(name: name)
+            }
+        }
+    }
+
+    /// The databases of `entries` now, as `identified(in:)` would find them in `folder`
+    /// while no entry was made, removed or renamed since they were listed.
+    static func identified(_ entries: [Entry], in folder: String) -> [(name: String, file: Identity)] {
+        entries.compactMap { entry in
+            switch entry {
+            case let .database(name, file):
+                return (name: name, file: file)
+            case let .unsettled(name):
+                return database((folder as NSString).appendingPathComponent(name)).map { (name: name, file: $0) }
+            }
+        }
+    }
+
     /// The file at `path` when it begins as a SQLite database does, read through a handle
     /// SQLite opened and closes (no schema is read: a file whose header is a database's but
     /// whose pages are broken counts, and opening it later says what is wrong). A file

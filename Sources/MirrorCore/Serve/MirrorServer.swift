@@ -248,23 +248,32 @@ final class ServerAddress: Sendable {
         return "http://\(host):\(port.withLock { $0 })"
     }
 
+    /// Whether `text` is a host name, an IPv4 address or a bracketed IPv6 address, in
+    /// ASCII, with an optional port of 1 to 5 digits; read a byte at a time, as it is for
+    /// every replayed page.
     static func isPlainAuthority(_ text: String) -> Bool {
-        var host = Substring(text)
-        if host.hasPrefix("[") {
-            guard let close = host.firstIndex(of: "]") else { return false }
-            let inside = host[host.index(after: host.startIndex)..<close]
-            guard !inside.isEmpty, inside.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else { return false }
-            host = host[host.index(after: close)...]
+        let bytes = text.utf8
+        var rest = bytes.startIndex
+        func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+        func isLetter(_ byte: UInt8) -> Bool { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20) }
+        if bytes.first == UInt8(ascii: "[") {
+            guard let close = bytes.firstIndex(of: UInt8(ascii: "]")) else { return false }
+            let inside = bytes[bytes.index(after: rest)..<close]
+            guard !inside.isEmpty, inside.allSatisfy({ byte in
+                isDigit(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte | 0x20) || byte == UInt8(ascii: ":")
+                    || byte == UInt8(ascii: ".")
+            }) else { return false }
+            rest = bytes.index(after: close)
         } else {
-            let end = host.firstIndex(of: ":") ?? host.endIndex
-            let name = host[..<end]
-            guard !name.isEmpty, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == ".") }) else {
-                return false
-            }
-            host = host[end...]
+            let end = bytes.firstIndex(of: UInt8(ascii: ":")) ?? bytes.endIndex
+            let name = bytes[rest..<end]
+            guard !name.isEmpty, name.allSatisfy({ isLetter($0) || isDigit($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") })
+            else { return false }
+            rest = end
         }
-        guard !host.isEmpty else { return true }
-        let digits = host.dropFirst()
-        return host.first == ":" && !digits.isEmpty && digits.count <= 5 && digits.allSatisfy { $0.isASCII && $0.isNumber }
+        let port = bytes[rest...]
+        guard let colon = port.first else { return true }
+        let digits = port.dropFirst()
+        return colon == UInt8(ascii: ":") && !digits.isEmpty && digits.count <= 5 && digits.allSatisfy(isDigit)
     }
 }

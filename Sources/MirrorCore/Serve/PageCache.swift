@@ -1,8 +1,9 @@
+import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import MirrorStore
-import NIOCore
+@_spi(CustomByteBufferAllocator) import NIOCore
 import Synchronization
 
 /// Replayed pages as they were last assembled, kept in memory to be sent again without
@@ -11,10 +12,10 @@ import Synchronization
 /// nothing was committed to any database since that moment, or when the page's ETag, read
 /// again, is still its own: the ETag changes with the envelope, the ids and any record of
 /// the database (the change feed's last `seq`), so the same ETag is the same body. Held in
-/// `ByteBuffer`s that every answer shares, never copied to be sent (Hummingbird 2 writes
-/// buffers only: no file region, so no `sendfile`); at most `limit` bytes of bodies,
-/// headers and keys, the least recently sent evicted first. A page larger than
-/// `ReplayedPages.chunk`, which is streamed, is not kept.
+/// one `ByteBuffer` a page that every answer shares, never copied to be sent (Hummingbird 2
+/// writes buffers only: no file region, so no `sendfile`), and sent with its head in one
+/// write; at most `limit` bytes of bodies, headers and keys, the least recently sent
+/// evicted first. A page larger than `ReplayedPages.chunk`, which is streamed, is not kept.
 final class PageCache: Sendable {
     /// What decides a replayed page's answer besides the databases: the request's target and
     /// body, and the origin its URLs point to.
@@ -30,8 +31,8 @@ final class PageCache: Sendable {
         /// Its headers, `Content-Type` and `ETag` among them.
         let fields: HTTPFields
         let etag: String
-        /// The body in pieces (see `pieces`).
-        let body: [ByteBuffer]
+        /// The body, in a buffer of its own size (see `buffer`).
+        let body: ByteBuffer
         /// When nothing it is made of has changed since: when it was assembled, or last
         /// found to have the same ETag; nil for an answer assembled at no known moment,
         /// which is not kept.
@@ -44,30 +45,24 @@ final class PageCache: Sendable {
                 fields[.contentType] = nil
                 return Response(status: .notModified, headers: fields, body: ResponseBody())
             }
-            return Response(status: .init(code: status), headers: fields,
-                            body: body.count == 1 ? ResponseBody(byteBuffer: body[0]) : ResponseBody(contentsOf: body))
+            return Response(status: .init(code: status), headers: fields, body: ResponseBody(byteBuffer: body))
         }
 
-        /// `bytes` in buffers whose capacities add up to their count and at most 2 KB more.
-        /// NIO gives a buffer a power of two of capacity, so a page of 85 KB in one buffer
-        /// would hold 128 KB; in pieces of the powers of two its size is made of, down to
-        /// 4 KB, the rest in one, it holds 85 KB. They are sent in one write all the same.
-        static func pieces(_ bytes: [UInt8]) -> [ByteBuffer] {
-            var pieces: [ByteBuffer] = []
-            var start = 0
-            while start < bytes.count {
-                let rest = bytes.count - start
-                let size = rest <= 4096 ? rest : 1 << (Int.bitWidth - 1 - rest.leadingZeroBitCount)
-                pieces.append(ByteBuffer(bytes: bytes[start ..< start + size]))
-                start += size
-            }
-            return pieces
+        /// `bytes` in a buffer whose capacity is their count. NIO gives a buffer it allocates
+        /// a power of two of capacity, so a page of 85 KB would hold 128 KB; this one is
+        /// allocated here, at the size of the page, and handed to NIO, which frees it
+        /// (`free`, as its default allocator does) when the last answer sending it is done.
+        static func buffer(_ bytes: [UInt8]) -> ByteBuffer {
+            guard !bytes.isEmpty, let memory = malloc(bytes.count) else { return ByteBuffer(bytes: bytes) }
+            let raw = UnsafeMutableRawBufferPointer(start: memory, count: bytes.count)
+            raw.copyBytes(from: bytes)
+            return ByteBuffer(takingOwnershipOf: raw, allocator: ByteBufferAllocator())
         }
 
-        /// The bytes it holds, counted against the limit: the body's buffers, the headers,
+        /// The bytes it holds, counted against the limit: the body's buffer, the headers,
         /// the key, and a little for the rest.
         func cost(_ key: Key) -> Int {
-            body.reduce(0) { $0 + $1.capacity } + fields.reduce(0) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count }
+            body.capacity + fields.reduce(0) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count }
                 + etag.utf8.count + key.target.utf8.count + key.body.count + key.origin.utf8.count + 256
         }
     }

@@ -142,7 +142,7 @@ public struct ReplayedPages: Sendable {
     private func keep(_ answer: ReadAPI.Answer, etag: String, for key: PageCache.Key, at moment: CommitWatcher.Moment?)
         -> PageCache.Entry {
         let entry = PageCache.Entry(status: answer.status, fields: answer.fields, etag: etag,
-                                    body: PageCache.Entry.pieces(answer.body), moment: moment)
+                                    body: PageCache.Entry.buffer(answer.body), moment: moment)
         if moment != nil { cache.keep(entry, for: key) }
         return entry
     }

@@ -1,0 +1,62 @@
+import Foundation
+import GRDB
+@testable import MirrorStore
+import Testing
+
+@Suite("the moment of an output folder's databases")
+struct CommitWatcherTests {
+    @Test("a commit, a database made, removed, renamed over or grown from a small file changes the moment; other entries do not")
+    func changes() throws {
+        let harness = try Harness()
+        let folder = harness.folder + "/out"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        var configuration = Configuration()
+        configuration.journalMode = .wal
+        /// A database of one table at `path`, written and closed.
+        func makeDatabase(_ path: String, value: String) throws {
+            let pool = try DatabasePool(path: path, configuration: configuration)
+            try pool.write { db in try db.execute(sql: "CREATE TABLE t (v TEXT); INSERT INTO t VALUES (?)", arguments: [value]) }
+            try pool.close()
+        }
+        let items = try DatabasePool(path: folder + "/items.db", configuration: configuration)
+        try items.write { db in try db.execute(sql: "CREATE TABLE t (v TEXT)") }
+        let watcher = CommitWatcher(output: folder)
+        var last = try #require(watcher.moment())
+        /// Asks twice: the first moment must differ from the last one or not (`changed`),
+        /// the second must be the first.
+        func expectMoment(changed: Bool, _ step: String) throws {
+            let now = try #require(watcher.moment(), "\(step)")
+            #expect((now != last) == changed, "\(step)")
+            #expect(watcher.moment() == now, "\(step)")
+            last = now
+        }
+        try expectMoment(changed: false, "nothing done")
+        try items.write { db in try db.execute(sql: "INSERT INTO t VALUES ('1')") }
+        try expectMoment(changed: true, "a commit")
+        try Data(repeating: 65, count: 4096).write(to: URL(fileURLWithPath: folder + "/notes.txt"))
+        try FileManager.default.createDirectory(atPath: folder + "/files", withIntermediateDirectories: true)
+        try Data("SQLite format 3\u{0}".utf8).write(to: URL(fileURLWithPath: folder + "/later.db"))
+        try expectMoment(changed: false, "a file, a folder and a database's first bytes")
+        // The small file becomes a database in place: no entry is made.
+        try makeDatabase(harness.folder + "/made.db", value: "made")
+        let handle = try #require(FileHandle(forWritingAtPath: folder + "/later.db"))
+        try handle.write(contentsOf: try Data(contentsOf: URL(fileURLWithPath: harness.folder + "/made.db")))
+        try handle.close()
+        try expectMoment(changed: true, "a small file grown into a database")
+        try makeDatabase(harness.folder + "/other.db", value: "other")
+        try FileManager.default.copyItem(atPath: harness.folder + "/other.db", toPath: folder + "/added.db")
+        try expectMoment(changed: true, "a database added")
+        #expect(rename(harness.folder + "/other.db", folder + "/later.db") == 0)
+        try expectMoment(changed: true, "a database renamed over another")
+        try FileManager.default.removeItem(atPath: folder + "/added.db")
+        try expectMoment(changed: true, "a database removed")
+        // The folder removed and made again, with the same names.
+        try items.close()
+        try FileManager.default.moveItem(atPath: folder, toPath: harness.folder + "/gone")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try makeDatabase(folder + "/items.db", value: "again")
+        try expectMoment(changed: true, "the folder made again")
+        try makeDatabase(folder + "/later.db", value: "later")
+        try expectMoment(changed: true, "a database added to the folder made again")
+    }
+}
