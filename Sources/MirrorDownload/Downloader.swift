@@ -188,12 +188,14 @@ struct FileFetcher: Sendable {
             if !placed { folders.discard(temporary.name) }
         }
         let client = client
+        var attempts = 0
         let sent = await sender.send(url, retryable: { (download: HTTPClient.Download) in
             RetryPolicy.isRetryable(status: download.status, headers: download.headers)
                 ? RetryingSender.Retryable(status: download.status, retryAfter: download.headers["retry-after"]) : nil
         }, answer: { ($0.status, $0.headers) }, exchange: { () throws(HTTPError) in
-            // Each attempt writes the file from its start.
-            guard ftruncate(descriptor, 0) == 0, lseek(descriptor, 0, SEEK_SET) == 0 else {
+            // Each attempt writes the file from its start; the first finds it empty.
+            attempts += 1
+            guard attempts == 1 || ftruncate(descriptor, 0) == 0 else {
                 throw .writeFailed(url, String(cString: strerror(errno)), status: nil)
             }
             return try await client.download(request, to: descriptor, watchdog: watchdog)

@@ -55,6 +55,9 @@ private func noise(_ count: Int, seed: UInt32) -> [UInt8] {
 /// `/f/missing*` answers 404 while `missing` is set; `/f/big*` serves 4 KB chunked,
 /// `/f/large*` 4 KB with its length announced; `/f/slow*` stalls after 10 bytes until the
 /// server stops; `/f/trickle*` sends 20 bytes, then 20 more for each of `turns`.
+/// `/f/long*` serves 700,000 bytes of noise with their length announced; `/f/shrinking*`
+/// announces 600,000 bytes and drops the connection after 500,000 the first time, then
+/// serves 3,000 whole.
 private final class FileAPI: Sendable {
     let pages: [[String]]
     let missing = Mutex(true)
@@ -63,6 +66,8 @@ private final class FileAPI: Sendable {
     /// The first `gate` file requests are held until all of them have arrived.
     let gate: Int
     let turns = Turns()
+    /// Requests for each file name so far.
+    let asked = Mutex([String: Int]())
 
     init(pages: [[String]], delay: Duration = .zero, gate: Int = 0) {
         self.pages = pages
@@ -83,6 +88,17 @@ private final class FileAPI: Sendable {
             }
             if name.hasPrefix("pieces") {
                 return FixtureResponse(body: noise(300_000, seed: 7), delivery: .chunked(700))
+            }
+            if name.hasPrefix("long") {
+                return FixtureResponse(body: noise(700_000, seed: 5))
+            }
+            if name.hasPrefix("shrinking") {
+                let count = asked.withLock { asked in
+                    asked[name, default: 0] += 1
+                    return asked[name, default: 0]
+                }
+                return count == 1 ? FixtureResponse(body: noise(600_000, seed: 3), delivery: .cutShort(at: 500_000))
+                    : FixtureResponse(body: noise(3_000, seed: 4))
             }
             if name.hasPrefix("bytes") {
                 return FixtureResponse(body: noise(3_000, seed: 11), delivery: .chunked(1))
@@ -240,6 +256,43 @@ struct DownloadTests {
             #expect(row.sha256 == hex(Crypto.SHA256.hash(data: bytes)))
             #expect(FileManager.default.contents(atPath: harness.output + "/" + row.path!).map { Array($0) } == bytes)
         }
+    }
+
+    @Test("a file of 700,000 bytes, its length announced, is written whole, each piece at its offset")
+    func longFile() async throws {
+        let harness = try Harness()
+        let api = FileAPI(pages: [[#"{"id":1,"cover":{"url":"BASE/f/long.bin"}}"#]])
+        let base = try await FixtureServer.with(api.handle) { server in
+            let summary = try await harness.run(job(), server: server)
+            #expect(summary.jobs[0].files == DownloadSummary(downloaded: 1, bytes: 700_000, failed: []))
+            return server.base
+        }
+        let bytes = noise(700_000, seed: 5)
+        let rows = try fileRows(harness)
+        #expect(rows.map(\.description) == ["\(base)/f/long.bin ok \(expectedPath(base + "/f/long.bin", ext: "bin")) 700000 200 "])
+        #expect(rows.first?.sha256 == hex(Crypto.SHA256.hash(data: bytes)))
+        #expect(FileManager.default.contents(atPath: harness.output + "/" + expectedPath(base + "/f/long.bin", ext: "bin"))
+            .map { Array($0) } == bytes)
+    }
+
+    @Test("a retry after a connection cut mid-body writes the file afresh: nothing of the longer first attempt is left")
+    func retryShorter() async throws {
+        let harness = try Harness()
+        let api = FileAPI(pages: [[#"{"id":1,"cover":{"url":"BASE/f/shrinking.bin"}}"#]])
+        let base = try await FixtureServer.with(api.handle) { server in
+            let summary = try await harness.run(job().replacingOccurrences(of: "retries: 0", with: "retries: 1"), server: server)
+            #expect(summary.jobs[0].files == DownloadSummary(downloaded: 1, bytes: 3_000, failed: []))
+            return server.base
+        }
+        #expect(api.asked.withLock { $0 } == ["shrinking.bin": 2])
+        let bytes = noise(3_000, seed: 4)
+        let rows = try fileRows(harness)
+        #expect(rows.map(\.description)
+            == ["\(base)/f/shrinking.bin ok \(expectedPath(base + "/f/shrinking.bin", ext: "bin")) 3000 200 "])
+        #expect(rows.first?.sha256 == hex(Crypto.SHA256.hash(data: bytes)))
+        #expect(FileManager.default.contents(atPath: harness.output + "/" + expectedPath(base + "/f/shrinking.bin", ext: "bin"))
+            .map { Array($0) } == bytes)
+        #expect(tree(harness.output + "/files") == [String(expectedPath(base + "/f/shrinking.bin", ext: "bin").dropFirst("files/".count))])
     }
 
     @Test("a file that fails is reported without failing its job, retried by the next run; a complete one is not fetched again")
@@ -525,3 +578,4 @@ struct DownloadTests {
         }
     }
 }
+
