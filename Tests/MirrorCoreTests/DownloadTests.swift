@@ -295,6 +295,25 @@ struct DownloadTests {
         #expect(tree(harness.output + "/files") == [String(expectedPath(base + "/f/shrinking.bin", ext: "bin").dropFirst("files/".count))])
     }
 
+    @Test("a URL's extension reads the same byte by byte as character by character")
+    func extensions() {
+        let urls = [
+            "https://a.example/x/photo.JPG", "https://a.example/x/photo.jpeg?size=2#top", "https://a.example/x/archive.tar.gz",
+            "https://a.example/x/dir.d/", "https://a.example/x/dir.d//", "https://a.example/x/.hidden", "https://a.example/x/a.",
+            "https://a.example/x/a.toolongext", "https://a.example/x/a.12345678", "https://a.example/x/a.b-c",
+            "https://a.example", "https://a.example?x=/y.png", "https://a.example#/y.png", "http://a.example/p.PnG?q=1.jpg",
+            "//a.example/q.gif", "a.example/q.gif", "/q.webp", "q.webp", "https://a.example/x://y/z.svg", "", "https://a.example/%41.b%43",
+            "https://a.example/a.b\r\nc", "https://a.example/a.é", "https://a.example/é/a.png", "https://a.example/a.e\u{301}",
+        ]
+        for url in urls {
+            #expect(FileNaming.fileExtension(of: url) == FileNaming.characterExtension(of: url), "\(url)")
+            if url.utf8.allSatisfy({ $0 < 0x80 }) {
+                #expect(FileNaming.asciiExtension(of: Array(url.utf8)) == FileNaming.characterExtension(of: url), "\(url)")
+            }
+        }
+        #expect(urls.prefix(4).map(FileNaming.fileExtension(of:)) == ["jpg", "jpeg", "gz", "d"])
+    }
+
     @Test("a file that fails is reported without failing its job, retried by the next run; a complete one is not fetched again")
     func failedThenRetried() async throws {
         let harness = try Harness()
