@@ -598,3 +598,36 @@ struct DownloadTests {
     }
 }
 
+/// How many are inside at once, and the most there ever were.
+private final class Occupancy: Sendable {
+    private let counts = Mutex((inside: 0, most: 0))
+
+    func enter() { counts.withLock { $0.inside += 1; $0.most = max($0.most, $0.inside) } }
+    func leave() { counts.withLock { $0.inside -= 1 } }
+    var now: (inside: Int, most: Int) { counts.withLock { $0 } }
+}
+
+@Suite("one download at a time through a turnstile")
+struct TurnstileTests {
+    @Test("every task passes, one at a time, and none is left waiting")
+    func oneAtATime() async {
+        let turnstile = Turnstile()
+        let occupancy = Occupancy()
+        let passed = await withTaskGroup(of: Int.self) { group in
+            for number in 0..<64 {
+                group.addTask {
+                    await turnstile.pass {
+                        occupancy.enter()
+                        // Long enough for the others to come and wait.
+                        usleep(200)
+                        occupancy.leave()
+                        return number
+                    }
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(passed.sorted() == Array(0..<64))
+        #expect(occupancy.now == (inside: 0, most: 1))
+    }
+}
