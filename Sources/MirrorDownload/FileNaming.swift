@@ -21,6 +21,12 @@ public enum FileNaming {
 
     /// The URL path's extension, 1 to 8 ASCII letters or digits, lowercased.
     static func fileExtension(of url: String) -> String? {
+        // An ASCII URL is read byte by byte, as it reads character by character below.
+        url.utf8.allSatisfy { $0 < 0x80 } ? asciiExtension(of: Array(url.utf8)) : characterExtension(of: url)
+    }
+
+    /// `fileExtension`, character by character.
+    static func characterExtension(of url: String) -> String? {
         var path = Substring(url)
         if let scheme = path.range(of: "://") { path = path[scheme.upperBound...] }
         path = path.prefix { $0 != "?" && $0 != "#" }
@@ -30,6 +36,23 @@ public enum FileNaming {
         let ext = last[last.index(after: dot)...]
         guard (1...8).contains(ext.count), ext.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else { return nil }
         return ext.lowercased()
+    }
+
+    /// `fileExtension` of an ASCII URL.
+    static func asciiExtension(of url: [UInt8]) -> String? {
+        let slash = UInt8(ascii: "/"), dot = UInt8(ascii: ".")
+        var path = url[...]
+        if let scheme = url.indices.first(where: { url[$0...].starts(with: "://".utf8) }) { path = url[(scheme + 3)...] }
+        path = path.prefix { $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
+        guard let first = path.firstIndex(of: slash) else { return nil }
+        // The last component that is not empty: trailing slashes are passed over.
+        guard let last = path[first...].split(separator: slash).last,
+              let point = last.lastIndex(of: dot), point != last.startIndex else { return nil }
+        let ext = last[(point + 1)...]
+        guard (1...8).contains(ext.count),
+              ext.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) })
+        else { return nil }
+        return String(decoding: ext.map { (0x41...0x5A).contains($0) ? $0 + 0x20 : $0 }, as: UTF8.self)
     }
 
     /// The name of a download's temporary file in `partialFolder`: the run's pid and a number.

@@ -102,6 +102,9 @@ public final class HTTPClient: Sendable {
         configuration.connectionPool.idleTimeout = .seconds(30)
         // A refused connection fails the request at once: the job's `retries` decide.
         configuration.connectionPool.retryConnectionEstablishment = false
+        // No request is traced: a span for each request, even one that records nothing,
+        // cost 2% of the CPU time of 2,000 downloads.
+        configuration.tracing.tracer = nil
         return AsyncHTTPClient.HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }()
 

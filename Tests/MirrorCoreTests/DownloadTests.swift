@@ -55,6 +55,9 @@ private func noise(_ count: Int, seed: UInt32) -> [UInt8] {
 /// `/f/missing*` answers 404 while `missing` is set; `/f/big*` serves 4 KB chunked,
 /// `/f/large*` 4 KB with its length announced; `/f/slow*` stalls after 10 bytes until the
 /// server stops; `/f/trickle*` sends 20 bytes, then 20 more for each of `turns`.
+/// `/f/long*` serves 700,000 bytes of noise with their length announced; `/f/shrinking*`
+/// announces 600,000 bytes and drops the connection after 500,000 the first time, then
+/// serves 3,000 whole.
 private final class FileAPI: Sendable {
     let pages: [[String]]
     let missing = Mutex(true)
@@ -63,6 +66,8 @@ private final class FileAPI: Sendable {
     /// The first `gate` file requests are held until all of them have arrived.
     let gate: Int
     let turns = Turns()
+    /// Requests for each file name so far.
+    let asked = Mutex([String: Int]())
 
     init(pages: [[String]], delay: Duration = .zero, gate: Int = 0) {
         self.pages = pages
@@ -83,6 +88,17 @@ private final class FileAPI: Sendable {
             }
             if name.hasPrefix("pieces") {
                 return FixtureResponse(body: noise(300_000, seed: 7), delivery: .chunked(700))
+            }
+            if name.hasPrefix("long") {
+                return FixtureResponse(body: noise(700_000, seed: 5))
+            }
+            if name.hasPrefix("shrinking") {
+                let count = asked.withLock { asked in
+                    asked[name, default: 0] += 1
+                    return asked[name, default: 0]
+                }
+                return count == 1 ? FixtureResponse(body: noise(600_000, seed: 3), delivery: .cutShort(at: 500_000))
+                    : FixtureResponse(body: noise(3_000, seed: 4))
             }
             if name.hasPrefix("bytes") {
                 return FixtureResponse(body: noise(3_000, seed: 11), delivery: .chunked(1))
@@ -240,6 +256,62 @@ struct DownloadTests {
             #expect(row.sha256 == hex(Crypto.SHA256.hash(data: bytes)))
             #expect(FileManager.default.contents(atPath: harness.output + "/" + row.path!).map { Array($0) } == bytes)
         }
+    }
+
+    @Test("a file of 700,000 bytes, its length announced, is written whole, each piece at its offset")
+    func longFile() async throws {
+        let harness = try Harness()
+        let api = FileAPI(pages: [[#"{"id":1,"cover":{"url":"BASE/f/long.bin"}}"#]])
+        let base = try await FixtureServer.with(api.handle) { server in
+            let summary = try await harness.run(job(), server: server)
+            #expect(summary.jobs[0].files == DownloadSummary(downloaded: 1, bytes: 700_000, failed: []))
+            return server.base
+        }
+        let bytes = noise(700_000, seed: 5)
+        let rows = try fileRows(harness)
+        #expect(rows.map(\.description) == ["\(base)/f/long.bin ok \(expectedPath(base + "/f/long.bin", ext: "bin")) 700000 200 "])
+        #expect(rows.first?.sha256 == hex(Crypto.SHA256.hash(data: bytes)))
+        #expect(FileManager.default.contents(atPath: harness.output + "/" + expectedPath(base + "/f/long.bin", ext: "bin"))
+            .map { Array($0) } == bytes)
+    }
+
+    @Test("a retry after a connection cut mid-body writes the file afresh: nothing of the longer first attempt is left")
+    func retryShorter() async throws {
+        let harness = try Harness()
+        let api = FileAPI(pages: [[#"{"id":1,"cover":{"url":"BASE/f/shrinking.bin"}}"#]])
+        let base = try await FixtureServer.with(api.handle) { server in
+            let summary = try await harness.run(job().replacingOccurrences(of: "retries: 0", with: "retries: 1"), server: server)
+            #expect(summary.jobs[0].files == DownloadSummary(downloaded: 1, bytes: 3_000, failed: []))
+            return server.base
+        }
+        #expect(api.asked.withLock { $0 } == ["shrinking.bin": 2])
+        let bytes = noise(3_000, seed: 4)
+        let rows = try fileRows(harness)
+        #expect(rows.map(\.description)
+            == ["\(base)/f/shrinking.bin ok \(expectedPath(base + "/f/shrinking.bin", ext: "bin")) 3000 200 "])
+        #expect(rows.first?.sha256 == hex(Crypto.SHA256.hash(data: bytes)))
+        #expect(FileManager.default.contents(atPath: harness.output + "/" + expectedPath(base + "/f/shrinking.bin", ext: "bin"))
+            .map { Array($0) } == bytes)
+        #expect(tree(harness.output + "/files") == [String(expectedPath(base + "/f/shrinking.bin", ext: "bin").dropFirst("files/".count))])
+    }
+
+    @Test("a URL's extension reads the same byte by byte as character by character")
+    func extensions() {
+        let urls = [
+            "https://a.example/x/photo.JPG", "https://a.example/x/photo.jpeg?size=2#top", "https://a.example/x/archive.tar.gz",
+            "https://a.example/x/dir.d/", "https://a.example/x/dir.d//", "https://a.example/x/.hidden", "https://a.example/x/a.",
+            "https://a.example/x/a.toolongext", "https://a.example/x/a.12345678", "https://a.example/x/a.b-c",
+            "https://a.example", "https://a.example?x=/y.png", "https://a.example#/y.png", "http://a.example/p.PnG?q=1.jpg",
+            "//a.example/q.gif", "a.example/q.gif", "/q.webp", "q.webp", "https://a.example/x://y/z.svg", "", "https://a.example/%41.b%43",
+            "https://a.example/a.b\r\nc", "https://a.example/a.é", "https://a.example/é/a.png", "https://a.example/a.e\u{301}",
+        ]
+        for url in urls {
+            #expect(FileNaming.fileExtension(of: url) == FileNaming.characterExtension(of: url), "\(url)")
+            if url.utf8.allSatisfy({ $0 < 0x80 }) {
+                #expect(FileNaming.asciiExtension(of: Array(url.utf8)) == FileNaming.characterExtension(of: url), "\(url)")
+            }
+        }
+        #expect(urls.prefix(4).map(FileNaming.fileExtension(of:)) == ["jpg", "jpeg", "gz", "d"])
     }
 
     @Test("a file that fails is reported without failing its job, retried by the next run; a complete one is not fetched again")
@@ -523,5 +595,39 @@ struct DownloadTests {
             let path = try await harness.database(database).read { db in try String.fetchOne(db, sql: "SELECT path FROM _mirror_files") }
             #expect(FileManager.default.contents(atPath: harness.output + "/" + path!) == Data(content.utf8))
         }
+    }
+}
+
+/// How many are inside at once, and the most there ever were.
+private final class Occupancy: Sendable {
+    private let counts = Mutex((inside: 0, most: 0))
+
+    func enter() { counts.withLock { $0.inside += 1; $0.most = max($0.most, $0.inside) } }
+    func leave() { counts.withLock { $0.inside -= 1 } }
+    var now: (inside: Int, most: Int) { counts.withLock { $0 } }
+}
+
+@Suite("one download at a time through a turnstile")
+struct TurnstileTests {
+    @Test("every task passes, one at a time, and none is left waiting")
+    func oneAtATime() async {
+        let turnstile = Turnstile()
+        let occupancy = Occupancy()
+        let passed = await withTaskGroup(of: Int.self) { group in
+            for number in 0..<64 {
+                group.addTask {
+                    await turnstile.pass {
+                        occupancy.enter()
+                        // Long enough for the others to come and wait.
+                        usleep(200)
+                        occupancy.leave()
+                        return number
+                    }
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(passed.sorted() == Array(0..<64))
+        #expect(occupancy.now == (inside: 0, most: 1))
     }
 }
