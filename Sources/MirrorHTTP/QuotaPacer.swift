@@ -1,5 +1,6 @@
 import Foundation
 import MirrorModel
+import Synchronization
 
 /// Paces requests to what each host says of its quota, shared by every job of a run (and
 /// by pages and files alike): a host whose budget is spent is sent nothing until its
@@ -12,7 +13,11 @@ import MirrorModel
 /// count those yet): requests in flight never overrun a known budget, at the cost of
 /// sometimes waiting for a renewal a request or two early. A host that has said nothing is
 /// not paced: the first answers of a run tell.
-public actor QuotaPacer {
+///
+/// Every request of a run passes here twice, so the hosts are kept under a lock rather than
+/// in an actor: a request that need not wait takes the lock and goes on, with no hop to
+/// another executor and back.
+public final class QuotaPacer: Sendable {
     /// A wait a host asks for.
     package struct Wait: Sendable, Equatable {
         package let until: RunClock.Instant
@@ -33,10 +38,10 @@ public actor QuotaPacer {
         var inFlight = 0
     }
 
-    private var hosts: [String: Host] = [:]
-    package nonisolated let clock: RunClock
+    private let hosts = Mutex<[String: Host]>([:])
+    package let clock: RunClock
     /// `--max-time`: no wait runs past it.
-    private nonisolated let deadline: RunClock.Instant?
+    private let deadline: RunClock.Instant?
 
     public init(clock: RunClock = .continuous, deadline: RunClock.Instant? = nil) {
         self.clock = clock
@@ -51,66 +56,74 @@ public actor QuotaPacer {
     package func admit(host key: String, maxWait: Double, willWait: @Sendable (Wait) -> Void = { _ in }) async throws -> Wait? {
         while true {
             try Task.checkCancellation()
-            let now = clock.now
-            var host = hosts[key] ?? Host()
-            if let renews = host.renews, renews <= now {
-                host.renews = nil
-                host.remaining = host.limit
-            }
-            var wait: Wait?
-            if let blocked = host.blockedUntil, blocked > now {
-                wait = Wait(until: blocked, cause: .retryAfter)
-            } else if let remaining = host.remaining, remaining <= 0 {
-                if host.renews == nil, let window = host.window {
-                    // Spent, and no reset said: the policy's window.
-                    host.renews = now + .milliseconds(Int64(window * 1000))
-                }
-                // Spent with no reset known at all: only the host can say; it is asked.
-                wait = host.renews.map { Wait(until: $0, cause: .quota) }
-            }
-            guard let wait else {
-                host.remaining = host.remaining.map { $0 - 1 }
-                host.inFlight += 1
-                hosts[key] = host
-                return nil
-            }
-            hosts[key] = host
+            guard let wait = claim(key) else { return nil }
             if isTooLong(wait.until, maxWait: maxWait) { return wait }
             willWait(wait)
             try await clock.sleep(until: wait.until)
         }
     }
 
+    /// Counts a request against `key`'s budget and returns nil when it may be sent now;
+    /// otherwise the wait before it may, with nothing counted.
+    private func claim(_ key: String) -> Wait? {
+        let now = clock.now
+        return hosts.withLock { hosts in
+            var host = hosts[key] ?? Host()
+            defer { hosts[key] = host }
+            if let renews = host.renews, renews <= now {
+                host.renews = nil
+                host.remaining = host.limit
+            }
+            if let blocked = host.blockedUntil, blocked > now {
+                return Wait(until: blocked, cause: .retryAfter)
+            }
+            if let remaining = host.remaining, remaining <= 0 {
+                if host.renews == nil, let window = host.window {
+                    // Spent, and no reset said: the policy's window.
+                    host.renews = now + .milliseconds(Int64(window * 1000))
+                }
+                // Spent with no reset known at all: only the host can say; it is asked.
+                if let renews = host.renews { return Wait(until: renews, cause: .quota) }
+            }
+            host.remaining = host.remaining.map { $0 - 1 }
+            host.inFlight += 1
+            return nil
+        }
+    }
+
     /// A request `admit` let through has ended: with a response's status and headers, or
     /// with none (a network error, a timeout, a cancellation).
     package func heard(host key: String, status: Int?, headers: [String: String]?) {
-        var host = hosts[key] ?? Host()
-        host.inFlight = max(0, host.inFlight - 1)
-        defer { hosts[key] = host }
-        guard let status, let headers else { return }
-        let reading = QuotaReading(headers: headers, now: clock.date)
+        // Read outside the lock: most answers say nothing of a quota.
+        let reading = status != nil ? headers.map { QuotaReading(headers: $0, now: clock.date) } : nil
         let now = clock.now
-        if let limit = reading.limit { host.limit = limit }
-        if let window = reading.window { host.window = window }
-        if let seconds = reading.retryAfter, status == 429 || status == 503 {
-            let until = now + Self.duration(seconds)
-            host.blockedUntil = max(host.blockedUntil ?? until, until)
+        hosts.withLock { hosts in
+            var host = hosts[key] ?? Host()
+            host.inFlight = max(0, host.inFlight - 1)
+            defer { hosts[key] = host }
+            guard let status, let reading else { return }
+            if let limit = reading.limit { host.limit = limit }
+            if let window = reading.window { host.window = window }
+            if let seconds = reading.retryAfter, status == 429 || status == 503 {
+                let until = now + Self.duration(seconds)
+                host.blockedUntil = max(host.blockedUntil ?? until, until)
+            }
+            guard let remaining = reading.remaining else { return }
+            // The requests still in flight may not be counted in what this response says.
+            let left = remaining - host.inFlight
+            let renews = reading.reset.map { now + Self.duration($0) }
+            // A reset later than the one known (beyond the rounding of whole seconds) is a new window.
+            let newWindow = host.remaining == nil
+                || renews.map { renews in host.renews.map { renews > $0 + .milliseconds(1500) } ?? true } ?? false
+            host.remaining = newWindow ? left : min(host.remaining ?? left, left)
+            if let renews { host.renews = newWindow ? renews : max(host.renews ?? renews, renews) }
         }
-        guard let remaining = reading.remaining else { return }
-        // The requests still in flight may not be counted in what this response says.
-        let left = remaining - host.inFlight
-        let renews = reading.reset.map { now + Self.duration($0) }
-        // A reset later than the one known (beyond the rounding of whole seconds) is a new window.
-        let newWindow = host.remaining == nil
-            || renews.map { renews in host.renews.map { renews > $0 + .milliseconds(1500) } ?? true } ?? false
-        host.remaining = newWindow ? left : min(host.remaining ?? left, left)
-        if let renews { host.renews = newWindow ? renews : max(host.renews ?? renews, renews) }
     }
 
     /// When `host` may next be sent a request, if not now: the end of its `Retry-After`, or the
     /// renewal of its spent quota.
     package func nextTurn(host key: String) -> Wait? {
-        guard let host = hosts[key] else { return nil }
+        guard let host = hosts.withLock({ $0[key] }) else { return nil }
         let now = clock.now
         if let blocked = host.blockedUntil, blocked > now { return Wait(until: blocked, cause: .retryAfter) }
         if let remaining = host.remaining, remaining <= 0, let renews = host.renews, renews > now {
@@ -120,7 +133,7 @@ public actor QuotaPacer {
     }
 
     /// A wait until `until` is longer than `maxWait` seconds, or would outlast the run.
-    package nonisolated func isTooLong(_ until: RunClock.Instant, maxWait: Double) -> Bool {
+    package func isTooLong(_ until: RunClock.Instant, maxWait: Double) -> Bool {
         let now = clock.now
         if until - now > Self.duration(maxWait) { return true }
         if let deadline, until >= deadline { return true }
@@ -128,7 +141,7 @@ public actor QuotaPacer {
     }
 
     /// The time of day at `instant`, rounded up to the second: when a deferred request may be sent.
-    package nonisolated func date(at instant: RunClock.Instant) -> Date {
+    package func date(at instant: RunClock.Instant) -> Date {
         let date = clock.date.addingTimeInterval((instant - clock.now).seconds)
         return Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.up))
     }

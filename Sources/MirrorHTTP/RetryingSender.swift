@@ -92,7 +92,7 @@ public struct RetryingSender: Sendable {
             if admitted {
                 var heard: (status: Int, headers: [String: String])?
                 if case let .success(response) = result { heard = answer(response) }
-                await quota.heard(host: host, status: heard?.status, headers: heard?.headers)
+                quota.heard(host: host, status: heard?.status, headers: heard?.headers)
             }
             let again: (cause: String, status: Int?, retryAfter: String?)?
             switch result {
@@ -105,7 +105,7 @@ public struct RetryingSender: Sendable {
             // An answer that asks for a longer wait than the job allows puts the request off,
             // whether or not retries are left: a pause, not a failure.
             var asked: QuotaPacer.Wait?
-            if case .success = result { asked = await askedWait(url, retryAfter: again.retryAfter) }
+            if case .success = result { asked = askedWait(url, retryAfter: again.retryAfter) }
             if let asked, quota.isTooLong(asked.until, maxWait: maxWait) {
                 return Outcome(result: .failure(deferral(url, asked, status: again.status)), retries: attempt)
             }
@@ -144,8 +144,8 @@ public struct RetryingSender: Sendable {
     }
 
     /// The wait a flagged answer asks for: its `Retry-After`, or the quota its host spent.
-    private func askedWait(_ url: RedactedURL, retryAfter: String?) async -> QuotaPacer.Wait? {
-        var wait = await quota.nextTurn(host: url.host)
+    private func askedWait(_ url: RedactedURL, retryAfter: String?) -> QuotaPacer.Wait? {
+        var wait = quota.nextTurn(host: url.host)
         if let retryAfter, let seconds = RetryPolicy.seconds(retryAfter: retryAfter, now: clock.date) {
             let until = clock.now + QuotaPacer.duration(max(0, seconds))
             if until >= wait?.until ?? clock.now { wait = QuotaPacer.Wait(until: until, cause: .retryAfter) }

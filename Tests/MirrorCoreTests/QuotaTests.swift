@@ -252,12 +252,12 @@ struct QuotaTests {
         let time = ManualClock()
         let quota = QuotaPacer(clock: time.clock)
         #expect(try await quota.admit(host: "a:80", maxWait: 300) == nil)
-        await quota.heard(host: "a:80", status: 200, headers: ["x-ratelimit-remaining": "0", "x-ratelimit-reset": "600"])
+        quota.heard(host: "a:80", status: 200, headers: ["x-ratelimit-remaining": "0", "x-ratelimit-reset": "600"])
         #expect(try await quota.admit(host: "b:80", maxWait: 300) == nil)
-        await quota.heard(host: "b:80", status: 429, headers: ["retry-after": "30"])
+        quota.heard(host: "b:80", status: 429, headers: ["retry-after": "30"])
         // Longer than max_wait: not waited, and said.
         #expect(try await quota.admit(host: "a:80", maxWait: 300) == QuotaPacer.Wait(until: time.now + .seconds(600), cause: .quota))
-        #expect(await quota.nextTurn(host: "b:80") == QuotaPacer.Wait(until: time.now + .seconds(30), cause: .retryAfter))
+        #expect(quota.nextTurn(host: "b:80") == QuotaPacer.Wait(until: time.now + .seconds(30), cause: .retryAfter))
         #expect(try await quota.admit(host: "c:80", maxWait: 300) == nil)
         // Within max_wait: waited for.
         let admitted = Task { try await quota.admit(host: "b:80", maxWait: 300) }
@@ -265,7 +265,7 @@ struct QuotaTests {
         #expect(try await admitted.value == nil)
         // A wait that would outlast --max-time is not waited either.
         let bounded = QuotaPacer(clock: time.clock, deadline: time.now + .seconds(20))
-        await bounded.heard(host: "b:80", status: 503, headers: ["retry-after": "30"])
+        bounded.heard(host: "b:80", status: 503, headers: ["retry-after": "30"])
         #expect(try await bounded.admit(host: "b:80", maxWait: 300)?.cause == .retryAfter)
     }
 
