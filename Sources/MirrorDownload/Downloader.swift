@@ -152,6 +152,7 @@ struct FileFetcher: Sendable {
     /// download is abandoned, nothing of it kept or recorded (it is tried again next run).
     package func fetch(_ url: RedactedURL) async -> FileOutcome? {
         guard var outcome = await attempt(url), !Task.isCancelled else { return nil }
+        outcome.time = Timestamp.string(Date())
         outcome.error = outcome.error.map(job.redactor.redact)
         if outcome.status != .ok {
             logger.warning("download failed", metadata: [
@@ -162,7 +163,8 @@ struct FileFetcher: Sendable {
     }
 
     private func attempt(_ url: RedactedURL) async -> FileOutcome? {
-        var outcome = FileOutcome(url: url, status: .failed, time: Timestamp.string(Date()))
+        // Its time is set when it ends (`fetch`).
+        var outcome = FileOutcome(url: url, status: .failed, time: "")
         guard HTTPClient.isHTTP(url.real) else {
             outcome.status = .refused
             outcome.error = "not an absolute http(s) URL: refused"
@@ -201,7 +203,6 @@ struct FileFetcher: Sendable {
             }
             return try await client.download(request, to: descriptor, watchdog: watchdog)
         })
-        outcome.time = Timestamp.string(Date())
         switch sent.result {
         case let .failure(error):
             if error.kind == .cancelled { return nil }
@@ -273,6 +274,9 @@ final class FileFolders: Sendable {
     private let turns = Turnstile()
     /// Opened at the first download, or why not; kept for the job.
     private let opened = Mutex<Result<Opened, Failure>?>(nil)
+    /// Bucket folders opened so far, by name (`ab`), and those opened again after theirs
+    /// went away (still closed only with the rest: a download may be using one).
+    private let buckets = Mutex<(open: [Substring: Int32], replaced: [Int32])>(([:], []))
     /// One count for every job of the process: two jobs downloading into one output folder
     /// never pick the same temporary name.
     private static let counter = Atomic<Int>(0)
@@ -283,6 +287,10 @@ final class FileFolders: Sendable {
     }
 
     deinit {
+        buckets.withLock { buckets in
+            for descriptor in buckets.open.values { close(descriptor) }
+            for descriptor in buckets.replaced { close(descriptor) }
+        }
         opened.withLock { opened in
             guard case let .success(folders)? = opened else { return }
             close(folders.partial)
@@ -294,7 +302,7 @@ final class FileFolders: Sendable {
     /// creates its temporary file, unique in this run.
     package func prepare(for relative: String) async throws(Failure) -> Temporary {
         let folders = try openFolders()
-        close(try bucket(of: relative, in: folders.files))
+        _ = try bucket(of: relative, in: folders.files)
         let number = Self.counter.wrappingAdd(1, ordering: .relaxed).newValue
         let name = FileNaming.temporaryName(pid: Self.pid, number: number)
         // errno is read in the turn: once it is over, the task may go on on another thread.
@@ -312,10 +320,14 @@ final class FileFolders: Sendable {
     package func place(_ name: String, at relative: String) async throws(Failure) {
         let folders = try openFolders()
         let bucket = try bucket(of: relative, in: folders.files)
-        defer { close(bucket) }
-        let slash = relative.lastIndex(of: "/") ?? relative.startIndex
+        let slash = relative.utf8.lastIndex(of: UInt8(ascii: "/")) ?? relative.startIndex
         let target = String(relative[relative.index(after: slash)...])
-        let code = await turns.pass { renameat(folders.partial, name, bucket, target) == 0 ? 0 : errno }
+        var code = await turns.pass { renameat(folders.partial, name, bucket, target) == 0 ? 0 : errno }
+        if code == ENOENT {
+            // The bucket folder went away since it was opened: it is made again.
+            let again = try self.bucket(of: relative, in: folders.files, reopen: true)
+            code = await turns.pass { renameat(folders.partial, name, again, target) == 0 ? 0 : errno }
+        }
         guard code == 0 else {
             throw Failure(reason: "cannot move the file into place: \(String(cString: strerror(code)))")
         }
@@ -350,10 +362,26 @@ final class FileFolders: Sendable {
         }
     }
 
-    /// The bucket folder of `relative` (`files/ab`), open.
-    private func bucket(of relative: String, in files: Int32) throws(Failure) -> Int32 {
-        let shown = String(relative[..<(relative.lastIndex(of: "/") ?? relative.endIndex)])
-        return try Self.folder(String(shown.dropFirst(FileNaming.folder.count + 1)), in: files, shown: shown)
+    /// The bucket folder of `relative` (`files/ab`), open: opened (made if missing) the first
+    /// time, or again with `reopen`, and kept.
+    private func bucket(of relative: String, in files: Int32, reopen: Bool = false) throws(Failure) -> Int32 {
+        let shown = relative[..<(relative.utf8.lastIndex(of: UInt8(ascii: "/")) ?? relative.endIndex)]
+        let name = shown.dropFirst(FileNaming.folder.count + 1)
+        if !reopen, let descriptor = buckets.withLock({ $0.open[name] }) { return descriptor }
+        let opened = try Self.folder(String(name), in: files, shown: String(shown))
+        let (descriptor, spare) = buckets.withLock { buckets -> (Int32, Int32?) in
+            guard let known = buckets.open[name] else {
+                buckets.open[name] = opened
+                return (opened, nil)
+            }
+            // Another download opened it meanwhile: theirs is kept, unless it is the one gone.
+            guard reopen else { return (known, opened) }
+            buckets.replaced.append(known)
+            buckets.open[name] = opened
+            return (opened, nil)
+        }
+        if let spare { close(spare) }
+        return descriptor
     }
 
     private static func folder(_ name: String, in parent: Int32, shown: String) throws(Failure) -> Int32 {

@@ -598,6 +598,31 @@ struct DownloadTests {
     }
 }
 
+@Suite("the folders downloads are written to")
+struct FileFoldersTests {
+    @Test("a bucket folder removed while a job downloads is made again for the next file into it")
+    func bucketRemoved() async throws {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("mirror-folders-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let folders = FileFolders(output: output)
+        for (name, bytes) in [("files/ab/first.jpg", "first"), ("files/ab/second.jpg", "second")] {
+            let temporary = try await folders.prepare(for: name)
+            let written = Array(bytes.utf8).withUnsafeBytes { write(temporary.descriptor, $0.baseAddress, $0.count) }
+            #expect(written == bytes.utf8.count)
+            close(temporary.descriptor)
+            if name.hasSuffix("second.jpg") {
+                // Gone after its temporary file was made, before the file is moved in.
+                try FileManager.default.removeItem(atPath: output + "/files/ab")
+            }
+            try await folders.place(temporary.name, at: name)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: output + "/files/ab") == ["second.jpg"])
+        #expect(FileManager.default.contents(atPath: output + "/files/ab/second.jpg") == Data("second".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: output + "/files/.partial") == [])
+    }
+}
+
 /// How many are inside at once, and the most there ever were.
 private final class Occupancy: Sendable {
     private let counts = Mutex((inside: 0, most: 0))
