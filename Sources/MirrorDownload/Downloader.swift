@@ -47,7 +47,7 @@ public final class Downloader: FileQueue {
                                   sender: RetryingSender(job: job, limiter: limiter, quota: quota, policy: retry, logger: logger,
                                                          clock: client.clock),
                                   logger: logger, origin: job.origin,
-                                  plainHeaders: job.headers.filter { !$0.value.holdsSecret }, folders: FileFolders(output: output),
+                                  plainHeaders: job.headers.filter { !$0.value.holdsSecret }, folders: FileFolders.shared(output: output),
                                   watchdog: watchdog)
         let state = downloader.state
         // Counts each file as it ends, from its own task, so that progress moves between pages.
@@ -241,11 +241,12 @@ struct FileFetcher: Sendable {
 }
 
 /// The folders downloads are written to and the temporary files in them, all opened without
-/// following a link: `files/` and `files/.partial` once per job (a link or a failure there
-/// fails every download of the job alike, before its request), a file's bucket folder
-/// before its request and again to move it in. Temporary files are named by the run's pid
-/// and a number counted across the process, whose jobs share the folder (only one run at
-/// a time holds the output folder).
+/// following a link: `files/` and `files/.partial` once (a link or a failure there fails
+/// every download alike, before its request), and a file's bucket folder (`files/ab`) the
+/// first time a download needs it; the folders stay open while jobs download into the
+/// output folder, which share one `FileFolders` (`shared(output:)`): at most 258
+/// descriptors however many jobs run at once. Temporary files are named by the run's pid
+/// and a number counted across the process (only one run at a time holds the output folder).
 ///
 /// A temporary file is created, and moved into place, by one download at a time
 /// (`Turnstile`): the kernel takes `files/.partial`'s lock for each anyway, and a thread that
@@ -285,6 +286,24 @@ final class FileFolders: Sendable {
     package init(output: String) {
         self.output = output
     }
+
+    /// Those in use for `output`, if a job is downloading into it, else new ones: they are
+    /// closed once no job holds them.
+    package static func shared(output: String) -> FileFolders {
+        let key = (output as NSString).standardizingPath
+        return inUse.withLock { inUse in
+            if let folders = inUse[key]?.folders { return folders }
+            let folders = FileFolders(output: output)
+            inUse[key] = Held(folders: folders)
+            return folders
+        }
+    }
+
+    private struct Held {
+        weak var folders: FileFolders?
+    }
+
+    private static let inUse = Mutex<[String: Held]>([:])
 
     deinit {
         buckets.withLock { buckets in

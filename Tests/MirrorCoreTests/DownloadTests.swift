@@ -621,6 +621,19 @@ struct FileFoldersTests {
         #expect(FileManager.default.contents(atPath: output + "/files/ab/second.jpg") == Data("second".utf8))
         #expect(try FileManager.default.contentsOfDirectory(atPath: output + "/files/.partial") == [])
     }
+
+    @Test("jobs downloading into one output folder at once share its open folders, which close once none holds them")
+    func sharedFolders() {
+        let output = "/tmp/mirror-folders-shared"
+        weak var released: FileFolders?
+        do {
+            let first = FileFolders.shared(output: output)
+            #expect(FileFolders.shared(output: output + "/") === first)
+            #expect(FileFolders.shared(output: "/tmp/mirror-folders-other") !== first)
+            released = first
+        }
+        #expect(released == nil)
+    }
 }
 
 /// How many are inside at once, and the most there ever were.
