@@ -67,7 +67,11 @@
 # BENCH_LATENCY_PAGES (the page latency benchmark's page count, default 1000; the
 # target and the checks scale), BENCH_DOWNLOADS=0 (skip both downloads benchmarks),
 # BENCH_FILES (the number of files, default 2000, 100 a page; the targets and the
-# checks scale).
+# checks scale), BENCH_FLOOR=1 (the downloads also measure scripts/bench/download-floor,
+# built here: SwiftNIO and swift-crypto alone, one event-loop handler per connection that
+# writes each file at its offsets, hashes it and renames it into place, with no HTTP
+# client library and no code of mirror's -- the least a Swift download with SHA-256 costs
+# on this machine; interleaved with the others, its files and digests checked).
 # --profile: after the measured runs, one more `mirror run` of the walk and one of the
 # downloads, each under `perf record -e cpu-clock -g` (Debian linux-perf; not timed, not in
 # the figures), and the report ends with each profile's top entries by shared object
@@ -174,6 +178,20 @@ else
     MIRROR="$ROOT/.build/release/mirror"
 fi
 [ -x "$MIRROR" ] || die "no mirror binary at $MIRROR"
+FLOOR=${BENCH_FLOOR:-0}
+[[ "$FLOOR" =~ ^[01]$ ]] || die "BENCH_FLOOR must be 0 or 1, not '$FLOOR'"
+if [ "$FLOOR" = 1 ] && [ "$DOWNLOADS" = 1 ]; then
+    command -v swift >/dev/null 2>&1 || die "swift is not installed (https://www.swift.org/install/linux/)"
+    say "bench: swift build -c release --package-path scripts/bench/download-floor ..."
+    buildlog=$(mktemp)
+    if ! swift build -c release --package-path "$ROOT/scripts/bench/download-floor" >"$buildlog" 2>&1; then
+        tail -40 "$buildlog" >&2
+        rm -f "$buildlog"
+        die "swift build of download-floor failed"
+    fi
+    rm -f "$buildlog"
+    FLOOR_BIN="$ROOT/scripts/bench/download-floor/.build/release/download-floor"
+fi
 
 # ---- temp folder, cleanup -------------------------------------------------------------
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/mirror-bench.XXXXXX")
@@ -523,11 +541,23 @@ if [ "$DOWNLOADS" = 1 ]; then
         check_files dl-mirror "$out" "$DL_BASE"
         rm -rf "$out"
     }
+    run_floor_files() { # RUN
+        local out="$WORK/floor-files"
+        rm -rf "$out"
+        mkdir -p "$out"
+        measure dl-floor "$1" "$WORK/floor.sums" \
+            "$FLOOR_BIN" 127.0.0.1 "$PORT" /files "$FILES" "$DL_CONCURRENCY" "$out"
+        (cd "$out" && sha256sum --check --quiet --strict "$SUMS" >&2) \
+            || die "download-floor's files differ from the served ones"
+        cmp -s <(sort "$WORK/floor.sums") <(sort "$SUMS") || die "download-floor's digests differ from the served files'"
+        rm -rf "$out"
+    }
     say "bench: downloads: $FILES files ($(python3 -c "print('%.1f MB' % ($FILE_BYTES / 1e6))")) named by $DL_PAGES pages, from nginx; download_concurrency $DL_CONCURRENCY"
     say "bench: 1 warm-up + $RUNS measured runs each, interleaved"
     for run in warm-up $(seq 1 "$RUNS"); do
         run_curl_files "$run"
         run_mirror_files "$run"
+        [ "$FLOOR" = 0 ] || run_floor_files "$run"
     done
     if [ "$PROFILE" = 1 ]; then
         rm -rf "$WORK/dl-out"

@@ -22,7 +22,8 @@ counted them during that run.
 
 With --downloads, a downloads section follows: dl-mirror (mirror run of a job whose
 P pages name FILES files, B bytes in all, `download_concurrency: D`) against dl-curl
-(curl --parallel-max D fetching the same files to disk), with files/s = FILES / wall,
+(curl --parallel-max D fetching the same files to disk), and dl-floor when measured
+(scripts/bench/download-floor: SwiftNIO and SHA-256 alone), with files/s = FILES / wall,
 the targets (mirror's files/s >= R x curl's; peak RSS <= M MB in every measured run).
 With --download-latency, the same job against the delay server (dl-latency) and curl
 fetching the files from it (dl-latency-ref), the target 1.3 x FILES x MS / D, and the
@@ -215,6 +216,9 @@ def downloads(args, data, rows, line, ratio):
     line("  mirror run (pages + files)", "dl-mirror", files, True, mb)
     line("  curl, files only, to disk", "dl-curl", files, True, mb)
     ratio("  ratio mirror / curl", "dl-mirror", "dl-curl")
+    if "dl-floor" in rows:
+        line("  SwiftNIO + SHA-256 alone, files", "dl-floor", files, True, mb)
+        ratio("  ratio floor / curl", "dl-floor", "dl-curl")
     if "dl-mirror" in rows and "dl-curl" in rows:
         fm = files / rows["dl-mirror"][0][0]
         fc = files / rows["dl-curl"][0][0]
