@@ -94,7 +94,7 @@ public final class QuotaPacer: Sendable {
     /// A request `admit` let through has ended: with a response's status and headers, or
     /// with none (a network error, a timeout, a cancellation).
     package func heard(host key: String, status: Int?, headers: [String: String]?) {
-        // Read outside the lock: most answers say nothing of a quota.
+        // The headers are read before the lock is taken: it is held for the update alone.
         let reading = status != nil ? headers.map { QuotaReading(headers: $0, now: clock.date) } : nil
         let now = clock.now
         hosts.withLock { hosts in
