@@ -243,10 +243,12 @@ struct FileFetcher: Sendable {
 /// The folders downloads are written to and the temporary files in them, all opened without
 /// following a link: `files/` and `files/.partial` once (a link or a failure there fails
 /// every download alike, before its request), and a file's bucket folder (`files/ab`) the
-/// first time a download needs it; the folders stay open while jobs download into the
-/// output folder, which share one `FileFolders` (`shared(output:)`): at most 258
-/// descriptors however many jobs run at once. Temporary files are named by the run's pid
-/// and a number counted across the process (only one run at a time holds the output folder).
+/// first time a download needs it, and again when, as a file is about to be moved in, its
+/// name no longer leads to the folder kept. The folders stay open while jobs download into
+/// the output folder, which share one `FileFolders` (`shared(output:)`): 258 descriptors,
+/// however many jobs run at once, and one more for each bucket folder replaced meanwhile.
+/// Temporary files are named by the run's pid and a number counted across the process
+/// (only one run at a time holds the output folder).
 ///
 /// A temporary file is created, and moved into place, by one download at a time
 /// (`Turnstile`): the kernel takes `files/.partial`'s lock for each anyway, and a thread that
@@ -275,9 +277,16 @@ final class FileFolders: Sendable {
     private let turns = Turnstile()
     /// Opened at the first download, or why not; kept for the job.
     private let opened = Mutex<Result<Opened, Failure>?>(nil)
-    /// Bucket folders opened so far, by name (`ab`), and those opened again after theirs
-    /// went away (still closed only with the rest: a download may be using one).
-    private let buckets = Mutex<(open: [Substring: Int32], replaced: [Int32])>(([:], []))
+    /// An open bucket folder, and the file it is.
+    private struct Bucket {
+        let descriptor: Int32
+        let device: dev_t
+        let inode: ino_t
+    }
+
+    /// Bucket folders opened so far, by name (`ab`), and those whose name came to lead
+    /// elsewhere (closed only with the rest: a download may still be using one).
+    private let buckets = Mutex<(open: [Substring: Bucket], replaced: [Int32])>(([:], []))
     /// One count for every job of the process: two jobs downloading into one output folder
     /// never pick the same temporary name.
     private static let counter = Atomic<Int>(0)
@@ -307,7 +316,7 @@ final class FileFolders: Sendable {
 
     deinit {
         buckets.withLock { buckets in
-            for descriptor in buckets.open.values { close(descriptor) }
+            for bucket in buckets.open.values { close(bucket.descriptor) }
             for descriptor in buckets.replaced { close(descriptor) }
         }
         opened.withLock { opened in
@@ -338,15 +347,10 @@ final class FileFolders: Sendable {
     /// Moves the whole temporary file `name` to `relative`, into its bucket folder as it is now.
     package func place(_ name: String, at relative: String) async throws(Failure) {
         let folders = try openFolders()
-        let bucket = try bucket(of: relative, in: folders.files)
+        let bucket = try bucket(of: relative, in: folders.files, current: true)
         let slash = relative.utf8.lastIndex(of: UInt8(ascii: "/")) ?? relative.startIndex
         let target = String(relative[relative.index(after: slash)...])
-        var code = await turns.pass { renameat(folders.partial, name, bucket, target) == 0 ? 0 : errno }
-        if code == ENOENT {
-            // The bucket folder went away since it was opened: it is made again.
-            let again = try self.bucket(of: relative, in: folders.files, reopen: true)
-            code = await turns.pass { renameat(folders.partial, name, again, target) == 0 ? 0 : errno }
-        }
+        let code = await turns.pass { renameat(folders.partial, name, bucket, target) == 0 ? 0 : errno }
         guard code == 0 else {
             throw Failure(reason: "cannot move the file into place: \(String(cString: strerror(code)))")
         }
@@ -382,25 +386,38 @@ final class FileFolders: Sendable {
     }
 
     /// The bucket folder of `relative` (`files/ab`), open: opened (made if missing) the first
-    /// time, or again with `reopen`, and kept.
-    private func bucket(of relative: String, in files: Int32, reopen: Bool = false) throws(Failure) -> Int32 {
+    /// time, and kept. With `current`, the folder its name leads to now: when that is no
+    /// longer the one kept (removed, or moved away and maybe a link put in its place), it is
+    /// opened afresh, as the first time.
+    private func bucket(of relative: String, in files: Int32, current: Bool = false) throws(Failure) -> Int32 {
         let shown = relative[..<(relative.utf8.lastIndex(of: UInt8(ascii: "/")) ?? relative.endIndex)]
         let name = shown.dropFirst(FileNaming.folder.count + 1)
-        if !reopen, let descriptor = buckets.withLock({ $0.open[name] }) { return descriptor }
+        let known = buckets.withLock { $0.open[name] }
+        if let known, !current || Self.names(known, String(name), in: files) { return known.descriptor }
         let opened = try Self.folder(String(name), in: files, shown: String(shown))
-        let (descriptor, spare) = buckets.withLock { buckets -> (Int32, Int32?) in
-            guard let known = buckets.open[name] else {
-                buckets.open[name] = opened
-                return (opened, nil)
-            }
-            // Another download opened it meanwhile: theirs is kept, unless it is the one gone.
-            guard reopen else { return (known, opened) }
-            buckets.replaced.append(known)
-            buckets.open[name] = opened
+        var info = stat()
+        guard fstat(opened, &info) == 0 else {
+            let code = errno
+            close(opened)
+            throw Failure(reason: "cannot open the files folder: '\(shown)': \(String(cString: strerror(code)))")
+        }
+        let fresh = Bucket(descriptor: opened, device: info.st_dev, inode: info.st_ino)
+        let (kept, spare) = buckets.withLock { buckets -> (Int32, Int32?) in
+            // Another download may have opened it meanwhile: the first one stands.
+            if let now = buckets.open[name], now.descriptor != known?.descriptor { return (now.descriptor, opened) }
+            if let known { buckets.replaced.append(known.descriptor) }
+            buckets.open[name] = fresh
             return (opened, nil)
         }
         if let spare { close(spare) }
-        return descriptor
+        return kept
+    }
+
+    /// Whether `name` in `files` is the folder `bucket` is, not followed if a link.
+    private static func names(_ bucket: Bucket, _ name: String, in files: Int32) -> Bool {
+        var info = stat()
+        return fstatat(files, name, &info, AT_SYMLINK_NOFOLLOW) == 0 && info.st_dev == bucket.device
+            && info.st_ino == bucket.inode
     }
 
     private static func folder(_ name: String, in parent: Int32, shown: String) throws(Failure) -> Int32 {

@@ -600,25 +600,74 @@ struct DownloadTests {
 
 @Suite("the folders downloads are written to")
 struct FileFoldersTests {
-    @Test("a bucket folder removed while a job downloads is made again for the next file into it")
-    func bucketRemoved() async throws {
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("mirror-folders-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+    /// Prepares `name`, writes `bytes` to its temporary file, runs `meanwhile`, then moves the
+    /// file into place.
+    private func download(_ name: String, _ bytes: String, with folders: FileFolders,
+                          meanwhile: () throws -> Void = {}) async throws {
+        let temporary = try await folders.prepare(for: name)
+        let written = Array(bytes.utf8).withUnsafeBytes { write(temporary.descriptor, $0.baseAddress, $0.count) }
+        #expect(written == bytes.utf8.count)
+        close(temporary.descriptor)
+        try meanwhile()
+        do {
+            try await folders.place(temporary.name, at: name)
+        } catch {
+            folders.discard(temporary.name)
+            throw error
+        }
+    }
+
+    private func temporaryFolder() throws -> String {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mirror-folders-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    @Test("a bucket folder removed or moved away while a job downloads is made again for the next file into it",
+          arguments: ["removed", "moved"])
+    func bucketGone(how: String) async throws {
+        let output = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: output) }
         let folders = FileFolders(output: output)
-        for (name, bytes) in [("files/ab/first.jpg", "first"), ("files/ab/second.jpg", "second")] {
-            let temporary = try await folders.prepare(for: name)
-            let written = Array(bytes.utf8).withUnsafeBytes { write(temporary.descriptor, $0.baseAddress, $0.count) }
-            #expect(written == bytes.utf8.count)
-            close(temporary.descriptor)
-            if name.hasSuffix("second.jpg") {
-                // Gone after its temporary file was made, before the file is moved in.
+        try await download("files/ab/first.jpg", "first", with: folders)
+        try await download("files/ab/second.jpg", "second", with: folders) {
+            // Gone after the second file's temporary file was made, before it is moved in.
+            if how == "removed" {
                 try FileManager.default.removeItem(atPath: output + "/files/ab")
+            } else {
+                try FileManager.default.moveItem(atPath: output + "/files/ab", toPath: output + "/moved")
             }
-            try await folders.place(temporary.name, at: name)
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: output + "/files/ab") == ["second.jpg"])
         #expect(FileManager.default.contents(atPath: output + "/files/ab/second.jpg") == Data("second".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: output + "/files/.partial") == [])
+        if how == "moved" {
+            #expect(try FileManager.default.contentsOfDirectory(atPath: output + "/moved") == ["first.jpg"])
+        }
+    }
+
+    @Test("a link put in a bucket folder's place while a job downloads fails its files; nothing is written through it")
+    func bucketBecomesLink() async throws {
+        let output = try temporaryFolder()
+        let elsewhere = try temporaryFolder()
+        defer {
+            try? FileManager.default.removeItem(atPath: output)
+            try? FileManager.default.removeItem(atPath: elsewhere)
+        }
+        let folders = FileFolders(output: output)
+        try await download("files/ab/first.jpg", "first", with: folders)
+        await #expect(throws: FileFolders.Failure.self) {
+            try await download("files/ab/second.jpg", "second", with: folders) {
+                try FileManager.default.moveItem(atPath: output + "/files/ab", toPath: output + "/moved")
+                try FileManager.default.createSymbolicLink(atPath: output + "/files/ab", withDestinationPath: elsewhere)
+            }
+        }
+        let failure = await #expect(throws: FileFolders.Failure.self) {
+            try await download("files/ab/third.jpg", "third", with: folders)
+        }
+        #expect(failure?.reason.contains("'files/ab' is a symbolic link") == true)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere) == [])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: output + "/moved") == ["first.jpg"])
         #expect(try FileManager.default.contentsOfDirectory(atPath: output + "/files/.partial") == [])
     }
 
