@@ -275,7 +275,7 @@ final class FileFolders: Sendable {
     private let output: String
     /// Taken to create a temporary file and to move one into place.
     private let turns = Turnstile()
-    /// Opened at the first download, or why not; kept for the job.
+    /// Opened at the first download, or why not; kept while jobs download into the folder.
     private let opened = Mutex<Result<Opened, Failure>?>(nil)
     /// An open bucket folder, and the file it is.
     private struct Bucket {
