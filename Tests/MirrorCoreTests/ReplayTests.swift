@@ -1,12 +1,16 @@
+import AsyncHTTPClient
+import Crypto
 import Foundation
 import GRDB
 @testable import MirrorCore
+@testable import MirrorDownload
 @testable import MirrorHTTP
 @testable import MirrorJobFile
 @testable import MirrorJSON
 @testable import MirrorModel
 @testable import MirrorStore
 import MirrorTestSupport
+import NIOCore
 import NIOHTTP1
 import Synchronization
 import Testing
@@ -432,6 +436,56 @@ struct ReplayTests {
             }
             let after = try JSONDocument(parsing: try await get(base + "/items?page=1").body)
             #expect(after.root["data"]!["list"]!.elements.map { $0["v"]?.intValue } == Array(repeating: 2, count: 3000))
+        }
+    }
+
+    @Test("a page the API labelled text/html is shown, never run: its answers carry the files' nosniff and sandbox")
+    func sandboxedPages() async throws {
+        let harness = try Harness()
+        let script = #"<script>fetch('/_mirror/tables').then(r => r.text()).then(t => navigator.sendBeacon('/x', t))</script>"#
+        let image = Array("GIF89a".utf8)
+        let handler: @Sendable (FixtureRequest) async -> FixtureResponse = { request in
+            if request.path == "/f/a.gif" { return FixtureResponse(headers: [("Content-Type", "image/gif")], body: image) }
+            let page = Int(request.parameter("page") ?? "") ?? 0
+            let list = page == 1 ? #"{"id":"1","note":"\#(script)","f":"http://\#(request.authority)/f/a.gif"}"# : ""
+            return FixtureResponse(headers: [("Content-Type", "text/html")], body: Array(#"{"data":{"list":[\#(list)]}}"#.utf8))
+        }
+        var path = ""
+        try await FixtureServer.with(handler) { server in
+            _ = try await harness.run(itemsJob("downloads: [f]"), server: server)
+            path = FileNaming.relativePath(for: "\(server.base)/f/a.gif")
+        }
+        // The answer's status and its headers in order, names lowercased, but the date.
+        func fields(_ url: String, headers: [(String, String)] = [], method: NIOHTTP1.HTTPMethod = .GET) async throws -> [String] {
+            var request = HTTPClientRequest(url: url)
+            request.method = method
+            for (name, value) in headers { request.headers.add(name: name, value: value) }
+            let response = try await AsyncHTTPClient.HTTPClient.shared.execute(request, timeout: .seconds(10))
+            _ = try await response.body.collect(upTo: 1 << 20)
+            return ["\(response.status.code)"] + response.headers.filter { $0.name.lowercased() != "date" }
+                .map { "\($0.name.lowercased()): \($0.value)" }
+        }
+        try await serving(harness) { base in
+            // Assembled, then sent again from the cache (the page kept in one buffer with its head).
+            let assembled = try await fields(base + "/items?page=1")
+            let page = try await get(base + "/items?page=1")
+            #expect(page.text.contains(script))
+            let etag = try #require(page.headers["etag"])
+            // The files' two headers, then the server's name.
+            let sandboxed = ["content-security-policy: sandbox", "x-content-type-options: nosniff", "server: mirror"]
+            let whole = ["200", "content-type: text/html", "etag: \(etag)", "content-length: \(page.body.count)"] + sandboxed
+            let kept = try await fields(base + "/items?page=1")
+            let head = try await fields(base + "/items?page=1", method: .HEAD)
+            #expect(assembled == whole && kept == whole && head == whole)
+            let notModified = try await fields(base + "/items?page=1", headers: [("If-None-Match", etag)])
+            #expect(notModified == ["304", "etag: \(etag)"] + sandboxed)
+            let missing = try await get(base + "/items?page=9")
+            let missingFields = try await fields(base + "/items?page=9")
+            #expect(missingFields == ["404", "content-type: application/json", "content-length: \(missing.body.count)"] + sandboxed)
+            // The files' answers as they were.
+            let sha = Crypto.SHA256.hash(data: image).map { String(format: "%02x", $0) }.joined()
+            let file = try await fields(base + "/_mirror/" + path)
+            #expect(file == ["200", "etag: \"\(sha)\"", "accept-ranges: bytes", "content-type: image/gif", "content-length: 6"] + sandboxed)
         }
     }
 }

@@ -27,8 +27,11 @@ extension MirrorServer {
         func on(_ path: RouterPath, _ methods: [HTTPRequest.Method] = [.get, .head], use handler: @escaping Handler) {
             for method in methods { router.on(path, method: method, use: handler) }
         }
+        // A replayed page, kept or assembled, is shown as a downloaded file is, never run.
         let replay: Handler = { request, context in
-            try await pages.response(to: request, origin: address.origin(asked: request.head.authority), loop: context.eventLoop)
+            try await shownNeverRun.handle(request, context: context) { request, context in
+                try await pages.response(to: request, origin: address.origin(asked: request.head.authority), loop: context.eventLoop)
+            }
         }
         let unknown: Handler = { request, _ in throw noSuchPath(request) }
 
@@ -49,10 +52,7 @@ extension MirrorServer {
             let query = parameters(of: request)
             return try await blocking { try api.changes(table: table, query: query) }.response
         }
-        // A downloaded page or image is shown, never run: an HTML or SVG file from the API
-        // cannot reach the read API from this origin.
-        let downloads = router.group("/_mirror/files")
-            .add(middleware: ContentSecurityMiddleware(contentSecurityPolicy: [.sandbox()]))
+        let downloads = router.group("/_mirror/files").add(middleware: shownNeverRun)
         let file: Handler = { request, context in
             // The rest of the path as sent, percent-decoded: `getCatchAll()` would drop an
             // empty segment, and a path with one is no file's.
@@ -70,6 +70,12 @@ extension MirrorServer {
         on("/**", [.get, .head, .post], use: replay)
         return router
     }
+
+    /// What the API sent is shown, never run: `X-Content-Type-Options: nosniff` and
+    /// `Content-Security-Policy: sandbox` on every answer of a downloaded file or a replayed
+    /// page, so an HTML or SVG file, or a page the API labelled `text/html` with a record's
+    /// `<script>` in it, cannot reach the read API from this origin.
+    static let shownNeverRun = ContentSecurityMiddleware<ServeContext>(contentSecurityPolicy: [.sandbox()])
 
     /// 404 for an own path the read API does not have.
     private static func noSuchPath(_ request: Request) -> HTTPError {
