@@ -19,6 +19,12 @@ package struct Origin: Sendable {
 
     private var effectivePort: Int? { port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil) }
 
+    /// Whether `other` is this origin: the same scheme and host, and the same port, a
+    /// scheme's default one written or not.
+    package func isSame(as other: Origin) -> Bool {
+        scheme == other.scheme && host == other.host && effectivePort == other.effectivePort
+    }
+
     /// Whether `url` is on this origin, or on its https upgrade.
     package func admits(_ url: String) -> Bool {
         guard let other = Origin(url), host == other.host else { return false }

@@ -488,4 +488,45 @@ struct ReplayTests {
             #expect(file == ["200", "etag: \"\(sha)\"", "accept-ranges: bytes", "content-type: image/gif", "content-length: 6"] + sandboxed)
         }
     }
+
+    @Test("a URL of the API's origin points here however it is written: no path, any case, a default port or not, in a list")
+    func pointingByOrigin() {
+        func pointing(_ text: String, from api: String) -> String {
+            String(decoding: ReplayedPages.pointing(ArraySlice(text.utf8), from: api, to: "http://127.0.0.1:8080"), as: UTF8.self)
+        }
+        let api = "http://api.example.com"
+        #expect(pointing(#"<http://api.example.com>; rel="first""#, from: api) == #"<http://127.0.0.1:8080>; rel="first""#)
+        #expect(pointing(#"<HTTP://API.Example.COM/items?page=2>; rel="next""#, from: api)
+            == #"<http://127.0.0.1:8080/items?page=2>; rel="next""#)
+        #expect(pointing(#"<http://api.example.com:80/items?page=1>; rel="prev", <http://api.example.com>; rel="first", "#
+            + #"<Http://api.example.com/items?page=3>; rel="last""#, from: api)
+            == #"<http://127.0.0.1:8080/items?page=1>; rel="prev", <http://127.0.0.1:8080>; rel="first", "#
+            + #"<http://127.0.0.1:8080/items?page=3>; rel="last""#)
+        #expect(pointing(#"<https://api.example.com/a>; rel="next""#, from: "https://api.example.com:443")
+            == #"<http://127.0.0.1:8080/a>; rel="next""#)
+        #expect(pointing(#"{"next":"HTTP:\/\/api.example.com:80\/items?page=2","first":"http://api.example.com"}"#, from: api)
+            == #"{"next":"http:\/\/127.0.0.1:8080\/items?page=2","first":"http://127.0.0.1:8080"}"#)
+        // Another origin, or a host that only begins like the API's, stays as it is.
+        let others = #"<http://api.example.com.evil.net/a>, <http://api.example.com:8080/a>, <https://api.example.com/a>, "#
+            + #"<ftp://api.example.com/a>, <xhttp://api.example.com/a>, <http://api.example.com@evil.net/a>, <http://user@api.example.com/a>"#
+        #expect(pointing(others, from: api) == others)
+    }
+
+    @Test("replayed Link headers name this server for every link of the API's origin, however the API wrote it")
+    func linkHeadersByOrigin() async throws {
+        let harness = try Harness()
+        try await FixtureServer.with { request in
+            let page = Int(request.parameter("page") ?? "") ?? 1
+            let upper = request.base.replacingOccurrences(of: "http://", with: "HTTP://")
+            let link = #"<\#(request.base)>; rel="first", <\#(upper)/items?page=\#(page + 1)>; rel="next", "#
+                + #"<https://elsewhere.example/items?page=9>; rel="help""#
+            return .json(page == 1 ? #"{"data":{"list":[{"id":"1"}]}}"# : #"{"data":{"list":[]}}"#, headers: [("Link", link)])
+        } _: { server in
+            _ = try await harness.run(itemsJob(), server: server)
+        }
+        try await serving(harness) { base in
+            let link = try await get(base + "/items?page=1").headers["link"]
+            #expect(link == #"<\#(base)>; rel="first", <\#(base)/items?page=2>; rel="next", <https://elsewhere.example/items?page=9>; rel="help""#)
+        }
+    }
 }

@@ -148,26 +148,48 @@ public struct ReplayedPages: Sendable {
     }
 
     /// `text` with each URL of `apiOrigin` (also written with `\/`, as some encoders do)
-    /// made a URL of `origin`.
+    /// made a URL of `origin`: each `scheme://authority` in it is read as an origin and
+    /// compared as one, so a URL with no path, a scheme or host in capitals, a default port
+    /// written or left out, each link of a list, is one of the API's as any other is. A host
+    /// that only begins as the API's does, or an authority with a user (`…@host`), is not.
     static func pointing(_ text: ArraySlice<UInt8>, from apiOrigin: String?, to origin: String) -> [UInt8] {
-        guard let apiOrigin, !text.isEmpty else { return Array(text) }
-        var result = String(decoding: text, as: UTF8.self)
-        for (old, new) in [(apiOrigin, origin),
-                           (apiOrigin.replacingOccurrences(of: "/", with: "\\/"), origin.replacingOccurrences(of: "/", with: "\\/"))] {
-            var output = ""
-            var rest = Substring(result)
-            while let found = rest.range(of: old) {
-                let after = rest[found.upperBound...].first
-                // The whole origin, not the start of a longer host name or port.
-                let whole = after.map { "/?#\"\\".contains($0) } ?? true
-                output += rest[..<found.lowerBound]
-                output += whole ? new : old
-                rest = rest[found.upperBound...]
-            }
-            output += rest
-            result = output
+        guard let apiOrigin, let api = Origin(apiOrigin), !text.isEmpty else { return Array(text) }
+        let bytes = Array(text)
+        let plain = Array(origin.utf8)
+        let escaped = Array(origin.replacingOccurrences(of: "/", with: "\\/").utf8)
+        func isLetter(_ byte: UInt8) -> Bool { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20) }
+        func isSchemeByte(_ byte: UInt8) -> Bool {
+            isLetter(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || "+-.".utf8.contains(byte)
         }
-        return Array(result.utf8)
+        func isAuthorityByte(_ byte: UInt8) -> Bool {
+            isSchemeByte(byte) || ":[]%_~".utf8.contains(byte)
+        }
+        var result: [UInt8] = []
+        result.reserveCapacity(bytes.count)
+        var copied = 0
+        var colon = 0
+        while let found = bytes[colon...].firstIndex(of: UInt8(ascii: ":")) {
+            colon = found + 1
+            let rest = bytes[colon...]
+            let slashes = rest.starts(with: "//".utf8) ? 2 : rest.starts(with: #"\/\/"#.utf8) ? 4 : 0
+            guard slashes > 0 else { continue }
+            var start = found
+            while start > copied, isSchemeByte(bytes[start - 1]) { start -= 1 }
+            guard start < found, isLetter(bytes[start]) else { continue }
+            let host = colon + slashes
+            var end = host
+            while end < bytes.count, isAuthorityByte(bytes[end]) { end += 1 }
+            guard end > host, end == bytes.count || bytes[end] != UInt8(ascii: "@"),
+                  let named = Origin(String(decoding: bytes[start..<found], as: UTF8.self) + "://"
+                      + String(decoding: bytes[host..<end], as: UTF8.self)),
+                  named.isSame(as: api) else { continue }
+            result += bytes[copied..<start]
+            result += slashes == 2 ? plain : escaped
+            copied = end
+            colon = end
+        }
+        result += bytes[copied...]
+        return result
     }
 
     /// The answer to `request`, for a client that reaches this server at `origin`: the page
