@@ -19,6 +19,7 @@ extension JobFileReader {
     /// parent learns its children.
     mutating func linkParents(_ jobs: inout [JobSpec], nodes: [String: Node]) {
         let names = Set(jobs.map(\.name))
+        let redactions = Dictionary(jobs.map { ($0.name, $0.redaction) }, uniquingKeysWith: { first, _ in first })
         func node(_ job: JobSpec, _ key: JobKey) -> Node? {
             nodes[job.name].map { mapping($0, keys: JobKey.self, context: nil, report: false) }?[key]?.value
         }
@@ -45,7 +46,7 @@ extension JobFileReader {
                 error(node(job, .url) ?? nodes[job.name], "'{parent.\(path)}' in job '\(job.name)' is not a path such as {parent.id}")
             }
             // A child reads its parent's record as stored: without what `drop` and `hash` took.
-            if let redaction = jobs.first(where: { $0.name == parent })?.redaction {
+            if let redaction = redactions[parent] ?? nil {
                 for text in placeholders {
                     guard let path = JSONPath(text), let taken = redaction.covering(path) else { continue }
                     error(node(job, .url) ?? nodes[job.name], "'{parent.\(text)}' in job '\(job.name)' reads '\(path)' of the "
@@ -63,13 +64,16 @@ extension JobFileReader {
             }
             parents[job.name] = parent
         }
-        // A chain of parents that comes back to where it started.
+        // A chain of parents that comes back to where it started. A job met on an earlier
+        // chain leads nowhere new: each job is walked past once.
         var reported: Set<String> = []
+        var walked: Set<String> = []
         for job in jobs {
             var chain = [job.name]
+            var places = [job.name: 0]
             var current = job.name
-            while let parent = parents[current] {
-                if let start = chain.firstIndex(of: parent) {
+            while !walked.contains(current), let parent = parents[current] {
+                if let start = places[parent] {
                     let cycle = Array(chain[start...])
                     if reported.isDisjoint(with: cycle), let first = jobs.first(where: { cycle.contains($0.name) }) {
                         error(node(first, .parent), "jobs \(cycle.map { "'\($0)'" }.joined(separator: ", ")) are each "
@@ -78,12 +82,18 @@ extension JobFileReader {
                     }
                     break
                 }
+                places[parent] = chain.count
                 chain.append(parent)
                 current = parent
             }
+            walked.formUnion(chain)
+        }
+        var children: [String: [String]] = [:]
+        for job in jobs {
+            if let parent = parents[job.name] { children[parent, default: []].append(job.name) }
         }
         for index in jobs.indices {
-            jobs[index].children = jobs.filter { parents[$0.name] == jobs[index].name }.map(\.name)
+            jobs[index].children = children[jobs[index].name] ?? []
         }
     }
 }

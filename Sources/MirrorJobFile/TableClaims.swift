@@ -6,12 +6,19 @@
 import MirrorModel
 
 package struct TableClaims {
-    /// Jobs by database and table name, lowercased.
-    private var claimed: [String: [JobSpec]] = [:]
+    /// The first job of each table, by database and table name, lowercased: each later job
+    /// of the table was found alike with it in all but its account.
+    private var claimed: [String: JobSpec] = [:]
+    /// The first job of each account of a table, by database, table name and account.
+    private var accounts: [String: JobSpec] = [:]
+    /// The job whose table brings each index, by database and index name, lowercased.
+    private var indexes: [String: JobSpec] = [:]
     /// The first job of each table name, lowercased, whatever its database.
     private var tableNames: [String: JobSpec] = [:]
     /// The job and list of each view, by view name, lowercased, whatever its database.
     private var views: [String: [(job: JobSpec, list: String)]] = [:]
+    /// Jobs compared with a job claimed before them, for the tests.
+    package private(set) var comparisons = 0
 
     package init() {}
 
@@ -33,15 +40,23 @@ package struct TableClaims {
     /// before stands in the way (and then claims nothing).
     package mutating func claim(_ job: JobSpec) -> Conflict? {
         let lower = job.table.lowercased()
-        for other in claimed[Self.key(job.database, lower)] ?? [] {
+        let table = Self.key(job.database, lower)
+        let account = table + "\u{0}" + job.account
+        var others: [JobSpec] = []
+        if let first = claimed[table] {
+            others.append(first)
+            if job.account != first.account, let peer = accounts[account] { others.append(peer) }
+        }
+        for other in others {
+            comparisons += 1
             if let reason = Self.conflict(job, other) { return Conflict(message: reason, list: nil) }
         }
         if lower.hasSuffix(Self.indexSuffix),
-           let owner = claimed[Self.key(job.database, String(lower.dropLast(Self.indexSuffix.count)))]?.first {
+           let owner = claimed[Self.key(job.database, String(lower.dropLast(Self.indexSuffix.count)))] {
             return Conflict(message: "table '\(job.table)' in \(job.database) has the name of the index of job '\(owner.name)''s table "
                 + "'\(owner.table)': name it otherwise", list: nil)
         }
-        if let user = claimed[Self.key(job.database, lower + Self.indexSuffix)]?.first {
+        if let user = claimed[Self.key(job.database, lower + Self.indexSuffix)] {
             return Conflict(message: "the index of table '\(job.table)' in \(job.database) would be named "
                 + "'\(job.table)\(Self.indexSuffix)', the name of job '\(user.name)''s table '\(user.table)': "
                 + "name one of them otherwise", list: nil)
@@ -69,18 +84,26 @@ package struct TableClaims {
                     + "the name of the view of list '\(other.list)' of job '\(other.job.name)''s table '\(other.job.table)': "
                     + "name one of them otherwise", list: list.name)
             }
-            if let owner = claimed.values.compactMap(\.first).first(where: { owner in
-                owner.database == job.database && ReservedNames.indexNames(of: owner.table).contains { $0.lowercased() == key }
-            }) {
+            if let owner = indexes[Self.key(job.database, key)] {
                 return Conflict(message: "the view of list '\(list.name)' would be named '\(view)' in \(job.database), "
                     + "the name of an index of job '\(owner.name)''s table '\(owner.table)': name one of them otherwise",
                     list: list.name)
             }
         }
-        claimed[Self.key(job.database, lower), default: []].append(job)
+        if claimed[table] == nil {
+            claimed[table] = job
+            for index in ReservedNames.indexNames(of: job.table) where indexes[Self.key(job.database, index)] == nil {
+                indexes[Self.key(job.database, index)] = job
+            }
+        }
+        if accounts[account] == nil { accounts[account] = job }
         if tableNames[lower] == nil { tableNames[lower] = job }
+        // A view is the table's: the first job to bring it stands for the rest of the table's.
         for list in job.explode {
-            views[ExplodedList.viewName(table: job.table, list: list.name).lowercased(), default: []].append((job, list.name))
+            let view = ExplodedList.viewName(table: job.table, list: list.name).lowercased()
+            guard !(views[view] ?? []).contains(where: { $0.job.database == job.database && $0.job.table.lowercased() == lower })
+            else { continue }
+            views[view, default: []].append((job, list.name))
         }
         return nil
     }

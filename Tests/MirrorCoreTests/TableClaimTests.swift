@@ -20,6 +20,21 @@ struct TableClaimTests {
         }
     }
 
+    @Test("a job is compared with one job of its table, and one of its account, however many jobs share the table")
+    func claimsGrowLinearly() throws {
+        var yaml = "version: 1\ndefaults: { records: r, id: id }\njobs:\n"
+        for index in 0..<2000 { yaml += "  - { name: a\(index), url: \"https://h/\(index)\", table: t_order, account: c\(index) }\n" }
+        let file = try JobFileLoader(environment: [:]).parse(text: yaml, path: "jobs/x.yaml", folder: "jobs")
+        var claims = TableClaims()
+        #expect(file.jobs.allSatisfy { claims.claim($0) == nil })
+        #expect(claims.comparisons == 1999)
+        // A job of an account that has one: compared with the table's first job and with that one.
+        #expect(claims.claim(file.jobs[1500])?.message == "job 'a1500' stores into table 't_order' of t_order.sqlite under "
+            + "the same account, as job 'a1500' does: each would overwrite the other's records and prune delete them; set "
+            + "share_table: true on both to mean it, or give one its own table or account")
+        #expect(claims.comparisons == 2001)
+    }
+
     @Test("tables SQLite would hold as one, or that take mirror's own names, are refused where they are named")
     func refused() {
         // Lines 4 and 5 hold the jobs; the table's value starts at column 43.
