@@ -1,4 +1,5 @@
 import Foundation
+@testable import MirrorJobFile
 import Testing
 
 /// README.md as a newcomer reads it: the lines outside code blocks.
@@ -37,5 +38,44 @@ struct ReadmeTests {
         }
         #expect(sections.count == 17)
         #expect(links == sections)
+    }
+
+    /// The keys a cell of README's table names: each word in backticks, but for those in
+    /// parentheses (defaults and notes).
+    private static func keys(in cell: Substring) -> Set<String> {
+        var keys: Set<String> = [], word = "", depth = 0, quoted = false
+        for character in cell {
+            if character == "`" {
+                if quoted, depth == 0 { keys.insert(word) }
+                quoted.toggle()
+                word = ""
+            } else if quoted {
+                word.append(character)
+            } else if character == "(" {
+                depth += 1
+            } else if character == ")" {
+                depth -= 1
+            }
+        }
+        return keys
+    }
+
+    @Test("the table of auth keys lists exactly the keys each type takes, its required ones as required")
+    func authKeys() throws {
+        let header = prose.firstIndex(of: "| `type` | required | optional (the default) |")
+        let start = try #require(header, "README.md has no table of every auth key")
+        var rows: [String: (required: Set<String>, all: Set<String>)] = [:]
+        for line in prose[(start + 2)...].prefix(while: { $0.hasPrefix("| ") }) {
+            let cells = line.dropFirst(2).dropLast(2).components(separatedBy: " | ").map { Substring($0) }
+            try #require(cells.count == 3, "\(line)")
+            let required = Self.keys(in: cells[1])
+            rows[String(cells[0].dropFirst().dropLast())] = (required, required.union(Self.keys(in: cells[2])))
+        }
+        #expect(rows.keys.sorted() == AuthType.allCases.map(\.rawValue).sorted())
+        for type in AuthType.allCases {
+            let row = try #require(rows[type.rawValue])
+            #expect(Set(type.required.map(\.rawValue)).isSubset(of: row.required), "\(type.rawValue)")
+            #expect(row.all == Set(type.keys.map(\.rawValue)).subtracting(["type"]), "\(type.rawValue)")
+        }
     }
 }
