@@ -1,4 +1,5 @@
 import Foundation
+@testable import MirrorCore
 @testable import MirrorJobFile
 import Testing
 
@@ -77,5 +78,14 @@ struct ReadmeTests {
             #expect(Set(type.required.map(\.rawValue)).isSubset(of: row.required), "\(type.rawValue)")
             #expect(row.all == Set(type.keys.map(\.rawValue)).subtracting(["type"]), "\(type.rawValue)")
         }
+    }
+
+    @Test("the lease refusal is quoted as mirror words it")
+    func leaseRefusal() {
+        let refusal = LeaseHeldError(location: "s3://bucket/mirror/state", key: "shards/2-of-4/lease.json",
+                                     holder: "mirror-29412060-2-x7kq9 pid 7", expiresAt: "2026-11-28T10:01:00.000Z")
+        let text = prose.joined(separator: " ").split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        let quoted = text.contains("`error: \(refusal)`")
+        #expect(quoted, "README.md does not quote `error: \(refusal)`")
     }
 }
