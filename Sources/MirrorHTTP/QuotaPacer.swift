@@ -80,7 +80,7 @@ public final class QuotaPacer: Sendable {
             if let remaining = host.remaining, remaining <= 0 {
                 if host.renews == nil, let window = host.window {
                     // Spent, and no reset said: the policy's window.
-                    host.renews = now + .milliseconds(Int64(window * 1000))
+                    host.renews = now + Self.duration(window)
                 }
                 // Spent with no reset known at all: only the host can say; it is asked.
                 if let renews = host.renews { return Wait(until: renews, cause: .quota) }
@@ -146,7 +146,8 @@ public final class QuotaPacer: Sendable {
         return Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.up))
     }
 
+    /// `seconds` as a duration, from 0 to `RetryPolicy.longestWait` (NaN: 0).
     static func duration(_ seconds: Double) -> Duration {
-        .milliseconds(Int64(min(seconds, 1e12) * 1000))
+        seconds.isNaN ? .zero : .milliseconds(Int64(min(max(0, seconds), RetryPolicy.longestWait) * 1000))
     }
 }

@@ -40,7 +40,7 @@ package struct QuotaReading: Sendable, Equatable {
     /// values are read against.
     package init(headers: [String: String], now: Date) {
         func integer(_ name: String) -> Int? {
-            headers[name].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+            headers[name].flatMap { Self.count($0) }
         }
         func seconds(_ text: String?) -> Double? {
             guard let text, let value = Double(text.trimmingCharacters(in: .whitespaces)), value.isFinite, value >= 0 else {
@@ -51,9 +51,9 @@ package struct QuotaReading: Sendable, Equatable {
         let policy = headers["ratelimit-policy"].flatMap { Self.policies($0) }
         // The structured field, else the draft's three fields, else the X- ones.
         if let field = headers["ratelimit"], let chosen = Self.members(field).min(by: Self.tighter) {
-            remaining = chosen.parameters["r"].flatMap(Int.init) ?? chosen.parameters["remaining"].flatMap(Int.init)
+            remaining = chosen.parameters["r"].flatMap(Self.count) ?? chosen.parameters["remaining"].flatMap(Self.count)
             reset = seconds(chosen.parameters["t"] ?? chosen.parameters["reset"])
-            limit = chosen.parameters["limit"].flatMap(Int.init) ?? chosen.parameters["q"].flatMap(Int.init)
+            limit = chosen.parameters["limit"].flatMap(Self.count) ?? chosen.parameters["q"].flatMap(Self.count)
             if let policy, let named = policy.first(where: { $0.name != nil && $0.name == chosen.name }) ?? policy.first {
                 limit = limit ?? named.limit
                 window = named.window
@@ -66,6 +66,12 @@ package struct QuotaReading: Sendable, Equatable {
         limit = limit ?? integer("ratelimit-limit") ?? integer("x-ratelimit-limit")
         reset = reset ?? seconds(headers["ratelimit-reset"]) ?? seconds(headers["x-ratelimit-reset"])
         retryAfter = headers["retry-after"].flatMap { RetryPolicy.seconds(retryAfter: $0, now: now) }.map { max(0, $0) }
+    }
+
+    /// A count of requests: a whole number, below zero read as zero; one too large for `Int`
+    /// or not a whole number is not read.
+    static func count(_ text: String) -> Int? {
+        Int(text.trimmingCharacters(in: .whitespaces)).map { max(0, $0) }
     }
 
     /// Nothing was said.
@@ -118,8 +124,8 @@ package struct QuotaReading: Sendable, Equatable {
     static func policies(_ field: String) -> [(name: String?, limit: Int?, window: Double?)]? {
         let policies = members(field).map { member in
             (name: member.name,
-             limit: (member.parameters["q"] ?? member.parameters["limit"] ?? member.number).flatMap { Int($0) },
-             window: member.parameters["w"].flatMap { Double($0) })
+             limit: (member.parameters["q"] ?? member.parameters["limit"] ?? member.number).flatMap(count),
+             window: member.parameters["w"].flatMap { Double($0) }.flatMap { $0.isFinite && $0 > 0 ? $0 : nil })
         }
         return policies.isEmpty ? nil : policies
     }

@@ -17,6 +17,10 @@ public struct RetryPolicy: Sendable, Equatable {
         self.maxDelay = maxDelay
     }
 
+    /// The longest wait an answer can ask for, in seconds (about 31,700 years): longer than
+    /// any `max_wait`, so such a request is deferred.
+    package static let longestWait = 1e12
+
     public static func isRetryable(status: Int) -> Bool {
         status == 408 || status == 429 || (500...599).contains(status)
     }
@@ -37,10 +41,12 @@ public struct RetryPolicy: Sendable, Equatable {
         return backoff / 2 + Double.random(in: 0...(backoff / 2))
     }
 
-    /// `Retry-After: 120` or `Retry-After: Wed, 21 Oct 2015 07:28:00 GMT`.
+    /// `Retry-After: 120` or `Retry-After: Wed, 21 Oct 2015 07:28:00 GMT`. Seconds too many
+    /// for `Int` are `longestWait`; a number of another form (`1e3`, `nan`) is not read.
     package static func seconds(retryAfter: String, now: Date) -> Double? {
         let text = retryAfter.trimmingCharacters(in: .whitespaces)
         if let seconds = Int(text) { return Double(seconds) }
+        if !text.isEmpty, text.allSatisfy({ $0.isASCII && $0.isNumber }) { return longestWait }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")

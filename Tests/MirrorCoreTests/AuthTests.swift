@@ -28,6 +28,8 @@ private final class TokenDesk: Sendable {
         var refuseAll = false
         var pagesServed = 0
         var unauthorized = 0
+        /// The member saying the token's life, as JSON text; nil: `"expires_in":<expiresIn>`.
+        var expires: String?
     }
 
     let state: Mutex<State>
@@ -82,7 +84,8 @@ private final class TokenDesk: Sendable {
             }
             state.issued += 1
             state.current = "tok-\(state.issued)-Zq"
-            return .json(#"{"access_token":"\#(state.current!)","token_type":"Bearer","expires_in":\#(expiresIn)\#(rotated)}"#)
+            let expires = state.expires ?? #""expires_in":\#(expiresIn)"#
+            return .json(#"{"access_token":"\#(state.current!)","token_type":"Bearer",\#(expires)\#(rotated)}"#)
         }
     }
 
@@ -320,6 +323,40 @@ struct AuthTests {
             #expect(try await keeper.token(client: client, timeout: 5).value == "tok-2-Zq")
         }
         #expect(desk.tokenRequests.count == 2)
+    }
+
+    @Test("a token's life past 366 days, infinite or too large for any type is 366 days; below zero it is none; a value that is not a number is not read")
+    func lifetimes() async throws {
+        let time = ManualClock()
+        let year = 366 * 86_400.0
+        // The member of the answer, and when the token is fetched anew (seconds from now; nil: once refused).
+        let cases: [(String, Double?)] = [
+            (#""expires_in":100"#, 50),
+            (#""expires_in":1e30"#, year - 60),
+            (#""expires_in":1e400"#, year - 60),
+            (#""expires_in":"inf""#, year - 60),
+            (#""expires_in":123456789012345678901234567890"#, year - 60),
+            (#""expires_at":1e25"#, year - 60),
+            (#""expires_at":"1e400""#, year - 60),
+            (#""expires_in":-5"#, 0),
+            (#""expires_in":"-inf""#, 0),
+            (#""expires_at":-1e400"#, 0),
+            (#""expires_in":"nan""#, nil),
+            (#""expires_at":"NaN""#, nil),
+            (#""expires_in":"soon""#, nil),
+            (#""expires_in":null"#, nil),
+        ]
+        for (member, renewIn) in cases {
+            let desk = TokenDesk(TokenDesk.State(expires: member))
+            try await FixtureServer.with(desk.handle) { server in
+                let spec = AuthSpec(name: "api", key: "k", kind: .oauth2(AuthSpec.OAuth2(
+                    grant: .clientCredentials, tokenURL: server.base + "/token", clientID: "app-1", clientSecret: "s3cret-Kx9",
+                    clientAuth: .post, scope: nil, audience: nil, parameters: [], refreshToken: nil, tokenStore: nil)))
+                let token = try await TokenSource(spec: spec).fetch(client: HTTPClient(clock: time.clock), timeout: 5, generation: 1)
+                #expect(token.value == "tok-1-Zq", "\(member)")
+                #expect(token.renewAt == renewIn.map { time.now + .seconds($0) }, "\(member)")
+            }
+        }
     }
 
     @Test("no token, secret or password is in the summary, the logs or any file of the output folder")

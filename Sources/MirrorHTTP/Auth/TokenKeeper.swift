@@ -11,11 +11,19 @@ package struct Token: Sendable {
     /// Its place in the keeper's sequence of tokens.
     package let generation: Int
 
-    /// A token fetched `now` that lives `lifetime` seconds (nil: until refused).
+    /// The longest life a token is taken to have, 366 days: an answer that says more (1e30,
+    /// infinity) is read as this, so such a token is fetched anew once a year.
+    package static let longestLifetime: Double = 366 * 86_400
+
+    /// A token fetched `now` that lives `lifetime` seconds (nil: until refused), between 0
+    /// and `longestLifetime`.
     package init(value: String, lifetime: Double?, margin: Double, now: RunClock.Instant, generation: Int) {
         self.value = value
         self.generation = generation
-        renewAt = lifetime.map { lifetime in now + .seconds(max(lifetime - margin, lifetime / 2)) }
+        renewAt = lifetime.map { lifetime in
+            let lifetime = lifetime.isNaN ? 0 : min(max(0, lifetime), Self.longestLifetime)
+            return now + .seconds(max(lifetime - margin, lifetime / 2))
+        }
     }
 }
 

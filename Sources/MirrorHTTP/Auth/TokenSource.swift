@@ -253,17 +253,19 @@ package final class TokenSource: Sendable {
     }
 
     /// The token at `token_path` and its life: `expires_in` seconds, or until `expires_at`
-    /// (ISO 8601 or seconds since 1970), or the definition's `lifetime`.
+    /// (ISO 8601 or seconds since 1970), or the definition's `lifetime`. A value that is not
+    /// a number (`"soon"`, NaN) is not read; `Token` bounds the others.
     private func read(_ document: JSONDocument, from what: String) throws -> (String, Double?) {
         guard let token = document.root.value(at: spec.answer.token)?.stringValue, !token.isEmpty else {
             throw AuthFailure(reason: "\(spec): \(what)'s answer has no token at '\(spec.answer.token)'", transient: false,
                               status: nil)
         }
         var lifetime = spec.answer.lifetime
-        if let path = spec.answer.expiresIn, let value = document.root.value(at: path)?.scalarText, let seconds = Double(value) {
+        if let path = spec.answer.expiresIn, let value = document.root.value(at: path)?.scalarText,
+           let seconds = Double(value), !seconds.isNaN {
             lifetime = seconds
         } else if let path = spec.answer.expiresAt, let value = document.root.value(at: path)?.scalarText {
-            if let epoch = Double(value) {
+            if let epoch = Double(value), !epoch.isNaN {
                 lifetime = epoch - Date().timeIntervalSince1970
             } else if let date = Timestamp.date(value) {
                 lifetime = date.timeIntervalSinceNow
