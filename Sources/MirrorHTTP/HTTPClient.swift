@@ -162,6 +162,49 @@ public final class HTTPClient: Sendable {
         }
     }
 
+    /// Waits until the token fetches in flight have ended, `limit` at most: a refresh the
+    /// server has already answered with a rotated refresh token is stored before the run
+    /// ends, however its walk ended.
+    public func settleTokens(within limit: Duration) async {
+        let keepers = keepers.withLock { Array($0.values) }
+        guard !keepers.isEmpty else { return }
+        let first = FirstOf()
+        let timer = Task { [clock] in
+            try? await clock.sleep(until: clock.now + limit)
+            first.end()
+        }
+        Task {
+            for keeper in keepers { await keeper.settle() }
+            first.end()
+        }
+        await first.wait()
+        timer.cancel()
+    }
+
+    /// Resumes one waiter once, at the first of several ends.
+    private final class FirstOf: Sendable {
+        private let state = Mutex<(waiting: CheckedContinuation<Void, Never>?, ended: Bool)>((nil, false))
+
+        func wait() async {
+            await withCheckedContinuation { continuation in
+                let ended = state.withLock { state in
+                    if !state.ended { state.waiting = continuation }
+                    return state.ended
+                }
+                if ended { continuation.resume() }
+            }
+        }
+
+        func end() {
+            let waiting = state.withLock { state in
+                defer { state.waiting = nil }
+                state.ended = true
+                return state.waiting
+            }
+            waiting?.resume()
+        }
+    }
+
     /// The keeper of `auth`'s tokens, made the first time a request uses it.
     private func keeper(for auth: AuthSpec) -> TokenKeeper {
         keepers.withLock { keepers in

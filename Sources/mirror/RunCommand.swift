@@ -45,6 +45,9 @@ struct RunCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-time"),
             help: "Stop the run after this long (30m, 2h), as a signal would: it resumes next time.")
     var maxTime: String?
+    @Option(name: .customLong("stop-grace"),
+            help: "Once the jobs end or a signal stops them, wait this long at most for a token refresh already sent, so that the refresh token it rotates to is stored.")
+    var stopGrace = "10s"
     @Option(help: "Output folder (default: the job file's 'output:', else ./cache).") var output: String?
     @Flag(help: "Print only what failed: no summary line for a job that succeeded or was deferred, errors only in the log, no progress lines.") var quiet = false
     @Option(help: ArgumentHelp("Run only shard I of N (0 to N-1): the jobs mirror plan --shards N lists there.", valueName: "I/N"))
@@ -85,6 +88,9 @@ struct RunCommand: AsyncParsableCommand {
         if let maxTime, Self.limit(maxTime) == nil {
             throw ValidationError("--max-time must be a duration such as 30m or 2h, not '\(maxTime)'")
         }
+        if Self.limit(stopGrace) == nil {
+            throw ValidationError("--stop-grace must be a duration such as 10s or 1m, not '\(stopGrace)'")
+        }
         if !(1...Self.parallelLimit).contains(parallel) {
             throw ValidationError("--parallel must be between 1 and \(Self.parallelLimit), not \(parallel)")
         }
@@ -113,6 +119,7 @@ struct RunCommand: AsyncParsableCommand {
         options.parallel = parallel
         options.output = output
         options.maxTime = maxTime.flatMap(Self.limit)
+        options.stopGrace = Self.limit(stopGrace) ?? options.stopGrace
         options.signals = .process
         options.shard = shard
         if let state {

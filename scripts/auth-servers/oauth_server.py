@@ -5,7 +5,8 @@ GitHub-App-style installation token endpoint. Run it with the venv from setup.sh
 
     python oauth_server.py [--port 0] [--access-token-seconds 3600]
                            [--rotate-refresh-tokens yes|no] [--reuse-protection yes|no]
-                           [--refresh-grace-seconds 0] [--jwt-public-key FILE]...
+                           [--refresh-grace-seconds 0] [--rotation-answer-delay 0]
+                           [--jwt-public-key FILE]...
                            [--jwt-issuer mirror-tests] [--app-id 12345] [--verbose]
 
 When ready it prints one JSON line to stdout (then flushes):
@@ -37,7 +38,8 @@ Endpoints:
                             "Authorization: Bearer <JWT>" with iss = --app-id (string or
                             number), exp at most 10 minutes after iat; 201
                             {"token":"ghs_...","expires_at":"...Z"}.
-  GET  /stats               counters (see stats_view).
+  GET  /stats               counters (see stats_view), and the refresh token handed out last
+                            (refresh_tokens.latest).
   POST /control/expire-access-tokens   makes every issued access token expired now.
   POST /control/refresh-token          mints another refresh token for the refresh client.
 """
@@ -85,6 +87,9 @@ def parse_args(argv):
                         "refresh token also revokes every token of its family")
     p.add_argument("--refresh-grace-seconds", type=int, default=0,
                    help="REFRESH_TOKEN_GRACE_PERIOD_SECONDS (default 0)")
+    p.add_argument("--rotation-answer-delay", type=float, default=0, metavar="SECONDS",
+                   help="answer a refresh this long after it was granted: the refresh token is "
+                        "already rotated (the old one revoked) while the answer waits")
     p.add_argument("--pages", type=int, default=ITEM_PAGES, help="pages of the API with records")
     p.add_argument("--expire-at-page", type=int, default=0,
                    help="once this page has been served, every access token expires (once)")
@@ -188,6 +193,7 @@ class Stats:
         self.api_requests = {}  # status -> count
         self.access_tokens_issued = 0
         self.refresh_tokens_issued = 0
+        self.latest_refresh_token = None  # the last one a token answer handed out
 
     def token(self, grant, status):
         with self.lock:
@@ -236,6 +242,14 @@ class StatsMiddleware:
         if p == "/o/token/" or p == "/jwt/token":
             grant = request.POST.get("grant_type", "") if request.method == "POST" else ""
             STATS.token(grant or "(none)", response.status_code)
+            if response.status_code == 200 and not response.streaming:
+                rotated = json.loads(response.content).get("refresh_token")
+                if rotated:
+                    with STATS.lock:
+                        STATS.latest_refresh_token = rotated
+                if grant == "refresh_token" and ARGS is not None and ARGS.rotation_answer_delay > 0:
+                    # rotated and committed: the client's old refresh token is dead already
+                    time.sleep(ARGS.rotation_answer_delay)
         elif p.startswith("/app/installations/"):
             STATS.token(GITHUB_GRANT, response.status_code)
         elif p.startswith("/api/"):
@@ -458,7 +472,8 @@ def stats_view(request):
             "token_responses": {g: dict(s) for g, s in STATS.token_responses.items()},
             "api_requests": dict(STATS.api_requests),
             "access_tokens": {"issued": STATS.access_tokens_issued},
-            "refresh_tokens": {"issued": STATS.refresh_tokens_issued},
+            "refresh_tokens": {"issued": STATS.refresh_tokens_issued,
+                               "latest": STATS.latest_refresh_token},
         }
     body["access_tokens"]["live"] = AccessToken.objects.filter(expires__gt=timezone.now()).count()
     body["refresh_tokens"]["revoked"] = RefreshToken.objects.filter(revoked__isnull=False).count()

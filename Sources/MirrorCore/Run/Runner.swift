@@ -32,6 +32,10 @@ public struct Runner: Sendable {
         /// `--max-time`: once this has passed on the client's clock, the run stops as a
         /// signal would stop it.
         public var maxTime: Duration?
+        /// `--stop-grace`: once the jobs have ended (or a signal stopped them), how long the run
+        /// waits at most for the token refreshes already sent, so that a rotated refresh
+        /// token in their answers is stored.
+        public var stopGrace: Duration = .seconds(10)
         /// The signals that stop the run (see `GracefulStop`).
         public var signals = StopSignals.none
         /// `--shard I/N`: only the jobs of this shard of the plan (`ShardPlan`).
@@ -136,9 +140,11 @@ public struct Runner: Sendable {
                 }
             }
         } catch {
+            await client.settleTokens(within: options.stopGrace)
             await remote?.end()
             throw error
         }
+        await client.settleTokens(within: options.stopGrace)
         await remote?.end()
         let (outcomes, stop) = ran
         var summary = RunSummary(jobs: outcomes.compactMap { $0 }, interrupted: stop != nil || Task.isCancelled,

@@ -31,13 +31,15 @@ package struct Token: Sendable {
 /// fetched when first needed, one fetch in flight at a time whoever asks, fetched anew
 /// `margin` before it ends and once after the API refuses it (`rejected`). A rotated
 /// refresh token is written to the definition's token store before anything uses the
-/// access token that came with it.
+/// access token that came with it, and a fetch sent is seen through even when no one
+/// waits for it any more (`settle`).
 package actor TokenKeeper {
     private let source: TokenSource
     private var current: Token?
     private var generation = 0
     /// The fetch in flight, and who waits for it.
     private var fetching = false
+    private var inFlight: Task<Void, Never>?
     private var waiters: [Int: CheckedContinuation<Token, any Error>] = [:]
     private var nextWaiter = 0
     /// Waiters whose task was cancelled before they were listed.
@@ -63,7 +65,7 @@ package actor TokenKeeper {
                 if !fetching {
                     fetching = true
                     let source = source, next = generation + 1
-                    Task { [weak self] in
+                    inFlight = Task { [weak self] in
                         let result: Result<Token, any Error>
                         do {
                             result = .success(try await source.fetch(client: client, timeout: timeout, generation: next))
@@ -85,8 +87,16 @@ package actor TokenKeeper {
         if current?.generation == generation { current = nil }
     }
 
+    /// Waits for the fetch in flight, if any, to end. A walk that ended while a request past
+    /// its last page waited for a token leaves that fetch behind, sent: the run waits for
+    /// its answer, so that a refresh token the server rotated in it is stored.
+    package func settle() async {
+        await inFlight?.value
+    }
+
     private func finish(_ result: Result<Token, any Error>) {
         fetching = false
+        inFlight = nil
         if case let .success(token) = result {
             current = token
             generation = token.generation
