@@ -280,6 +280,38 @@ struct AuthTests {
         #expect(again.state.withLock { $0.refreshTokensSeen } == ["rt-new"])
     }
 
+    @Test("a token store that cannot be written fails the job before the refresh is sent, naming the store and why; the refresh token still works after")
+    func unwritableStore() async throws {
+        let harness = try Harness()
+        let desk = TokenDesk()
+        let store = harness.folder + "/state/api.json"
+        // A regular file where the store's folder should be.
+        try "not a folder".write(toFile: harness.folder + "/state", atomically: true, encoding: .utf8)
+        let definition = """
+            type: oauth2
+            grant: refresh_token
+            token_url: BASE/token
+            client_id: app-1
+            client_secret: "${CLIENT_SECRET}"
+            refresh_token: "${REFRESH}"
+            token_store: state/api.json
+            """
+        try await FixtureServer.with(desk.handle) { server in
+            let summary = try await harness.run(authJob(definition), server: server, environment: environment)
+            #expect(summary.jobs.map(\.error) == [
+                "job 'items': GET \(server.base)/items?page=1: no response: auth 'api' (oauth2): cannot write the token store '\(store)' (not a directory), so the refresh token was not sent: it still works once the token store can be written; page 1 not stored, nothing stored",
+            ])
+            #expect(desk.tokenRequests.isEmpty)
+            try FileManager.default.removeItem(atPath: harness.folder + "/state")
+            let again = try await harness.run(authJob(definition), server: server, environment: environment)
+            #expect(again.jobs.map(\.error) == [nil])
+        }
+        #expect(desk.state.withLock { $0.refreshTokensSeen } == ["rt-0"])
+        #expect(try TokenStore(path: store).read()?.refreshToken == "rt-1")
+        // Nothing is left of the proof that the store can be written.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: harness.folder + "/state") == ["api.json"])
+    }
+
     @Test("a session logs in once, sends its token in a header, and logs in again when the API refuses it")
     func session() async throws {
         let harness = try Harness()

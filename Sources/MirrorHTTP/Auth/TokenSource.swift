@@ -60,6 +60,14 @@ package final class TokenSource: Sendable {
         var form: [(String, String)] = [("grant_type", oauth.grant.rawValue)]
         if oauth.grant == .refreshToken {
             form.append(("refresh_token", try currentRefreshToken(oauth)))
+            // The server revokes the token it rotates from as it answers: the new one must
+            // have somewhere to go before the old one is spent.
+            do throws(TokenStore.StoreFailure) {
+                try store?.probe()
+            } catch {
+                throw AuthFailure(reason: "\(spec): \(error.reason), so the refresh token was not sent: it still works once "
+                                      + "the token store can be written", transient: false, status: nil)
+            }
         }
         if let scope = oauth.scope { form.append(("scope", scope)) }
         if let audience = oauth.audience { form.append(("audience", audience)) }

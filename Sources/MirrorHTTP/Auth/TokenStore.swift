@@ -4,7 +4,9 @@ import MirrorModel
 
 /// The file an OAuth 2 definition keeps its rotated refresh token in (`token_store`), so
 /// that a token the server replaced is never lost: written whole or not at all (a
-/// temporary file beside it, fsync, rename, fsync of the folder), mode 0600. It also
+/// temporary file beside it, fsync, rename, fsync of the folder), mode 0600; and proved
+/// writable before a refresh is sent (`probe`), since the server revokes the token it
+/// rotates from as it answers. It also
 /// keeps a digest of the configured refresh token it descends from: once the job file
 /// names another one (a new login), the configured one wins again.
 package struct TokenStore: Sendable {
@@ -19,6 +21,8 @@ package struct TokenStore: Sendable {
         package var refreshToken: String
         /// SHA-256 of the configured refresh token, hex.
         package var configured: String
+        /// When it was written (`saved_at`), as the file says.
+        package var savedAt: String? = nil
     }
 
     /// The saved token, if the file holds one; a file that cannot be read is an error
@@ -32,11 +36,39 @@ package struct TokenStore: Sendable {
               let token = document.root["refresh_token"]?.stringValue, !token.isEmpty else {
             throw StoreFailure(reason: "the token store '\(path)' holds no refresh_token")
         }
-        return Saved(refreshToken: token, configured: document.root["configured_sha256"]?.stringValue ?? "")
+        return Saved(refreshToken: token, configured: document.root["configured_sha256"]?.stringValue ?? "",
+                     savedAt: document.root["saved_at"]?.stringValue)
     }
 
-    /// Replaces the file's content with `saved`, atomically and durably.
-    package func write(_ saved: Saved) throws(StoreFailure) {
+    /// Proves that the file can be written before anything that must be written there is
+    /// asked for: a temporary file beside it (its folder made if missing) is written, synced
+    /// and removed. A full disk, a read-only one, a file where the folder should be: each
+    /// fails here, naming the store and why.
+    package func probe() throws(StoreFailure) {
+        try makeFolder()
+        let temporary = path + ".\(getpid()).probe.tmp"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard descriptor >= 0 else { throw StoreFailure(reason: "cannot write the token store '\(path)' (\(Self.errnoText()))") }
+        defer {
+            close(descriptor)
+            unlink(temporary)
+        }
+        // A block, as the token will take.
+        let bytes = [UInt8](repeating: UInt8(ascii: " "), count: 4096)
+        var written = 0
+        while written < bytes.count {
+            let count = bytes[written...].withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { throw StoreFailure(reason: "cannot write the token store '\(path)' (\(Self.errnoText()))") }
+            written += count
+        }
+        guard fsync(descriptor) == 0 else {
+            throw StoreFailure(reason: "cannot write the token store '\(path)' (\(Self.errnoText()))")
+        }
+    }
+
+    /// Makes the store's folder, mode 0700, if it is missing.
+    private func makeFolder() throws(StoreFailure) {
         let folder = (path as NSString).deletingLastPathComponent
         if !folder.isEmpty, !FileManager.default.fileExists(atPath: folder) {
             do {
@@ -46,8 +78,17 @@ package struct TokenStore: Sendable {
                 throw StoreFailure(reason: "cannot make the token store's folder '\(folder)'")
             }
         }
+    }
+
+    /// Replaces the file's content with `saved`, atomically and durably; returns the time it
+    /// says it was saved at.
+    @discardableResult
+    package func write(_ saved: Saved) throws(StoreFailure) -> String {
+        let folder = (path as NSString).deletingLastPathComponent
+        try makeFolder()
+        let savedAt = Timestamp.string(Date())
         let text = "{\"refresh_token\":" + JSONText.quoted(saved.refreshToken) + ",\"configured_sha256\":" + JSONText.quoted(saved.configured)
-            + ",\"saved_at\":" + JSONText.quoted(Timestamp.string(Date())) + "}\n"
+            + ",\"saved_at\":" + JSONText.quoted(savedAt) + "}\n"
         // A run killed while it wrote left its temporary file: it is not the token.
         let name = (path as NSString).lastPathComponent
         for leftover in (try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? "." : folder)) ?? []
@@ -87,6 +128,7 @@ package struct TokenStore: Sendable {
             fsync(directory)
             close(directory)
         }
+        return savedAt
     }
 
     package struct StoreFailure: Error, Sendable {
