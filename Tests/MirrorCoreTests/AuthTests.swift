@@ -312,6 +312,39 @@ struct AuthTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: harness.folder + "/state") == ["api.json"])
     }
 
+    @Test("a refused refresh token says which one was sent: the stored one, from which token store and when it was saved, or the configured one; and what starts a new chain")
+    func brokenChain() async throws {
+        let harness = try Harness()
+        let desk = TokenDesk()
+        let store = harness.folder + "/state/api.json"
+        let definition = """
+            type: oauth2
+            grant: refresh_token
+            token_url: BASE/token
+            client_id: app-1
+            client_secret: "${CLIENT_SECRET}"
+            refresh_token: "${REFRESH}"
+            token_store: state/api.json
+            """
+        try await FixtureServer.with(desk.handle) { server in
+            let first = try await harness.run(authJob(definition), server: server, environment: environment)
+            #expect(first.jobs.map(\.error) == [nil])
+            let saved = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: store))) as? [String: Any])
+            let savedAt = try #require(saved["saved_at"] as? String)
+            // The provider has forgotten the chain (a revoked grant, another client's refresh).
+            desk.state.withLock { $0.refreshToken = "rt-elsewhere" }
+            let second = try await harness.run(authJob(definition), server: server, environment: environment)
+            #expect(second.jobs.map(\.error) == [
+                "job 'items': GET \(server.base)/items?page=1: HTTP 400: auth 'api' (oauth2): the token endpoint \(server.base)/token refused the stored refresh token (the token store '\(store)', saved \(savedAt)): invalid_grant (refresh token is not valid); a new refresh_token in the job file (or in the environment variable it names) starts a new chain; page 1 not stored, nothing stored",
+            ])
+            let fresh = try Harness()
+            let configured = try await fresh.run(authJob(definition), server: server, environment: environment)
+            #expect(configured.jobs.map(\.error) == [
+                "job 'items': GET \(server.base)/items?page=1: HTTP 400: auth 'api' (oauth2): the token endpoint \(server.base)/token refused the configured refresh_token: invalid_grant (refresh token is not valid); a new refresh_token in the job file (or in the environment variable it names) starts a new chain; page 1 not stored, nothing stored",
+            ])
+        }
+    }
+
     @Test("a session logs in once, sends its token in a header, and logs in again when the API refuses it")
     func session() async throws {
         let harness = try Harness()

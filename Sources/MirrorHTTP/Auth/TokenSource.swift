@@ -10,6 +10,8 @@ package struct AuthFailure: Error, Sendable {
     package let reason: String
     package let transient: Bool
     package let status: Int?
+    /// What a token endpoint said when it refused the grant (`invalid_grant`), masked.
+    package var grantRefused: String? = nil
 }
 
 /// Where the tokens of one definition come from: a token endpoint (OAuth 2 grants, a JWT
@@ -18,6 +20,8 @@ package struct AuthFailure: Error, Sendable {
 package final class TokenSource: Sendable {
     package let spec: AuthSpec
     private let refreshToken: Mutex<String?>
+    /// Where `refreshToken` came from, for a message; nil: the job file.
+    private let refreshTokenFrom: Mutex<String?> = Mutex(nil)
     private let store: TokenStore?
     private let signer: Mutex<JWTSigner?> = Mutex(nil)
 
@@ -88,8 +92,16 @@ package final class TokenSource: Sendable {
             form.append(("client_id", oauth.clientID))
             if let secret = oauth.clientSecret { form.append(("client_secret", secret)) }
         }
-        let document = try await post(to: oauth.tokenURL, form: form, headers: headers, what: "the token endpoint",
+        let document: JSONDocument
+        do {
+            document = try await post(to: oauth.tokenURL, form: form, headers: headers, what: "the token endpoint",
                                       client: client, timeout: timeout)
+        } catch let failure as AuthFailure where oauth.grant == .refreshToken && failure.grantRefused != nil {
+            let sent = refreshTokenFrom.withLock { $0 } ?? "the configured refresh_token"
+            throw AuthFailure(reason: "\(spec): the token endpoint \(RedactedURL(real: oauth.tokenURL, redactor: redactor).shortDescription) "
+                                  + "refused \(sent): \(failure.grantRefused ?? ""); a new refresh_token in the job file (or in the "
+                                  + "environment variable it names) starts a new chain", transient: false, status: failure.status)
+        }
         if let rotated = document.root["refresh_token"]?.stringValue, !rotated.isEmpty {
             try keep(rotated, oauth)
         }
@@ -105,6 +117,7 @@ package final class TokenSource: Sendable {
                 if let saved = try store.read(), saved.configured == Self.digest(oauth.refreshToken ?? "") {
                     spec.fetched.add(saved.refreshToken)
                     refreshToken.withLock { $0 = saved.refreshToken }
+                    refreshTokenFrom.withLock { $0 = Self.stored(in: store, at: saved.savedAt) }
                     return saved.refreshToken
                 }
             } catch {
@@ -124,13 +137,23 @@ package final class TokenSource: Sendable {
             defer { token = rotated }
             return token
         }
-        guard rotated != previous, let store else { return }
+        guard rotated != previous else { return }
+        guard let store else {
+            refreshTokenFrom.withLock { $0 = "the refresh token the server rotated to in this run" }
+            return
+        }
         do throws(TokenStore.StoreFailure) {
-            try store.write(TokenStore.Saved(refreshToken: rotated, configured: Self.digest(oauth.refreshToken ?? "")))
+            let savedAt = try store.write(TokenStore.Saved(refreshToken: rotated, configured: Self.digest(oauth.refreshToken ?? "")))
+            refreshTokenFrom.withLock { $0 = Self.stored(in: store, at: savedAt) }
         } catch {
             throw AuthFailure(reason: "\(spec): the server rotated the refresh token and \(error.reason)", transient: false,
                               status: nil)
         }
+    }
+
+    /// `the stored refresh token (the token store '…', saved 2026-11-29T02:10:00.000Z)`.
+    private static func stored(in store: TokenStore, at savedAt: String?) -> String {
+        "the stored refresh token (the token store '\(store.path)', saved \(savedAt ?? "at a time it does not say"))"
     }
 
     private static func digest(_ text: String) -> String {
@@ -249,9 +272,11 @@ package final class TokenSource: Sendable {
                 said = ": " + message
             }
             let transient = RetryPolicy.isRetryable(status: response.status)
+            let refused = document?.root["error"]?.stringValue == "invalid_grant"
             throw AuthFailure(reason: "\(spec): \(what) \(request.url.shortDescription) answered HTTP \(response.status)"
                                   + redactor.redact(said).cutForMessage(limit: 200),
-                              transient: transient, status: response.status)
+                              transient: transient, status: response.status,
+                              grantRefused: refused ? redactor.redact(String(said.dropFirst(2))).cutForMessage(limit: 200) : nil)
         }
         guard let document else {
             throw AuthFailure(reason: "\(spec): \(what) \(request.url.shortDescription) answered HTTP \(response.status) with a body that is not JSON",
