@@ -61,9 +61,11 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
         case writeFailed(String)
         case cancelled
         case network(String)
-        /// No credential could be had, or the API refused a fresh one: said in the auth
-        /// definition's words.
+        /// The API refused a fresh credential: said in the auth definition's words.
         case auth(String, transient: Bool)
+        /// No credential could be had (a token endpoint, a login, a token store failed), so
+        /// the request was not sent: said in the auth definition's words.
+        case noCredential(String, transient: Bool)
         case deferred(Wait)
     }
 
@@ -84,7 +86,7 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
         case .tooLarge: return .tooLarge
         case .invalidRequest, .redirect, .writeFailed: return .invalid
         case .cancelled: return .cancelled
-        case let .auth(_, transient): return transient ? .transient : .invalid
+        case let .auth(_, transient), let .noCredential(_, transient): return transient ? .transient : .invalid
         case .deferred: return .deferred
         default: return .transient
         }
@@ -111,7 +113,7 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
         case let .writeFailed(why): return "cannot write the file: \(why)"
         case .cancelled: return "cancelled"
         case let .network(what): return "network error (\(what))"
-        case let .auth(what, _): return what
+        case let .auth(what, _), let .noCredential(what, _): return what
         case let .deferred(wait):
             let asked = switch wait.cause {
             case .quota: "the host's request quota is spent until it renews in \(WaitText.of(wait.seconds))"
@@ -159,8 +161,15 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
         HTTPError(.redirect(why), url: url, status: status)
     }
 
+    /// No credential could be had for the request to `url`: it was not sent, and the
+    /// status (if any) was the token endpoint's, said in `failure`'s words, not the request's.
     package static func auth(_ url: RedactedURL, _ failure: AuthFailure) -> HTTPError {
-        HTTPError(.auth(failure.reason, transient: failure.transient), url: url, status: failure.status)
+        HTTPError(.noCredential(failure.reason, transient: failure.transient), url: url, status: nil)
+    }
+
+    /// The request was not sent: no credential could be had for it.
+    package var notSent: Bool {
+        if case .noCredential = code { true } else { false }
     }
 
     /// The API refused the credential of `auth` again, right after a fresh one was fetched.

@@ -104,6 +104,8 @@ public struct PageFailure: Sendable, Equatable {
     /// Redacted.
     public let url: String
     public let status: Int?
+    /// No credential could be had for the request, so it was never sent.
+    public let notSent: Bool
     public let problem: String
 
     package init(
@@ -111,18 +113,21 @@ public struct PageFailure: Sendable, Equatable {
         method: String,
         url: String,
         status: Int? = nil,
+        notSent: Bool = false,
         problem: String
     ) {
         self.page = page
         self.method = method
         self.url = url
         self.status = status
+        self.notSent = notSent
         self.problem = problem
     }
 
-    /// `GET https://…?key=REDACTED: HTTP 200: response is not JSON: …`
+    /// `GET https://…?key=REDACTED: HTTP 200: response is not JSON: …`; `…: not sent: auth 'crm'
+    /// (oauth2): the token endpoint …` when no credential could be had for it.
     public var description: String {
-        "\(method) \(url): \(status.map { "HTTP \($0)" } ?? "no response"): \(problem)"
+        "\(method) \(url): \(notSent ? "not sent" : status.map { "HTTP \($0)" } ?? "no response"): \(problem)"
     }
 }
 

@@ -16,6 +16,8 @@ package struct PageFault: Error, Sendable {
     package let url: RedactedURL
     package let status: Int?
     package let cause: Cause
+    /// No credential could be had: the request was never sent.
+    package let notSent: Bool
     /// ` after 3 retries`, when the request was retried.
     package var afterRetries = ""
 
@@ -23,12 +25,14 @@ package struct PageFault: Error, Sendable {
         self.url = url
         self.status = status
         cause = .page(problem)
+        notSent = false
     }
 
     package init(url: RedactedURL, _ error: HTTPError) {
         self.url = url
         status = error.status
         cause = .http(error)
+        notSent = error.notSent
     }
 
     /// When the request may be sent, when the API asked for a longer wait than the job

@@ -308,7 +308,7 @@ struct WalkState {
         // What went wrong may quote the server or the client library: mask any secret in it.
         let problem = job.redactor.redact(fault.problem)
         let failure = PageFailure(page: page, method: job.method.rawValue, url: fault.url.shortDescription,
-                                  status: fault.status, problem: problem)
+                                  status: fault.status, notSent: fault.notSent, problem: problem)
         if let until = fault.resumeAfter {
             // The API asked for a longer wait than the job allows: a pause, resumed here.
             result.stop = .deferred

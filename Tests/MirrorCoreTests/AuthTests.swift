@@ -30,6 +30,8 @@ private final class TokenDesk: Sendable {
         var unauthorized = 0
         /// The member saying the token's life, as JSON text; nil: `"expires_in":<expiresIn>`.
         var expires: String?
+        /// The access token answered, as JSON string text; nil: `tok-<n>-Zq`.
+        var answered: String?
     }
 
     let state: Mutex<State>
@@ -85,7 +87,8 @@ private final class TokenDesk: Sendable {
             state.issued += 1
             state.current = "tok-\(state.issued)-Zq"
             let expires = state.expires ?? #""expires_in":\#(expiresIn)"#
-            return .json(#"{"access_token":"\#(state.current!)","token_type":"Bearer",\#(expires)\#(rotated)}"#)
+            let token = state.answered ?? state.current!
+            return .json(#"{"access_token":"\#(token)","token_type":"Bearer",\#(expires)\#(rotated)}"#)
         }
     }
 
@@ -237,7 +240,7 @@ struct AuthTests {
         let refused = try await FixtureServer.with(TokenDesk().handle) { server in
             let summary = try await wrong.run(authJob(definition), server: server, environment: ["CLIENT_SECRET": "wrong"])
             #expect(summary.jobs.map(\.error) == [
-                "job 'items': GET \(server.base)/items?page=1: HTTP 401: auth 'api' (oauth2): the token endpoint \(server.base)/token answered HTTP 401: invalid_client (client secret REDACTED not known); page 1 not stored, nothing stored",
+                "job 'items': GET \(server.base)/items?page=1: not sent: auth 'api' (oauth2): the token endpoint \(server.base)/token answered HTTP 401: invalid_client (client secret REDACTED not known); page 1 not stored, nothing stored",
             ])
             return summary
         }
@@ -299,7 +302,7 @@ struct AuthTests {
         try await FixtureServer.with(desk.handle) { server in
             let summary = try await harness.run(authJob(definition), server: server, environment: environment)
             #expect(summary.jobs.map(\.error) == [
-                "job 'items': GET \(server.base)/items?page=1: no response: auth 'api' (oauth2): cannot write the token store '\(store)' (not a directory), so the refresh token was not sent: it still works once the token store can be written; page 1 not stored, nothing stored",
+                "job 'items': GET \(server.base)/items?page=1: not sent: auth 'api' (oauth2): cannot write the token store '\(store)' (not a directory), so the refresh token was not sent: it still works once the token store can be written; page 1 not stored, nothing stored",
             ])
             #expect(desk.tokenRequests.isEmpty)
             try FileManager.default.removeItem(atPath: harness.folder + "/state")
@@ -335,13 +338,34 @@ struct AuthTests {
             desk.state.withLock { $0.refreshToken = "rt-elsewhere" }
             let second = try await harness.run(authJob(definition), server: server, environment: environment)
             #expect(second.jobs.map(\.error) == [
-                "job 'items': GET \(server.base)/items?page=1: HTTP 400: auth 'api' (oauth2): the token endpoint \(server.base)/token refused the stored refresh token (the token store '\(store)', saved \(savedAt)): invalid_grant (refresh token is not valid); a new refresh_token in the job file (or in the environment variable it names) starts a new chain; page 1 not stored, nothing stored",
+                "job 'items': GET \(server.base)/items?page=1: not sent: auth 'api' (oauth2): the token endpoint \(server.base)/token refused the stored refresh token (the token store '\(store)', saved \(savedAt)): invalid_grant (refresh token is not valid); a new refresh_token in the job file (or in the environment variable it names) starts a new chain; page 1 not stored, nothing stored",
             ])
             let fresh = try Harness()
             let configured = try await fresh.run(authJob(definition), server: server, environment: environment)
             #expect(configured.jobs.map(\.error) == [
-                "job 'items': GET \(server.base)/items?page=1: HTTP 400: auth 'api' (oauth2): the token endpoint \(server.base)/token refused the configured refresh_token: invalid_grant (refresh token is not valid); a new refresh_token in the job file (or in the environment variable it names) starts a new chain; page 1 not stored, nothing stored",
+                "job 'items': GET \(server.base)/items?page=1: not sent: auth 'api' (oauth2): the token endpoint \(server.base)/token refused the configured refresh_token: invalid_grant (refresh token is not valid); a new refresh_token in the job file (or in the environment variable it names) starts a new chain; page 1 not stored, nothing stored",
             ])
+        }
+    }
+
+    @Test("a token holding CR, LF or NUL is refused as it arrives, naming the auth definition and the token endpoint; the API is not asked")
+    func controlCharacters() async throws {
+        for answered in [#"tok\r\nX-Injected: 1"#, #"tok\u0000x"#, #"tok\nx"#] {
+            let harness = try Harness()
+            let desk = TokenDesk(TokenDesk.State(answered: answered))
+            let definition = """
+                type: oauth2
+                token_url: BASE/token
+                client_id: app-1
+                client_secret: "${CLIENT_SECRET}"
+                """
+            try await FixtureServer.with(desk.handle) { server in
+                let summary = try await harness.run(authJob(definition), server: server, environment: environment)
+                #expect(summary.jobs.map(\.error) == [
+                    "job 'items': GET \(server.base)/items?page=1: not sent: auth 'api' (oauth2): the token endpoint \(server.base)/token answered a token holding a control character (such as CR, LF or NUL), which no request can carry; it is not used; page 1 not stored, nothing stored",
+                ], "\(answered)")
+            }
+            #expect(desk.state.withLock { $0.pagesServed + $0.unauthorized } == 0)
         }
     }
 

@@ -105,7 +105,7 @@ package final class TokenSource: Sendable {
         if let rotated = document.root["refresh_token"]?.stringValue, !rotated.isEmpty {
             try keep(rotated, oauth)
         }
-        return try read(document, from: "the token endpoint")
+        return try read(document, from: "the token endpoint " + RedactedURL(real: oauth.tokenURL, redactor: redactor).shortDescription)
     }
 
     /// The refresh token to send: the one the store kept from the last rotation, unless the
@@ -171,11 +171,11 @@ package final class TokenSource: Sendable {
             let form = [("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"), ("assertion", assertion)]
             let document = try await post(to: jwt.tokenURL ?? "", form: form, headers: [], what: "the token endpoint",
                                           client: client, timeout: timeout)
-            return try read(document, from: "the token endpoint")
+            return try read(document, from: "the token endpoint " + RedactedURL(real: jwt.tokenURL ?? "", redactor: redactor).shortDescription)
         case .bearer:
             let document = try await post(to: jwt.tokenURL ?? "", form: nil, headers: [("Authorization", "Bearer " + assertion)],
                                           what: "the token endpoint", client: client, timeout: timeout)
-            return try read(document, from: "the token endpoint")
+            return try read(document, from: "the token endpoint " + RedactedURL(real: jwt.tokenURL ?? "", redactor: redactor).shortDescription)
         }
     }
 
@@ -229,7 +229,7 @@ package final class TokenSource: Sendable {
         let request = HTTPRequest(method: session.method, url: RedactedURL(real: session.url, redactor: redactor), headers: headers,
                                   body: body, timeout: timeout, maxBytes: Self.maxAnswer, redactor: redactor)
         let document = try await answer(to: request, what: "the login", client: client)
-        return try read(document, from: "the login")
+        return try read(document, from: "the login " + request.url.shortDescription)
     }
 
     // MARK: Requests and answers
@@ -287,11 +287,16 @@ package final class TokenSource: Sendable {
 
     /// The token at `token_path` and its life: `expires_in` seconds, or until `expires_at`
     /// (ISO 8601 or seconds since 1970), or the definition's `lifetime`. A value that is not
-    /// a number (`"soon"`, NaN) is not read; `Token` bounds the others.
+    /// a number (`"soon"`, NaN) is not read; `Token` bounds the others. A token no header,
+    /// query or cookie can carry (a control character in it) is refused here, as it arrives.
     private func read(_ document: JSONDocument, from what: String) throws -> (String, Double?) {
         guard let token = document.root.value(at: spec.answer.token)?.stringValue, !token.isEmpty else {
-            throw AuthFailure(reason: "\(spec): \(what)'s answer has no token at '\(spec.answer.token)'", transient: false,
+            throw AuthFailure(reason: "\(spec): \(what) answered no token at '\(spec.answer.token)'", transient: false,
                               status: nil)
+        }
+        guard !token.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw AuthFailure(reason: "\(spec): \(what) answered a token holding a control character (such as CR, LF or NUL), "
+                                  + "which no request can carry; it is not used", transient: false, status: nil)
         }
         var lifetime = spec.answer.lifetime
         if let path = spec.answer.expiresIn, let value = document.root.value(at: path)?.scalarText,
