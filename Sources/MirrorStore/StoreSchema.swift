@@ -10,6 +10,7 @@ package enum StoreSchema {
     package static let files = "_mirror_files"
     static let owners = "_mirror_owners"
     package static let parents = "_mirror_parents"
+    package static let parentsQueued = "_mirror_parents_queued"
     package static let changes = "_mirror_changes"
     package static let feed = "_mirror_feed"
     package static let columns = "_mirror_columns"
@@ -287,6 +288,21 @@ package enum StoreSchema {
         // Records of a run whose typed columns are NULL for a value of another type (`columns:`).
         registerMigration("mirror-runs-column-warnings-16") { db in
             try db.execute(sql: "ALTER TABLE \(runs) ADD COLUMN column_warnings INTEGER NOT NULL DEFAULT 0")
+        }
+        // When a child job last queued every parent record, in the parent's file, written with the
+        // queue: a copy of the parent's file holds both or neither. The child's file keeps the
+        // time it saw there (`parents_queue_seen`); `parents_queued_at`, the child-side mark of
+        // earlier versions, is read only for files those versions made.
+        registerMigration("mirror-parents-queued-17") { db in
+            try db.execute(sql: """
+                CREATE TABLE \(parentsQueued) (
+                  job       TEXT NOT NULL,
+                  account   TEXT NOT NULL,
+                  queued_at TEXT NOT NULL,
+                  PRIMARY KEY (job, account)
+                ) WITHOUT ROWID;
+                ALTER TABLE \(walks) ADD COLUMN parents_queue_seen TEXT;
+                """)
         }
         return migrations
     }()

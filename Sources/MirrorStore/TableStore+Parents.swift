@@ -23,16 +23,31 @@ extension TableStore {
         }
     }
 
-    /// Queues every record of `table` and `account` for the child job `child`: its first
-    /// walk, or `--refresh`.
+    /// Queues every record of `table` and `account` for the child job `child` (its first
+    /// walk, or `--refresh`), and marks them queued at `time` in the same transaction: a copy
+    /// of this file that has the mark has the queue.
     public func queueAllParents(child: String, table: String, account: String, time: String) async throws {
         try await pool.write { db in
-            guard try db.tableExists(table) else { return }
+            if try db.tableExists(table) {
+                try db.execute(sql: """
+                    INSERT INTO \(StoreSchema.parents) (job, account, parent_id, state, error, queued_at)
+                      SELECT ?1, account, id, 'pending', NULL, ?2 FROM "\(table)" WHERE account = ?3 ORDER BY position
+                    \(Self.requeue)
+                    """, arguments: [child, time, account])
+            }
             try db.execute(sql: """
-                INSERT INTO \(StoreSchema.parents) (job, account, parent_id, state, error, queued_at)
-                  SELECT ?1, account, id, 'pending', NULL, ?2 FROM "\(table)" WHERE account = ?3 ORDER BY position
-                \(Self.requeue)
-                """, arguments: [child, time, account])
+                INSERT INTO \(StoreSchema.parentsQueued) (job, account, queued_at) VALUES (?, ?, ?)
+                ON CONFLICT (job, account) DO UPDATE SET queued_at = excluded.queued_at
+                """, arguments: [child, account, time])
+        }
+    }
+
+    /// When every record of `account` was last queued for the child job `child`
+    /// (`queueAllParents`), if ever.
+    public func parentsQueued(child: String, account: String) async throws -> String? {
+        try await pool.read { db in
+            try String.fetchOne(db, sql: "SELECT queued_at FROM \(StoreSchema.parentsQueued) WHERE job = ? AND account = ?",
+                                arguments: [child, account])
         }
     }
 
@@ -124,19 +139,25 @@ extension TableStore {
         }
     }
 
-    /// When the child job `job` last queued every parent record (`queueAllParents`), if ever.
-    public func parentsQueued(job: String, account: String) async throws -> String? {
+    /// What the child job `job`'s file knows of its parents' queue: the time of the parent's
+    /// mark it saw (`parents_queue_seen`), and the mark an earlier version kept here instead
+    /// (`parents_queued_at`), if any.
+    public func parentsQueueSeen(job: String, account: String) async throws -> (seen: String?, earlier: String?) {
         try await pool.read { db in
-            try String.fetchOne(db, sql: "SELECT parents_queued_at FROM \(StoreSchema.walks) WHERE job = ? AND account = ?",
-                                arguments: [job, account])
+            let row = try Row.fetchOne(db, sql: """
+                SELECT parents_queue_seen, parents_queued_at FROM \(StoreSchema.walks) WHERE job = ? AND account = ?
+                """, arguments: [job, account])
+            return (row?["parents_queue_seen"], row?["parents_queued_at"])
         }
     }
 
-    /// Notes that the child job `job` queued every parent record at `time`.
+    /// Notes that the child job `job` saw its parents all queued at `time`; the mark of an
+    /// earlier version goes, so that only the parent's file says whether they were queued.
     public func noteParentsQueued(job: String, account: String, at time: String) async throws {
         try await pool.write { db in
-            try db.execute(sql: "UPDATE \(StoreSchema.walks) SET parents_queued_at = ? WHERE job = ? AND account = ?",
-                           arguments: [time, job, account])
+            try db.execute(sql: """
+                UPDATE \(StoreSchema.walks) SET parents_queue_seen = ?, parents_queued_at = NULL WHERE job = ? AND account = ?
+                """, arguments: [time, job, account])
         }
     }
 }

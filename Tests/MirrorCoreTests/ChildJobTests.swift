@@ -187,6 +187,46 @@ struct ChildJobTests {
         #expect(try comments(harness) == ["c1-1@1", "c2-1@2"])
     }
 
+    @Test("a parent's file copied before its parents were all queued, beside a child's file copied after: they are queued again")
+    func parentsQueuedCut() async throws {
+        let harness = try Harness()
+        let api = EventsAPI([.init(id: "1", title: "a", comments: 1), .init(id: "2", title: "b", comments: 2)])
+        try await FixtureServer.with(api.handler) { server in
+            _ = try await harness.run(familyJobs(child: false), server: server)
+            // The parent's file as a push copied it, before the child job's first walk queued its parents.
+            let parentCopy = harness.folder + "/t_event.copy"
+            try DatabaseCopy.write(from: harness.output + "/t_event.sqlite", to: parentCopy)
+            // The child's file as a later copy has it: every parent queued and none walked yet.
+            api.failing.withLock { $0 = ["1", "2"] }
+            _ = try await harness.run(familyJobs(), server: server, jobs: ["event_comments"])
+            #expect(try comments(harness) == [])
+            // Both copies pulled into one folder.
+            for suffix in ["", "-wal", "-shm"] { unlink(harness.output + "/t_event.sqlite" + suffix) }
+            #expect(rename(parentCopy, harness.output + "/t_event.sqlite") == 0)
+            api.failing.withLock { $0 = [] }
+            let summary = try await harness.run(familyJobs(), server: server, jobs: ["event_comments"])
+            #expect(summary.jobs[0].parents == ParentWalks(walked: 2, failed: 0, orphansDeleted: 0))
+        }
+        #expect(try comments(harness) == ["c1-1@1", "c2-1@2", "c2-2@2"])
+    }
+
+    @Test("a child's file whose parents an earlier version queued keeps its mark: no parent is walked again")
+    func parentsQueuedEarlier() async throws {
+        let harness = try Harness()
+        let api = EventsAPI([.init(id: "1", title: "a", comments: 1), .init(id: "2", title: "b", comments: 2)])
+        try await FixtureServer.with(api.handler) { server in
+            _ = try await harness.run(familyJobs(), server: server)
+            // The files as an earlier version left them: the mark in the child's file alone.
+            try await harness.database("t_event.sqlite").write { try $0.execute(sql: "DELETE FROM _mirror_parents_queued") }
+            try await harness.database("t_comment.sqlite").write { db in
+                try db.execute(sql: "UPDATE _mirror_walks SET parents_queued_at = '2026-01-01T00:00:00Z', parents_queue_seen = NULL")
+            }
+            let summary = try await harness.run(familyJobs(), server: server, jobs: ["event_comments"])
+            #expect(summary.jobs[0].parents == ParentWalks(walked: 0, failed: 0, orphansDeleted: 0))
+        }
+        #expect(try comments(harness) == ["c1-1@1", "c2-1@2", "c2-2@2"])
+    }
+
     @Test("a failing child walk fails its job, keeps the other parents' records, and is the only one retried next run")
     func failingChildRetried() async throws {
         let harness = try Harness()

@@ -140,8 +140,76 @@ private final class CutStore: ObjectStore {
     func list(_ prefix: String) async throws(StateError) -> [String] { try await inner.list(prefix) }
 }
 
+/// A folder store that runs `meanwhile` once, during its first upload: what a walk does while
+/// a slow store takes a copy.
+private final class SlowStore: ObjectStore {
+    let inner: any ObjectStore
+    let meanwhile: Mutex<(@Sendable () throws -> Void)?>
+    var location: String { inner.location }
+
+    init(inner: any ObjectStore, meanwhile: @escaping @Sendable () throws -> Void) {
+        self.inner = inner
+        self.meanwhile = Mutex(meanwhile)
+    }
+
+    func read(_ key: String) async throws(StateError) -> (bytes: [UInt8], tag: String)? { try await inner.read(key) }
+    func write(_ key: String, _ bytes: [UInt8], condition: S3Client.Condition?) async throws(StateError) -> String {
+        try await inner.write(key, bytes, condition: condition)
+    }
+    func upload(_ key: String, fileAt path: String) async throws(StateError) {
+        if let meanwhile = meanwhile.withLock({ $0.take() }) {
+            do { try meanwhile() } catch { throw StateError("\(error)") }
+        }
+        try await inner.upload(key, fileAt: path)
+    }
+    func download(_ key: String, toFileAt path: String) async throws(StateError) -> S3Client.Downloaded? {
+        try await inner.download(key, toFileAt: path)
+    }
+    func delete(_ key: String) async throws(StateError) { try await inner.delete(key) }
+    func list(_ prefix: String) async throws(StateError) -> [String] { try await inner.list(prefix) }
+}
+
 @Suite("remote state in a folder")
 struct RemoteStateTests {
+    @Test("a push is one cut: a parent's database is copied before its children's, whatever their names, and sent after")
+    func parentsBeforeChildren() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // The parent's file holds the parents still queued (2), the child's the children stored (1's).
+        try database(folder + "/one/t_post.sqlite", ["2"])
+        try database(folder + "/one/t_comment.sqlite", ["c1-1"])
+        // While the first copy goes up, the walk stores parent 2's children, then settles it.
+        let store = SlowStore(inner: try StateLocation.open("file://\(folder)/store", environment: [:], logger: quiet)) {
+            try database(folder + "/one/t_comment.sqlite", ["c2-1", "c2-2"])
+            try DatabaseQueue(path: folder + "/one/t_post.sqlite").write { try $0.execute(sql: "DELETE FROM t WHERE v = '2'") }
+        }
+        let one = RemoteState(store: store, shard: whole, output: folder + "/one",
+                              databases: ["t_comment.sqlite", "t_post.sqlite"],
+                              parents: ["t_comment.sqlite": ["t_post.sqlite"]], leaseTime: .seconds(30), logger: quiet)
+        _ = try await one.begin()
+        #expect(try await one.push().databases == 2)
+        await one.end()
+
+        let two = RemoteState(store: store, shard: whole, output: folder + "/two",
+                              databases: ["t_comment.sqlite", "t_post.sqlite"],
+                              parents: ["t_comment.sqlite": ["t_post.sqlite"]], leaseTime: .seconds(30), logger: quiet)
+        #expect(try await two.begin().databases == 2)
+        // Parent 2 still queued, its children not yet there: the next run walks them.
+        #expect(try rows(folder + "/two/t_post.sqlite") == ["2"])
+        #expect(try rows(folder + "/two/t_comment.sqlite") == ["c1-1"])
+        await two.end()
+    }
+
+    @Test("databases are copied parents first, grandchildren after children, the rest and any cycle by name")
+    func copyOrder() {
+        #expect(RemoteState.copyOrder(["c.sqlite", "b.sqlite", "a.sqlite", "z.sqlite"],
+                                      parents: ["a.sqlite": ["b.sqlite"], "b.sqlite": ["z.sqlite"]])
+                == ["c.sqlite", "z.sqlite", "b.sqlite", "a.sqlite"])
+        #expect(RemoteState.copyOrder(["b.sqlite", "a.sqlite", "c.sqlite"],
+                                      parents: ["a.sqlite": ["b.sqlite", "a.sqlite"], "b.sqlite": ["a.sqlite"], "c.sqlite": ["a.sqlite"]])
+                == ["a.sqlite", "b.sqlite", "c.sqlite"])
+    }
+
     @Test("a push cut off before its manifest leaves the previous state whole: an empty folder pulls the last whole push")
     func cutPush() async throws {
         let folder = try temporaryFolder()

@@ -63,7 +63,7 @@ struct StoreUpgradeTests {
                                                             "mirror-incremental-7", "mirror-parents-8", "mirror-cursor-kind-9",
                                                             "mirror-changes-10", "mirror-pages-envelope-11", "mirror-pages-headers-12",
                                                             "mirror-deferral-13", "mirror-columns-14", "mirror-views-15",
-                                                            "mirror-runs-column-warnings-16"])
+                                                            "mirror-runs-column-warnings-16", "mirror-parents-queued-17"])
             // The change feed: the first release's records first, in their walk order, then the new run's.
             #expect(try String.fetchAll(db, sql: "SELECT op || ' ' || id FROM _mirror_changes ORDER BY seq")
                 == ["upsert 1", "upsert 2", "upsert 3", "upsert 4", "upsert 5", "upsert 6", "upsert 7"])

@@ -2,7 +2,7 @@
 """moto's S3 in server mode, checking SigV4 signatures, for mirror's S3 client tests. Run it
 with the venv from setup.sh:
 
-    python s3_server.py [--port 0] [--region us-east-1] [--ignore-stdin] [--verbose]
+    python s3_server.py [--port 0] [--region us-east-1] [--put-delay 0] [--ignore-stdin] [--verbose]
 
 When ready it prints one JSON line to stdout (then flushes):
 
@@ -21,6 +21,9 @@ S3 requests as the user's key does, and moto checks the token. AWS takes that on
 unsigned (the web identity token is the credential); moto's authentication would ask it for
 a signature too, so that one action is let through unsigned, as AWS lets it (moto does not
 check the token itself).
+
+--put-delay S makes every PUT wait S seconds before it is handled: a distant bucket, for
+scripts/chaos-state.py.
 
 It exits when its standard input reaches end of file (unless --ignore-stdin) or on
 SIGTERM/SIGINT.
@@ -69,6 +72,8 @@ def parse_args(argv):
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=0, help="0 picks a free port")
     p.add_argument("--region", default="us-east-1")
+    p.add_argument("--put-delay", type=float, default=0.0,
+                   help="seconds every PUT waits before it is handled")
     p.add_argument("--ignore-stdin", action="store_true",
                    help="do not exit when standard input closes")
     p.add_argument("--verbose", action="store_true", help="log requests to stderr")
@@ -79,6 +84,16 @@ def main():
     args = parse_args(sys.argv[1:])
     if not args.verbose:
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    if args.put_delay > 0:
+        from werkzeug.serving import WSGIRequestHandler
+        handle = WSGIRequestHandler.run_wsgi
+
+        def slow_put(self):
+            if self.command == "PUT":
+                time.sleep(args.put_delay)
+            return handle(self)
+
+        WSGIRequestHandler.run_wsgi = slow_put
     server = ThreadedMotoServer(ip_address=args.host, port=args.port, verbose=False)
     server.start()
     _, port = server.get_host_and_port()

@@ -26,7 +26,13 @@ extension Runner {
         let parent = family.parent
         let queued: [String]
         do {
-            let queuedAll = try await store.parentsQueued(job: job.name, account: job.account) != nil
+            // Every parent was queued when the parent's file says so, written with the queue, and
+            // the child's file saw that very mark: a parent's file copied before the queue (a
+            // pushed state) or a child's file made again queues them all again. A child's file
+            // of an earlier version, beside a parent's file without a mark, keeps its own.
+            let mark = try await family.store.parentsQueued(child: job.name, account: parent.account)
+            let seen = try await store.parentsQueueSeen(job: job.name, account: job.account)
+            let queuedAll = mark.map { seen.seen == $0 } ?? (seen.seen == nil && seen.earlier != nil)
             if options.refresh || !queuedAll {
                 let time = Timestamp.string(Date())
                 try await family.store.queueAllParents(child: job.name, table: parent.table, account: parent.account, time: time)

@@ -36,14 +36,17 @@ extension Runner {
                 + "(\(folders.sorted().joined(separator: ", "))): name one with --output")
         }
         var databases: [String] = []
+        // A push copies a parent's database before its children's.
+        var parents: [String: Set<String>] = [:]
         for entry in selected {
             databases.append(entry.job.database)
             if let name = entry.job.parent, let parent = entry.file.jobs.first(where: { $0.name == name }) {
                 databases.append(parent.database)
+                parents[entry.job.database, default: []].insert(parent.database)
             }
         }
-        let remote = RemoteState(store: state.store, shard: options.shard ?? ShardPlan.Shard.whole,
-                                 output: output, databases: databases, leaseTime: state.leaseTime, logger: logger)
+        let remote = RemoteState(store: state.store, shard: options.shard ?? ShardPlan.Shard.whole, output: output,
+                                 databases: databases, parents: parents, leaseTime: state.leaseTime, logger: logger)
         let pulled = try await remote.begin()
         let what = pulled.generation == nil ? "remote state: none yet, the walk starts from the folder"
             : pulled.databases == 0 ? "remote state: the folder is current" : "remote state: pulled"

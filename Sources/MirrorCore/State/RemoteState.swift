@@ -48,7 +48,7 @@ package actor RemoteState {
     package nonisolated let shard: ShardPlan.Shard
     package nonisolated let lease: ShardLease
     private let output: String
-    /// Paths in the output folder.
+    /// Paths in the output folder, each after the databases of its jobs' parents (`copyOrder`).
     private let databases: [String]
     private let logger: Logger
     private var manifest: StateManifest?
@@ -67,15 +67,35 @@ package actor RemoteState {
     /// Files pulled at once.
     static let pullWidth = 8
 
+    /// `parents` names, for a database, the databases of its jobs' parents (`parent`).
     package init(store: any ObjectStore, shard: ShardPlan.Shard, output: String, databases: [String],
-                 leaseTime: Duration, logger: Logger) {
+                 parents: [String: Set<String>] = [:], leaseTime: Duration, logger: Logger) {
         self.store = store
         self.shard = shard
         self.output = output
-        self.databases = Array(Set(databases)).sorted()
+        self.databases = Self.copyOrder(databases, parents: parents)
         self.logger = logger
         summary = StateSummary(location: store.location, shard: shard.description)
         lease = ShardLease(store: store, key: "\(Self.shardFolder(shard))/lease.json", time: leaseTime)
+    }
+
+    /// The order in which a push copies the databases: a parent's database before its
+    /// children's, grandchildren after children, otherwise by name. A parent's file says a
+    /// parent is walked (it leaves `_mirror_parents`) only after its children are stored in
+    /// the child's file, so a child's copy taken after the parent's holds the children of
+    /// every parent that copy says is walked. Databases whose jobs are each other's parents
+    /// both ways (a cycle) are copied by name.
+    static func copyOrder(_ databases: [String], parents: [String: Set<String>]) -> [String] {
+        var left = Set(databases)
+        var order: [String] = []
+        while !left.isEmpty {
+            let ready = left.filter { parents[$0, default: []].subtracting([$0]).isDisjoint(with: left) }.sorted()
+            // A cycle: its databases go by name.
+            let next = ready.isEmpty ? [left.min()!] : ready
+            order.append(contentsOf: next)
+            left.subtract(next)
+        }
+        return order
     }
 
     static func shardFolder(_ shard: ShardPlan.Shard) -> String { "shards/\(shard.index)-of-\(shard.count)" }
@@ -267,6 +287,14 @@ package actor RemoteState {
         var pushed = Pushed()
         var entries: [StateManifest.Database] = []
         var changed = false
+        // Every database is read or copied first, in `databases`' order, and only then is
+        // anything sent: the copies are one cut of the walk, however slow the store.
+        var taken: [(path: String, earlier: StateManifest.Database?, taken: Taken)] = []
+        defer {
+            for entry in taken {
+                if case let .copied(copy, _, _, _) = entry.taken { unlink(copy) }
+            }
+        }
         for (index, path) in databases.enumerated() {
             let source = local(path)
             guard access(source, F_OK) == 0 else { continue }
@@ -275,39 +303,45 @@ package actor RemoteState {
             // (times aside), no copy is made and none is sent.
             if let earlier, let content = earlier.content,
                try await Self.onPool("read \(source)", { try DatabaseContent.digest(of: source) }) == content {
-                entries.append(earlier)
-                pushed.unchanged += 1
                 let files = try await Self.onPool("read \(source)") { try DatabaseCopy.downloadedFiles(in: source) }
-                let sent = try await pushFiles(files)
-                pushed.files += sent.files
-                pushed.bytes += sent.bytes
+                taken.append((path, earlier, .unchanged(earlier, files)))
                 continue
             }
             let copy = (work as NSString).appendingPathComponent("push-\(index).copy")
-            defer { unlink(copy) }
             let made = try await Self.onPool("copy \(source)") { () throws -> (S3Client.Downloaded, String, [SnapshotCopy.IndexedFile]) in
                 unlink(copy)
                 try DatabaseCopy.write(from: source, to: copy)
                 return (try FileDigest.read(copy), try DatabaseContent.digest(of: copy), try DatabaseCopy.downloadedFiles(in: copy))
             }
-            let (digest, content, files) = made
-            if let earlier, earlier.sha256 == digest.sha256 || earlier.content == content {
-                // The same bytes, or only times changed since (a copy made while a walk wrote).
-                var kept = earlier
-                if kept.content == nil {
-                    // Named by a manifest that did not keep digests of content: now it does.
-                    kept.content = content
+            taken.append((path, earlier, .copied(copy, made.0, made.1, made.2)))
+        }
+        for (path, earlier, what) in taken {
+            let files: [SnapshotCopy.IndexedFile]
+            switch what {
+            case let .unchanged(entry, indexed):
+                entries.append(entry)
+                pushed.unchanged += 1
+                files = indexed
+            case let .copied(copy, digest, content, indexed):
+                files = indexed
+                if let earlier, earlier.sha256 == digest.sha256 || earlier.content == content {
+                    // The same bytes, or only times changed since (a copy made while a walk wrote).
+                    var kept = earlier
+                    if kept.content == nil {
+                        // Named by a manifest that did not keep digests of content: now it does.
+                        kept.content = content
+                        changed = true
+                    }
+                    entries.append(kept)
+                    pushed.unchanged += 1
+                } else {
+                    let object = "databases/\(path)/\(digest.sha256).sqlite"
+                    try await store.upload(object, fileAt: copy)
+                    entries.append(.init(path: path, object: object, size: digest.size, sha256: digest.sha256, content: content))
+                    pushed.databases += 1
+                    pushed.bytes += digest.size
                     changed = true
                 }
-                entries.append(kept)
-                pushed.unchanged += 1
-            } else {
-                let object = "databases/\(path)/\(digest.sha256).sqlite"
-                try await store.upload(object, fileAt: copy)
-                entries.append(.init(path: path, object: object, size: digest.size, sha256: digest.sha256, content: content))
-                pushed.databases += 1
-                pushed.bytes += digest.size
-                changed = true
             }
             let sent = try await pushFiles(files)
             pushed.files += sent.files
@@ -346,6 +380,14 @@ package actor RemoteState {
             }
         }
         return pushed
+    }
+
+    /// A database as a push took it: unchanged since the last push (the manifest's entry, and
+    /// the files it indexes), or copied to a file (with its digest, its content's and the
+    /// files it indexes).
+    private enum Taken {
+        case unchanged(StateManifest.Database, [SnapshotCopy.IndexedFile])
+        case copied(String, S3Client.Downloaded, String, [SnapshotCopy.IndexedFile])
     }
 
     /// Sends the downloaded files the store does not hold yet.
