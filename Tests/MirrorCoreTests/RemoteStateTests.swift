@@ -200,6 +200,44 @@ struct RemoteStateTests {
         await two.end()
     }
 
+    @Test("a manifest whose object or path leads outside databases/ or the folder is refused before anything is replaced")
+    func objectOutsideStore() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let store = try StateLocation.open("file://\(folder)/store", environment: [:], logger: quiet)
+        try database(folder + "/one/a.sqlite", ["x"])
+        let one = RemoteState(store: store, shard: whole, output: folder + "/one", databases: ["a.sqlite"],
+                              leaseTime: .seconds(30), logger: quiet)
+        _ = try await one.begin()
+        _ = try await one.push()
+        await one.end()
+        // A file outside the store, named with its true size and SHA-256.
+        try database(folder + "/secret.sqlite", ["secret"])
+        let secret = try FileDigest.read(folder + "/secret.sqlite")
+        let key = "shards/0-of-1/manifest.json"
+        let original = try StateManifest.decode(try #require(try await store.read(key)).bytes, location: "", key: key)
+        try database(folder + "/two/a.sqlite", ["mine"])
+        for (object, path) in [("../secret.sqlite", "a.sqlite"), ("databases/../../secret.sqlite", "a.sqlite"),
+                               ("/etc/hostname", "a.sqlite"), ("files/ab/secret.sqlite", "a.sqlite"),
+                               (original.databases[0].object, "../a.sqlite")] {
+            var manifest = original
+            manifest.generation += 1
+            manifest.databases[0].object = object
+            manifest.databases[0].path = path
+            manifest.databases[0].size = secret.size
+            manifest.databases[0].sha256 = secret.sha256
+            try await store.write(key, manifest.encoded(), condition: nil)
+            let two = RemoteState(store: store, shard: whole, output: folder + "/two", databases: ["a.sqlite"],
+                                  leaseTime: .seconds(30), logger: quiet)
+            let error = await #expect(throws: StateError.self) { try await two.begin() }
+            let what = path == "a.sqlite" ? "the object '\(object)', which is not under databases/"
+                : "'\(path)', which is outside the output folder"
+            #expect(error?.description == "file://\(folder)/store: \(key) names \(what): nothing was pulled; "
+                + "remove \(key) to start the shard from the folder, or restore it")
+            #expect(try rows(folder + "/two/a.sqlite") == ["mine"])
+        }
+    }
+
     @Test("databases are copied parents first, grandchildren after children, the rest and any cycle by name")
     func copyOrder() {
         #expect(RemoteState.copyOrder(["c.sqlite", "b.sqlite", "a.sqlite", "z.sqlite"],

@@ -152,10 +152,18 @@ package actor RemoteState {
            mark.generation >= remote.generation {
             return pulled
         }
+        // Every name is checked before anything is replaced: a path must stay in the output
+        // folder, an object under databases/ (on a folder store, `..` would leave the store).
         for database in remote.databases {
-            guard !database.path.hasPrefix("/"), !database.path.split(separator: "/").contains("..") else {
-                throw StateError("\(store.location): \(manifestKey) names '\(database.path)', which is outside the output folder")
+            let what = Self.escapes(database.path) ? "'\(database.path)', which is outside the output folder"
+                : !database.object.hasPrefix("databases/") || Self.escapes(database.object)
+                ? "the object '\(database.object)', which is not under databases/" : nil
+            if let what {
+                throw StateError("\(store.location): \(manifestKey) names \(what): nothing was pulled; "
+                    + "remove \(manifestKey) to start the shard from the folder, or restore it")
             }
+        }
+        for database in remote.databases {
             let temporary = (work as NSString).appendingPathComponent("pulled")
             guard let got = try await store.download(database.object, toFileAt: temporary) else {
                 throw StateError("\(store.location): \(database.object), which \(manifestKey) names, is not there")
@@ -188,6 +196,11 @@ package actor RemoteState {
         return pulled
     }
 
+    /// A path or key that starts at the root or climbs out with a `..` segment.
+    private static func escapes(_ path: String) -> Bool {
+        path.hasPrefix("/") || path.split(separator: "/", omittingEmptySubsequences: false).contains("..")
+    }
+
     /// Fetches the downloaded files the pulled database at `path` indexes and the folder
     /// lacks, from `files/`, `pullWidth` at a time, each checked against its SHA-256: so the
     /// walk does not download them from the API again, and a snapshot holds them. One the
@@ -201,7 +214,9 @@ package actor RemoteState {
         }
         let wanted = indexed.filter { file in
             var info = stat()
-            return file.path.hasPrefix(ReservedNames.filesFolder + "/") && !file.path.split(separator: "/").contains("..")
+            // The key is made of the index's digest: one that is not a SHA-256 names no file of the store.
+            return file.path.hasPrefix(ReservedNames.filesFolder + "/") && !Self.escapes(file.path)
+                && file.sha256.count == 64 && file.sha256.allSatisfy(\.isHexDigit)
                 && !(stat(local(file.path), &info) == 0 && Int(info.st_size) == file.size)
         }
         guard !wanted.isEmpty else { return (0, 0) }
