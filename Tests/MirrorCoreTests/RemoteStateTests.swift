@@ -238,6 +238,30 @@ struct RemoteStateTests {
         }
     }
 
+    @Test("a push's temporary files that a killed push left are swept once older than the lease; a live one stays")
+    func temporariesSwept() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let store = try StateLocation.open("file://\(folder)/store", environment: [:], logger: quiet)
+        try FileManager.default.createDirectory(atPath: folder + "/store/databases/a.sqlite", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: folder + "/store/files/ab", withIntermediateDirectories: true)
+        let old = [folder + "/store/databases/a.sqlite/.writing-1", folder + "/store/files/ab/.writing-2"]
+        let live = folder + "/store/databases/a.sqlite/.writing-3"
+        for path in old + [live] { #expect(FileManager.default.createFile(atPath: path, contents: Data("part".utf8))) }
+        // The killed push's files were last written 31 seconds ago, past a lease of 30.
+        for path in old {
+            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-31)], ofItemAtPath: path)
+        }
+        try database(folder + "/one/a.sqlite", ["x"])
+        let one = RemoteState(store: store, shard: whole, output: folder + "/one", databases: ["a.sqlite"],
+                              leaseTime: .seconds(30), logger: quiet)
+        _ = try await one.begin()
+        _ = try await one.push()
+        await one.end()
+        #expect(old.filter { FileManager.default.fileExists(atPath: $0) } == [])
+        #expect(FileManager.default.fileExists(atPath: live))
+    }
+
     @Test("databases are copied parents first, grandchildren after children, the rest and any cycle by name")
     func copyOrder() {
         #expect(RemoteState.copyOrder(["c.sqlite", "b.sqlite", "a.sqlite", "z.sqlite"],

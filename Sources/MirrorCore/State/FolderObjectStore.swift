@@ -146,6 +146,24 @@ package struct FolderObjectStore: ObjectStore {
         }
     }
 
+    /// Removes the temporary files of writes cut off (`.writing-<uuid>`, which `list` never
+    /// shows) last written more than `age` ago: a write under way writes its file as it goes.
+    package func sweepLeftovers(olderThan age: Duration) async {
+        let root = root
+        let limit = Date().timeIntervalSince1970 - Double(age.components.seconds)
+        _ = try? await onPool("sweep", "") {
+            guard let walker = FileManager.default.enumerator(atPath: root) else { return }
+            while let name = walker.nextObject() as? String {
+                guard (name as NSString).lastPathComponent.hasPrefix(Self.temporaryMark) else { continue }
+                let path = (root as NSString).appendingPathComponent(name)
+                var info = stat()
+                if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, Double(info.st_mtim.tv_sec) < limit {
+                    unlink(path)
+                }
+            }
+        }
+    }
+
     package func list(_ prefix: String) async throws(StateError) -> [String] {
         let root = root
         return try await onPool("list", prefix) {

@@ -36,6 +36,14 @@ package protocol ObjectStore: Sendable {
     func delete(_ key: String) async throws(StateError)
     /// The keys that start with `prefix`, sorted.
     func list(_ prefix: String) async throws(StateError) -> [String]
+    /// Removes what writes cut off left (a process killed mid-write), not written to for
+    /// `age`; whatever cannot be removed stays.
+    func sweepLeftovers(olderThan age: Duration) async
+}
+
+extension ObjectStore {
+    /// A store whose writes leave nothing half-written (S3: an object appears whole or not at all).
+    package func sweepLeftovers(olderThan age: Duration) async {}
 }
 
 /// Opens the store `location` names: `s3://bucket/prefix` (AWS's variables in

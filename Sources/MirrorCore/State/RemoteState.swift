@@ -111,6 +111,8 @@ package actor RemoteState {
     package func begin() async throws -> Pulled {
         try prepareFolder()
         try await lease.take()
+        // What pushes cut off left; a live writer's file is younger than a lease.
+        await store.sweepLeftovers(olderThan: lease.time)
         do {
             let pulled = try await pull()
             summary.pulledDatabases = pulled.databases
