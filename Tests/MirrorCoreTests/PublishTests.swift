@@ -272,6 +272,19 @@ struct PublishTests {
         }
     }
 
+    @Test("a top-level manifest mirror cannot read is named, with what is wrong with it in plain words, and left as it is")
+    func damagedManifest() async throws {
+        let items = try await outputFolder()
+        try await withBucket("damaged") { client in
+            let text = Array(#"{"format": 1, "shards": 1, "entries": []}"#.utf8)
+            _ = try await client.put("devices/manifest.json", text, condition: nil)
+            let error = await #expect(throws: Publisher.Failure.self) { try await publisher(items, client).publish() }
+            #expect(error?.description == "s3://damaged/devices/manifest.json is not a manifest mirror publish writes "
+                + "(member 'updated_at' is missing): left as it is (remove it, or publish to another prefix)")
+            #expect(try await client.get("devices/manifest.json")?.body == text)
+        }
+    }
+
     @Test("another writer's change between read and write is a lost condition: read again, written again, both entries kept")
     func lostCondition() async throws {
         let items = try await outputFolder()

@@ -262,6 +262,36 @@ struct RemoteStateTests {
         #expect(FileManager.default.fileExists(atPath: live))
     }
 
+    @Test("a damaged manifest is named, with what is wrong with it in plain words and what to do")
+    func damagedManifest() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let store = try StateLocation.open("file://\(folder)/store", environment: [:], logger: quiet)
+        let key = "shards/0-of-1/manifest.json"
+        let advice = "; remove \(key) to start the shard from the folder, or restore it"
+        let cases: [(String, String)] = [
+            ("{\"shard\": ", "it is not JSON"),
+            (#"{"shard": "0/1", "generation": 1, "pushed_at": "t", "databases": []}"#, "member 'format' is missing"),
+            (#"{"format": 1, "shard": "0/1", "generation": "one", "pushed_at": "t", "databases": []}"#,
+             "member 'generation' is not a whole number"),
+            (#"{"format": 1, "shard": "0/1", "generation": 1, "pushed_at": "t", "databases": [{"path": "a.sqlite"}]}"#,
+             "member 'databases[0].object' is missing"),
+            (#"{"format": 1, "shard": "0/1", "generation": 1, "pushed_at": "t", "databases": {}}"#,
+             "member 'databases' is not an array"),
+            ("[1]", "it is not an object"),
+            (#"{"format": 2, "shard": "0/1", "generation": 1, "pushed_at": "t", "databases": []}"#,
+             "its format is 2, and this mirror reads format 1: a later mirror wrote it, use that one"),
+        ]
+        for (text, problem) in cases {
+            try await store.write(key, Array(text.utf8), condition: nil)
+            let state = RemoteState(store: store, shard: whole, output: folder + "/one", databases: ["a.sqlite"],
+                                    leaseTime: .seconds(30), logger: quiet)
+            let error = await #expect(throws: StateError.self) { try await state.begin() }
+            #expect(error?.description == "file://\(folder)/store: \(key) is not a state manifest mirror can read: "
+                + problem + (problem.hasPrefix("its format") ? "" : advice))
+        }
+    }
+
     @Test("databases are copied parents first, grandchildren after children, the rest and any cycle by name")
     func copyOrder() {
         #expect(RemoteState.copyOrder(["c.sqlite", "b.sqlite", "a.sqlite", "z.sqlite"],

@@ -174,7 +174,8 @@ public struct Publisher: Sendable {
             manifest = try PublishManifest.decoded(object.body)
         } catch {
             throw Failure(description: "s3://\(client.configuration.bucket)/\(manifestKey) is not a manifest mirror publish "
-                + "writes: left as it is (remove it, or publish to another prefix)")
+                + "writes (\(DecodingProblem.describe(error, snakeCase: true))): left as it is "
+                + "(remove it, or publish to another prefix)")
         }
         guard manifest.format <= PublishManifest.currentFormat else {
             throw Failure(description: "s3://\(client.configuration.bucket)/\(manifestKey) has format \(manifest.format), "

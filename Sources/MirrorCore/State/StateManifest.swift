@@ -27,12 +27,26 @@ struct StateManifest: Codable, Equatable {
         case pushedAt = "pushed_at"
     }
 
+    /// The layout's version this mirror reads and writes.
+    static let currentFormat = 1
+
+    /// The manifest `bytes` at `key`; one mirror cannot read is an error that says what is
+    /// wrong with it, in plain words, and what to do.
     static func decode(_ bytes: [UInt8], location: String, key: String) throws(StateError) -> StateManifest {
+        let prefix = "\(location): \(key) is not a state manifest mirror can read: "
+        let manifest: StateManifest
         do {
-            return try JSONDecoder().decode(StateManifest.self, from: Data(bytes))
+            manifest = try JSONDecoder().decode(StateManifest.self, from: Data(bytes))
         } catch {
-            throw StateError("\(location): \(key) is not a state manifest mirror can read: \(error)")
+            throw StateError(prefix + DecodingProblem.describe(error)
+                + "; remove \(key) to start the shard from the folder, or restore it")
         }
+        guard manifest.format == currentFormat else {
+            throw StateError(prefix + "its format is \(manifest.format), and this mirror reads format \(currentFormat): "
+                + (manifest.format > currentFormat ? "a later mirror wrote it, use that one"
+                    : "remove \(key) to start the shard from the folder, or restore it"))
+        }
+        return manifest
     }
 
     func encoded() -> [UInt8] {
