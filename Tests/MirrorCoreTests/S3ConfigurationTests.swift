@@ -47,6 +47,51 @@ struct S3ConfigurationTests {
         #expect(configuration.region == "us-west-2")
     }
 
+    @Test("a malformed endpoint is a config error naming the variable and what is wrong", arguments: [
+        ("http://127.0.0.1:", "'http://127.0.0.1:' (AWS_ENDPOINT_URL_S3) has no port after ':' (give one from 1 to 65535, "
+            + "or no ':'): an endpoint is http(s)://host[:port], such as https://s3.example.com"),
+        ("http://:9000", "'http://:9000' (AWS_ENDPOINT_URL_S3) has no host: an endpoint is http(s)://host[:port], "
+            + "such as https://s3.example.com"),
+        ("https://", "'https://' (AWS_ENDPOINT_URL_S3) has no host: an endpoint is http(s)://host[:port], "
+            + "such as https://s3.example.com"),
+        ("http://127.0.0.1:9000/state", "'http://127.0.0.1:9000/state' (AWS_ENDPOINT_URL_S3) has a path ('/state'): "
+            + "an endpoint is http(s)://host[:port], such as https://s3.example.com; the bucket and prefix go in s3://bucket/prefix"),
+        ("http://127.0.0.1:9000?region=x", "'http://127.0.0.1:9000?region=x' (AWS_ENDPOINT_URL_S3) has a query ('?region=x'): "
+            + "an endpoint is http(s)://host[:port], such as https://s3.example.com"),
+        ("http://127.0.0.1:9000/#top", "'http://127.0.0.1:9000/#top' (AWS_ENDPOINT_URL_S3) has a fragment ('#top'): "
+            + "an endpoint is http(s)://host[:port], such as https://s3.example.com"),
+        ("s3://127.0.0.1:9000", "'s3://127.0.0.1:9000' (AWS_ENDPOINT_URL_S3) has the scheme 's3', not http or https: "
+            + "an endpoint is http(s)://host[:port], such as https://s3.example.com"),
+        ("127.0.0.1:9000", "'127.0.0.1:9000' (AWS_ENDPOINT_URL_S3) has no scheme: an endpoint is http(s)://host[:port], "
+            + "such as https://s3.example.com"),
+        ("http://127.0.0.1:0", "'http://127.0.0.1:0' (AWS_ENDPOINT_URL_S3) has the port 0, not one from 1 to 65535: "
+            + "an endpoint is http(s)://host[:port], such as https://s3.example.com"),
+        ("http://127.0.0.1:65536", "'http://127.0.0.1:65536' (AWS_ENDPOINT_URL_S3) has the port 65536, not one from 1 to 65535: "
+            + "an endpoint is http(s)://host[:port], such as https://s3.example.com"),
+        ("http://127.0.0.1:9x", "'http://127.0.0.1:9x' (AWS_ENDPOINT_URL_S3) has the port '9x', not one from 1 to 65535: "
+            + "an endpoint is http(s)://host[:port], such as https://s3.example.com"),
+        ("http://s3 host", "'http://s3 host' (AWS_ENDPOINT_URL_S3) has the host 's3 host', which is no host name or "
+            + "IP address: an endpoint is http(s)://host[:port], such as https://s3.example.com"),
+        ("https://key:hidden@s3.example.com", "AWS_ENDPOINT_URL_S3 has a user name or password before '@' (not shown here): "
+            + "an endpoint is http(s)://host[:port], such as https://s3.example.com; the keys go in AWS_ACCESS_KEY_ID "
+            + "and AWS_SECRET_ACCESS_KEY"),
+    ])
+    func malformedEndpoints(endpoint: String, message: String) {
+        let error = #expect(throws: S3ConfigurationError.self) {
+            try S3Configuration(url: "s3://bucket/p", environment: keys.merging(["AWS_ENDPOINT_URL_S3": endpoint]) { $1 })
+        }
+        #expect(error?.problems == [message])
+    }
+
+    @Test("a well-formed endpoint is taken as written: IPv6, a port, upper-case scheme, a trailing slash")
+    func wellFormedEndpoints() throws {
+        for (given, endpoint) in [("http://[::1]:9000/", "http://[::1]:9000"), ("HTTPS://S3.Example.com:443", "HTTPS://S3.Example.com:443"),
+                                  ("http://127.0.0.1:65535", "http://127.0.0.1:65535"), ("https://minio.internal", "https://minio.internal")] {
+            let configuration = try S3Configuration(url: "s3://bucket/p", environment: keys.merging(["AWS_ENDPOINT_URL_S3": given]) { $1 })
+            #expect(configuration.endpoint == endpoint)
+        }
+    }
+
     @Test("every problem is reported at once, and no secret in any")
     func problems() {
         let error = #expect(throws: S3ConfigurationError.self) {
@@ -55,7 +100,8 @@ struct S3ConfigurationTests {
         }
         #expect(error?.problems == [
             "'Bad_Bucket' is not a valid bucket name (3 to 63 lower-case letters, digits, '.' and '-', starting and ending with a letter or digit)",
-            "'ftp://x' (AWS_ENDPOINT_URL) is not an http(s) endpoint URL such as https://s3.example.com",
+            "'ftp://x' (AWS_ENDPOINT_URL) has the scheme 'ftp', not http or https: an endpoint is http(s)://host[:port], "
+                + "such as https://s3.example.com",
             "AWS_ACCESS_KEY_ID is not set",
         ])
         let other = #expect(throws: S3ConfigurationError.self) { try S3Configuration(url: "https://bucket/x", environment: [:]) }
@@ -90,6 +136,7 @@ struct S3ConfigurationTests {
                                                                     "AWS_ENDPOINT_URL_STS": "sts.example.com"])
         }
         #expect(half?.problems == ["AWS_WEB_IDENTITY_TOKEN_FILE is not set, and AWS_ROLE_ARN is",
-                                   "'sts.example.com' (AWS_ENDPOINT_URL_STS) is not an http(s) endpoint URL such as https://sts.example.com"])
+                                   "'sts.example.com' (AWS_ENDPOINT_URL_STS) has no scheme: an endpoint is http(s)://host[:port], "
+                                       + "such as https://sts.example.com"])
     }
 }

@@ -93,6 +93,35 @@ private let storeKinds: [StoreKind] = AuthServer.python == nil ? [.folder] : [.f
 
 @Suite("state kept in a store (--state)")
 struct StateTests {
+    @Test("a malformed S3 endpoint is a config error before anything is fetched: exit 2, the variable named")
+    func malformedEndpoint() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try await FixtureServer.with({ _ in .json(#"{"list":[]}"#) }) { server in
+            try """
+                version: 1
+                jobs:
+                  - name: events
+                    url: "\(server.base)/events?page={page}"
+                    records: list
+                    id: id
+                    table: t_event
+                """.write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+            let environment = ["AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "secret-key-example",
+                               "AWS_ENDPOINT_URL_S3": "http://127.0.0.1:", "AWS_REGION": "us-east-1"]
+            for arguments in [["run", "jobs.yaml", "--state", "s3://state/p"], ["publish", "s3://state/p"]] {
+                let result = try await mirror(arguments, in: folder, environment: environment)
+                #expect(result.status == 2, "\(arguments[0]): \(result.stderr)")
+                #expect(result.stdout == "")
+                let location = arguments[0] == "run" ? "--state s3://state/p: " : ""
+                #expect(result.stderr == "error: \(location)'http://127.0.0.1:' (AWS_ENDPOINT_URL_S3) has no port after ':' "
+                    + "(give one from 1 to 65535, or no ':'): an endpoint is http(s)://host[:port], such as https://s3.example.com\n")
+            }
+            #expect(server.requests.isEmpty)
+            #expect(!FileManager.default.fileExists(atPath: folder + "/cache/t_event.sqlite"))
+        }
+    }
+
     @Test("SIGTERM pushes the state before exit 143; a second worker on the shard exits 3; an empty folder resumes at the page where the run stopped",
           arguments: storeKinds)
     fileprivate func sigtermPushesAndEmptyFolderResumes(kind: StoreKind) async throws {

@@ -18,7 +18,7 @@ package struct S3Configuration: Sendable, CustomStringConvertible, CustomDebugSt
     /// The key prefix of `s3://bucket/prefix`, without slashes at either end; may be empty.
     package let prefix: String
     package let region: String
-    /// `scheme://host[:port][/path]`, without a trailing slash.
+    /// `scheme://host[:port]`, without a trailing slash.
     package let endpoint: String
     package let addressing: Addressing
     package let keys: Keys
@@ -82,13 +82,12 @@ package struct S3Configuration: Sendable, CustomStringConvertible, CustomDebugSt
         let candidates = [("the endpoint option", endpoint), ("AWS_ENDPOINT_URL_S3", given("AWS_ENDPOINT_URL_S3")),
                           ("AWS_ENDPOINT_URL", given("AWS_ENDPOINT_URL"))]
         if let (source, value) = candidates.first(where: { $0.1 != nil }).map({ ($0.0, $0.1!) }) {
-            var trimmed = value
-            while trimmed.hasSuffix("/") { trimmed.removeLast() }
-            if HTTPClient.isHTTP(trimmed), URLComponents(string: trimmed)?.query == nil {
+            switch Self.endpoint(value, source: source, example: "https://s3.example.com") {
+            case let .success(trimmed):
                 chosenEndpoint = trimmed
                 custom = true
-            } else {
-                problems.append("'\(value)' (\(source)) is not an http(s) endpoint URL such as https://s3.example.com")
+            case let .failure(problem):
+                problems.append(problem.description)
             }
         }
 
@@ -110,12 +109,9 @@ package struct S3Configuration: Sendable, CustomStringConvertible, CustomDebugSt
             var stsEndpoint = "https://sts.\(region).amazonaws.com"
             let stsCandidates = [("AWS_ENDPOINT_URL_STS", given("AWS_ENDPOINT_URL_STS")), ("AWS_ENDPOINT_URL", given("AWS_ENDPOINT_URL"))]
             if let (source, value) = stsCandidates.first(where: { $0.1 != nil }).map({ ($0.0, $0.1!) }) {
-                var trimmed = value
-                while trimmed.hasSuffix("/") { trimmed.removeLast() }
-                if HTTPClient.isHTTP(trimmed), URLComponents(string: trimmed)?.query == nil {
-                    stsEndpoint = trimmed
-                } else {
-                    problems.append("'\(value)' (\(source)) is not an http(s) endpoint URL such as https://sts.example.com")
+                switch Self.endpoint(value, source: source, example: "https://sts.example.com") {
+                case let .success(trimmed): stsEndpoint = trimmed
+                case let .failure(problem): problems.append(problem.description)
                 }
             }
             if let tokenFile, let roleARN {
@@ -132,6 +128,70 @@ package struct S3Configuration: Sendable, CustomStringConvertible, CustomDebugSt
         self.endpoint = chosenEndpoint
         self.addressing = addressing ?? (custom || bucket.contains(".") ? .path : .virtualHost)
         self.keys = keys
+    }
+
+    /// What is wrong with an endpoint, said of the setting it came from.
+    struct EndpointProblem: Error {
+        let description: String
+    }
+
+    /// `value` (from `source`) as an endpoint, `http(s)://host[:port]`, its trailing slashes
+    /// dropped; else what is wrong with it: a scheme other than http(s), no host, an empty
+    /// port or one outside 1-65535, a path, a query, a fragment, or a user name or password
+    /// (said without showing it). Taken as written, a port left empty would be port 80 and a
+    /// path would be put before every bucket: requests to a place no one meant.
+    static func endpoint(_ value: String, source: String, example: String) -> Result<String, EndpointProblem> {
+        let form = "an endpoint is http(s)://host[:port], such as \(example)"
+        func problem(_ what: String, then advice: String = "") -> Result<String, EndpointProblem> {
+            .failure(EndpointProblem(description: "'\(value)' (\(source)) \(what): \(form)" + advice))
+        }
+        guard let separator = value.range(of: "://") else { return problem("has no scheme") }
+        let scheme = value[..<separator.lowerBound]
+        guard ["http", "https"].contains(scheme.lowercased()) else {
+            return problem("has the scheme '\(scheme)', not http or https")
+        }
+        var rest = value[separator.upperBound...]
+        while rest.hasSuffix("/") { rest.removeLast() }
+        let trimmed = String(value[..<rest.endIndex])
+        let authorityEnd = rest.firstIndex { "/?#".contains($0) } ?? rest.endIndex
+        let authority = rest[..<authorityEnd]
+        // No '@' belongs in an endpoint; what is before one may be a password: not shown.
+        if rest.contains("@") {
+            return .failure(EndpointProblem(description: "\(source) has a user name or password before '@' (not shown here): "
+                + "\(form); the keys go in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"))
+        }
+        let tail = rest[authorityEnd...]
+        switch tail.first {
+        case "/":
+            let path = tail.prefix { !"?#".contains($0) }
+            if path.contains(where: { $0 != "/" }) {
+                return problem("has a path ('\(path)')", then: "; the bucket and prefix go in s3://bucket/prefix")
+            }
+            if let mark = tail.firstIndex(where: { "?#".contains($0) }) {
+                return problem("has a \(tail[mark] == "?" ? "query" : "fragment") ('\(tail[mark...])')")
+            }
+        case "?": return problem("has a query ('\(tail)')")
+        case "#": return problem("has a fragment ('\(tail)')")
+        default: break
+        }
+        // The host, then ':' and the port (an IPv6 address is in brackets).
+        let hostEnd = authority.hasPrefix("[") ? authority.firstIndex(of: "]").map(authority.index(after:)) ?? authority.endIndex
+            : authority.firstIndex(of: ":") ?? authority.endIndex
+        let host = authority[..<hostEnd]
+        guard !host.isEmpty else { return problem("has no host") }
+        let portText = authority[hostEnd...]
+        if let colon = portText.first {
+            let digits = portText.dropFirst()
+            guard colon == ":" else { return problem("has '\(portText)' after its host, not ':' and a port") }
+            guard !digits.isEmpty else { return problem("has no port after ':' (give one from 1 to 65535, or no ':')") }
+            let numeric = digits.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+            guard numeric, let port = Int(digits), (1...65535).contains(port) else {
+                let shown = numeric ? String(digits) : "'\(digits)'"
+                return problem("has the port \(shown), not one from 1 to 65535")
+            }
+        }
+        guard HTTPClient.isHTTP(trimmed) else { return problem("has the host '\(host)', which is no host name or IP address") }
+        return .success(trimmed)
     }
 
     /// The bucket and the prefix of `s3://bucket/prefix` (slashes around the prefix dropped).
