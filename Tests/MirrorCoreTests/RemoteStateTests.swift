@@ -68,6 +68,79 @@ func leaseContract(_ store: any ObjectStore) async throws {
     await first.release()
 }
 
+/// What every store must do for a lease given back: a worker whose lease lapsed and was taken
+/// over just before its release reached the store leaves the new holder's lease as it is.
+func leaseReleaseContract(_ inner: any ObjectStore) async throws {
+    let clock = LeaseClock()
+    let now: @Sendable () -> Date = { clock.date.withLock { $0 } }
+    let key = "shards/0-of-1/lease.json"
+    let store = RacedStore(inner: inner)
+    let first = ShardLease(store: store, key: key, time: .seconds(60), now: now)
+    let second = ShardLease(store: inner, key: key, time: .seconds(60), now: now)
+    try await first.take()
+    // The first worker stops renewing; past its time the second takes the lease over, just as
+    // the first's release reaches the store.
+    clock.date.withLock { $0 += 61 }
+    let taken = LeaseBytes()
+    store.beforeDelete.withLock { hook in
+        hook = {
+            try await second.take()
+            let bytes = try await inner.read(key)?.bytes
+            taken.bytes.withLock { $0 = bytes }
+        }
+    }
+    await first.release()
+    let held = try #require(taken.bytes.withLock { $0 }, "the second worker never took the lease")
+    #expect(try await inner.read(key)?.bytes == held)
+    #expect(try await second.renew())
+    await second.release()
+    #expect(try await inner.read(key) == nil)
+}
+
+/// The bytes of a lease, as a store held them at some moment.
+private final class LeaseBytes: Sendable {
+    let bytes = Mutex<[UInt8]?>(nil)
+}
+
+/// A store that runs `beforeDelete` once, just before a delete goes on to the store: another
+/// worker acting between a release's decision and its delete.
+private final class RacedStore: ObjectStore {
+    let inner: any ObjectStore
+    let beforeDelete = Mutex<(@Sendable () async throws -> Void)?>(nil)
+    var location: String { inner.location }
+
+    init(inner: any ObjectStore) {
+        self.inner = inner
+    }
+
+    private func raced() async throws(StateError) {
+        guard let hook = beforeDelete.withLock({ hook in defer { hook = nil }; return hook }) else { return }
+        do {
+            try await hook()
+        } catch {
+            throw StateError("the other worker failed: \(error)")
+        }
+    }
+
+    func read(_ key: String) async throws(StateError) -> (bytes: [UInt8], tag: String)? { try await inner.read(key) }
+    func write(_ key: String, _ bytes: [UInt8], condition: S3Client.Condition?) async throws(StateError) -> String {
+        try await inner.write(key, bytes, condition: condition)
+    }
+    func upload(_ key: String, fileAt path: String) async throws(StateError) { try await inner.upload(key, fileAt: path) }
+    func download(_ key: String, toFileAt path: String) async throws(StateError) -> S3Client.Downloaded? {
+        try await inner.download(key, toFileAt: path)
+    }
+    func delete(_ key: String) async throws(StateError) {
+        try await raced()
+        try await inner.delete(key)
+    }
+    func delete(_ key: String, ifTag tag: String) async throws(StateError) {
+        try await raced()
+        try await inner.delete(key, ifTag: tag)
+    }
+    func list(_ prefix: String) async throws(StateError) -> [String] { try await inner.list(prefix) }
+}
+
 /// What every store must do for a state: pushed, pulled into an empty folder exactly,
 /// nothing written when nothing changed, and a manifest written by another worker in the
 /// meantime refusing the push.
@@ -137,6 +210,7 @@ private final class CutStore: ObjectStore {
         try await inner.download(key, toFileAt: path)
     }
     func delete(_ key: String) async throws(StateError) { try await inner.delete(key) }
+    func delete(_ key: String, ifTag tag: String) async throws(StateError) { try await inner.delete(key, ifTag: tag) }
     func list(_ prefix: String) async throws(StateError) -> [String] { try await inner.list(prefix) }
 }
 
@@ -340,6 +414,13 @@ struct RemoteStateTests {
         try await leaseContract(try StateLocation.open("file://" + folder, environment: [:], logger: quiet))
     }
 
+    @Test("a worker whose lease was taken over as it released it leaves the new holder's lease as it is")
+    func leaseReleaseRace() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try await leaseReleaseContract(try StateLocation.open("file://" + folder, environment: [:], logger: quiet))
+    }
+
     @Test("push, pull into an empty folder, nothing written unchanged, a concurrent manifest refuses the push")
     func pushPull() async throws {
         let folder = try temporaryFolder()
@@ -417,6 +498,11 @@ struct RemoteStateS3Tests {
     @Test("a lease: one holder at a time, taken over once lapsed, the lapsed holder's renewal refused")
     func lease() async throws {
         try await withStore("lease") { try await leaseContract($0) }
+    }
+
+    @Test("a worker whose lease was taken over as it released it leaves the new holder's lease as it is")
+    func leaseReleaseRace() async throws {
+        try await withStore("lease-release") { try await leaseReleaseContract($0) }
     }
 
     @Test("push, pull into an empty folder, nothing written unchanged, a concurrent manifest refuses the push; big copies stream")

@@ -91,6 +91,22 @@ struct S3ClientTests {
         }
     }
 
+    @Test("DeleteObject with If-Match removes only the current ETag; a stale one is refused and the object kept")
+    func conditionalDeletes() async throws {
+        try await withBucket("conditional-deletes") { client, _ in
+            let first = try await client.put("state/lease", Array("one".utf8))
+            let second = try await client.put("state/lease", Array("two".utf8))
+            let stale = await #expect(throws: S3Error.self) { try await client.delete("state/lease", ifMatch: first) }
+            #expect(stale?.kind == .preconditionFailed)
+            #expect(stale?.status == 412)
+            #expect(try await client.get("state/lease") == S3Client.Object(body: Array("two".utf8), etag: second))
+            try await client.delete("state/lease", ifMatch: second)
+            #expect(try await client.get("state/lease") == nil)
+            // Already gone: nothing to remove, no error.
+            try await client.delete("state/lease", ifMatch: second)
+        }
+    }
+
     @Test("a listing walks every page exactly, in key order, decoding keys, and keeps to its prefix")
     func listing() async throws {
         try await withBucket("listing") { client, _ in

@@ -164,6 +164,28 @@ package struct FolderObjectStore: ObjectStore {
         }
     }
 
+    /// Under the lock conditional writes hold, so that no write comes between the check and
+    /// the removal.
+    package func delete(_ key: String, ifTag tag: String) async throws(StateError) {
+        let path = path(key)
+        let root = root
+        let location = location
+        try await onPool("remove", key) {
+            let lock = open((root as NSString).appendingPathComponent(Self.lockName), O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+            guard lock >= 0 else {
+                if errno == ENOENT { return }
+                throw StateError("\(location): cannot lock \(root): \(Self.reason())")
+            }
+            defer { close(lock) }
+            while flock(lock, LOCK_EX) != 0 {
+                guard errno == EINTR else { throw StateError("\(location): cannot lock \(root): \(Self.reason())") }
+            }
+            guard let current = try Self.contents(path).map(Self.tag) else { return }
+            guard current == tag else { throw StateError("\(location): \(key) changed since it was read", lostCondition: true) }
+            guard unlink(path) == 0 || errno == ENOENT else { throw StateError("cannot remove \(path): \(Self.reason())") }
+        }
+    }
+
     package func list(_ prefix: String) async throws(StateError) -> [String] {
         let root = root
         return try await onPool("list", prefix) {

@@ -17,8 +17,8 @@ public struct StateError: Error, Sendable, CustomStringConvertible {
 }
 
 /// Where a remote state is kept: objects under one root, named by keys with `/` in them,
-/// read and written whole or from and to files, and written only if absent or only if
-/// unchanged. `S3ObjectStore` keeps them in a bucket (`s3://bucket/prefix`),
+/// read and written whole or from and to files, written only if absent or only if
+/// unchanged, and removed only if unchanged. `S3ObjectStore` keeps them in a bucket (`s3://bucket/prefix`),
 /// `FolderObjectStore` in a folder (`file:///dir`: a shared disk, or a test's folder).
 package protocol ObjectStore: Sendable {
     /// The location as the user named it: `s3://bucket/prefix`, `file:///dir`.
@@ -34,6 +34,9 @@ package protocol ObjectStore: Sendable {
     func download(_ key: String, toFileAt path: String) async throws(StateError) -> S3Client.Downloaded?
     /// Removes the object at `key`; one that is not there is no error.
     func delete(_ key: String) async throws(StateError)
+    /// Removes the object at `key` only if its tag is still `tag` (else a `lostCondition`
+    /// error); one that is not there is no error.
+    func delete(_ key: String, ifTag tag: String) async throws(StateError)
     /// The keys that start with `prefix`, sorted.
     func list(_ prefix: String) async throws(StateError) -> [String]
     /// Removes what writes cut off left (a process killed mid-write), not written to for
@@ -112,6 +115,12 @@ package struct S3ObjectStore: ObjectStore {
     package func delete(_ key: String) async throws(StateError) {
         do {
             try await client.delete(self.key(key))
+        } catch { throw failure(error) }
+    }
+
+    package func delete(_ key: String, ifTag tag: String) async throws(StateError) {
+        do {
+            try await client.delete(self.key(key), ifMatch: tag)
         } catch { throw failure(error) }
     }
 

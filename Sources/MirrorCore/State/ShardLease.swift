@@ -18,8 +18,9 @@ public struct LeaseHeldError: Error, Sendable, CustomStringConvertible {
 /// saying who holds the shard and until when. It is taken with a write only-if-absent, or,
 /// once the holder's time has passed (a worker that died without giving it back), with a
 /// write only-if-unchanged over the lapsed one; it is renewed the same way, and given back
-/// by deleting it. Two workers can never both hold it: of two writes over the same object,
-/// only one finds it unchanged. Expiry is read on the clock of the worker that wants the
+/// by deleting it only-if-unchanged. Two workers can never both hold it: of two writes over
+/// the same object, only one finds it unchanged; and a worker whose lease lapsed and was
+/// taken over cannot remove the new holder's, even while its release is on the way. Expiry is read on the clock of the worker that wants the
 /// lease, so the workers' clocks must agree to within a small part of the lease time.
 package actor ShardLease {
     struct Content: Codable {
@@ -128,11 +129,12 @@ package actor ShardLease {
         }
     }
 
-    /// Gives the lease back, if it is still ours.
+    /// Gives the lease back, if it is still ours: removed only if it is still the object this
+    /// worker last wrote, checked by the store as it removes it (a read, then a delete, would
+    /// let another worker take the lease over in between, and lose it).
     package func release() async {
         guard let held = tag else { return }
         tag = nil
-        guard let current = try? await store.read(key), current.tag == held else { return }
-        try? await store.delete(key)
+        try? await store.delete(key, ifTag: held)
     }
 }

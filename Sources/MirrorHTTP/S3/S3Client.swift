@@ -81,6 +81,12 @@ package struct S3Client: Sendable {
         _ = try await exchange("DELETE", key: key)
     }
 
+    /// Deletes the object at `key` only if its ETag is `etag` (`If-Match`), else fails with
+    /// `.preconditionFailed`; one that is not there is no error.
+    package func delete(_ key: String, ifMatch etag: String) async throws(S3Error) {
+        _ = try await exchange("DELETE", key: key, headers: Self.headers(.ifMatch(etag)), absent: true)
+    }
+
     // MARK: Listing
 
     /// One object of a listing.
