@@ -20,6 +20,13 @@
   installed, `kubectl kustomize DIR` renders (offline) documents that pass the same checks.
 - deploy/mirror-shard, run with a stand-in for mirror: publish runs after exit 0 and 75 and
   not after 1, 2, 3 or 143, and SIGTERM reaches the running `mirror run`.
+- The CronJob as shipped, for real: every index of its Indexed Job runs the container's
+  command (deploy/mirror-shard with the real mirror binary, .build/debug/mirror or
+  --mirror PATH) on the ConfigMap's own job files, with the container's env and the
+  Secret's keys, against moto's S3 (scripts/auth-servers/s3_server.py) for the bucket and
+  the sample API (scripts/sample-api.py) for API_BASE, both on 127.0.0.1, each index with
+  an empty output folder of its own; every index must exit 0, shards with no jobs too, and
+  the published top-level manifest must name exactly the shards that have jobs.
 - With --job-schema (what `mirror schema` prints), the ConfigMap's job files are validated
   against it with jsonschema.
 
@@ -535,10 +542,152 @@ def check_mirror_shard():
                 problem("deploy/mirror-shard", f"{' '.join(arguments)!r} exited {result.returncode}, not 2 (usage)")
 
 
+# --- The CronJob, run for real -------------------------------------------------------------
+
+class Servers:
+    """moto's S3 and the sample API on 127.0.0.1, stopped on exit."""
+
+    def __init__(self):
+        self.processes = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *_):
+        for process in self.processes:
+            process.terminate()
+        for process in self.processes:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+    def s3(self):
+        """Starts moto's S3; returns its ready line (url, access_key, secret_key, region)."""
+        import json
+        process = subprocess.Popen([sys.executable, os.path.join(ROOT, "scripts/auth-servers/s3_server.py")],
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                   cwd=os.path.join(ROOT, "scripts/auth-servers"))
+        self.processes.append(process)
+        line = process.stdout.readline()
+        if not line:
+            raise RuntimeError("scripts/auth-servers/s3_server.py exited before it was ready")
+        return json.loads(line)
+
+    def sample_api(self, folder):
+        """Starts the sample API; returns its base URL."""
+        port_file = os.path.join(folder, "sample-api.port")
+        process = subprocess.Popen([sys.executable, os.path.join(ROOT, "scripts/sample-api.py"), "--port", "0",
+                                    "--port-file", port_file], stderr=subprocess.DEVNULL)
+        self.processes.append(process)
+        deadline = time.time() + 30
+        while not os.path.exists(port_file):
+            if process.poll() is not None or time.time() > deadline:
+                raise RuntimeError("scripts/sample-api.py did not start")
+            time.sleep(0.05)
+        return "http://127.0.0.1:" + open(port_file).read().strip()
+
+
+def check_cronjob_runs(documents, binary):
+    """Runs every index of the CronJob's Job as its pod would, at once; returns a summary."""
+    cronjob = next((d for (kind, _), d in documents.items() if kind == "CronJob"), None)
+    if cronjob is None:
+        return "no CronJob"
+    where = "the CronJob run for real"
+    if not os.access(binary, os.X_OK):
+        problem(where, f"no mirror binary at {binary}: build it (swift build), or name one with --mirror")
+        return "not run"
+    job = cronjob["spec"]["jobTemplate"]["spec"]
+    pod = job["template"]["spec"]
+    container = next(c for c in pod["containers"] if c.get("command") == ["mirror-shard"])
+    mounts = {m["mountPath"]: m["name"] for m in container.get("volumeMounts") or []}
+    volumes = {v["name"]: v for v in pod.get("volumes") or []}
+    count = job["completions"]
+    import json
+    import boto3
+    with tempfile.TemporaryDirectory() as folder, Servers() as servers:
+        s3 = servers.s3()
+        api = servers.sample_api(folder)
+        bucket = "mirror-check-deploy"
+        boto3.client("s3", endpoint_url=s3["url"], region_name=s3["region"], aws_access_key_id=s3["access_key"],
+                     aws_secret_access_key=s3["secret_key"]).create_bucket(Bucket=bucket)
+
+        # The pod's volumes: each ConfigMap's keys as files, each emptyDir a folder of the pod's own.
+        def place(path, index):
+            for mount, name in sorted(mounts.items(), key=lambda item: -len(item[0])):
+                if path == mount or path.startswith(mount + "/"):
+                    return os.path.join(folder, f"pod-{index}", name) + path[len(mount):]
+            return path
+
+        def pod_folder(index):
+            for mount, name in mounts.items():
+                target = os.path.join(folder, f"pod-{index}", name)
+                volume = volumes.get(name) or {}
+                os.makedirs(target, exist_ok=True)
+                configmap = documents.get(("ConfigMap", (volume.get("configMap") or {}).get("name")))
+                for key, text in ((configmap or {}).get("data") or {}).items():
+                    with open(os.path.join(target, key), "w", encoding="utf-8") as file:
+                        file.write(text)
+
+        # The container's env: the Secret's keys (moto's), the env list (API_BASE the sample API's).
+        env = {key: value for key, value in os.environ.items() if not key.startswith("AWS_")}
+        for source in container.get("envFrom") or []:
+            secret = documents.get(("Secret", (source.get("secretRef") or {}).get("name"))) or {}
+            env.update({key: str(value) for key, value in (secret.get("stringData") or {}).items()})
+        env.update({item["name"]: str(item.get("value", "")) for item in container.get("env") or []})
+        env.update(AWS_ACCESS_KEY_ID=s3["access_key"], AWS_SECRET_ACCESS_KEY=s3["secret_key"],
+                   AWS_ENDPOINT_URL_S3=s3["url"], AWS_REGION=s3["region"], API_BASE=api, MIRROR=binary)
+
+        def arguments(index):
+            words = []
+            for word in container.get("args") or []:
+                word = word.replace("REPLACE_ME", bucket)
+                name, equals, value = word.partition("=")
+                words.append(name + equals + place(value, index) if equals else place(word, index))
+            return words
+
+        runs = []
+        for index in range(count):
+            pod_folder(index)
+            pod_env = dict(env, JOB_COMPLETION_INDEX=str(index), TMPDIR=place(env.get("TMPDIR", "/tmp"), index))
+            runs.append(subprocess.Popen(["sh", os.path.join(ROOT, "deploy/mirror-shard")] + arguments(index),
+                                         env=pod_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        failed, empty = [], []
+        for index, run in enumerate(runs):
+            try:
+                out, err = run.communicate(timeout=120)
+            except subprocess.TimeoutExpired:
+                run.kill()
+                out, err = run.communicate()
+            if run.returncode != 0:
+                failed.append(index)
+                problem(where, f"index {index} exited {run.returncode}, not 0: "
+                               + " | ".join((out + err).strip().splitlines()[-6:]))
+            elif "nothing published" in out:
+                empty.append(index)
+
+        # The top-level manifest names the shards that have jobs, and only those.
+        args = container.get("args") or []
+        destination = args[args.index("publish") + 1] if "publish" in args[:-1] else f"s3://{bucket}"
+        prefix = destination.replace("REPLACE_ME", bucket)[len(f"s3://{bucket}/"):].strip("/")
+        client = boto3.client("s3", endpoint_url=s3["url"], region_name=s3["region"],
+                              aws_access_key_id=s3["access_key"], aws_secret_access_key=s3["secret_key"])
+        if not failed:
+            key = (prefix + "/" if prefix else "") + "manifest.json"
+            manifest = json.loads(client.get_object(Bucket=bucket, Key=key)["Body"].read())
+            named = sorted(entry["shard"] for entry in manifest.get("entries") or [])
+            if named != sorted(set(range(count)) - set(empty)):
+                problem(where, f"the published manifest names shards {named}; {empty} had no jobs of {count}")
+    return f"{count} indexes, {len(empty)} of them with no jobs, published nothing and said so"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", nargs="?", default=os.path.join(ROOT, "deploy/kubernetes"))
     parser.add_argument("--job-schema", help="the JSON Schema `mirror schema` prints")
+    parser.add_argument("--mirror", default=os.path.join(ROOT, ".build/debug/mirror"),
+                        help="the mirror binary the CronJob's command runs (default .build/debug/mirror)")
     arguments = parser.parse_args()
     folder = arguments.folder
     label = os.path.relpath(folder, ROOT) if os.path.abspath(folder).startswith(ROOT + os.sep) else folder
@@ -547,6 +696,7 @@ def main():
     rendered = check_kustomization(folder, label)
     job_files = check_job_files(documents, arguments.job_schema)
     check_mirror_shard()
+    indexes = check_cronjob_runs(documents, arguments.mirror)
 
     if problems:
         for line in problems:
@@ -557,7 +707,8 @@ def main():
           f"(Python client {kubernetes.__version__}), with the shard count, the policies and the names agreeing"
           + (f"; kubectl kustomize renders {rendered} documents that pass too" if rendered else "")
           + (f"; {job_files} job file(s) valid against the job-file schema" if job_files else "")
-          + "; deploy/mirror-shard publishes after 0 and 75 only and passes SIGTERM on")
+          + "; deploy/mirror-shard publishes after 0 and 75 only and passes SIGTERM on"
+          + f"; run for real, every index of the CronJob's Job exits 0 ({indexes})")
     return 0
 
 

@@ -15,6 +15,25 @@ extension ShardPlan {
         }.joined(separator: "\n")
     }
 
+    /// What `mirror plan` warns of when a shard has no jobs (nil when every one has some):
+    /// more shards than groups of jobs, or a hash that leaves shards empty. An empty shard
+    /// is no fault, its run and publish do nothing and exit 0, but it is a pod that does nothing.
+    public var warning: String? {
+        let empty = (0..<count).filter { groups(inShard: $0).isEmpty }
+        guard let first = empty.first else { return nil }
+        let numbers = empty.count == 1 ? "\(first)"
+            : empty.dropLast().map(String.init).joined(separator: ", ") + " and \(empty.last!)"
+        let shards = empty.count == 1 ? "shard \(numbers)" : "shards \(numbers)"
+        let have = empty.count == 1 ? "has" : "have"
+        let outcome = empty.count == 1 ? "its run and publish do nothing and exit 0" : "their runs and publishes do nothing and exit 0"
+        if count > groups.count {
+            return "--shards \(count) is more than the \(groups.count) group\(groups.count == 1 ? "" : "s") of jobs (a job runs "
+                + "with its parents and with the jobs of its database): \(shards) \(have) no jobs; \(outcome)"
+        }
+        return "\(shards) of \(count) \(have) no jobs (the hash of the \(groups.count) groups' names puts none there; shard: "
+            + "pins a group to a shard): \(outcome)"
+    }
+
     /// `{"shards": N, "assignments": [{"shard": 0, "groups": [{"key": …, "jobs": […], "pinned": false}]}, …]}`,
     /// every shard listed, indented by two spaces.
     public var json: String {

@@ -14,7 +14,9 @@ struct PlanCommand: ParsableCommand {
             it is pinned to (shard:), else to FNV-1a (64-bit) of its key modulo N; its key is \
             the smallest, byte by byte, of its jobs' '<job file name>/<job name>'. Prints one \
             line per shard, empty ones too (--json: {"shards": N, "assignments": [{"shard": I, \
-            "groups": [{"key": ..., "jobs": [...], "pinned": false}]}]}).
+            "groups": [{"key": ..., "jobs": [...], "pinned": false}]}]}). A shard with no jobs \
+            (more shards than groups, or none hashed there) is warned of on stderr: its run \
+            and its publish do nothing and exit 0.
 
             Exit status: 0 printed; 2 usage or config error (a shard: of N or more, two jobs of \
             one group pinned to different shards).
@@ -40,6 +42,7 @@ struct PlanCommand: ParsableCommand {
         var options = Runner.Options()
         options.output = output
         let plan = try ShardPlan(try loadJobFiles(files), shards: shards) { Runner.outputFolder(for: $0, options: options) }
+        if let warning = plan.warning { printError("warning: \(warning)") }
         try printOut(json ? plan.json : plan.text)
     }
 }

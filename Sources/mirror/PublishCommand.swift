@@ -25,6 +25,9 @@ struct PublishCommand: AsyncParsableCommand {
             shard I's part; without, it is shard 0 of 1. A manifest of another shard count is \
             replaced by one of N.
 
+            A shard of several whose output folder holds no database (a shard with no jobs: \
+            mirror plan lists them) publishes nothing, says so and exits 0.
+
             Exit status: 0 published; 1 the snapshot could not be made, an object could not be \
             uploaded, the manifest could not be written, or old generations could not be \
             removed (the message names the bucket, key and status); 2 usage error or S3 \
@@ -69,6 +72,10 @@ struct PublishCommand: AsyncParsableCommand {
         options.account = account
         options.withFiles = withFiles
         let publisher = Publisher(options: options, client: S3Client(configuration, logger: logger), logger: logger)
+        if let nothing = publisher.nothingToPublish {
+            try printOut(nothing)
+            return
+        }
         let started = Date()
         let (result, stop) = try await GracefulStop.run(.process) {
             do {

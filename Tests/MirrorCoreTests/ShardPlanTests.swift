@@ -82,6 +82,25 @@ struct ShardPlanTests {
             """)
     }
 
+    @Test("a plan with shards that have no jobs warns: more shards than groups, or a hash that leaves shards empty")
+    func emptyShardWarnings() throws {
+        let file = try load(family)
+        #expect(try plan([file], shards: 3).warning == "--shards 3 is more than the 2 groups of jobs (a job runs with its "
+            + "parents and with the jobs of its database): shards 0 and 1 have no jobs; their runs and publishes do nothing "
+            + "and exit 0")
+        // jobs.yaml/a and jobs.yaml/d: 1 and 0 of 2, 0 and 0 of 1.
+        #expect(try plan([file], shards: 2).warning == nil)
+        #expect(try plan([file], shards: 1).warning == nil)
+        // jobs.yaml/a → 2 of 3, jobs.yaml/b → 1, jobs.yaml/d → 2: shard 0 has none.
+        let three = try load("""
+              - { name: a, url: "https://example.com/a", table: t_a }
+              - { name: b, url: "https://example.com/b", table: t_b }
+              - { name: d, url: "https://example.com/d", table: t_d }
+            """)
+        #expect(try plan([three], shards: 3).warning == "shard 0 of 3 has no jobs (the hash of the 3 groups' names puts none there; shard: "
+            + "pins a group to a shard): its run and publish do nothing and exit 0")
+    }
+
     @Test("jobs of one database file go together, and so do jobs sharing a table (they share its database)")
     func databases() throws {
         let file = try load("""

@@ -31,6 +31,40 @@ private func summary(_ line: String, removed: String) -> (generation: String, by
 
 @Suite("the mirror binary: publish", .enabled(if: AuthServer.python != nil, "MIRROR_TEST_PYTHON is not set (scripts/test.sh sets it)"))
 struct PublishBinaryTests {
+    @Test("an empty shard publishes nothing, says so and exits 0; a whole mirror that holds no records is still an error")
+    func emptyShard() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try FileManager.default.createDirectory(atPath: folder + "/empty", withIntermediateDirectories: true)
+        try await AuthServer.withShared("s3_server.py") { s3 in
+            let environment = ["AWS_ACCESS_KEY_ID": s3.value("access_key")!, "AWS_SECRET_ACCESS_KEY": s3.value("secret_key")!,
+                               "AWS_ENDPOINT_URL_S3": s3.base, "AWS_REGION": "us-east-1"]
+            let client = S3Client(try S3Configuration(url: "s3://e2e-empty/devices", environment: environment),
+                                  logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+            _ = try await client.exchange("PUT", key: nil)
+
+            let empty = try await mirror(["publish", "s3://e2e-empty/devices", "--shard", "0/4", "--output", "empty"], in: folder,
+                                         environment: environment)
+            #expect(empty.status == 0, "\(empty.stderr)")
+            #expect(empty.stdout == "shard 0/4: 'empty' holds no databases (a shard with no jobs has none): "
+                + "nothing published to s3://e2e-empty/devices\n")
+            #expect(empty.stderr == "")
+            // A pod of an Indexed Job whose run had no jobs, and so made no output folder.
+            let pod = try await mirror(["publish", "s3://e2e-empty/devices", "--shards", "4", "--output", "never-made"], in: folder,
+                                       environment: environment.merging(["JOB_COMPLETION_INDEX": "3"]) { $1 })
+            #expect(pod.status == 0, "\(pod.stderr)")
+            #expect(pod.stdout == "shard 3/4: 'never-made' holds no databases (a shard with no jobs has none): "
+                + "nothing published to s3://e2e-empty/devices\n")
+            #expect(try await client.list(prefix: "").isEmpty)
+            #expect(!FileManager.default.fileExists(atPath: folder + "/never-made"))
+
+            let whole = try await mirror(["publish", "s3://e2e-empty/devices", "--output", "empty"], in: folder,
+                                         environment: environment)
+            #expect(whole.status == 1)
+            #expect(whole.stderr == "error: 'empty' holds no records yet: run `mirror run` first\n")
+        }
+    }
+
     @Test("mirror run, then mirror publish twice with --keep 1: one whole generation named; errors name bucket and status, never a key")
     func publish() async throws {
         let folder = try temporaryFolder()

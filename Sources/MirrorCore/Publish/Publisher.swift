@@ -8,6 +8,7 @@ import Logging
 import MirrorHTTP
 import MirrorJobFile
 import MirrorModel
+import MirrorStore
 import NIOPosix
 import ServiceLifecycle
 
@@ -82,6 +83,16 @@ public struct Publisher: Sendable {
 
     /// The top-level manifest's key.
     var manifestKey: String { client.configuration.key(Self.manifestName) }
+
+    /// Why there is nothing to publish, when there is not: the output folder of one shard of
+    /// several holds no database. A shard with no jobs has none (its run makes no output
+    /// folder); its publish is then a success that publishes nothing, so that its pod does
+    /// not fail. A whole mirror (shard 0 of 1) that holds none is still an error (`publish()`).
+    public var nothingToPublish: String? {
+        guard options.shard.count > 1, RecordReader.databases(in: options.output).isEmpty else { return nil }
+        return "shard \(options.shard): '\(options.output)' holds no databases (a shard with no jobs has none): "
+            + "nothing published to \(location)"
+    }
 
     /// Snapshots, uploads, names and prunes. A stop (`GracefulStop`) cuts the snapshot and
     /// the upload; once every object is up, the manifest is moved and old generations are
