@@ -159,7 +159,9 @@ extension JobFileReader {
             }
         }
         if let header = name(.header) {
-            let prefix = read.keys[.prefix].flatMap { scalarText($0.value) } ?? (type == .apiKey ? "" : "Bearer ")
+            // `Bearer ` is Authorization's scheme; any other header takes the token alone.
+            let bearer = type != .apiKey && header.lowercased() == "authorization"
+            let prefix = read.keys[.prefix].flatMap { scalarText($0.value) } ?? (bearer ? "Bearer " : "")
             return .header(name: header, prefix: prefix)
         }
         if let query = name(.query) { return .query(name: query) }

@@ -667,7 +667,7 @@ extension AuthKey {
         case .password: stringValue("basic: the password, usually ${NAME}.")
         case .value: stringValue("api_key: the key, usually ${NAME}.")
         case .header: stringValue("The header the token or key is sent in.", default: "Authorization", examples: ["X-API-Key"])
-        case .prefix: stringValue("Text before the token in its header ('Bearer ' for Authorization, nothing for api_key).",
+        case .prefix: stringValue("Text before the token in its header ('Bearer ' for Authorization, nothing for any other header or for api_key).",
                                   examples: ["Bearer ", "token "])
         case .query: stringValue("The query parameter the token or key is sent in instead of a header.", examples: ["api_key"])
         case .cookie: stringValue("The cookie the token or key is sent in instead of a header.", examples: ["session"])

@@ -8,7 +8,8 @@ import MirrorJSON
 public struct AuthSpec: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// Where a token or key goes on a request.
     public enum Placement: Sendable, Equatable {
-        /// `name: prefix + value`; `Authorization: Bearer …` by default.
+        /// `name: prefix + value`; `Authorization: Bearer …` by default. `Bearer ` goes before a
+        /// token in `Authorization` only: another header takes the token alone unless `prefix` says otherwise.
         case header(name: String, prefix: String)
         /// A query parameter added to every request, never shown in a stored URL.
         case query(name: String)

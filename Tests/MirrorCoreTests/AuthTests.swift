@@ -390,6 +390,34 @@ struct AuthTests {
         #expect(desk.state.withLock { $0.logins } == 2)
     }
 
+    @Test("a fetched token goes alone in a header other than Authorization unless 'prefix' says otherwise; Authorization gets 'Bearer '")
+    func tokenHeaderPrefix() async throws {
+        let login = "type: session\nlogin: { url: BASE/login, body: { user: ada, password: \"${PASSWORD}\" } }\ntoken_path: data.token"
+        let oauth = "type: oauth2\ntoken_url: BASE/token\nclient_id: app-1\nclient_secret: \"${CLIENT_SECRET}\""
+        let cases: [(definition: String, header: String, value: String)] = [
+            (login + "\nheader: X-Session-Token", "x-session-token", "sess-Zq"),
+            (login + "\nheader: X-Session-Token\nprefix: \"Token \"", "x-session-token", "Token sess-Zq"),
+            (login, "authorization", "Bearer sess-Zq"),
+            (oauth + "\nheader: X-Api-Token", "x-api-token", "tok-Zq"),
+            (oauth + "\nheader: Authorization", "authorization", "Bearer tok-Zq"),
+        ]
+        for (definition, header, value) in cases {
+            let harness = try Harness()
+            let sent = try await FixtureServer.with({ request in
+                switch request.path {
+                case "/login": return .json(#"{"data":{"token":"sess-Zq"}}"#)
+                case "/token": return .json(#"{"access_token":"tok-Zq","expires_in":3600}"#)
+                default: return .json(#"{"data":{"list":[]}}"#)
+                }
+            }) { server in
+                let summary = try await harness.run(authJob(definition), server: server, environment: environment)
+                #expect(summary.jobs.map(\.error) == [nil], "\(definition)")
+                return server.requests.filter { $0.path == "/items" }.map { $0.headers[header] }
+            }
+            #expect(!sent.isEmpty && Set(sent) == [value], "\(definition)")
+        }
+    }
+
     @Test("a token is fetched once for every job naming its definition, and anew once it nears its end")
     func sharedAndRenewed() async throws {
         let time = ManualClock()
