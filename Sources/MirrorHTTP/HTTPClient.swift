@@ -25,6 +25,9 @@ public struct HTTPRequest: Sendable, CustomStringConvertible, CustomDebugStringC
     public var auth: AuthSpec?
     /// The credential of one attempt.
     package var credential: Credential?
+    /// A request whose own headers, body or URL are a credential (a token request, a login,
+    /// STS): it follows redirects on its origin only, and fails at one to another origin.
+    package var ownOriginOnly = false
 
     public init(method: String, url: RedactedURL, headers: [Header], body: [UInt8]?,
                 timeout: Double, maxBytes: Int, redactor: Redactor = .none, auth: AuthSpec? = nil) {

@@ -10,7 +10,8 @@ struct RedirectFailure: Error {
 /// follows them: at most 10; a hop to another origin (scheme, host and port; http to
 /// https on the same host counts as the same) takes no header that holds a secret, and a
 /// body or a URL that holds one is not sent there at all; 303, and 301 or 302 after a POST, go on
-/// as a GET without a body, as browsers do.
+/// as a GET without a body, as browsers do. A request that is itself a credential (a token
+/// request, a login) goes to no other origin at all: what it carries is the credential.
 struct Redirects {
     package static let limit = 10
 
@@ -22,6 +23,7 @@ struct Redirects {
     /// Put on every hop on the request's own origin, and on none after it leaves it.
     package private(set) var credential: Credential?
     private let redactor: Redactor
+    private let ownOriginOnly: Bool
     private var visited: Set<String>
 
     package init(_ request: HTTPRequest) {
@@ -31,6 +33,7 @@ struct Redirects {
         body = request.body
         credential = request.credential
         redactor = request.redactor
+        ownOriginOnly = request.ownOriginOnly
         visited = [url]
     }
 
@@ -51,6 +54,11 @@ struct Redirects {
             body = nil
         }
         if !HTTPClient.sameOrigin(url, next) {
+            if ownOriginOnly {
+                let origin = redactor.redact(Origin(next)?.description ?? next).cutForMessage(limit: 200)
+                throw RedirectFailure(reason: "HTTP \(status) redirect to \(origin), another origin: not followed, since the "
+                                          + "request's credentials go to its own origin only (set the URL to the new origin if it is to be trusted)")
+            }
             if redactor.holdsSecret(next) {
                 throw RedirectFailure(reason: "HTTP \(status) redirect to another host with a secret in its URL: not followed")
             }

@@ -2,7 +2,7 @@ import Foundation
 
 /// A URL's scheme, host and port, parsed once: the job's own origin is compared with
 /// every request a walk or a download makes.
-package struct Origin: Sendable {
+package struct Origin: Sendable, CustomStringConvertible {
     package let scheme: String
     package let host: String?
     /// As written; nil when the URL names none.
@@ -15,6 +15,11 @@ package struct Origin: Sendable {
         self.scheme = scheme
         host = components.host?.lowercased()
         port = components.port
+    }
+
+    /// `scheme://host[:port]`, as a message names it.
+    package var description: String {
+        "\(scheme)://\(host.map { $0.contains(":") ? "[\($0)]" : $0 } ?? "")" + (port.map { ":\($0)" } ?? "")
     }
 
     private var effectivePort: Int? { port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : nil) }

@@ -418,6 +418,40 @@ struct AuthTests {
         }
     }
 
+    @Test("a token request, a JWT exchange and a login follow no redirect to another origin: it never sees their credentials")
+    func credentialsStayOnOrigin() async throws {
+        let key = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/jwt/rsa-pkcs8.pem").path
+        let definitions: [(definition: String, endpoint: String, what: String)] = [
+            ("type: oauth2\ntoken_url: BASE/token\nclient_id: app-1\nclient_secret: \"${CLIENT_SECRET}\"\nclient_auth: client_secret_basic",
+             "/token", "auth 'api' (oauth2): the token endpoint"),
+            ("type: jwt\nalgorithm: RS256\nprivate_key_file: \(key)\nissuer: \"12345\"\nexchange: bearer\ntoken_url: BASE/token",
+             "/token", "auth 'api' (jwt): the token endpoint"),
+            ("type: session\nlogin:\n  url: BASE/login\n  body: { user: ada, password: \"${PASSWORD}\" }\n  headers: { X-Login-Key: \"${API_KEY}\" }\ntoken_path: data.token\nheader: X-Session",
+             "/login", "auth 'api' (session): the login"),
+        ]
+        for status in [302, 307, 308] {
+            for (definition, endpoint, what) in definitions {
+                let harness = try Harness()
+                try await FixtureServer.with({ _ in .json(#"{"access_token":"other-Zq","token":"other-Zq","data":{"token":"other-Zq"}}"#) }) { other in
+                    try await FixtureServer.with({ request in
+                        switch request.path {
+                        case "/token", "/login":
+                            return FixtureResponse(status: status, headers: [("Location", "\(other.base)\(request.path)")], body: [])
+                        default: return .json(#"{"data":{"list":[]}}"#)
+                        }
+                    }) { server in
+                        let summary = try await harness.run(authJob(definition, keys: "retries: 0"), server: server, environment: environment)
+                        #expect(summary.jobs.map(\.error) == [
+                            "job 'items': GET \(server.base)/items?page=1: no response: \(what) \(server.base)\(endpoint): HTTP \(status) redirect to \(other.base), another origin: not followed, since the request's credentials go to its own origin only (set the URL to the new origin if it is to be trusted); page 1 not stored, nothing stored",
+                        ], "\(status) \(definition)")
+                        #expect(server.requests.map(\.path) == [endpoint], "\(status) \(definition)")
+                        #expect(other.requests.map(\.target) == [], "\(status) \(definition)")
+                    }
+                }
+            }
+        }
+    }
+
     @Test("a token is fetched once for every job naming its definition, and anew once it nears its end")
     func sharedAndRenewed() async throws {
         let time = ManualClock()

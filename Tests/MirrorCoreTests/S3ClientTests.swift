@@ -197,6 +197,30 @@ struct S3ClientTests {
         }
     }
 
+    @Test("a request to STS follows no redirect to another origin: that origin is sent nothing")
+    func webIdentityRedirect() async throws {
+        let folder = NSTemporaryDirectory() + "mirror-s3-identity-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try "eyJ.identity.token-Q7".write(toFile: folder + "/token", atomically: true, encoding: .utf8)
+        for status in [302, 303, 307, 308] {
+            try await FixtureServer.with({ _ in .text("<AssumeRoleWithWebIdentityResponse/>", status: 200) }) { other in
+                try await FixtureServer.with({ _ in FixtureResponse(status: status, headers: [("Location", other.base + "/")], body: []) }) { sts in
+                    let identity = ["AWS_ROLE_ARN": "arn:aws:iam::123456789012:role/mirror", "AWS_WEB_IDENTITY_TOKEN_FILE": folder + "/token",
+                                    "AWS_ENDPOINT_URL_STS": sts.base, "AWS_ENDPOINT_URL_S3": sts.base, "AWS_REGION": "us-east-1"]
+                    let client = S3Client(try S3Configuration(url: "s3://identity/state", environment: identity), logger: quiet,
+                                          policy: RetryPolicy(baseDelay: 0.01))
+                    let refused = await #expect(throws: S3Error.self) { try await client.keys.signing() }
+                    #expect(refused?.description == "AssumeRoleWithWebIdentity \(sts.base)/: HTTP \(status) redirect to \(other.base), another "
+                        + "origin: not followed, since the request's credentials go to its own origin only (set the URL to the new origin "
+                        + "if it is to be trusted)", "\(status)")
+                    #expect(sts.requests.map(\.method) == ["POST"], "\(status)")
+                    #expect(other.requests.map(\.target) == [], "\(status)")
+                }
+            }
+        }
+    }
+
     @Test("a web identity: STS's temporary keys and session token sign every request; an unreadable token file is an error naming it; the token shows nowhere")
     func webIdentity() async throws {
         let folder = NSTemporaryDirectory() + "mirror-s3-identity-" + UUID().uuidString

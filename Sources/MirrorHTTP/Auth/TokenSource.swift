@@ -226,8 +226,9 @@ package final class TokenSource: Sendable {
             }
         }
         headers.append(Header(name: "Accept", value: RedactedText(real: "application/json", redactor: .none)))
-        let request = HTTPRequest(method: session.method, url: RedactedURL(real: session.url, redactor: redactor), headers: headers,
+        var request = HTTPRequest(method: session.method, url: RedactedURL(real: session.url, redactor: redactor), headers: headers,
                                   body: body, timeout: timeout, maxBytes: Self.maxAnswer, redactor: redactor)
+        request.ownOriginOnly = true
         let document = try await answer(to: request, what: "the login", client: client)
         return try read(document, from: "the login " + request.url.shortDescription)
     }
@@ -247,8 +248,9 @@ package final class TokenSource: Sendable {
             body = Array(form.map { $0.0.addingPercentEncodingForQuery() + "=" + $0.1.addingPercentEncodingForQuery() }
                 .joined(separator: "&").utf8)
         }
-        let request = HTTPRequest(method: "POST", url: RedactedURL(real: url, redactor: redactor), headers: sent, body: body,
+        var request = HTTPRequest(method: "POST", url: RedactedURL(real: url, redactor: redactor), headers: sent, body: body,
                                   timeout: timeout, maxBytes: Self.maxAnswer, redactor: redactor)
+        request.ownOriginOnly = true
         return try await answer(to: request, what: what, client: client)
     }
 

@@ -84,10 +84,11 @@ actor S3Keys {
                     ("DurationSeconds", String(duration))]
             .map { SigV4Signer.encoded($0.0) + "=" + SigV4Signer.encoded($0.1) }.joined(separator: "&")
         let url = RedactedURL(real: place, redactor: redactor)
-        let request = HTTPRequest(
+        var request = HTTPRequest(
             method: "POST", url: url,
             headers: [Header(name: "content-type", value: RedactedText(real: "application/x-www-form-urlencoded", redactor: redactor))],
             body: Array(form.utf8), timeout: configuration.timeout, maxBytes: 1 << 20, redactor: redactor, auth: nil)
+        request.ownOriginOnly = true
         let outcome = await S3Client.send(request, http: http, sender: sender)
         let response: HTTPResponse
         switch outcome.result {
