@@ -224,7 +224,7 @@ public final class HTTPClient: Sendable {
         case let .bearer(token), let .apiKey(token):
             return Credential(token: token, placement: auth.placement, auth: auth.name, generation: 0)
         case let .basic(username, password):
-            return Credential(.header(name: "Authorization", value: "Basic " + Data("\(username):\(password)".utf8).base64EncodedString()),
+            return Credential(.header(name: "Authorization", value: "Basic " + AuthSpec.basicCredentials(username, password)),
                               auth: auth.name)
         case let .awsSigV4(sigv4):
             return Credential(.signature(SigV4Signer(accessKey: sigv4.accessKey, secretKey: sigv4.secretKey,

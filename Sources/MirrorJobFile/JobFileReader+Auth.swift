@@ -133,9 +133,10 @@ extension JobFileReader {
             margin = seconds
         }
         guard let kind, !failed, read.complete else { return nil }
-        return ReadAuth(spec: AuthSpec(name: name, key: key, kind: kind, placement: placement, answer: answer, margin: margin,
-                                       secrets: read.secrets),
-                        secrets: read.secrets)
+        let spec = AuthSpec(name: name, key: key, kind: kind, placement: placement, answer: answer, margin: margin,
+                            secrets: read.secrets)
+        // The forms the credentials are sent in are masked wherever their secrets are.
+        return ReadAuth(spec: spec, secrets: read.secrets + spec.sentForms(of: read.secrets))
     }
 
     /// `header` (with `prefix`), `query` or `cookie`: one of them.

@@ -226,7 +226,32 @@ public struct AuthSpec: Sendable, CustomStringConvertible, CustomDebugStringConv
     /// The definition's secret values, named for messages: masked wherever its requests
     /// are talked about (the job's `Redactor` holds those that came from `${…}`).
     package var secrets: [Redactor.Secret] {
-        given + kindSecrets
+        given + kindSecrets + sentForms(of: given + kindSecrets)
+    }
+
+    /// The forms the definition's credentials take on the wire that hold none of `secrets`
+    /// as text, each made of one of them: the base64 of Basic's `user:password`, and of
+    /// `client_secret_basic`'s id and secret. An API that echoes one echoes the secret: it is
+    /// masked wherever the secret is. (A token behind a `prefix`, in a cookie or in a query,
+    /// and a session token in `X-Amz-Security-Token`, are sent as they are: masked already.)
+    package func sentForms(of secrets: [Redactor.Secret]) -> [Redactor.Secret] {
+        func madeOfSecret(_ parts: String?...) -> Bool {
+            parts.contains { part in secrets.contains { !$0.value.isEmpty && part?.contains($0.value) == true } }
+        }
+        switch kind {
+        case let .basic(username, password) where madeOfSecret(username, password):
+            return [Redactor.Secret(name: "\(name) basic credentials", value: Self.basicCredentials(username, password))]
+        case let .oauth2(oauth) where oauth.clientAuth == .basic && madeOfSecret(oauth.clientID, oauth.clientSecret):
+            return [Redactor.Secret(name: "\(name) client credentials", value: Self.basicCredentials(
+                oauth.clientID.addingPercentEncodingForQuery(), (oauth.clientSecret ?? "").addingPercentEncodingForQuery()))]
+        default:
+            return []
+        }
+    }
+
+    /// What `Authorization: Basic` carries (RFC 7617): the base64 of `user:password`.
+    package static func basicCredentials(_ user: String, _ password: String) -> String {
+        Data("\(user):\(password)".utf8).base64EncodedString()
     }
 
     private var kindSecrets: [Redactor.Secret] {

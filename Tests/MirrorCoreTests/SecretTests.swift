@@ -311,4 +311,44 @@ struct SecretTypeTests {
         #expect(request.headers.map { $0.value.real } == [secrets["HEADER"]!, "application/json"])
         #expect(String(decoding: request.body ?? [], as: UTF8.self) == #"{"token":"t0ken-R2Wx","page":1}"#)
     }
+
+    @Test("a credential an API echoes in the form mirror sends it (Basic's base64 of user:password) is stored nowhere and never replayed")
+    func echoedCredentialForms() async throws {
+        let harness = try Harness()
+        let basic = "Basic " + Data("u:PW-SECRET-2".utf8).base64EncodedString()
+        #expect(basic == "Basic dTpQVy1TRUNSRVQtMg==")
+        let yaml = """
+            version: 1
+            auth:
+              api: { type: basic, username: u, password: "${PW}" }
+            jobs:
+              - { name: items, url: "BASE/items?page={page}", records: data.list, id: id, table: t_item, auth: api, concurrency: 1 }
+            """
+        let api = try await FixtureServer.with({ request in
+            let sent = request.headers["authorization"] ?? ""
+            let list = request.parameter("page") == "1" ? #"{"id":"1"}"# : ""
+            return .json(#"{"data":{"list":[\#(list)]},"echo":"\#(sent)","who":"\#(sent.dropFirst(6))"}"#,
+                         headers: [("X-Echo", sent), ("X-Who", String(sent.dropFirst(6))), ("X-Total-Count", "1")])
+        }) { server in
+            let summary = try await harness.run(yaml, server: server, environment: ["PW": "PW-SECRET-2"])
+            #expect(summary.jobs.map(\.error) == [nil])
+            #expect(Set(server.requests.map { $0.headers["authorization"] }) == [basic])
+            return server.base
+        }
+        let pages = try harness.typedRows("SELECT url, headers, envelope FROM _mirror_pages ORDER BY url")
+        let headers = #"text:[["content-type","application/json"],["x-total-count","1"]]"#
+        #expect(pages == [
+            ["text:\(api)/items?page=1", headers, #"text:{"data":{"list":[]},"echo":"Basic REDACTED","who":"REDACTED"}"#],
+            ["text:\(api)/items?page=2", headers, #"text:{"data":{"list":[]},"echo":"Basic REDACTED","who":"REDACTED"}"#],
+        ])
+        try await serving(harness) { base in
+            let page = try await get(base + "/items?page=1")
+            #expect(page.text == #"{"data":{"list":[{"id":"1"}]},"echo":"Basic REDACTED","who":"REDACTED"}"#)
+            #expect(page.headers["x-echo"] == nil && page.headers["x-who"] == nil && page.headers["x-total-count"] == "1")
+            #expect(!page.text.contains("dTpQVy1TRUNSRVQtMg") && !page.headers.values.contains { $0.contains("dTpQVy1TRUNSRVQtMg") })
+        }
+        for (place, bytes) in harness.writtenBytes() {
+            #expect(bytes.firstRange(of: Array("dTpQVy1TRUNSRVQtMg".utf8)) == nil, "\(place)")
+        }
+    }
 }
