@@ -240,6 +240,7 @@ private final class SlowStore: ObjectStore {
         try await inner.download(key, toFileAt: path)
     }
     func delete(_ key: String) async throws(StateError) { try await inner.delete(key) }
+    func delete(_ key: String, ifTag tag: String) async throws(StateError) { try await inner.delete(key, ifTag: tag) }
     func list(_ prefix: String) async throws(StateError) -> [String] { try await inner.list(prefix) }
 }
 
