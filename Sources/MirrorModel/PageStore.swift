@@ -22,6 +22,8 @@ public struct PageCommit: Sendable {
     public var lastPage: Int?
     /// The response's `stop.total` value.
     public var total: Int?
+    /// The response's `stop.has_more` flag.
+    public var hasMore: Bool?
     /// URLs of files the records point to (`downloads`), registered with the page.
     public var files: [RedactedURL] = []
     public var onChange: JobSpec.OnChange
@@ -66,6 +68,7 @@ public struct PageCommit: Sendable {
         elements: Int,
         lastPage: Int? = nil,
         total: Int? = nil,
+        hasMore: Bool? = nil,
         files: [RedactedURL] = [],
         onChange: JobSpec.OnChange,
         shared: Bool = false,
@@ -96,6 +99,7 @@ public struct PageCommit: Sendable {
         self.elements = elements
         self.lastPage = lastPage
         self.total = total
+        self.hasMore = hasMore
         self.files = files
         self.onChange = onChange
         self.shared = shared
@@ -226,6 +230,9 @@ public struct StoredPage: Sendable, Equatable {
     public var nextCursorIsNumber = false
     public var lastPage: Int?
     public var total: Int?
+    /// The page's `stop.has_more` flag; nil when the job has none, or for a page stored
+    /// before the flag was kept.
+    public var hasMore: Bool?
 
     package init(
         url: String,
@@ -241,7 +248,8 @@ public struct StoredPage: Sendable, Equatable {
         nextCursor: String? = nil,
         nextCursorIsNumber: Bool = false,
         lastPage: Int? = nil,
-        total: Int? = nil
+        total: Int? = nil,
+        hasMore: Bool? = nil
     ) {
         self.url = url
         self.requestBody = requestBody
@@ -257,6 +265,7 @@ public struct StoredPage: Sendable, Equatable {
         self.nextCursorIsNumber = nextCursorIsNumber
         self.lastPage = lastPage
         self.total = total
+        self.hasMore = hasMore
     }
 
     /// Whether the walk can go on from this copy alone.

@@ -41,8 +41,8 @@ package struct ServedPage: Sendable {
     package let next: NextTarget
     package let lastPage: Int?
     package let total: Int?
-    /// The response's `stop.has_more` flag; nil when not configured, or for a stored
-    /// copy (the flag is not kept: the walk goes on as its next cursor or page says).
+    /// The response's `stop.has_more` flag, a stored copy's as it was kept; nil when not
+    /// configured, or for a copy stored before the flag was kept.
     package var hasMore: Bool? = nil
     /// The next cursor was a JSON number: a body sends it back as one.
     package var cursorIsNumber = false
@@ -138,6 +138,6 @@ extension ServedPage {
         self.init(origin: origin, content: .stored(stored), requestBody: stored.requestBody, status: stored.status,
                   etag: etag, lastModified: lastModified, responseBytes: 0, elementCount: stored.elements,
                   recordCount: stored.ids.count, rejected: [], repeated: [], files: [], next: next,
-                  lastPage: stored.lastPage, total: stored.total, cursorIsNumber: stored.nextCursorIsNumber, unreadable: [])
+                  lastPage: stored.lastPage, total: stored.total, hasMore: stored.hasMore, cursorIsNumber: stored.nextCursorIsNumber, unreadable: [])
     }
 }

@@ -304,6 +304,11 @@ package enum StoreSchema {
                 ALTER TABLE \(walks) ADD COLUMN parents_queue_seen TEXT;
                 """)
         }
+        // The page's `stop.has_more` flag, so that a page answered from its stored copy ends
+        // the walk where it ended it.
+        registerMigration("mirror-pages-has-more-18") { db in
+            try db.execute(sql: "ALTER TABLE \(pages) ADD COLUMN has_more INTEGER")
+        }
         return migrations
     }()
 

@@ -92,22 +92,22 @@ extension TableStore {
             let pageRow = try db.cachedStatement(sql: """
                 INSERT INTO \(StoreSchema.pages) (job, account, url, body, page, status, etag, last_modified, records, bytes,
                   fetched_at, elements, ids, next_url, next_cursor, last_page, total, next_cursor_is_number,
-                  table_name, envelope, records_at, request_key, headers)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                  table_name, envelope, records_at, request_key, headers, has_more)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (job, account, url, body) DO UPDATE SET page = excluded.page, status = excluded.status,
                   etag = excluded.etag, last_modified = excluded.last_modified, records = excluded.records,
                   bytes = excluded.bytes, fetched_at = excluded.fetched_at, elements = excluded.elements, ids = excluded.ids,
                   next_url = excluded.next_url, next_cursor = excluded.next_cursor, last_page = excluded.last_page,
                   total = excluded.total, next_cursor_is_number = excluded.next_cursor_is_number,
                   table_name = excluded.table_name, envelope = excluded.envelope, records_at = excluded.records_at,
-                  request_key = excluded.request_key, headers = excluded.headers
+                  request_key = excluded.request_key, headers = excluded.headers, has_more = excluded.has_more
                 """)
             try pageRow.setArguments([page.job, page.account, page.url.description, page.requestBody, page.page, page.status,
                                       page.etag, page.lastModified, page.records.count, page.responseBytes, page.time,
                                       page.elements, nil, page.nextURL, page.nextCursor, page.lastPage, page.total,
                                       page.nextCursorIsNumber, table, nil, page.envelope?.recordsAt,
                                       page.envelope.map { _ in PageRequest(url: page.url.description).key },
-                                      page.envelope?.headersJSON])
+                                      page.envelope?.headersJSON, page.hasMore])
             // The ids and the envelope, JSON texts as long as the page, are bound without a copy.
             let envelope = page.envelope?.text ?? []
             try page.records.idsJSON.withUnsafeBufferPointer { ids in
@@ -209,7 +209,8 @@ extension TableStore {
                   etag = NULL, last_modified = NULL, records = 0, bytes = excluded.bytes, fetched_at = excluded.fetched_at,
                   elements = 0, ids = NULL, next_url = NULL, next_cursor = NULL, last_page = NULL, total = NULL,
                   next_cursor_is_number = 0, table_name = excluded.table_name, envelope = excluded.envelope,
-                  records_at = excluded.records_at, request_key = excluded.request_key, headers = excluded.headers
+                  records_at = excluded.records_at, request_key = excluded.request_key, headers = excluded.headers,
+                  has_more = NULL
                 """, arguments: [page.job, page.account, page.url.description, page.requestBody, page.page, page.status,
                                  page.responseBytes, page.time, page.table, String(decoding: page.envelope.text, as: UTF8.self),
                                  page.envelope.recordsAt, PageRequest(url: page.url.description).key,
@@ -232,7 +233,7 @@ extension TableStore {
         try await pool.read { db in
             guard let row = try Row.fetchOne(db, sql: """
                 SELECT page, status, etag, last_modified, fetched_at, elements, ids, next_url, next_cursor, last_page, total,
-                  next_cursor_is_number
+                  next_cursor_is_number, has_more
                 FROM \(StoreSchema.pages) WHERE job = ? AND account = ? AND url = ? AND body = ? AND ids IS NOT NULL
                   AND envelope IS NOT NULL
                 """, arguments: [job, account, url, requestBody]) else { return nil }
@@ -243,7 +244,7 @@ extension TableStore {
                               lastModified: row["last_modified"], fetchedAt: row["fetched_at"], elements: row["elements"],
                               ids: ids, nextURL: row["next_url"], nextCursor: row["next_cursor"],
                               nextCursorIsNumber: row["next_cursor_is_number"], lastPage: row["last_page"],
-                              total: row["total"])
+                              total: row["total"], hasMore: row["has_more"])
         }
     }
 

@@ -160,8 +160,8 @@ struct WalkState {
             downloadsFound.formUnion(served.downloadsFound)
             recordsRead += served.recordCount
         }
-        // With `has_more`, the flag says whether pages follow; a stored copy (whose flag
-        // was not kept) goes on as its next cursor or page says.
+        // With `has_more`, the flag says whether pages follow, a stored copy's as it was
+        // kept; one stored before the flag was kept goes on as its next cursor or page says.
         let more: Bool? = job.stop.hasMore == nil ? nil : served.hasMore ?? true
         // An empty page whose flag says more follow does not end the walk; one of a scroll
         // walk always does (its cursor cannot tell an end from a pause).

@@ -39,6 +39,64 @@ struct PagingDialectTests {
         #expect(summary.jobs[0].pages.total == 3)
     }
 
+    @Test("has_more: a page answered from its stored copy (304, refresh_after) keeps its flag: a rerun asks nothing past it")
+    func hasMoreReplayed() async throws {
+        let harness = try Harness()
+        let api = PagedAPI(ids: [["1", "2"], ["3"]])
+        let handler: @Sendable (FixtureRequest) async -> FixtureResponse = { request in
+            let page = Int(request.parameter("page") ?? "") ?? -1
+            let etag = "\"p\(page)\""
+            if request.headers["if-none-match"] == etag { return FixtureResponse(status: 304, headers: [("ETag", etag)], body: []) }
+            return .json(api.body(page: page, extra: #","has_more":\#(page < 2)"#), headers: [("ETag", etag)])
+        }
+        let pages = "SELECT page, records, fetched_at IS NOT NULL FROM _mirror_pages ORDER BY page"
+        try await FixtureServer.with(handler) { server in
+            let job = itemsJob("stop: { has_more: data.has_more }\nconcurrency: 1")
+            _ = try await harness.run(job, server: server)
+            #expect(server.requests.map(\.target) == ["/items?page=1", "/items?page=2"])
+            let stored = try harness.typedRows(pages)
+            #expect(stored == [["integer:1", "integer:2", "integer:1"], ["integer:2", "integer:1", "integer:1"]])
+            let again = try await harness.run(job, server: server)
+            #expect(server.requests.dropFirst(2).map { "\($0.target) \($0.headers["if-none-match"] ?? "-")" }
+                == [#"/items?page=1 "p1""#, #"/items?page=2 "p2""#])
+            #expect(again.jobs[0].pages.notModified == 2)
+            #expect(again.jobs[0].stopReason == StopReason.noMore(page: 2).description)
+            #expect(try harness.typedRows(pages) == stored)
+            let skipped = try await harness.run(itemsJob("stop: { has_more: data.has_more }\nconcurrency: 1\nrefresh_after: 1h"),
+                                                server: server)
+            #expect(server.requests.count == 4)
+            #expect(skipped.jobs[0].pages.skipped == 2)
+            #expect(skipped.jobs[0].stopReason == StopReason.noMore(page: 2).description)
+            #expect(try harness.typedRows(pages) == stored)
+        }
+        #expect(try harness.ids() == ["1", "2", "3"])
+    }
+
+    @Test("Stripe, rerun: a page answered 304 ends the walk on its kept has_more, with no request past it")
+    func stripeReplayed() async throws {
+        let harness = try Harness()
+        try await FixtureServer.with({ request in
+            let after = request.parameter("starting_after") ?? ""
+            let start = after.isEmpty ? 1 : Int(after.dropFirst(4))! + 1
+            let etag = "\"c\(start)\""
+            if request.headers["if-none-match"] == etag { return FixtureResponse(status: 304, headers: [("ETag", etag)], body: []) }
+            let ids = (start ..< min(start + 2, 4)).map { #"{"id":"cus_\#($0)"}"# }
+            return .json(#"{"object":"list","data":[\#(ids.joined(separator: ","))],"has_more":\#(start + 2 < 4)}"#,
+                         headers: [("ETag", etag)])
+        }) { server in
+            let job = itemsJob("records: data\nnext: { cursor: data.-1.id }\nstop: { has_more: has_more }",
+                               url: "BASE/v1/customers?limit=2&starting_after={cursor}")
+                .replacingOccurrences(of: "    records: data.list\n", with: "")
+            _ = try await harness.run(job, server: server)
+            let again = try await harness.run(job, server: server)
+            #expect(server.requests.map(\.target) == ["/v1/customers?limit=2", "/v1/customers?limit=2&starting_after=cus_2",
+                                                      "/v1/customers?limit=2", "/v1/customers?limit=2&starting_after=cus_2"])
+            #expect(again.jobs[0].pages.notModified == 2)
+            #expect(again.jobs[0].stopReason == StopReason.noMore(page: 2).description)
+        }
+        #expect(try harness.ids() == ["cus_1", "cus_2", "cus_3"])
+    }
+
     @Test("has_more missing from a page ends the walk after that page")
     func hasMoreMissing() async throws {
         let harness = try Harness()

@@ -63,7 +63,8 @@ struct StoreUpgradeTests {
                                                             "mirror-incremental-7", "mirror-parents-8", "mirror-cursor-kind-9",
                                                             "mirror-changes-10", "mirror-pages-envelope-11", "mirror-pages-headers-12",
                                                             "mirror-deferral-13", "mirror-columns-14", "mirror-views-15",
-                                                            "mirror-runs-column-warnings-16", "mirror-parents-queued-17"])
+                                                            "mirror-runs-column-warnings-16", "mirror-parents-queued-17",
+                                                            "mirror-pages-has-more-18"])
             // The change feed: the first release's records first, in their walk order, then the new run's.
             #expect(try String.fetchAll(db, sql: "SELECT op || ' ' || id FROM _mirror_changes ORDER BY seq")
                 == ["upsert 1", "upsert 2", "upsert 3", "upsert 4", "upsert 5", "upsert 6", "upsert 7"])
@@ -72,7 +73,7 @@ struct StoreUpgradeTests {
             #expect(try db.columns(in: "_mirror_pages").map(\.name) == [
                 "job", "account", "url", "body", "page", "status", "etag", "last_modified", "records", "bytes", "fetched_at",
                 "elements", "ids", "next_url", "next_cursor", "last_page", "total", "next_cursor_is_number",
-                "table_name", "envelope", "records_at", "request_key", "headers",
+                "table_name", "envelope", "records_at", "request_key", "headers", "has_more",
             ])
             // Its pages and runs are still there, beside the new ones.
             #expect(try String.fetchAll(db, sql: "SELECT etag FROM _mirror_pages WHERE page <= 2 ORDER BY page") == ["\"p1\"", "\"p2\""])
