@@ -14,7 +14,7 @@ extension TableStore {
     /// The `{since}` of `job`'s walk, kept with the walk: a resumed walk keeps the one it
     /// started with. A new walk takes the highest value of the incremental path among the
     /// job's stored records (found once by reading them, when the path is new, then kept
-    /// up to date by every commit), or the start of the last complete walk (`from:
+    /// up to date by every commit; the new walk's own mark starts from it), or the start of the last complete walk (`from:
     /// last_run`, to the second), moved back by `lookback`; `initial` when there is none,
     /// and with `refresh`. Nil for a job that is not incremental, and when there is no
     /// value at all.
@@ -41,6 +41,11 @@ extension TableStore {
                         """, arguments: [highest?.json, path.description, job.name, job.account])
                 }
                 since = highest
+                // The walk's own mark starts at the job's: a page replayed from its stored copy
+                // (a 304, `refresh_after`) holds no values, and a rerun that finds everything
+                // as it was leaves the mark as it was.
+                try db.execute(sql: "UPDATE \(StoreSchema.walks) SET walk_high_water = ? WHERE job = ? AND account = ?",
+                               arguments: [highest?.json, job.name, job.account])
             case .lastRun:
                 // `2026-11-24T10:15:00.123Z` → `2026-11-24T10:15:00Z`.
                 since = (row?["last_complete_start"] as String?).map { start in

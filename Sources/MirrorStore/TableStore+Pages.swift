@@ -316,7 +316,8 @@ extension TableStore {
         return deleted
     }
 
-    /// Moves the walk's own high-water mark up to `highWater` if it is higher. It becomes
+    /// Moves the walk's own high-water mark (the job's when the walk started, see `since`)
+    /// up to `highWater` if it is higher. It becomes
     /// the job's when the walk completes (`finishWalk`): a walk cut short or failed, not
     /// resumed, must not move the next walk's `{since}` past pages it did not see.
     private static func raise(_ highWater: HighWater, job: String, account: String, db: Database) throws {

@@ -77,6 +77,42 @@ extension Harness {
 
 @Suite("conditional requests and refresh_after")
 struct IncrementalTests {
+    @Test("an incremental job rerun against an unchanged API keeps its walk's high-water mark and its database's content")
+    func unchangedIncrementalRerun() async throws {
+        let harness = try Harness()
+        let api = PagedAPI(records: [
+            [#"{"id":"1","updated_at":"2024-01-02T00:00:00Z"}"#, #"{"id":"2","updated_at":"2024-01-03T00:00:00Z"}"#],
+            [#"{"id":"3","updated_at":"2024-01-01T00:00:00Z"}"#],
+        ])
+        let handler: @Sendable (FixtureRequest) async -> FixtureResponse = { request in
+            let page = Int(request.parameter("page") ?? "") ?? -1
+            let etag = "\"p\(page)\""
+            if request.headers["if-none-match"] == etag { return FixtureResponse(status: 304, headers: [("ETag", etag)], body: []) }
+            return .json(api.body(page: page), headers: [("ETag", etag)])
+        }
+        let marks = "SELECT since, high_water, walk_high_water FROM _mirror_walks"
+        let highest = #"text:"2024-01-03T00:00:00Z""#
+        var digests: [String] = []
+        try await FixtureServer.with(handler) { server in
+            let job = itemsJob("incremental: updated_at\nconcurrency: 1", url: "BASE/items?page={page}&since={since}")
+            for run in 1...3 {
+                let summary = try await harness.run(job, server: server)
+                #expect(summary.jobs[0].succeeded)
+                #expect(try harness.typedRows(marks) == [[run == 1 ? "null" : highest, highest, highest]], "run \(run)")
+                digests.append(try DatabaseContent.digest(of: harness.output + "/t_item.sqlite"))
+            }
+            // The second rerun: pages 1 and 2 answered 304, the empty page 3 asked again.
+            #expect(server.requests.dropFirst(6).map {
+                "\($0.path) \($0.parameter("page") ?? "-") \($0.parameter("since") ?? "-") \($0.headers["if-none-match"] ?? "-")"
+            } == [
+                #"/items 1 2024-01-03T00:00:00Z "p1""#, #"/items 2 2024-01-03T00:00:00Z "p2""#, "/items 3 2024-01-03T00:00:00Z -",
+            ])
+        }
+        // The first rerun asks with the new {since}; the second finds everything as it was.
+        #expect(digests[1] == digests[2])
+        #expect(try harness.ids() == ["1", "2", "3"])
+    }
+
     @Test("validators are sent back; a 304 replays the stored page: the walk follows its cursor, last_seen moves on")
     func notModified() async throws {
         let harness = try Harness()
