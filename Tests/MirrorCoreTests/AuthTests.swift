@@ -442,7 +442,7 @@ struct AuthTests {
                     }) { server in
                         let summary = try await harness.run(authJob(definition, keys: "retries: 0"), server: server, environment: environment)
                         #expect(summary.jobs.map(\.error) == [
-                            "job 'items': GET \(server.base)/items?page=1: no response: \(what) \(server.base)\(endpoint): HTTP \(status) redirect to \(other.base), another origin: not followed, since the request's credentials go to its own origin only (set the URL to the new origin if it is to be trusted); page 1 not stored, nothing stored",
+                            "job 'items': GET \(server.base)/items?page=1: not sent: \(what) \(server.base)\(endpoint): HTTP \(status) redirect to \(other.base), another origin: not followed, since the request's credentials go to its own origin only (set the URL to the new origin if it is to be trusted); page 1 not stored, nothing stored",
                         ], "\(status) \(definition)")
                         #expect(server.requests.map(\.path) == [endpoint], "\(status) \(definition)")
                         #expect(other.requests.map(\.target) == [], "\(status) \(definition)")
