@@ -77,7 +77,7 @@ struct BadResponseTests {
     }
 
     @Test("a body that stalls past the timeout is given up on as timed out, with its status, and is worth another try",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(3)))
     func stalledBody() async throws {
         let time = ManualClock()
         let arrived = Turns()
@@ -100,7 +100,7 @@ struct BadResponseTests {
     }
 
     @Test("a response that does not come within the timeout is given up on and retried like a timeout",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(3)))
     func stalledResponse() async throws {
         let harness = try Harness()
         let time = ManualClock()

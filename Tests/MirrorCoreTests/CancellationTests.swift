@@ -79,7 +79,7 @@ struct CancellationTests {
     }
 
     @Test("--max-time stops the run as a signal would: interrupted at the page in flight, pages before it kept, and the next run resumes",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(3)))
     func maxTime() async throws {
         let harness = try Harness()
         let time = ManualClock()

@@ -72,7 +72,7 @@ private func slowServer(_ gauge: InFlightGauge, gate: Int = 0) -> @Sendable (Fix
 
 @Suite("concurrency")
 struct ConcurrencyTests {
-    @Test("a {page} walk keeps `concurrency` requests in flight and still stores in walk order", .timeLimit(.minutes(1)))
+    @Test("a {page} walk keeps `concurrency` requests in flight and still stores in walk order", .timeLimit(.minutes(3)))
     func window() async throws {
         let harness = try Harness()
         let gauge = InFlightGauge()
@@ -126,7 +126,7 @@ struct ConcurrencyTests {
         } == 1)
     }
 
-    @Test("a slow page does not hold up the slots of the pages after it", .timeLimit(.minutes(1)))
+    @Test("a slow page does not hold up the slots of the pages after it", .timeLimit(.minutes(3)))
     func slowHead() async throws {
         let harness = try Harness()
         let gauge = InFlightGauge()

@@ -362,7 +362,7 @@ struct DownloadTests {
     }
 
     @Test("a download from which nothing arrives for `timeout` is given up on, leaving nothing behind",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(3)))
     func stalled() async throws {
         let harness = try Harness()
         let time = ManualClock()
@@ -383,7 +383,7 @@ struct DownloadTests {
     }
 
     @Test("a signal abandons the downloads in flight, leaving nothing of them and their rows pending; the files that ended are recorded",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(3)))
     func stopped() async throws {
         let harness = try Harness()
         let api = FileAPI(pages: [[#"{"id":1,"cover":{"url":"BASE/f/a.jpg"},"attachments":["BASE/f/slow.jpg"]}"#]])
@@ -409,7 +409,7 @@ struct DownloadTests {
     }
 
     @Test("a download trickling under min_download_rate is given up on once it has run for `timeout`, leaving nothing behind",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(3)))
     func trickle() async throws {
         let harness = try Harness()
         let time = ManualClock()
@@ -454,7 +454,7 @@ struct DownloadTests {
         #expect(!FileManager.default.fileExists(atPath: harness.output + "/files"))
     }
 
-    @Test("download_concurrency downloads are in flight at once", .timeLimit(.minutes(1)))
+    @Test("download_concurrency downloads are in flight at once", .timeLimit(.minutes(3)))
     func concurrency() async throws {
         let harness = try Harness()
         let record = #"{"id":1,"attachments":[\#((1...12).map { "\"BASE/f/\($0).jpg\"" }.joined(separator: ","))]}"#
@@ -551,7 +551,7 @@ struct DownloadTests {
         }
     }
 
-    @Test("two jobs downloading into one output folder at once never share a temporary file", .timeLimit(.minutes(1)))
+    @Test("two jobs downloading into one output folder at once never share a temporary file", .timeLimit(.minutes(3)))
     func twoJobsOneFolder() async throws {
         let harness = try Harness()
         let second = Turns()

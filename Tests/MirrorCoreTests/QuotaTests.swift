@@ -167,7 +167,7 @@ struct QuotaTests {
         """
 
     @Test("a walk waits for the quota's reset before sending, and no request is answered 429",
-          .timeLimit(.minutes(1)), arguments: QuotaAPI.Dialect.allCases)
+          .timeLimit(.minutes(3)), arguments: QuotaAPI.Dialect.allCases)
     func pacedWalk(dialect: QuotaAPI.Dialect) async throws {
         let time = ManualClock()
         let api = QuotaAPI(budget: 2, window: 60, dialect: dialect, time: time)
@@ -194,7 +194,7 @@ struct QuotaTests {
     }
 
     @Test("requests in flight count against the budget: a concurrent walk never overruns it",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(3)))
     func pacedConcurrently() async throws {
         let time = ManualClock()
         let api = QuotaAPI(budget: 3, window: 60, dialect: .ietf, time: time)
@@ -221,7 +221,7 @@ struct QuotaTests {
     }
 
     @Test("a 403 whose headers say the quota is spent (GitHub) is asked again once the quota renews",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(3)))
     func spentForbidden() async throws {
         let time = ManualClock()
         let pages = PagedAPI(ids: [["1"], ["2"]])

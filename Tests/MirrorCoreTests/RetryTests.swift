@@ -93,7 +93,7 @@ struct RetryTests {
     }
 
     @Test("once a job has failed, no page of it is tried again: the retries of pages in flight are called off",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(3)))
     func noRetryAfterFailure() async throws {
         let harness = try Harness()
         let asked = InFlightGauge()

@@ -362,7 +362,7 @@ struct BinaryTests {
         #expect(!FileManager.default.fileExists(atPath: folder + "/out"))
     }
 
-    @Test("check and run refuse an alias bomb in a POST body at once, exit 2", .timeLimit(.minutes(1)))
+    @Test("check and run refuse an alias bomb in a POST body at once, exit 2", .timeLimit(.minutes(3)))
     func aliasBomb() async throws {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -385,7 +385,7 @@ struct BinaryTests {
         #expect(!FileManager.default.fileExists(atPath: folder + "/out"))
     }
 
-    @Test("--parallel takes 1 to 256: a larger width is a usage error, exit 2; 256 runs and ends", .timeLimit(.minutes(1)))
+    @Test("--parallel takes 1 to 256: a larger width is a usage error, exit 2; 256 runs and ends", .timeLimit(.minutes(3)))
     func parallelBounds() async throws {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
