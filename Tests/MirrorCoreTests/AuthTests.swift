@@ -440,7 +440,9 @@ struct AuthTests {
                         default: return .json(#"{"data":{"list":[]}}"#)
                         }
                     }) { server in
-                        let summary = try await harness.run(authJob(definition, keys: "retries: 0"), server: server, environment: environment)
+                        // One request at a time: the walk asks for the credential once before it fails.
+                        let summary = try await harness.run(authJob(definition, keys: "retries: 0\nconcurrency: 1"), server: server,
+                                                            environment: environment)
                         #expect(summary.jobs.map(\.error) == [
                             "job 'items': GET \(server.base)/items?page=1: not sent: \(what) \(server.base)\(endpoint): HTTP \(status) redirect to \(other.base), another origin: not followed, since the request's credentials go to its own origin only (set the URL to the new origin if it is to be trusted); page 1 not stored, nothing stored",
                         ], "\(status) \(definition)")
