@@ -51,8 +51,10 @@ struct ColumnsTests {
             seen.withLock { $0.append(found ?? (rows: -1, indexes: ["unreadable"], columns: -1)) }
             return await handler(request)
         }
+        // One request at a time: every request comes before the walk ends, none read ahead past
+        // it is answered while the columns are being made.
         try await FixtureServer.with(watching) { server in
-            let summary = try await harness.run(itemsJob(Self.fiveColumns), server: server)
+            let summary = try await harness.run(itemsJob(Self.fiveColumns + "\nconcurrency: 1"), server: server)
             #expect(summary.jobs[0].error == nil)
         }
         // Pages were stored while the walk went on, and no request found a generated column or its index.
