@@ -86,8 +86,9 @@ package final class TokenSource: Sendable {
         var headers: [(String, String)] = []
         switch oauth.clientAuth {
         case .basic:
-            let pair = oauth.clientID.addingPercentEncodingForQuery() + ":" + (oauth.clientSecret ?? "").addingPercentEncodingForQuery()
-            headers.append(("Authorization", "Basic " + Data(pair.utf8).base64EncodedString()))
+            // The same form the job's redactor masks (`AuthSpec.sentForms`).
+            headers.append(("Authorization", "Basic " + AuthSpec.basicCredentials(
+                oauth.clientID.addingPercentEncodingForQuery(), (oauth.clientSecret ?? "").addingPercentEncodingForQuery())))
         case .post:
             form.append(("client_id", oauth.clientID))
             if let secret = oauth.clientSecret { form.append(("client_secret", secret)) }
