@@ -4,7 +4,8 @@ import MirrorHTTP
 import MirrorModel
 
 /// Walks one job's pages in order and commits each page as it arrives. A `{page}` walk
-/// keeps up to `concurrency` requests in flight; a cursor or next-URL walk learns each
+/// keeps up to `concurrency` requests in flight, ramping up to it as full pages come back
+/// (see `PageWindow`); a cursor or next-URL walk learns each
 /// request from the previous response, so it fetches one page ahead at most.
 ///
 /// The walker only orders work: `WalkState` decides, `PageFetcher` fetches, the store
@@ -73,7 +74,8 @@ public struct PageWalker: Sendable {
         let fetcher = walkFetcher
         return await withTaskGroup(of: Event.self) { group in
             var window = state.isWindowed
-                ? PageWindow(width: job.concurrency, step: job.pages.step, head: state.page, limit: state.pageLimit) : nil
+                ? PageWindow(width: job.concurrency, step: job.pages.step, head: state.page, limit: state.pageLimit,
+                             fullPage: job.stop.short, walked: start.position, usesTotal: job.stop.total != nil) : nil
             // Requests made and not answered yet; answers not used yet.
             var pending: Set<PageTarget> = []
             var arrived: [PageTarget: FetchOutcome] = [:]
@@ -88,12 +90,12 @@ public struct PageWalker: Sendable {
                 case let .fetched(target, outcome):
                     pending.remove(target)
                     arrived[target] = outcome
-                    // An arriving response hands its slot on at once.
-                    var last: Int?
-                    if case let .success(.page(served)) = outcome.result { last = served.lastPage }
-                    if let next = window?.arrived(target.page, announcing: last) {
-                        request(state.windowTarget(next))
-                    }
+                    // An arriving full page hands its slot on at once.
+                    var served: ServedPage?
+                    if case let .success(.page(page)) = outcome.result { served = page }
+                    let pages = window?.arrived(target.page, elements: served?.elementCount, announcing: served?.lastPage,
+                                                total: served?.total) ?? []
+                    for page in pages { request(state.windowTarget(page)) }
                 case let .stored(outcome):
                     storeOutcome = outcome
                 }
@@ -148,7 +150,7 @@ public struct PageWalker: Sendable {
                 // Keep requests in flight while this page is written.
                 if state.mayFetchAhead(step), let next = step.next {
                     if window != nil {
-                        if let page = window?.successor(afterStoring: target.page) { request(state.windowTarget(page)) }
+                        for page in window?.fill(afterStoring: target.page) ?? [] { request(state.windowTarget(page)) }
                     } else {
                         request(next)
                     }

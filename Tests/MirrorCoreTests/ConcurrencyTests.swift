@@ -57,13 +57,13 @@ final class InFlightGauge: Sendable {
 /// so responses arrive in the reverse of walk order.
 private let twenty = PagedAPI(ids: (1...20).map { ["\($0)a", "\($0)b"] })
 
-/// With `gate`, the first `gate` requests are held until all of them have arrived: they
-/// are in flight together whatever the load on the machine.
-private func slowServer(_ gauge: InFlightGauge, gate: Int = 0) -> @Sendable (FixtureRequest) async -> FixtureResponse {
+/// With `held`, the requests of those numbers (the first is 1) are held until all of them
+/// have arrived: they are in flight together whatever the load on the machine.
+private func slowServer(_ gauge: InFlightGauge, held: ClosedRange<Int>? = nil) -> @Sendable (FixtureRequest) async -> FixtureResponse {
     { request in
         let entered = gauge.enter()
         defer { gauge.leave() }
-        if entered <= gate { await gauge.waitForEntered(gate) }
+        if let held, held.contains(entered) { await gauge.waitForEntered(held.upperBound) }
         let page = Int(request.parameter("page") ?? "") ?? 0
         try? await Task.sleep(for: .milliseconds(30 + max(0, 21 - page) * 3))
         return .json(twenty.body(page: page))
@@ -76,7 +76,8 @@ struct ConcurrencyTests {
     func window() async throws {
         let harness = try Harness()
         let gauge = InFlightGauge()
-        let summary = try await FixtureServer.with(slowServer(gauge, gate: 4)) { server in
+        // Requests 4-7 come once the read-ahead has ramped up to 4 (pages 1, then 2-3, were full).
+        let summary = try await FixtureServer.with(slowServer(gauge, held: 4...7)) { server in
             let summary = try await harness.run(itemsJob("concurrency: 4\npages: { from: 1, to: 20 }"), server: server)
             #expect(server.requests.count == 20)
             return summary
@@ -88,6 +89,54 @@ struct ConcurrencyTests {
             try Int.fetchAll(db, sql: "SELECT position FROM t_item ORDER BY position")
         }
         #expect(positions == Array(0..<40))
+    }
+
+    @Test("read-ahead starts at one request and doubles while pages come back full: short walks ask little past their end",
+          .timeLimit(.minutes(3)))
+    func rampUp() async throws {
+        let onePage = PagedAPI(ids: [["1", "2"]])
+        let threePages = PagedAPI(ids: [["1", "2", "3"], ["4", "5"], ["6"]])
+        let cases: [(api: PagedAPI, keys: String, extra: String, asked: [Int], ids: [String])] = [
+            (onePage, "", "", [1, 2, 3], ["1", "2"]),
+            (threePages, "", "", [1, 2, 3, 4], ["1", "2", "3", "4", "5", "6"]),
+            // The first page's last page or total bounds the read-ahead at once.
+            (threePages, "stop: { last_page: data.last }", #","last":3"#, [1, 2, 3], ["1", "2", "3", "4", "5", "6"]),
+            (threePages, "stop: { total: data.total }", #","total":6"#, [1, 2, 3], ["1", "2", "3", "4", "5", "6"]),
+        ]
+        for concurrency in [4, 8] {
+            for (api, keys, extra, asked, ids) in cases {
+                let harness = try Harness()
+                try await FixtureServer.with({ request in
+                    .json(api.body(page: Int(request.parameter("page") ?? "") ?? 0, extra: extra))
+                }) { server in
+                    let summary = try await harness.run(itemsJob("concurrency: \(concurrency)\n" + keys), server: server)
+                    #expect(try #require(summary.jobs.first).succeeded)
+                    #expect(server.requests.map { Int($0.parameter("page") ?? "") ?? 0 }.sorted() == asked,
+                            "concurrency \(concurrency), \(api.pages.count) pages \(keys)")
+                }
+                #expect(try harness.ids() == ids)
+            }
+        }
+    }
+
+    @Test("a long walk still reaches full concurrency", .timeLimit(.minutes(3)))
+    func rampToFull() async throws {
+        let harness = try Harness()
+        let gauge = InFlightGauge()
+        let fifty = PagedAPI(ids: (1...50).map { ["\($0)a", "\($0)b"] })
+        let summary = try await FixtureServer.with({ request in
+            let entered = gauge.enter()
+            defer { gauge.leave() }
+            // Requests 8 to 15 are held until all of them have come: 8 in flight at once,
+            // whatever the load on the machine.
+            if (8...15).contains(entered) { await gauge.waitForEntered(15) }
+            return .json(fifty.body(page: Int(request.parameter("page") ?? "") ?? 0))
+        }) { server in
+            try await harness.run(itemsJob("concurrency: 8"), server: server)
+        }
+        #expect(gauge.most == 8)
+        #expect(try #require(summary.jobs.first).stopReason == StopReason.emptyPage(page: 51).description)
+        #expect(try harness.ids() == (1...50).flatMap { ["\($0)a", "\($0)b"] })
     }
 
     @Test("concurrency 1 walks one request at a time and asks for nothing past the stop")
@@ -134,14 +183,14 @@ struct ConcurrencyTests {
             gauge.enter()
             defer { gauge.leave() }
             let page = Int(request.parameter("page") ?? "") ?? 0
-            // Page 1 is slow: it answers once 7 requests have come, pages 2-4 having handed their
-            // slots on (to pages 6-8, as the requests show).
-            if page == 1 { await gauge.waitForEntered(7) }
+            // Page 5 is slow: it answers once 12 requests have come, the pages after it having
+            // handed their slots on up to page 12 (within 2 x 4 pages of page 5).
+            if page == 5 { await gauge.waitForEntered(12) }
             return .json(twenty.body(page: page))
         }) { server in
             _ = try await harness.run(itemsJob("concurrency: 4\npages: { from: 1, to: 20 }"), server: server)
-            // While page 1 is slow, each of pages 2-4 hands its slot on to the page 4 after it.
-            #expect(Set(server.requests.prefix(7).map(\.target)) == Set([1, 2, 3, 4, 6, 7, 8].map { "/items?page=\($0)" }))
+            // While page 5 is slow, the pages after it hand their slots on to the pages after them.
+            #expect(Set(server.requests.prefix(12).map(\.target)) == Set((1...12).map { "/items?page=\($0)" }))
             #expect(server.requests.count == 20)
         }
         #expect(gauge.most <= 4)
@@ -197,19 +246,16 @@ struct ConcurrencyTests {
         #expect(texts.last == "items: page 4/4, 8 records (8 new), \(ByteSize.approximate(4 * size)), done")
     }
 
-    @Test("an announced last page holds before a slot moves on; a page without the value keeps the last one announced")
+    @Test("an announced last page bounds the read-ahead at once; a page without the value keeps the last one announced")
     func announcedLastPage() async throws {
         let harness = try Harness()
-        let gauge = InFlightGauge()
         try await FixtureServer.with({ request in
-            // The first four are answered once all four have arrived: in flight together.
-            if gauge.enter() <= 4 { await gauge.waitForEntered(4) }
             let page = Int(request.parameter("page") ?? "") ?? 0
             return .json(twenty.body(page: page, extra: #","last":2"#))
         }) { server in
             let summary = try await harness.run(itemsJob("concurrency: 4\nstop: { last_page: data.last }"), server: server)
-            // Pages 1-4 start together; no response lets its slot go past page 2.
-            #expect(Set(server.requests.map(\.target)) == Set((1...4).map { "/items?page=\($0)" }))
+            // Page 1 announces page 2 as the last: no request goes past it.
+            #expect(server.requests.map(\.target).sorted() == ["/items?page=1", "/items?page=2"])
             #expect(summary.jobs[0].stopReason == StopReason.lastPage(page: 2).description)
         }
         let sparse = try Harness()

@@ -105,8 +105,8 @@ struct RetryTests {
             case 1:
                 return .json(PagedAPI(ids: [["1"]]).body(page: 1))
             case 2:
-                // Fails the job once pages 3-5 have each had their first answer, a 503.
-                await asked.waitForEntered(3)
+                // Fails the job once page 3 (asked with it: page 1 was full) has had its first answer, a 503.
+                await asked.waitForEntered(1)
                 return .text("gone", status: 404)
             default:
                 asked.enter()
@@ -119,7 +119,7 @@ struct RetryTests {
                   - { name: items, url: "BASE/items?page={page}", pages: { from: 1, to: 5 }, records: data.list, id: id,
                       table: t_item, retries: 3, concurrency: 5 }
                 """, server: server, clock: time.clock)
-            #expect(server.requests.map(\.target).sorted() == (1...5).map { "/items?page=\($0)" })
+            #expect(server.requests.map(\.target).sorted() == (1...3).map { "/items?page=\($0)" })
             return summary
         }
         #expect(summary.jobs[0].error?.hasSuffix("/items?page=2: HTTP 404: unexpected status (not found): gone; page 2 not stored, page 1 kept") == true)
