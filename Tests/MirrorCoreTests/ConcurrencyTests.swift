@@ -20,6 +20,7 @@ final class InFlightGauge: Sendable {
 
     private let state = Mutex(State())
     var most: Int { state.withLock { $0.most } }
+    var entered: Int { state.withLock { $0.entered } }
 
     /// Counts a request in; returns how many entered so far, this one included.
     @discardableResult
@@ -106,8 +107,19 @@ struct ConcurrencyTests {
         for concurrency in [4, 8] {
             for (api, keys, extra, asked, ids) in cases {
                 let harness = try Harness()
+                let gauge = InFlightGauge()
+                // The page whose response ends the walk: the empty one past the last, or the
+                // last one announced. Its response waits (30 s at most) until every request
+                // the ramp is to make has come, so that none is cut off unsent by the end.
+                let end = keys.isEmpty ? api.pages.count + 1 : api.pages.count
                 try await FixtureServer.with({ request in
-                    .json(api.body(page: Int(request.parameter("page") ?? "") ?? 0, extra: extra))
+                    gauge.enter()
+                    defer { gauge.leave() }
+                    let page = Int(request.parameter("page") ?? "") ?? 0
+                    if page == end {
+                        for _ in 0..<3000 where gauge.entered < asked.count { try? await Task.sleep(for: .milliseconds(10)) }
+                    }
+                    return .json(api.body(page: page, extra: extra))
                 }) { server in
                     let summary = try await harness.run(itemsJob("concurrency: \(concurrency)\n" + keys), server: server)
                     #expect(try #require(summary.jobs.first).succeeded)
