@@ -1,11 +1,6 @@
 // swift-tools-version:6.1
 import PackageDescription
 
-/// The floors of the library below MirrorCore: what MirrorCore, the executable and the tests stand on.
-let floors: [Target.Dependency] = [
-    "MirrorJSON", "MirrorModel", "MirrorHTTP", "MirrorStore", "MirrorJobFile", "MirrorDownload", "MirrorWalk",
-]
-
 let package = Package(
     name: "mirror",
     platforms: [.macOS(.v14)],
@@ -22,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
@@ -86,29 +82,81 @@ let package = Package(
             ]
         ),
         .target(
-            name: "MirrorCore",
-            dependencies: floors + [
-                .product(name: "Yams", package: "Yams"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            name: "MirrorExport",
+            dependencies: [
+                "MirrorJSON",
+                "MirrorModel",
+                "MirrorStore",
+                "MirrorJobFile",
+                "MirrorHTTP",
+                "MirrorDownload",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
+        .target(
+            name: "MirrorRemote",
+            dependencies: [
+                "MirrorModel",
+                "MirrorStore",
+                "MirrorJobFile",
+                "MirrorHTTP",
+                "MirrorExport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(
+            name: "MirrorServe",
+            dependencies: [
+                "MirrorJSON",
+                "MirrorModel",
+                "MirrorStore",
+                "MirrorJobFile",
+                "MirrorDownload",
+                "MirrorExport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(
+            name: "MirrorCore",
+            dependencies: [
+                "MirrorJSON",
+                "MirrorModel",
+                "MirrorStore",
+                "MirrorJobFile",
+                "MirrorHTTP",
+                "MirrorDownload",
+                "MirrorWalk",
+                "MirrorExport",
+                "MirrorRemote",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .executableTarget(
             name: "mirror",
-            dependencies: floors + [
+            dependencies: [
+                "MirrorModel",
+                "MirrorStore",
+                "MirrorJobFile",
+                "MirrorHTTP",
+                "MirrorExport",
+                "MirrorRemote",
+                "MirrorServe",
                 "MirrorCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -118,6 +166,7 @@ let package = Package(
             name: "MirrorTestSupport",
             dependencies: [
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -128,7 +177,17 @@ let package = Package(
         ),
         .testTarget(
             name: "MirrorCoreTests",
-            dependencies: floors + [
+            dependencies: [
+                "MirrorJSON",
+                "MirrorModel",
+                "MirrorStore",
+                "MirrorJobFile",
+                "MirrorHTTP",
+                "MirrorDownload",
+                "MirrorWalk",
+                "MirrorExport",
+                "MirrorRemote",
+                "MirrorServe",
                 "MirrorCore",
                 "MirrorTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -146,7 +205,12 @@ let package = Package(
         ),
         .testTarget(
             name: "mirrorTests",
-            dependencies: floors + [
+            dependencies: [
+                "MirrorModel",
+                "MirrorJobFile",
+                "MirrorHTTP",
+                "MirrorExport",
+                "MirrorRemote",
                 "MirrorCore",
                 "MirrorTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -2,8 +2,8 @@ import AsyncHTTPClient
 import Foundation
 import MirrorModel
 import NIOCore
-import NIOHTTP1
 import NIOPosix
+import NIOHTTP1
 import NIOSSL
 
 /// A request that got no complete HTTP response. What went wrong is a private code,

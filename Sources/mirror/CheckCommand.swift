@@ -1,5 +1,4 @@
 import ArgumentParser
-import MirrorCore
 import MirrorModel
 
 struct CheckCommand: ParsableCommand {

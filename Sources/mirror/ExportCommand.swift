@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import MirrorCore
+import MirrorExport
 import MirrorModel
 import MirrorStore
 

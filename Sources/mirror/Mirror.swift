@@ -3,6 +3,7 @@ import Foundation
 import MirrorCore
 import MirrorJobFile
 import MirrorModel
+import MirrorRemote
 import MirrorStore
 
 /// The root command. Exit statuses are decided here and nowhere else:

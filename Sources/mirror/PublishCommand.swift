@@ -2,10 +2,10 @@
 /// generation and names it in the prefix's top-level manifest.json.
 import ArgumentParser
 import Foundation
-import MirrorCore
-import MirrorHTTP
+import MirrorExport
 import MirrorJobFile
 import MirrorModel
+import MirrorRemote
 
 struct PublishCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

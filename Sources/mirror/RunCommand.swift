@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MirrorCore
+import MirrorExport
 import MirrorHTTP
 import MirrorJobFile
 import MirrorModel

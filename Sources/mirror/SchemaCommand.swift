@@ -1,5 +1,4 @@
 import ArgumentParser
-import MirrorCore
 import MirrorJobFile
 import MirrorModel
 

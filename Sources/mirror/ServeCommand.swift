@@ -1,9 +1,9 @@
 import ArgumentParser
 import Foundation
-import Logging
 import MirrorCore
 import MirrorJobFile
 import MirrorModel
+import MirrorServe
 
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import MirrorCore
 import MirrorModel
 import Synchronization
 

@@ -1,11 +1,10 @@
 import Foundation
 import GRDB
-import Logging
 @testable import MirrorCore
 @testable import MirrorModel
+@testable import MirrorExport
 import MirrorTestSupport
 import ServiceLifecycle
-import Synchronization
 import Testing
 
 private let api = PagedAPI(ids: [["1", "2"], ["3", "4"], ["5"]])

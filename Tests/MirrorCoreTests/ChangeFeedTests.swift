@@ -1,10 +1,10 @@
 import Foundation
 import GRDB
-@testable import MirrorCore
 @testable import MirrorDownload
 @testable import MirrorJSON
 @testable import MirrorModel
 @testable import MirrorStore
+@testable import MirrorExport
 import MirrorTestSupport
 import Synchronization
 import Testing

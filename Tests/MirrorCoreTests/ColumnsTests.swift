@@ -1,10 +1,10 @@
 import Foundation
 import GRDB
 @testable import MirrorJSON
-@testable import MirrorCore
 @testable import MirrorJobFile
 @testable import MirrorModel
 @testable import MirrorStore
+@testable import MirrorExport
 import MirrorTestSupport
 import Synchronization
 import Testing

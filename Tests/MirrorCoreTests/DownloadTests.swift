@@ -6,6 +6,7 @@ import GRDB
 @testable import MirrorJobFile
 @testable import MirrorModel
 @testable import MirrorStore
+@testable import MirrorExport
 import MirrorTestSupport
 import Synchronization
 import Testing

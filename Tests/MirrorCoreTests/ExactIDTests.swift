@@ -5,6 +5,7 @@ import Logging
 @testable import MirrorHTTP
 @testable import MirrorModel
 @testable import MirrorStore
+@testable import MirrorExport
 import MirrorTestSupport
 import Testing
 

@@ -1,8 +1,8 @@
 import Foundation
-@testable import MirrorCore
 @testable import MirrorJSON
 @testable import MirrorModel
 @testable import MirrorStore
+@testable import MirrorExport
 import MirrorTestSupport
 import Testing
 

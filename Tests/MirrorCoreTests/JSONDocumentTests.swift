@@ -1,4 +1,3 @@
-@testable import MirrorCore
 @testable import MirrorJobFile
 @testable import MirrorJSON
 @testable import MirrorModel

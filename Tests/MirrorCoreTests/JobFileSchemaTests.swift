@@ -1,5 +1,4 @@
 import Foundation
-@testable import MirrorCore
 @testable import MirrorJobFile
 @testable import MirrorModel
 import Testing

@@ -1,6 +1,5 @@
 @testable import MirrorCore
 @testable import MirrorHTTP
-@testable import MirrorJobFile
 @testable import MirrorModel
 import MirrorTestSupport
 @testable import MirrorWalk

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import Logging
-@testable import MirrorCore
+@testable import MirrorServe
 import MirrorTestSupport
 import NIOHTTP1
 import Testing

@@ -1,6 +1,5 @@
 import Foundation
 import GRDB
-@testable import MirrorCore
 @testable import MirrorModel
 @testable import MirrorStore
 import MirrorTestSupport

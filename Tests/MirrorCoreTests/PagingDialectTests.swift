@@ -1,5 +1,4 @@
 import Foundation
-@testable import MirrorCore
 @testable import MirrorJSON
 @testable import MirrorModel
 @testable import MirrorStore

@@ -1,4 +1,3 @@
-@testable import MirrorCore
 @testable import MirrorModel
 import Testing
 

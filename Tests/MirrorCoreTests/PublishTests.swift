@@ -5,6 +5,8 @@ import Logging
 @testable import MirrorHTTP
 @testable import MirrorJobFile
 @testable import MirrorModel
+@testable import MirrorExport
+@testable import MirrorRemote
 import MirrorTestSupport
 import Synchronization
 import Testing

@@ -1,5 +1,4 @@
 import Foundation
-@testable import MirrorCore
 @testable import MirrorHTTP
 @testable import MirrorModel
 import MirrorTestSupport

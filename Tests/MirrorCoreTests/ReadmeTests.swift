@@ -1,6 +1,6 @@
 import Foundation
-@testable import MirrorCore
 @testable import MirrorJobFile
+@testable import MirrorRemote
 import Testing
 
 /// README.md as a newcomer reads it: the lines outside code blocks.

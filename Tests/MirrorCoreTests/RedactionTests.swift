@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import GRDB
-@testable import MirrorCore
 @testable import MirrorJobFile
 @testable import MirrorJSON
 @testable import MirrorModel

@@ -6,6 +6,7 @@ import Logging
 import MirrorJobFile
 import MirrorModel
 @testable import MirrorStore
+@testable import MirrorRemote
 import MirrorTestSupport
 import Synchronization
 import Testing

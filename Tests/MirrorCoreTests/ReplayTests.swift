@@ -2,13 +2,13 @@ import AsyncHTTPClient
 import Crypto
 import Foundation
 import GRDB
-@testable import MirrorCore
 @testable import MirrorDownload
 @testable import MirrorHTTP
 @testable import MirrorJobFile
 @testable import MirrorJSON
 @testable import MirrorModel
 @testable import MirrorStore
+@testable import MirrorServe
 import MirrorTestSupport
 import NIOCore
 import NIOHTTP1

@@ -4,6 +4,7 @@ import InMemoryLogging
 import Logging
 @testable import MirrorHTTP
 @testable import MirrorModel
+@testable import MirrorRemote
 import MirrorTestSupport
 import Testing
 

@@ -1,5 +1,5 @@
 import Foundation
-@testable import MirrorHTTP
+@testable import MirrorRemote
 import Testing
 
 @Suite("S3 configuration")

@@ -1,6 +1,5 @@
 import Foundation
 import GRDB
-@testable import MirrorCore
 @testable import MirrorJobFile
 @testable import MirrorModel
 import MirrorTestSupport

@@ -7,7 +7,6 @@ import Logging
 @testable import MirrorModel
 import MirrorTestSupport
 import NIOCore
-import Synchronization
 import Testing
 
 private let secrets = ["KEY": "k3y-Q7Zp", "TOKEN": "t0ken-R2Wx", "HEADER": "h3ad-M9Lc"]

@@ -1,5 +1,5 @@
 import Foundation
-@testable import MirrorCore
+@testable import MirrorServe
 import MirrorTestSupport
 import NIOHTTP1
 import Testing

@@ -3,11 +3,12 @@ import Crypto
 import Foundation
 import GRDB
 import Logging
-@testable import MirrorCore
 @testable import MirrorDownload
 @testable import MirrorHTTP
 @testable import MirrorJobFile
 @testable import MirrorModel
+@testable import MirrorServe
+@testable import MirrorExport
 import MirrorTestSupport
 import NIOCore
 import NIOHTTP1

@@ -1,11 +1,11 @@
 import Crypto
 import Foundation
 import GRDB
-@testable import MirrorCore
 @testable import MirrorDownload
 @testable import MirrorJobFile
 @testable import MirrorModel
 @testable import MirrorStore
+@testable import MirrorExport
 import MirrorTestSupport
 import Synchronization
 import Testing

@@ -1,6 +1,5 @@
 import Foundation
 import GRDB
-@testable import MirrorCore
 @testable import MirrorJSON
 @testable import MirrorModel
 @testable import MirrorStore

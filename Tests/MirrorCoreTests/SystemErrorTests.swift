@@ -1,9 +1,8 @@
 import Foundation
-@testable import MirrorCore
 @testable import MirrorDownload
-@testable import MirrorJobFile
 @testable import MirrorModel
 @testable import MirrorStore
+@testable import MirrorExport
 import MirrorTestSupport
 import Testing
 

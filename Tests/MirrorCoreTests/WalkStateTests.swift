@@ -1,9 +1,8 @@
 import Foundation
-@testable import MirrorCore
 @testable import MirrorHTTP
-@testable import MirrorJSON
 @testable import MirrorModel
 @testable import MirrorWalk
+@testable import MirrorJSON
 import Testing
 
 /// The walk's decisions without a server, a store or a clock: responses are read by the

@@ -1,5 +1,4 @@
 import Foundation
-import MirrorCore
 import MirrorTestSupport
 import Synchronization
 import Testing

@@ -1,7 +1,8 @@
 import Foundation
 import Logging
-@testable import MirrorCore
 @testable import MirrorHTTP
+@testable import MirrorExport
+@testable import MirrorRemote
 import MirrorTestSupport
 import Testing
 

@@ -1,5 +1,4 @@
 import Foundation
-@testable import MirrorCore
 @testable import MirrorModel
 import MirrorTestSupport
 import Synchronization

@@ -1,8 +1,8 @@
 import Crypto
 import Foundation
 import Logging
-@testable import MirrorHTTP
 @testable import MirrorModel
+@testable import MirrorRemote
 import MirrorTestSupport
 import Testing
 

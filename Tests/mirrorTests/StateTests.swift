@@ -3,6 +3,7 @@ import Foundation
 import Logging
 @testable import MirrorHTTP
 @testable import MirrorModel
+@testable import MirrorRemote
 import MirrorTestSupport
 import Testing
 

@@ -1,6 +1,6 @@
 import Foundation
+import MirrorExport
 import MirrorModel
-import MirrorStore
 
 /// What `--report FILE` writes: the whole run as JSON, one entry per job.
 public struct RunReport: Sendable, Codable, Equatable {

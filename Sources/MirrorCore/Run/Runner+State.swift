@@ -1,7 +1,9 @@
 import Foundation
 import Logging
+import MirrorExport
 import MirrorJobFile
 import MirrorModel
+import MirrorRemote
 
 /// `mirror run --state`: the run's shard keeps its state in a remote store (`RemoteState`).
 public struct RemoteStateOptions: Sendable {

@@ -1,9 +1,11 @@
 import Foundation
 import Logging
 import MirrorDownload
+import MirrorExport
 import MirrorHTTP
 import MirrorJobFile
 import MirrorModel
+import MirrorRemote
 import MirrorStore
 import MirrorWalk
 import ServiceLifecycle

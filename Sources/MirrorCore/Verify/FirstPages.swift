@@ -2,7 +2,6 @@
 /// check: the ids' bytes one after another, 16 bytes an id beside them, and a table of
 /// 4-byte slots at most half full. A walk of four million short ids holds about 100 MB,
 /// not the half gigabyte a dictionary of strings takes.
-import MirrorJobFile
 
 struct FirstPages {
     /// Id `i` is `bytes[starts[i] ..< starts[i + 1]]`, first seen on `pages[i]`.

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MirrorExport
 import MirrorHTTP
 import MirrorModel
 import MirrorWalk

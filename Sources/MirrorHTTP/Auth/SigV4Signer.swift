@@ -206,7 +206,7 @@ package struct SigV4Signer: Sendable, CustomStringConvertible, CustomDebugString
     private static let hexDigits = Array("0123456789ABCDEF".utf8)
 
     /// Every byte but the unreserved ones (and `/`, if kept) as `%XY`.
-    static func encoded(_ text: some StringProtocol, keepSlash: Bool = false) -> String {
+    package static func encoded(_ text: some StringProtocol, keepSlash: Bool = false) -> String {
         encoded(Array(text.utf8), keepSlash: keepSlash)
     }
 
@@ -226,7 +226,7 @@ package struct SigV4Signer: Sendable, CustomStringConvertible, CustomDebugString
     /// An S3 path brought to the one encoding S3 computes without encoding it twice: an
     /// escape of an unreserved byte decoded, other escapes in upper case, bytes that are
     /// neither unreserved nor `/` escaped.
-    static func encodedOnce(_ path: Substring) -> String {
+    package static func encodedOnce(_ path: Substring) -> String {
         guard !path.isEmpty else { return "/" }
         let bytes = Array(path.utf8)
         var out: [UInt8] = []

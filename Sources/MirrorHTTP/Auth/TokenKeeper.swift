@@ -1,5 +1,4 @@
 import Foundation
-import MirrorJSON
 import MirrorModel
 
 /// A token that was fetched (or signed), and until when it is good.

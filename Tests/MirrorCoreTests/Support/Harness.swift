@@ -6,6 +6,7 @@ import Logging
 @testable import MirrorJobFile
 @testable import MirrorModel
 @testable import MirrorStore
+@testable import MirrorExport
 import MirrorTestSupport
 import Testing
 

@@ -2,7 +2,6 @@ import CDispatch
 import Crypto
 import Foundation
 import Glibc
-import MirrorHTTP
 import MirrorModel
 import NIOPosix
 

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MirrorHTTP
 import MirrorModel
 
 /// Speaks S3's REST API to one bucket: objects got, looked at, written (also only if absent

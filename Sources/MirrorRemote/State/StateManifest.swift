@@ -1,4 +1,5 @@
 import Foundation
+import MirrorExport
 
 /// What a shard's remote state holds (`shards/<I>-of-<N>/manifest.json`): each database
 /// file of the shard, by its path in the output folder, with the object that holds its

@@ -1,4 +1,5 @@
 import Foundation
+import MirrorHTTP
 import MirrorModel
 
 extension S3Client {

@@ -1,4 +1,5 @@
 import Foundation
+import MirrorHTTP
 import MirrorModel
 
 /// An S3 request that failed: S3 refused it (its XML error's `<Code>` and `<Message>`, the

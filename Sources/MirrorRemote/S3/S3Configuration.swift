@@ -1,4 +1,5 @@
 import Foundation
+import MirrorHTTP
 import MirrorModel
 
 /// Where in S3 mirror keeps its state and snapshots, and how to reach it: a bucket and a

@@ -4,7 +4,6 @@ import HummingbirdCore
 import Logging
 import MirrorModel
 import NIOCore
-import NIOPosix
 import ServiceLifecycle
 import Synchronization
 import UnixSignals

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import MirrorHTTP
 import MirrorModel
 
 /// A remote state store's failure: what was asked, of which location, and why; whether it

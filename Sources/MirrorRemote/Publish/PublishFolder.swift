@@ -3,6 +3,7 @@
 /// while the publish lasts. One whose lock nobody holds was left by a publish that was
 /// killed: the next publish removes it.
 import Foundation
+import MirrorExport
 import MirrorStore
 
 struct PublishFolder {

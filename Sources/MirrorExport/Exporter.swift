@@ -1,5 +1,4 @@
 import Foundation
-import MirrorJobFile
 import MirrorJSON
 import MirrorModel
 import MirrorStore

@@ -5,6 +5,7 @@
 /// generations beyond the newest `keep` are removed, never one that manifest names.
 import Foundation
 import Logging
+import MirrorExport
 import MirrorHTTP
 import MirrorJobFile
 import MirrorModel

@@ -132,7 +132,7 @@ public struct SnapshotWriter: Sendable {
     }
 
     /// The output folder `output` exists.
-    static func checkOutput(_ output: String) throws {
+    package static func checkOutput(_ output: String) throws {
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: output, isDirectory: &isFolder), isFolder.boolValue else {
             throw Failure(description: "no output folder '\(output)': run `mirror run` first, or name the folder with --output")
@@ -258,7 +258,7 @@ public struct SnapshotWriter: Sendable {
     }
 
     /// A file's size and SHA-256, read in blocks.
-    static func digest(_ path: String) throws -> (bytes: Int, sha256: String) {
+    package static func digest(_ path: String) throws -> (bytes: Int, sha256: String) {
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw Failure(description: "cannot read '\(path)': \(String(cString: strerror(errno)))")
         }

@@ -3,7 +3,6 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
-import MirrorJobFile
 import MirrorJSON
 import MirrorModel
 import MirrorStore

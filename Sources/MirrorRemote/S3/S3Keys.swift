@@ -1,4 +1,5 @@
 import Foundation
+import MirrorHTTP
 import MirrorModel
 
 /// The keys S3's requests are signed with, and the redactor that masks them: the keys given

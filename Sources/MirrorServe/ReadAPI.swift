@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
+import MirrorExport
 import MirrorJobFile
 import MirrorJSON
 import MirrorModel

@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import Glibc
-import MirrorHTTP
 import MirrorModel
 
 /// A file's size and SHA-256, read in 1 MiB pieces (and, when asked, copied to a new file,

@@ -1,5 +1,4 @@
 import Foundation
-import MirrorJobFile
 import MirrorModel
 
 /// Buffered writes to a file descriptor, in large blocks.
