@@ -28,8 +28,8 @@ for command in $commands; do
     "$MIRROR" help "$command" | verbatim
 done
 printf '.SH JOB FILES\n'
-printf 'The job-file format (every key, its type, its default) is described in README.md,\n'
-printf 'section "Job files", shipped beside the binary in the release archive.\n'
+printf 'The job-file format (every key, its type, its default) is described in docs/job-files.md,\n'
+printf 'shipped beside the binary in the release archive.\n'
 printf '.B mirror schema\n'
 printf 'prints it as a JSON Schema that editors use to complete and check job files.\n'
 printf '.SH SEE ALSO\n.BR sqlite3 (1),\n.BR cron (8)\n'

@@ -5,7 +5,7 @@
 #
 # The archive holds one folder, mirror-<version>-linux-<arch>/, laid out as a prefix
 # (bin/mirror, share/man/man1/mirror.1, share/… completions; see scripts/install.sh)
-# plus README.md and NOTICES (the licenses of the packages built into the binary).
+# plus README.md, docs/ and NOTICES (the licenses of the packages built into the binary).
 # Unpack it into /usr/local with: tar -xzf mirror-….tar.gz -C /usr/local --strip-components 1
 set -euo pipefail
 
@@ -19,6 +19,7 @@ version=$("$STAGE/prefix/bin/mirror" --version)
 name="mirror-$version-linux-$(uname -m)"
 mv "$STAGE/prefix" "$STAGE/$name"
 cp README.md "$STAGE/$name/"
+cp -R docs "$STAGE/$name/"
 python3 scripts/notices.py .build "$(swift build -c release --show-bin-path)" >"$STAGE/$name/NOTICES"
 
 mkdir -p dist

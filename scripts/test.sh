@@ -50,8 +50,8 @@ for suite in "auth against real servers" "token store under kill -9" "S3 against
   fi
 done
 
-# The job-file schema: every job file of the repository and README's job-file examples
-# follow what `mirror schema` prints (checked with Python's jsonschema).
+# The job-file schema: every job file of the repository and the job-file examples of
+# README.md and docs/ follow what `mirror schema` prints (checked with Python's jsonschema).
 if ! python3 -c 'import jsonschema, yaml' 2>/dev/null; then
   echo "installing python3-jsonschema python3-yaml" >&2
   apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-jsonschema python3-yaml >/dev/null || true
@@ -62,7 +62,7 @@ fi
 schema=$(mktemp "${TMPDIR:-/tmp}/mirror.schema.XXXXXX.json")
 trap 'rm -f "$schema"' EXIT
 .build/debug/mirror schema >"$schema"
-python3 scripts/check-job-schema.py "$schema" jobs/*.yaml README.md
+python3 scripts/check-job-schema.py "$schema" jobs/*.yaml README.md docs/*.md
 
 # The deployment, offline: deploy/kubernetes's manifests against the Kubernetes API's models
 # (the venv above has the client), the shard count and the policies the design depends on,

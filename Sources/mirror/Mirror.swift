@@ -116,7 +116,7 @@ func printOut(_ text: String) throws(OutputError) {
 
 /// Where every help text sends a reader for the job-file format.
 let jobFileReference = """
-    Job files: README.md, section "Job files", describes every key, its type and default \
+    Job files: docs/job-files.md describes every key, its type and default \
     (also `man mirror` once installed); `mirror schema` prints them as a JSON Schema.
     """
 

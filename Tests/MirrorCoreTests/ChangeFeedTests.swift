@@ -128,7 +128,7 @@ func sqlite3(_ database: String, _ sql: String, in folder: String) throws -> Str
 }
 
 /// What a device runs to apply `feed.json` (`export --changes-since M --format json`) to
-/// its copy of `t_item`: README's "Getting the data onto devices" shows the same SQL.
+/// its copy of `t_item`: docs/devices.md shows the same SQL.
 let deviceApplySQL = """
     BEGIN;
     CREATE TEMP TABLE feed AS SELECT CAST(readfile('feed.json') AS TEXT) AS doc;

@@ -8,7 +8,7 @@ private struct Reason: Error, CustomStringConvertible {
 
 @Suite("job failures")
 struct JobFailureTests {
-    @Test("each failure is said as README's sentence, composed in one place")
+    @Test("each failure is said as docs/ say it, composed in one place")
     func sentences() {
         let page = PageFailure(page: 4, method: "GET", url: "https://api.test/events?page=4&key=REDACTED", status: 503,
                                problem: "HTTP 503 after 3 retries")

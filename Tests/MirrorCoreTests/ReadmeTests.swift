@@ -3,11 +3,13 @@ import Foundation
 @testable import MirrorRemote
 import Testing
 
-/// README.md as a newcomer reads it: the lines outside code blocks.
-private let prose: [Substring] = {
-    let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("README.md")
-    let text = (try? String(contentsOf: path, encoding: .utf8)) ?? ""
+/// The repository's folder.
+private let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
+
+/// A Markdown file of the repository as a newcomer reads it: the lines outside code blocks.
+private func prose(_ path: String) -> [Substring] {
+    let text = (try? String(contentsOf: repository.appendingPathComponent(path), encoding: .utf8)) ?? ""
     var inCode = false
     return text.split(separator: "\n", omittingEmptySubsequences: false).filter { line in
         if line.drop(while: { $0 == " " }).hasPrefix("```") {
@@ -16,7 +18,11 @@ private let prose: [Substring] = {
         }
         return !inCode
     }
-}()
+}
+
+/// The pages of docs/, by file name, sorted.
+private let docs: [String] = ((try? FileManager.default.contentsOfDirectory(atPath: repository.appendingPathComponent("docs").path)) ?? [])
+    .filter { $0.hasSuffix(".md") }.sorted()
 
 /// The anchor GitHub gives a heading: lower case, punctuation dropped, spaces as hyphens.
 private func anchor(_ heading: Substring) -> String {
@@ -28,20 +34,32 @@ private func anchor(_ heading: Substring) -> String {
 
 @Suite("README")
 struct ReadmeTests {
-    @Test("the contents list links every section, in order")
+    @Test("the contents list links every section of README, in order, then every page of docs/")
     func contents() throws {
-        let sections = prose.filter { $0.hasPrefix("## ") }.map { anchor($0.dropFirst(3)) }
-        let heading = prose.firstIndex(of: "Contents:")
+        let readme = prose("README.md")
+        let sections = readme.filter { $0.hasPrefix("## ") }.map { "#" + anchor($0.dropFirst(3)) }
+        let heading = readme.firstIndex(of: "Contents:")
         let start = try #require(heading, "README.md has no contents list")
-        let links = prose[(start + 1)...].drop { $0.isEmpty }.prefix { $0.hasPrefix("- [") }.map { line -> String in
-            guard let open = line.range(of: "](#"), let close = line[open.upperBound...].firstIndex(of: ")") else { return "" }
+        let links = readme[(start + 1)...].drop { $0.isEmpty }.prefix { $0.hasPrefix("- [") }.map { line -> String in
+            guard let open = line.range(of: "]("), let close = line[open.upperBound...].firstIndex(of: ")") else { return "" }
             return String(line[open.upperBound..<close])
         }
-        #expect(sections.count == 17)
-        #expect(links == sections)
+        #expect(sections == ["#install", "#your-first-job", "#commands"])
+        #expect(docs.count == 14)
+        #expect(links.prefix(sections.count) == sections[...])
+        #expect(links.dropFirst(sections.count).sorted() == docs.map { "docs/" + $0 })
     }
 
-    /// The keys a cell of README's table names: each word in backticks, but for those in
+    @Test("each page of docs/ starts with its title and a link back to README")
+    func pageOpenings() {
+        for page in docs {
+            let lines = prose("docs/" + page)
+            #expect(lines.first?.hasPrefix("# ") == true, "docs/\(page)")
+            #expect(Array(lines.dropFirst().prefix(3)) == ["", "[← README](../README.md)", ""], "docs/\(page)")
+        }
+    }
+
+    /// The keys a cell of docs/authentication.md's table names: each word in backticks, but for those in
     /// parentheses (defaults and notes).
     private static func keys(in cell: Substring) -> Set<String> {
         var keys: Set<String> = [], word = "", depth = 0, quoted = false
@@ -63,10 +81,11 @@ struct ReadmeTests {
 
     @Test("the table of auth keys lists exactly the keys each type takes, its required ones as required")
     func authKeys() throws {
-        let header = prose.firstIndex(of: "| `type` | required | optional (the default) |")
-        let start = try #require(header, "README.md has no table of every auth key")
+        let page = prose("docs/authentication.md")
+        let header = page.firstIndex(of: "| `type` | required | optional (the default) |")
+        let start = try #require(header, "docs/authentication.md has no table of every auth key")
         var rows: [String: (required: Set<String>, all: Set<String>)] = [:]
-        for line in prose[(start + 2)...].prefix(while: { $0.hasPrefix("| ") }) {
+        for line in page[(start + 2)...].prefix(while: { $0.hasPrefix("| ") }) {
             let cells = line.dropFirst(2).dropLast(2).components(separatedBy: " | ").map { Substring($0) }
             try #require(cells.count == 3, "\(line)")
             let required = Self.keys(in: cells[1])
@@ -84,8 +103,8 @@ struct ReadmeTests {
     func leaseRefusal() {
         let refusal = LeaseHeldError(location: "s3://bucket/mirror/state", key: "shards/2-of-4/lease.json",
                                      holder: "mirror-29412060-2-x7kq9 pid 7", expiresAt: "2026-11-28T10:01:00.000Z")
-        let text = prose.joined(separator: " ").split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        let text = prose("docs/deploying.md").joined(separator: " ").split(whereSeparator: \.isWhitespace).joined(separator: " ")
         let quoted = text.contains("`error: \(refusal)`")
-        #expect(quoted, "README.md does not quote `error: \(refusal)`")
+        #expect(quoted, "docs/deploying.md does not quote `error: \(refusal)`")
     }
 }

@@ -5,15 +5,14 @@ import MirrorTestSupport
 import Synchronization
 import Testing
 
-/// The jobs of README.md's "Paging recipes", by job name: each `yaml` block under a
-/// `###` heading of that section.
+/// The jobs of docs/paging.md, the paging recipes, by job name: each `yaml` block under a
+/// `##` heading of the page.
 private let recipes: [String: String] = {
-    let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("README.md")
-    guard let text = try? String(contentsOf: readme, encoding: .utf8),
-          let start = text.range(of: "\n## Paging recipes\n") else { return [:] }
-    let section = text[start.upperBound...]
-    let body = section.range(of: "\n## ").map { section[..<$0.lowerBound] } ?? section
+    let page = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("docs/paging.md")
+    guard let text = try? String(contentsOf: page, encoding: .utf8),
+          let start = text.range(of: "\n## ") else { return [:] }
+    let body = text[start.lowerBound...]
     var found: [String: String] = [:]
     for block in body.components(separatedBy: "```yaml\n").dropFirst() {
         guard let end = block.range(of: "```") else { continue }
@@ -34,11 +33,11 @@ private final class Seen: Sendable {
 
 @Suite("paging recipes")
 struct RecipeTests {
-    /// Runs README's recipe `name` (one request at a time) against `handler`.
+    /// Runs the recipe `name` (one request at a time) against `handler`.
     func run(_ name: String, harness: Harness? = nil,
              _ handler: @escaping @Sendable (FixtureRequest, String) async -> FixtureResponse) async throws
         -> (targets: [String], ids: [String], summary: RunSummary) {
-        let recipe = try #require(recipes[name], "no recipe '\(name)' in README.md")
+        let recipe = try #require(recipes[name], "no recipe '\(name)' in docs/paging.md")
         let harness = try harness ?? Harness()
         var job = recipe.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n")
         if !recipe.contains("concurrency:") { job += "\n    concurrency: 1" }
@@ -54,7 +53,7 @@ struct RecipeTests {
         }
     }
 
-    @Test("README.md holds exactly the recipes tested here")
+    @Test("docs/paging.md holds exactly the recipes tested here")
     func complete() {
         #expect(recipes.keys.sorted() == ["activity", "datasette_rows", "drf_cursor", "drf_offset", "drf_pages", "es_logs", "feed", "github_issues",
                                           "graph_users", "graphql_issues", "hal_orders", "intercom_contacts", "jsonapi_articles",

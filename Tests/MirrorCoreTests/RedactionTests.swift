@@ -283,7 +283,7 @@ struct RedactionTests {
         let written = harness.writtenBytes(places)
         #expect(written.contains { $0.place == "cache/t_item.sqlite" } && written.contains { $0.place == "snap/t_item.sqlite" })
         expectNoSecret(Self.personal + [Self.salt], in: written)
-        // What the walk kept of the fields it read is its own bookkeeping, as README says:
+        // What the walk kept of the fields it read is its own bookkeeping, as docs/job-files.md says:
         // the cursor and `{since}`, and the files' URLs; the records have none of them.
         #expect(try harness.typedRows("SELECT count(*) FROM t_item WHERE record LIKE '%seq%' OR record LIKE '%updated%' OR record LIKE '%photo%'")
             == [["integer:0"]])

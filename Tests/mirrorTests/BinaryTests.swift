@@ -459,7 +459,7 @@ struct BinaryTests {
             #expect(text.contains(exitStatus), "\(arguments)")
             // export and publish read no job file.
             if !["export", "publish"].contains(arguments[0]) {
-                #expect(text.contains(#"Job files: README.md, section "Job files", describes every key"#), "\(arguments)")
+                #expect(text.contains(#"Job files: docs/job-files.md describes every key, its type and default"#), "\(arguments)")
             }
         }
         // No help text is cut by a line continuation written twice.
@@ -469,7 +469,7 @@ struct BinaryTests {
         }
         let schema = try await mirror(["schema", "--help"], in: folder)
         #expect(schema.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
-            .contains(#"VS Code (with the YAML extension) and other editors then complete keys and flag mistakes. Exit status: 0. Job files: README.md"#))
+            .contains(#"VS Code (with the YAML extension) and other editors then complete keys and flag mistakes. Exit status: 0. Job files: docs/job-files.md describes"#))
     }
 }
 
