@@ -107,4 +107,58 @@ struct ReadmeTests {
         let quoted = text.contains("`error: \(refusal)`")
         #expect(quoted, "docs/deploying.md does not quote `error: \(refusal)`")
     }
+
+    /// The anchors of a Markdown file's headings, as GitHub numbers a repeated one (`-1`, `-2`, …).
+    private static func anchors(_ path: String) -> Set<String> {
+        var seen: [String: Int] = [:]
+        return Set(prose(path).compactMap { line -> String? in
+            let hashes = line.prefix { $0 == "#" }
+            guard (1...6).contains(hashes.count), line.dropFirst(hashes.count).hasPrefix(" ") else { return nil }
+            let base = anchor(line.dropFirst(hashes.count + 1))
+            let count = seen[base, default: 0]
+            seen[base] = count + 1
+            return count == 0 ? base : "\(base)-\(count)"
+        })
+    }
+
+    /// The targets of the Markdown links on a line: `[text](target)`.
+    private static func targets(_ line: Substring) -> [Substring] {
+        var targets: [Substring] = []
+        var rest = line[...]
+        while let open = rest.range(of: "]("), let close = rest[open.upperBound...].firstIndex(of: ")") {
+            targets.append(rest[open.upperBound..<close])
+            rest = rest[close...]
+        }
+        return targets
+    }
+
+    /// `path` as named from `page`, from the repository's folder: `../README.md` from `docs/serve.md` is `README.md`.
+    private static func resolve(_ path: Substring, from page: String) -> String {
+        var parts = page.split(separator: "/").dropLast().map(String.init)
+        for part in path.split(separator: "/") {
+            if part == ".." { _ = parts.popLast() } else if part != "." { parts.append(String(part)) }
+        }
+        return parts.joined(separator: "/")
+    }
+
+    @Test("every relative link of README.md and docs/ names a file there is, and a heading of it")
+    func links() {
+        let pages = ["README.md"] + docs.map { "docs/" + $0 }
+        var broken: [String] = []
+        for page in pages {
+            for target in prose(page).flatMap(Self.targets) where !target.hasPrefix("http://") && !target.hasPrefix("https://") {
+                let parts = target.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)
+                let file = parts[0].isEmpty ? page : Self.resolve(parts[0], from: page)
+                guard FileManager.default.fileExists(atPath: repository.appendingPathComponent(file).path) else {
+                    broken.append("\(page): '\(target)': no file '\(file)'")
+                    continue
+                }
+                if parts.count == 2, !Self.anchors(file).contains(String(parts[1])) {
+                    broken.append("\(page): '\(target)': no heading of \(file) has the anchor '\(parts[1])'")
+                }
+            }
+        }
+        #expect(pages.count == 15)
+        #expect(broken == [])
+    }
 }
