@@ -62,14 +62,14 @@ fi
 schema=$(mktemp "${TMPDIR:-/tmp}/mirror.schema.XXXXXX.json")
 trap 'rm -f "$schema"' EXIT
 .build/debug/mirror schema >"$schema"
-python3 scripts/check-job-schema.py "$schema" jobs/*.yaml README.md docs/*.md
+python3 scripts/check/check-job-schema.py "$schema" jobs/*.yaml README.md docs/*.md
 
 # The deployment, offline: deploy/kubernetes's manifests against the Kubernetes API's models
 # (the venv above has the client), the shard count and the policies the design depends on,
 # the ConfigMap's job files against the same schema, deploy/mirror-shard's exit statuses
 # and signals with a stand-in for mirror, then every index of the CronJob run for real with
 # the binary built above, against moto's S3 and the sample API: each must exit 0.
-"$MIRROR_TEST_PYTHON" scripts/check-deploy.py --job-schema "$schema"
+"$MIRROR_TEST_PYTHON" scripts/check/check-deploy.py --job-schema "$schema"
 
 # The install: scripts/install.sh into a temporary prefix, then the installed binary must
 # run with an empty environment and need no Swift runtime library (a server without the

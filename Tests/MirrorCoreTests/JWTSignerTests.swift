@@ -4,7 +4,7 @@ import Foundation
 import Testing
 import _CryptoExtras
 
-/// Test keys made once with OpenSSL (scripts/jwt-crosscheck.py says how), and tokens PyJWT
+/// Test keys made once with OpenSSL (scripts/check/jwt-crosscheck.py says how), and tokens PyJWT
 /// made from them (Fixtures/jwt-pyjwt.json, written by that script).
 private let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
 

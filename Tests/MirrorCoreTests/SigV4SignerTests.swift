@@ -255,7 +255,7 @@ private let suite: [SuiteVector] = [
 ]
 
 /// One request botocore signed (Fixtures/sigv4-botocore.json, written by
-/// scripts/sigv4-crosscheck.py).
+/// scripts/check/sigv4-crosscheck.py).
 private struct BotocoreCase: Decodable, Sendable, CustomTestStringConvertible {
     let name: String
     let accessKey: String
@@ -419,7 +419,7 @@ struct SigV4SignerTests {
         #expect(String(describing: signer) == "SigV4Signer(region: us-east-1, service: service)")
     }
 
-    @Test("botocore's fixture holds the requests scripts/sigv4-crosscheck.py signs")
+    @Test("botocore's fixture holds the requests scripts/check/sigv4-crosscheck.py signs")
     func botocoreFixture() {
         #expect(botocoreCases.count >= 20)
     }

@@ -23,7 +23,7 @@ a signature too, so that one action is let through unsigned, as AWS lets it (mot
 check the token itself).
 
 --put-delay S makes every PUT wait S seconds before it is handled: a distant bucket, for
-scripts/chaos-state.py.
+scripts/check/chaos-state.py.
 
 It exits when its standard input reaches end of file (unless --ignore-stdin) or on
 SIGTERM/SIGINT.

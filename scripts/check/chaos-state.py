@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A pushed state under kill -9: does a run resumed from it end with every record?
 
-    scripts/chaos-state.py [--kills 20] [--put-delay 0.5] [--seed N]
+    scripts/check/chaos-state.py [--kills 20] [--put-delay 0.5] [--seed N]
 
 Runs the built binary (MIRROR, default .build/debug/mirror) against an API of 60 posts,
 each with 6 comments on 2 pages (`posts`, then `post_comments` with `parent: posts`:
@@ -34,7 +34,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 POSTS = 60
 POSTS_A_PAGE = 10
 COMMENTS = 6

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks the Kubernetes manifests of deploy/kubernetes offline, and deploy/mirror-shard:
 
-    python3 scripts/check-deploy.py [--job-schema mirror.schema.json] [DIR]
+    python3 scripts/check/check-deploy.py [--job-schema mirror.schema.json] [DIR]
 
 - Every YAML document of DIR (default deploy/kubernetes) but kustomization.yaml is read
   against the official Kubernetes API models (the `kubernetes` Python client): a field
@@ -44,7 +44,7 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 try:
     import yaml

@@ -3,9 +3,9 @@
 # 100 records, ~85 KB a page, 95,005 unique ids; scripts/bench/gen_workload.py) served by
 # nginx on a free loopback port:
 #
-#   scripts/bench-state.sh
-#   BENCH_PAGES=120 scripts/bench-state.sh       # a quick try
-#   BENCH_STATE=s3 scripts/bench-state.sh        # the state in moto's S3 instead of a folder
+#   scripts/bench/bench-state.sh
+#   BENCH_PAGES=120 scripts/bench/bench-state.sh       # a quick try
+#   BENCH_STATE=s3 scripts/bench/bench-state.sh        # the state in moto's S3 instead of a folder
 #
 # 1. Shards: the pages split among 12 jobs (one table each), run once by one process and
 #    once by three at the same time (--shards 3, JOB_COMPLETION_INDEX 0, 1, 2, three empty
@@ -21,7 +21,7 @@
 # Needs: swift (to build), python3, nginx, curl, sqlite3, GNU time; with BENCH_STATE=s3 the
 # venv of scripts/auth-servers/setup.sh.
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 PAGES=${BENCH_PAGES:-1000}
 STATE=${BENCH_STATE:-folder}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/mirror-bench-state.XXXXXX")
@@ -35,23 +35,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if [ -n "${MIRROR:-}" ]; then
-    :
-elif [ "${BENCH_SKIP_BUILD:-0}" = 1 ]; then
-    MIRROR=$ROOT/.build/release/mirror
-else
-    say "bench-state: building mirror (release) ..."
-    (cd "$ROOT" && swift build -c release --product mirror >"$WORK/build.log" 2>&1) \
-        || { tail -n 30 "$WORK/build.log" >&2; die "the build failed"; }
-    MIRROR=$ROOT/.build/release/mirror
-fi
-[ -x "$MIRROR" ] || die "no mirror at $MIRROR"
+bench_mirror bench-state
 
 say "bench-state: generating $PAGES pages ..."
 python3 "$ROOT/scripts/bench/gen_workload.py" --pages "$PAGES" "$WORK/www" >"$WORK/gen.txt" || die "workload generation failed"
 UNIQUE=$(python3 -c "import json,glob; print(len({r['id'] for f in glob.glob('$WORK/www/pages/*.json') for r in json.load(open(f))['data']['list']}))")
 
-. "$ROOT/scripts/bench/nginx.sh"
 start_nginx "$WORK" "$WORK/www" pages/1.json
 PIDS+=("$NGINX_PID")
 BASE="http://127.0.0.1:$PORT/pages"

@@ -3,8 +3,8 @@
 # pages as static files, its read API against Datasette on the same table, and its
 # downloaded files against the same files served by nginx.
 #
-#   scripts/bench-serve.sh
-#   BENCH_PAGES=100 BENCH_SERVE_FILES=50 BENCH_SERVE_SECONDS=3 scripts/bench-serve.sh   # a quick try
+#   scripts/bench/bench-serve.sh
+#   BENCH_PAGES=100 BENCH_SERVE_FILES=50 BENCH_SERVE_SECONDS=3 scripts/bench/bench-serve.sh   # a quick try
 #
 # Fills one output folder, once and not measured: the bench workload (1,000 pages x 100
 # records, ~85 KB a page, 95,005 unique ids; scripts/bench/gen_workload.py) served by
@@ -46,8 +46,8 @@
 # the page as it was. mirror serve must exit 0 on SIGTERM. Any miss prints
 # `bench-serve: FAILED: ...` and exits 1.
 #
-# Environment: MIRROR=path (binary to measure; default .build/release/mirror, built with
-# `swift build -c release --product mirror` if missing, unless BENCH_SKIP_BUILD=1),
+# Environment: MIRROR=path (binary to measure; implies no build), BENCH_SKIP_BUILD=1 (use
+# the existing .build/release/mirror; else it is built first, as common.sh says),
 # BENCH_PAGES (default 1000), BENCH_SERVE_FILES (default 200, 100 a page),
 # BENCH_SERVE_SECONDS (each measurement, default 10), BENCH_SERVE_CONNECTIONS (wrk -c,
 # default 16), DATASETTE=path (a datasette executable to use instead of installing one),
@@ -57,7 +57,7 @@
 # with apt-get.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$ROOT"
 PAGES=${BENCH_PAGES:-1000}
 FILES=${BENCH_SERVE_FILES:-200}
@@ -100,28 +100,15 @@ command -v curl >/dev/null 2>&1 || missing+=(curl)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 [ -x /usr/bin/time ] || missing+=(time)
 command -v sha256sum >/dev/null 2>&1 || missing+=(coreutils)
+if [ -z "${MIRROR:-}" ] && [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
+    # GRDB links the system SQLite
+    [ -e /usr/include/sqlite3.h ] || missing+=(libsqlite3-dev)
+fi
 apt_install "${missing[@]+"${missing[@]}"}"
 NGINX=$(command -v nginx 2>/dev/null || echo /usr/sbin/nginx)
 
 # ---- build ---------------------------------------------------------------------------
-if [ -n "${MIRROR:-}" ]; then
-    MIRROR=$(cd "$(dirname "$MIRROR")" && pwd)/$(basename "$MIRROR")
-else
-    MIRROR="$ROOT/.build/release/mirror"
-    if [ ! -x "$MIRROR" ] && [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
-        command -v swift >/dev/null 2>&1 || die "swift is not installed (https://www.swift.org/install/linux/)"
-        [ -e /usr/include/sqlite3.h ] || apt_install libsqlite3-dev  # GRDB links the system SQLite
-        say "bench-serve: swift build -c release --product mirror ..."
-        buildlog=$(mktemp)
-        if ! swift build -c release --product mirror >"$buildlog" 2>&1; then
-            tail -40 "$buildlog" >&2
-            rm -f "$buildlog"
-            die "swift build failed"
-        fi
-        rm -f "$buildlog"
-    fi
-fi
-[ -x "$MIRROR" ] || die "no mirror binary at $MIRROR"
+bench_mirror bench-serve
 
 # ---- temp folder, servers, cleanup -----------------------------------------------------
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/mirror-bench-serve.XXXXXX")
@@ -165,9 +152,6 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 # start_timed NAME CMD...: run CMD under GNU time (its peak RSS in KB to $WORK/NAME.rss,
 # its output to $WORK/NAME.log), in the background; sets STARTED_PID (time) and
 # STARTED_CHILD (CMD)
@@ -202,65 +186,7 @@ FILE_BYTES=$(sed -n 's/.* bytes=\([0-9]*\).*/\1/p' "$WORK/gen-files.txt")
 
 # ---- nginx: the pages and the source files from www/, the mirror's files at the paths
 # mirror serve gives them ----------------------------------------------------------------
-start_nginx() {
-    local port=$1 user_line=""
-    mkdir -p "$WORK/nginx/logs" "$WORK/nginx/tmp"
-    # the master runs as whoever runs this; as root, keep the workers root too so they
-    # can read the (0700) temp folder
-    [ "$(id -u)" -ne 0 ] || user_line="user $(id -un) $(id -gn);"
-    cat >"$WORK/nginx/nginx.conf" <<EOF
-$user_line
-worker_processes 2;
-daemon off;
-pid $WORK/nginx/nginx.pid;
-error_log $WORK/nginx/logs/error.log warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    sendfile on;
-    tcp_nopush on;
-    tcp_nodelay on;
-    keepalive_timeout 65s;
-    keepalive_requests 100000;
-    types { application/json json; image/jpeg jpg; }
-    default_type application/octet-stream;
-    client_body_temp_path $WORK/nginx/tmp/body;
-    proxy_temp_path $WORK/nginx/tmp/proxy;
-    fastcgi_temp_path $WORK/nginx/tmp/fastcgi;
-    uwsgi_temp_path $WORK/nginx/tmp/uwsgi;
-    scgi_temp_path $WORK/nginx/tmp/scgi;
-    server {
-        listen 127.0.0.1:$port;
-        root $WORK/www;
-        location /_mirror/files/ {
-            alias $CACHE/files/;
-        }
-    }
-}
-EOF
-    "$NGINX" -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" -e "$WORK/nginx/logs/error.log" \
-        >/dev/null 2>"$WORK/nginx/logs/stderr.log" &
-    NGINX_PID=$!
-    for _ in $(seq 1 50); do
-        if ! kill -0 "$NGINX_PID" 2>/dev/null; then
-            wait "$NGINX_PID" 2>/dev/null || true
-            NGINX_PID=""
-            return 1
-        fi
-        if curl -fsS -o /dev/null "http://127.0.0.1:$port/pages/1.json" 2>/dev/null; then
-            return 0
-        fi
-        sleep 0.1
-    done
-    return 1
-}
-PORT=""
-for _ in 1 2 3; do
-    p=$(free_port)
-    if start_nginx "$p"; then PORT=$p; break; fi
-    if [ -n "$NGINX_PID" ]; then kill -TERM "$NGINX_PID" 2>/dev/null || true; wait "$NGINX_PID" 2>/dev/null || true; NGINX_PID=""; fi
-done
-[ -n "$PORT" ] || { cat "$WORK/nginx/logs/"*.log >&2 || true; die "nginx did not start"; }
+start_nginx "$WORK" "$WORK/www" pages/1.json "location /_mirror/files/ { alias $CACHE/files/; }"
 NGINX_URL="http://127.0.0.1:$PORT"
 curl -fsS "$NGINX_URL/pages/$PAGES.json" | cmp -s - "$WORK/www/pages/$PAGES.json" || die "nginx serves something else"
 

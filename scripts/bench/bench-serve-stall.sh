@@ -3,8 +3,8 @@
 # hold a ~5 MB page unread, its memory once they have left, and how long SIGTERM takes to
 # stop it while one such client is connected.
 #
-#   scripts/bench-serve-stall.sh
-#   MIRROR=.build/debug/mirror BENCH_STALLED=50 scripts/bench-serve-stall.sh   # a quick try
+#   scripts/bench/bench-serve-stall.sh
+#   MIRROR=.build/debug/mirror BENCH_STALLED=50 scripts/bench/bench-serve-stall.sh   # a quick try
 #
 # Fills one output folder, once and not measured: a page of 5,000 records of ~1 KB each
 # (~5 MB) and an empty page, served by python3's http.server on a free loopback port and
@@ -22,13 +22,13 @@
 # Target: peak RSS with 200 stalled clients at most 128 MB; SIGTERM within the stop grace
 # (10 s) and a second or so.
 #
-# Environment: MIRROR=path (binary to measure; default .build/release/mirror, built with
-# `swift build -c release --product mirror` if missing, unless BENCH_SKIP_BUILD=1),
+# Environment: MIRROR=path (binary to measure; implies no build), BENCH_SKIP_BUILD=1 (use
+# the existing .build/release/mirror; else it is built first, as common.sh says),
 # BENCH_STALLED, BENCH_STOP_LIMIT, BENCH_KEEP=1 (keep the temp folder).
 # Needs: python3, curl, sqlite3.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$ROOT"
 STALLED=${BENCH_STALLED:-200}
 STOP_LIMIT=${BENCH_STOP_LIMIT:-120}
@@ -40,13 +40,7 @@ die() { printf 'bench-serve-stall: FAILED: %s\n' "$*" >&2; exit 1; }
 [[ "$STOP_LIMIT" =~ ^[1-9][0-9]*$ ]] || die "BENCH_STOP_LIMIT must be a positive integer, not '$STOP_LIMIT'"
 for tool in python3 curl sqlite3; do command -v "$tool" >/dev/null 2>&1 || die "needs $tool"; done
 
-MIRROR=${MIRROR:-$ROOT/.build/release/mirror}
-if [ ! -x "$MIRROR" ]; then
-    [ "${BENCH_SKIP_BUILD:-0}" = 1 ] && die "no mirror binary at $MIRROR"
-    say "bench-serve-stall: building mirror (release) ..."
-    swift build -c release --product mirror >&2
-fi
-MIRROR=$(cd "$(dirname "$MIRROR")" && pwd)/$(basename "$MIRROR")
+bench_mirror bench-serve-stall
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/bench-serve-stall.XXXXXX")
 HTTP_PID=""
@@ -58,7 +52,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 # ---- the page, served and walked once (not measured) ------------------------------------
 mkdir -p "$WORK/www/pages"

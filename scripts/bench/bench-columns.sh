@@ -3,10 +3,10 @@
 # the benchmark workload (1,000 pages x 100 records, ~85 KB a page, 95,005 unique ids;
 # scripts/bench/gen_workload.py) served by nginx on a free loopback port:
 #
-#   scripts/bench-columns.sh
-#   BENCH_PAGES=100 BENCH_ROUNDS=3 scripts/bench-columns.sh     # a quick try
+#   scripts/bench/bench-columns.sh
+#   BENCH_PAGES=100 BENCH_ROUNDS=3 scripts/bench/bench-columns.sh     # a quick try
 #
-# 1. The walk: `mirror run` of the plain job (scripts/bench.sh's, `concurrency: 8`) and of
+# 1. The walk: `mirror run` of the plain job (scripts/bench/bench.sh's, `concurrency: 8`) and of
 #    the same job with five columns (city text and date time, both indexed; price and
 #    cover.width integer; title text) and one exploded list (tags), interleaved, 1 warm-up
 #    + BENCH_ROUNDS rounds, a fresh --output folder each run. Prints each run, then the median wall and CPU time of each
@@ -28,7 +28,7 @@
 # run of each job under `perf record`, its top symbols printed).
 # Needs: swift (to build), python3, nginx, curl, sqlite3, GNU time.
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ROUNDS=${BENCH_ROUNDS:-5}
 PAGES=${BENCH_PAGES:-1000}
 QUERIES=${BENCH_QUERIES:-9}
@@ -44,16 +44,7 @@ done
 for tool in python3 curl sqlite3; do command -v "$tool" >/dev/null || die "$tool is not installed"; done
 [ -x /usr/bin/time ] || die "GNU time (/usr/bin/time) is not installed"
 
-if [ -n "${MIRROR:-}" ]; then
-    MIRROR=$(cd "$(dirname "$MIRROR")" && pwd)/$(basename "$MIRROR")
-elif [ "${BENCH_SKIP_BUILD:-0}" = 1 ]; then
-    MIRROR="$ROOT/.build/release/mirror"
-else
-    say "bench-columns: swift build -c release --product mirror ..."
-    (cd "$ROOT" && swift build -c release --product mirror >"$WORK/build.log" 2>&1) || { tail -30 "$WORK/build.log" >&2; die "swift build failed"; }
-    MIRROR="$ROOT/.build/release/mirror"
-fi
-[ -x "$MIRROR" ] || die "no mirror binary at $MIRROR"
+bench_mirror bench-columns
 
 NGINX_PID=""
 cleanup() {
@@ -68,7 +59,6 @@ trap cleanup EXIT
 say "bench-columns: generating $PAGES pages in $WORK/www ..."
 python3 "$ROOT/scripts/bench/gen_workload.py" --pages "$PAGES" "$WORK/www" >/dev/null || die "workload generation failed"
 
-. "$ROOT/scripts/bench/nginx.sh"
 start_nginx "$WORK" "$WORK/www" pages/1.json
 curl -fsS "http://127.0.0.1:$PORT/pages/$PAGES.json" | cmp -s - "$WORK/www/pages/$PAGES.json" || die "nginx serves something else"
 

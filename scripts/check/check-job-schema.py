@@ -3,7 +3,7 @@
 Schema that `mirror schema` prints:
 
     mirror schema > mirror.schema.json
-    python3 scripts/check-job-schema.py mirror.schema.json jobs/*.yaml README.md docs/*.md
+    python3 scripts/check/check-job-schema.py mirror.schema.json jobs/*.yaml README.md docs/*.md
 
 A ```yaml block of a Markdown file with a top-level `version` key is a whole job file; one
 that is a list of mappings with a `url` is a list of jobs; one with a top-level `auth`

@@ -3,9 +3,9 @@
 # against a server that answers every request 20 ms late, and `mirror run` downloading
 # the files its records point to, against curl and against the 20 ms server.
 #
-#   scripts/bench.sh
-#   BENCH_PAGES=100 BENCH_LATENCY_PAGES=100 BENCH_FILES=200 BENCH_RUNS=1 scripts/bench.sh   # a quick try
-#   scripts/bench.sh --profile    # and where the walk's and the downloads' CPU went
+#   scripts/bench/bench.sh
+#   BENCH_PAGES=100 BENCH_LATENCY_PAGES=100 BENCH_FILES=200 BENCH_RUNS=1 scripts/bench/bench.sh   # a quick try
+#   scripts/bench/bench.sh --profile    # and where the walk's and the downloads' CPU went
 #
 # Generates a fixed workload (1,000 pages x 100 records, ~85 KB a page, 95,005 unique
 # ids; scripts/bench/gen_workload.py), serves it with nginx on a free loopback port,
@@ -95,7 +95,7 @@ for arg in "$@"; do
 done
 PROFILE_TOP=${BENCH_PROFILE_TOP:-25}
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$ROOT"
 RUNS=${BENCH_RUNS:-3}
 PAGES=${BENCH_PAGES:-1000}
@@ -161,23 +161,7 @@ apt_install "${missing[@]+"${missing[@]}"}"
 NGINX=$(command -v nginx 2>/dev/null || echo /usr/sbin/nginx)
 
 # ---- build ---------------------------------------------------------------------------
-if [ -n "${MIRROR:-}" ]; then
-    MIRROR=$(cd "$(dirname "$MIRROR")" && pwd)/$(basename "$MIRROR")
-elif [ "${BENCH_SKIP_BUILD:-0}" = 1 ]; then
-    MIRROR="$ROOT/.build/release/mirror"
-else
-    command -v swift >/dev/null 2>&1 || die "swift is not installed (https://www.swift.org/install/linux/)"
-    say "bench: swift build -c release --product mirror ..."
-    buildlog=$(mktemp)
-    if ! swift build -c release --product mirror >"$buildlog" 2>&1; then
-        tail -40 "$buildlog" >&2
-        rm -f "$buildlog"
-        die "swift build failed"
-    fi
-    rm -f "$buildlog"
-    MIRROR="$ROOT/.build/release/mirror"
-fi
-[ -x "$MIRROR" ] || die "no mirror binary at $MIRROR"
+bench_mirror bench
 FLOOR=${BENCH_FLOOR:-0}
 [[ "$FLOOR" =~ ^[01]$ ]] || die "BENCH_FLOOR must be 0 or 1, not '$FLOOR'"
 if [ "$FLOOR" = 1 ] && [ "$DOWNLOADS" = 1 ]; then
@@ -248,65 +232,7 @@ if [ "$DOWNLOADS" = 1 ]; then
 fi
 
 # ---- nginx -----------------------------------------------------------------------------
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-start_nginx() {
-    local port=$1 user_line=""
-    mkdir -p "$WORK/nginx/logs" "$WORK/nginx/tmp"
-    # the master runs as whoever runs this; as root, keep the workers root too so they
-    # can read the (0700) temp folder
-    [ "$(id -u)" -ne 0 ] || user_line="user $(id -un) $(id -gn);"
-    cat >"$WORK/nginx/nginx.conf" <<EOF
-$user_line
-worker_processes 2;
-daemon off;
-pid $WORK/nginx/nginx.pid;
-error_log $WORK/nginx/logs/error.log warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    sendfile on;
-    tcp_nopush on;
-    tcp_nodelay on;
-    keepalive_timeout 65s;
-    keepalive_requests 100000;
-    types { application/json json; image/jpeg jpg; }
-    default_type application/octet-stream;
-    client_body_temp_path $WORK/nginx/tmp/body;
-    proxy_temp_path $WORK/nginx/tmp/proxy;
-    fastcgi_temp_path $WORK/nginx/tmp/fastcgi;
-    uwsgi_temp_path $WORK/nginx/tmp/uwsgi;
-    scgi_temp_path $WORK/nginx/tmp/scgi;
-    server {
-        listen 127.0.0.1:$port;
-        root $WORK/www;
-    }
-}
-EOF
-    "$NGINX" -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" -e "$WORK/nginx/logs/error.log" \
-        >/dev/null 2>"$WORK/nginx/logs/stderr.log" &
-    NGINX_PID=$!
-    for _ in $(seq 1 50); do
-        if ! kill -0 "$NGINX_PID" 2>/dev/null; then
-            wait "$NGINX_PID" 2>/dev/null || true
-            NGINX_PID=""
-            return 1
-        fi
-        if curl -fsS -o /dev/null "http://127.0.0.1:$port/pages/1.json" 2>/dev/null; then
-            return 0
-        fi
-        sleep 0.1
-    done
-    return 1
-}
-PORT=""
-for _ in 1 2 3; do
-    p=$(free_port)
-    if start_nginx "$p"; then PORT=$p; break; fi
-    if [ -n "$NGINX_PID" ]; then kill -TERM "$NGINX_PID" 2>/dev/null || true; wait "$NGINX_PID" 2>/dev/null || true; NGINX_PID=""; fi
-done
-[ -n "$PORT" ] || { cat "$WORK/nginx/logs/"*.log >&2 || true; die "nginx did not start"; }
+start_nginx "$WORK" "$WORK/www" pages/1.json
 BASE="http://127.0.0.1:$PORT/pages"
 curl -fsS "$BASE/$PAGES.json" | cmp -s - "$WORK/www/pages/$PAGES.json" || die "nginx serves something else"
 

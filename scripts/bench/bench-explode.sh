@@ -3,8 +3,8 @@
 # 100 records, ~85 KB a page, 95,005 unique ids, each record with 1 to 4 `tags`;
 # scripts/bench/gen_workload.py) served by nginx on a free loopback port:
 #
-#   scripts/bench-explode.sh
-#   BENCH_PAGES=120 scripts/bench-explode.sh     # a quick try
+#   scripts/bench/bench-explode.sh
+#   BENCH_PAGES=120 scripts/bench/bench-explode.sh     # a quick try
 #
 # One `mirror run` of every page with `explode: { tags: tags }`, then each query below
 # read from the table's database (Python's sqlite3 on the system SQLite, as a device's
@@ -23,7 +23,7 @@
 # .build/release/mirror), MIRROR=path (binary to measure), BENCH_KEEP=1 (keep the work folder).
 # Needs: swift (to build), python3, nginx, curl.
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 PAGES=${BENCH_PAGES:-1000}
 RUNS=${BENCH_RUNS:-5}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/mirror-bench-explode.XXXXXX")
@@ -37,22 +37,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if [ -n "${MIRROR:-}" ]; then
-    :
-elif [ "${BENCH_SKIP_BUILD:-0}" = 1 ]; then
-    MIRROR=$ROOT/.build/release/mirror
-else
-    say "bench-explode: building mirror (release) ..."
-    (cd "$ROOT" && swift build -c release --product mirror >"$WORK/build.log" 2>&1) \
-        || { tail -n 30 "$WORK/build.log" >&2; die "the build failed"; }
-    MIRROR=$ROOT/.build/release/mirror
-fi
-[ -x "$MIRROR" ] || die "no mirror at $MIRROR"
+bench_mirror bench-explode
 
 say "bench-explode: generating $PAGES pages ..."
 python3 "$ROOT/scripts/bench/gen_workload.py" --pages "$PAGES" "$WORK/www" >"$WORK/gen.txt" || die "workload generation failed"
 
-. "$ROOT/scripts/bench/nginx.sh"
 start_nginx "$WORK" "$WORK/www" pages/1.json
 PIDS+=("$NGINX_PID")
 BASE="http://127.0.0.1:$PORT/pages"

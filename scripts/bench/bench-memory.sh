@@ -3,7 +3,7 @@
 # array of 3.9 million tiny records ({"id":N}, 16 bytes each), then an empty page, with
 # `concurrency: 4`, and must peak at most 512 MB resident (GNU time's maximum RSS).
 #
-#   scripts/bench-memory.sh
+#   scripts/bench/bench-memory.sh
 #
 # The pages are generated into a temporary folder and served by Python's http.server on
 # a free loopback port (with Content-Length, as most APIs send it). The run must store
@@ -15,7 +15,7 @@
 # BENCH_MAX_RSS_MB (the target, default 512).
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$ROOT"
 PAGES=4
 PER_PAGE=3900000
@@ -27,18 +27,7 @@ die() { printf 'bench-memory: FAILED: %s\n' "$*" >&2; exit 1; }
 [ -x /usr/bin/time ] || { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null; }
 command -v sqlite3 >/dev/null 2>&1 || { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq sqlite3 >/dev/null; }
 
-if [ -n "${MIRROR:-}" ]; then
-    MIRROR=$(cd "$(dirname "$MIRROR")" && pwd)/$(basename "$MIRROR")
-elif [ "${BENCH_SKIP_BUILD:-0}" = 1 ]; then
-    MIRROR="$ROOT/.build/release/mirror"
-else
-    say "bench-memory: swift build -c release --product mirror ..."
-    buildlog=$(mktemp)
-    swift build -c release --product mirror >"$buildlog" 2>&1 || { tail -40 "$buildlog" >&2; die "the release build failed"; }
-    rm -f "$buildlog"
-    MIRROR="$ROOT/.build/release/mirror"
-fi
-[ -x "$MIRROR" ] || die "no binary at $MIRROR"
+bench_mirror bench-memory
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/mirror-bench-memory.XXXXXX")
 SERVER=""

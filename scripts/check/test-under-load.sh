@@ -5,10 +5,10 @@
 # failures and wall time. The build comes first, without the load; its output goes to
 # .build/test-build.log, each run's to .build/test-load-<run>.log.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 runs=${1:-1}
 if ! [[ "$runs" =~ ^[1-9][0-9]*$ ]]; then
-  echo "usage: scripts/test-under-load.sh [RUNS]   (RUNS: how many times, 1 or more; default 1)" >&2
+  echo "usage: scripts/check/test-under-load.sh [RUNS]   (RUNS: how many times, 1 or more; default 1)" >&2
   exit 2
 fi
 if ! command -v stress-ng >/dev/null 2>&1; then

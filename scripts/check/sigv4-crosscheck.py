@@ -8,7 +8,7 @@ Tests/MirrorCoreTests/Fixtures/sigv4-botocore.json is this script's output; the 
 every request again with SigV4Signer and compares each stage. To write it again:
 
     python3 -m venv /tmp/v && /tmp/v/bin/pip install botocore
-    /tmp/v/bin/python scripts/sigv4-crosscheck.py > Tests/MirrorCoreTests/Fixtures/sigv4-botocore.json
+    /tmp/v/bin/python scripts/check/sigv4-crosscheck.py > Tests/MirrorCoreTests/Fixtures/sigv4-botocore.json
 
 The requests cover query strings with spaces, reserved characters, Unicode and repeated or
 empty keys (given as botocore's params, so that the wire URL is the one botocore sends,
