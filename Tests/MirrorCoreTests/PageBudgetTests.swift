@@ -104,35 +104,47 @@ struct PageBudgetTests {
         }
     }
 
-    @Test("pages ahead of a page that takes longer than the timeout to arrive wait for it and are requested once")
+    @Test("pages ahead of a page that takes longer than the timeout to arrive wait for it and are requested once",
+          .timeLimit(.minutes(3)))
     func walkWaitsPastTimeout() async throws {
         let harness = try Harness()
-        // 3 pages of about 200 KB: every page ahead is over the one-byte limit.
-        let api = PagedAPI(records: (0 ..< 3).map { page in
+        let time = ManualClock()
+        // 5 pages of about 200 KB: every page ahead is over the one-byte limit.
+        let api = PagedAPI(records: (0 ..< 5).map { page in
             (0 ..< 2_000).map { #"{"id":"\#(page * 2_000 + $0)","text":"\#(String(repeating: "x", count: 80))"}"# }
         })
         let tries = Mutex(0)
         let summary = try await FixtureServer.with({ request in
             let page = Int(request.parameter("page") ?? "") ?? 0
-            if page == 1 {
-                // Page 1 answers 15 s late, first with a 503: with its retry it arrives after
-                // 30 s, each try within the 28 s timeout (13 s to spare on a busy machine). Pages
-                // 2 and 3 wait for it all along.
+            if page == 3 {
+                // Page 3 answers 15 s late on the run's clock, first with a 503: with its retry it
+                // arrives after 30 s, each try within the 28 s timeout.
                 let first = tries.withLock { tries in
                     tries += 1
                     return tries == 1
                 }
-                try? await Task.sleep(for: .seconds(15))
+                try? await time.clock.sleep(for: .seconds(15))
                 if first { return .text("busy", status: 503) }
             }
             return .json(api.body(page: page))
         }) { server in
-            let summary = try await harness.run(itemsJob("pages: { from: 1, to: 3 }\nconcurrency: 3\ntimeout: 28s\nretries: 1"),
-                                                server: server, pagesAhead: 1)
-            #expect(server.requests.map(\.target).sorted() == ["/items?page=1", "/items?page=1", "/items?page=2", "/items?page=3"])
+            async let run = harness.run(itemsJob("pages: { from: 1, to: 5 }\nconcurrency: 3\ntimeout: 28s\nretries: 1"),
+                                        server: server, pagesAhead: 1, clock: time.clock, retry: RetryPolicy(baseDelay: 0))
+            // Pages 1 and 2 come back full, and the read-ahead widens to 3: pages 4 and 5 are
+            // asked for while page 3 is held, and wait for it all along from their first bytes.
+            // Each try of page 3 is held until the time moves on by 15 s; the retry is sent at once.
+            while server.requests.filter({ $0.parameter("page") != "3" }).count < 4 {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            for _ in 1 ... 2 {
+                time.advance(to: await time.sleeping(beyond: .seconds(14), within: .seconds(15)))
+            }
+            let summary = try await run
+            #expect(server.requests.map(\.target).sorted()
+                == ["/items?page=1", "/items?page=2", "/items?page=3", "/items?page=3", "/items?page=4", "/items?page=5"])
             return summary
         }
         #expect(summary.jobs.map(\.error) == [nil])
-        #expect(try harness.ids() == (0 ..< 6_000).map(String.init))
+        #expect(try harness.ids() == (0 ..< 10_000).map(String.init))
     }
 }
