@@ -35,28 +35,22 @@ private func rows(_ path: String) throws -> [String] {
 
 private let whole = ShardPlan.Shard.whole
 
-/// A wall clock that moves only when told.
-private final class LeaseClock: Sendable {
-    let date = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
-}
-
 /// What every store must do for a lease: one holder at a time, a lapsed lease taken over,
 /// and the lapsed holder's renewal refused.
 func leaseContract(_ store: any ObjectStore) async throws {
     // Both read one clock, which the test moves: no expiry depends on how fast the machine is.
-    let clock = LeaseClock()
-    let now: @Sendable () -> Date = { clock.date.withLock { $0 } }
-    let first = ShardLease(store: store, key: "shards/0-of-1/lease.json", time: .seconds(60), now: now)
-    let second = ShardLease(store: store, key: "shards/0-of-1/lease.json", time: .seconds(60), now: now)
+    let time = ManualClock()
+    let first = ShardLease(store: store, key: "shards/0-of-1/lease.json", time: .seconds(60), clock: time.clock)
+    let second = ShardLease(store: store, key: "shards/0-of-1/lease.json", time: .seconds(60), clock: time.clock)
     try await first.take()
-    clock.date.withLock { $0 += 59 }
+    time.advance(by: .seconds(59))
     await #expect(throws: LeaseHeldError.self) { try await second.take() }
     #expect(try await first.renew())
     // Renewed: 59 seconds on, still held. Then the first stops renewing: after its time the
     // second takes it, and the first's renewal fails.
-    clock.date.withLock { $0 += 59 }
+    time.advance(by: .seconds(59))
     await #expect(throws: LeaseHeldError.self) { try await second.take() }
-    clock.date.withLock { $0 += 2 }
+    time.advance(by: .seconds(2))
     try await second.take()
     #expect(try await first.renew() == false)
     await #expect(throws: LeaseHeldError.self) { try await first.take() }
@@ -69,19 +63,49 @@ func leaseContract(_ store: any ObjectStore) async throws {
     await first.release()
 }
 
+/// What every store must do for a lease its worker keeps: renewed a third of its time apart,
+/// it is held however long the worker lives; once the worker is gone (killed: nothing renews
+/// it, nothing gives it back) it is held until its time has passed since the last renewal,
+/// then taken over; and the gone worker's keeper, were it to wake, finds it lost and returns.
+func leaseKeepContract(_ store: any ObjectStore) async throws {
+    let time = ManualClock()
+    let key = "shards/0-of-1/lease.json"
+    let first = ShardLease(store: store, key: key, time: .seconds(60), clock: time.clock)
+    let second = ShardLease(store: store, key: key, time: .seconds(60), clock: time.clock)
+    try await first.take()
+    let keeper = Task { await first.keep() }
+    // Two minutes, six renewals: each written before the keeper waits 20 s again.
+    for _ in 1...6 {
+        time.advance(to: await time.sleeping(beyond: .seconds(19), within: .seconds(20)))
+    }
+    _ = await time.sleeping(beyond: .seconds(19), within: .seconds(20))
+    await #expect(throws: LeaseHeldError.self) { try await second.take() }
+    keeper.cancel()
+    await keeper.value
+    time.advance(by: .seconds(59))
+    await #expect(throws: LeaseHeldError.self) { try await second.take() }
+    time.advance(by: .seconds(2))
+    try await second.take()
+    let lost = Task { await first.keep() }
+    time.advance(to: await time.sleeping(beyond: .seconds(19), within: .seconds(20)))
+    await lost.value
+    #expect(try await second.renew())
+    await second.release()
+    #expect(try await store.read(key) == nil)
+}
+
 /// What every store must do for a lease given back: a worker whose lease lapsed and was taken
 /// over just before its release reached the store leaves the new holder's lease as it is.
 func leaseReleaseContract(_ inner: any ObjectStore) async throws {
-    let clock = LeaseClock()
-    let now: @Sendable () -> Date = { clock.date.withLock { $0 } }
+    let time = ManualClock()
     let key = "shards/0-of-1/lease.json"
     let store = RacedStore(inner: inner)
-    let first = ShardLease(store: store, key: key, time: .seconds(60), now: now)
-    let second = ShardLease(store: inner, key: key, time: .seconds(60), now: now)
+    let first = ShardLease(store: store, key: key, time: .seconds(60), clock: time.clock)
+    let second = ShardLease(store: inner, key: key, time: .seconds(60), clock: time.clock)
     try await first.take()
     // The first worker stops renewing; past its time the second takes the lease over, just as
     // the first's release reaches the store.
-    clock.date.withLock { $0 += 61 }
+    time.advance(by: .seconds(61))
     let taken = LeaseBytes()
     store.beforeDelete.withLock { hook in
         hook = {
@@ -416,6 +440,13 @@ struct RemoteStateTests {
         try await leaseContract(try StateLocation.open("file://" + folder, environment: [:], logger: quiet))
     }
 
+    @Test("a kept lease is held however long its worker lives; a killed worker's lapses a lease time after its last renewal")
+    func leaseKept() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try await leaseKeepContract(try StateLocation.open("file://" + folder, environment: [:], logger: quiet))
+    }
+
     @Test("a worker whose lease was taken over as it released it leaves the new holder's lease as it is")
     func leaseReleaseRace() async throws {
         let folder = try temporaryFolder()
@@ -500,6 +531,11 @@ struct RemoteStateS3Tests {
     @Test("a lease: one holder at a time, taken over once lapsed, the lapsed holder's renewal refused")
     func lease() async throws {
         try await withStore("lease") { try await leaseContract($0) }
+    }
+
+    @Test("a kept lease is held however long its worker lives; a killed worker's lapses a lease time after its last renewal")
+    func leaseKept() async throws {
+        try await withStore("lease-kept") { try await leaseKeepContract($0) }
     }
 
     @Test("a worker whose lease was taken over as it released it leaves the new holder's lease as it is")

@@ -20,6 +20,8 @@ private struct Store: Sendable {
     let environment: [String: String]
     /// The bytes at `key` under the state's prefix; nil when there is none.
     let object: @Sendable (String) async throws -> [UInt8]?
+    /// Writes `bytes` at `key` under the state's prefix.
+    let put: @Sendable (String, [UInt8]) async throws -> Void
     let folder: String
 
     /// The state manifest of shard 0 of 1, as JSON.
@@ -28,17 +30,36 @@ private struct Store: Sendable {
         return try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any]
     }
 
-    /// The records in the copy of `t_event.sqlite` the manifest names; nil before one is pushed.
+    /// The records in the copy of `t_event.sqlite` the manifest names (0 in one pushed before
+    /// the table was made); nil before one is pushed, or when it does not open as a database.
     func pushedRecords() async throws -> Int? {
         guard let databases = try await manifest()?["databases"] as? [[String: Any]],
               let key = databases.first?["object"] as? String, let bytes = try await object(key) else { return nil }
         let copy = folder + "/pushed-\(UUID().uuidString).sqlite"
         defer { try? FileManager.default.removeItem(atPath: copy) }
         try Data(bytes).write(to: URL(fileURLWithPath: copy))
+        let tables = try await sqlite(copy, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 't_event'")
+        guard tables == "1\n" else { return tables == "0\n" ? 0 : nil }
         return Int(try await sqlite(copy, "SELECT count(*) FROM t_event").trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
     func leaseHeld() async throws -> Bool { try await object("shards/0-of-1/lease.json") != nil }
+
+    /// The lease of shard 0 of 1, as JSON.
+    func lease() async throws -> [String: Any] {
+        let bytes = try #require(try await object("shards/0-of-1/lease.json"), "no lease in \(location)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
+    }
+
+    /// Makes the lease a killed worker left behind lapse, as it does once its time has passed
+    /// since its last renewal: its expiry is moved back to a moment gone by. (That a lease
+    /// lapses so, and only so, is `ShardLease`'s to prove: "a kept lease is held however long
+    /// its worker lives".)
+    func lapseLease() async throws {
+        var lease = try await lease()
+        lease["expires_at"] = Timestamp.string(Date(timeIntervalSinceNow: -1))
+        try await put("shards/0-of-1/lease.json", Array(try JSONSerialization.data(withJSONObject: lease)))
+    }
 
     var location: String { arguments[1] }
 }
@@ -55,6 +76,8 @@ private enum StoreKind: Sendable, CustomTestStringConvertible {
             let root = folder + "/store"
             try await body(Store(arguments: ["--state", "file://" + root], environment: [:], object: { key in
                 FileManager.default.contents(atPath: root + "/" + key).map { [UInt8]($0) }
+            }, put: { key, bytes in
+                try Data(bytes).write(to: URL(fileURLWithPath: root + "/" + key))
             }, folder: folder))
         case .s3:
             try await AuthServer.withShared("s3_server.py") { server in
@@ -68,6 +91,8 @@ private enum StoreKind: Sendable, CustomTestStringConvertible {
                 _ = try await client.exchange("PUT", key: nil)
                 try await body(Store(arguments: ["--state", "s3://\(bucket)/state"], environment: environment, object: { key in
                     try await client.get("state/" + key)?.body
+                }, put: { key, bytes in
+                    _ = try await client.put("state/" + key, bytes)
                 }, folder: folder))
             }
         }
@@ -176,15 +201,15 @@ struct StateTests {
         }
     }
 
-    @Test("kill -9 leaves the lease until it lapses; then an empty folder resumes from the last push, no record stored twice",
+    @Test("kill -9 leaves the lease, to lapse within --lease-time; once lapsed, an empty folder resumes from the last push, no record stored twice",
           arguments: storeKinds)
     fileprivate func killedWorkerLeaseLapses(kind: StoreKind) async throws {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let gate = SlowGate()
         try await withStore(kind, heldPage: 4, gate: gate, in: folder) { store, server in
-            // Renewed every 4 s: the run right after the kill has 8 s at least to find it held.
-            let state = store.arguments + ["--lease-time", "12s"]
+            // Renewed every 15 s: the run right after the kill has 30 s at least to find it held.
+            let state = store.arguments + ["--lease-time", "45s"]
             let environment = ProcessInfo.processInfo.environment.merging(store.environment) { $1 }
             let first = try Child(mirrorBinary.path, ["run", "jobs.yaml", "--output", "one", "--push-every", "1s"] + state,
                                   in: folder, environment: environment)
@@ -194,18 +219,18 @@ struct StateTests {
             }
             kill(first.pid, SIGKILL)
             _ = await first.ending()
-            #expect(try await store.leaseHeld())
+            // Left behind, its expiry at most --lease-time from now: nothing renews it any more.
+            let expires = try #require(try await store.lease()["expires_at"] as? String)
+            let expiry = try #require(Timestamp.date(expires))
+            #expect(expiry <= Date(timeIntervalSinceNow: 45))
             let early = try await mirror(["run", "jobs.yaml", "--output", "two"] + state, in: folder, environment: store.environment)
             #expect(early.status == 3)
+            #expect(early.stderr.contains("holds the lease shards/0-of-1/lease.json in \(store.location) until "))
 
+            try await store.lapseLease()
             gate.open()
             let asked = server.requests.count
-            var rerun = early
-            let started = ContinuousClock.now
-            while rerun.status == 3, ContinuousClock.now - started < .seconds(90) {
-                try await Task.sleep(for: .milliseconds(500))
-                rerun = try await mirror(["run", "jobs.yaml", "--output", "two"] + state, in: folder, environment: store.environment)
-            }
+            let rerun = try await mirror(["run", "jobs.yaml", "--output", "two"] + state, in: folder, environment: store.environment)
             #expect(rerun.status == 0)
             #expect(rerun.stdout.contains("events: ok, 3 pages, 100 records (100 new, 0 updated, 0 unchanged), resumed at page 4, "))
             #expect(pages(server, after: asked) == ["4", "5", "6"])
@@ -244,9 +269,8 @@ struct StateTests {
                 var generation = 0
                 var records = 0
                 for round in 1...4 {
-                    if round > 1 { try await Task.sleep(for: .milliseconds(3500)) }
-                    // Each worker starts from an empty folder, once the last one's lease has lapsed
-                    // (3 s after its last renewal), and is killed when it has walked a while.
+                    // Each worker starts from an empty folder, once the last one's lease has lapsed,
+                    // and is killed when it has walked a while.
                     let child = try Child(mirrorBinary.path, ["run", "jobs.yaml", "--output", "w\(round)"] + state,
                                           in: folder, environment: environment, stdout: folder + "/.stdout-\(round)",
                                           stderr: folder + "/.stderr-\(round)")
@@ -259,6 +283,7 @@ struct StateTests {
                     kill(child.pid, SIGKILL)
                     #expect(await child.ending() == .signaled(SIGKILL),
                             "\(String(describing: try? String(contentsOfFile: folder + "/.stderr-\(round)", encoding: .utf8)))")
+                    try await store.lapseLease()
 
                     // What the store holds now is whole: each object the manifest names has its
                     // size and SHA-256, opens as a database, and holds no fewer records than before.
@@ -283,7 +308,6 @@ struct StateTests {
                 }
 
                 // A last worker, stopped with SIGTERM, resumes from what the store holds and pushes.
-                try await Task.sleep(for: .milliseconds(3500))
                 let last = try Child(mirrorBinary.path, ["run", "jobs.yaml", "--output", "last"] + state,
                                      in: folder, environment: environment, stdout: folder + "/.stdout-last")
                 while await walked(folder + "/last/t_event.sqlite") < records + 300 {
@@ -292,7 +316,7 @@ struct StateTests {
                 kill(last.pid, SIGTERM)
                 #expect(await last.ending() == .exited(143))
                 let said = try String(contentsOfFile: folder + "/.stdout-last", encoding: .utf8)
-                #expect(said.contains("state \(store.location) shard 0/1: pulled \(records > 0 ? "1 database" : "0 databases") and 0 files ("),
+                #expect(said.contains("state \(store.location) shard 0/1: pulled \(generation > 0 ? "1 database" : "0 databases") and 0 files ("),
                         "\(said)")
                 let final = try #require(try await store.pushedRecords())
                 #expect(final >= records + 300)

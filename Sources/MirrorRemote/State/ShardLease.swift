@@ -43,16 +43,18 @@ package actor ShardLease {
     private let token = Hex.string((0..<8).map { _ in UInt8.random(in: 0...255) })
     private var tag: String?
     private var takenAt = ""
-    /// The wall clock expiries are written and read on.
-    private let now: @Sendable () -> Date
+    /// The clock renewals wait on; its time of day is what expiries are written and read on.
+    private let clock: RunClock
 
-    package init(store: any ObjectStore, key: String, time: Duration, now: @escaping @Sendable () -> Date = { Date() }) {
+    package init(store: any ObjectStore, key: String, time: Duration, clock: RunClock = .continuous) {
         self.store = store
         self.key = key
         self.time = time
-        self.now = now
+        self.clock = clock
         holder = "\(ProcessInfo.processInfo.hostName) pid \(getpid())"
     }
+
+    private func now() -> Date { clock.date }
 
     private var seconds: Double { Double(time.components.seconds) + Double(time.components.attoseconds) / 1e18 }
 
@@ -113,18 +115,18 @@ package actor ShardLease {
     /// Renews the lease every third of its time until the task is cancelled; returns when
     /// it is lost, or when it could not be renewed before it lapsed.
     package func keep() async {
-        var lastRenewed = ContinuousClock.now
+        var lastRenewed = clock.now
         while !Task.isCancelled {
             do {
-                try await Task.sleep(for: time / 3)
+                try await clock.sleep(for: time / 3)
             } catch {
                 return
             }
             do {
                 guard try await renew() else { return }
-                lastRenewed = .now
+                lastRenewed = clock.now
             } catch {
-                if ContinuousClock.now - lastRenewed >= time { return }
+                if clock.now - lastRenewed >= time { return }
             }
         }
     }
