@@ -30,7 +30,7 @@ private func serve(page3: FixtureResponse) -> @Sendable (FixtureRequest) async -
     }
 }
 
-@Suite("bad responses")
+@Suite("bad responses", .timeLimit(.minutes(3)))
 struct BadResponseTests {
     func check(_ page3: FixtureResponse, problem: String, extra: String = "") async throws {
         let harness = try Harness()
@@ -250,7 +250,7 @@ struct BadResponseTests {
     }
 }
 
-@Suite("validate")
+@Suite("validate", .timeLimit(.minutes(3)))
 struct ValidateTests {
     @Test("a response that breaks `validate` is rejected whole, naming path, expected and found types")
     func mismatch() async throws {

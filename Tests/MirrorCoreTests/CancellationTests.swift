@@ -9,7 +9,7 @@ import Testing
 
 private let api = PagedAPI(ids: [["1", "2"], ["3", "4"], ["5"]])
 
-@Suite("cancellation and store failures")
+@Suite("cancellation and store failures", .timeLimit(.minutes(3)))
 struct CancellationTests {
     @Test("a signal cancels the requests in flight, sends nothing more, records the job as interrupted, and a second one forces")
     func stopped() async throws {

@@ -3,7 +3,7 @@ import GRDB
 @testable import MirrorStore
 import Testing
 
-@Suite("the moment of an output folder's databases")
+@Suite("the moment of an output folder's databases", .timeLimit(.minutes(3)))
 struct CommitWatcherTests {
     @Test("a commit, a database made, removed, renamed over or grown from a small file changes the moment; other entries do not")
     func changes() throws {

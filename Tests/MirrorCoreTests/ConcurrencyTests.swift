@@ -71,7 +71,7 @@ private func slowServer(_ gauge: InFlightGauge, held: ClosedRange<Int>? = nil) -
     }
 }
 
-@Suite("concurrency")
+@Suite("concurrency", .timeLimit(.minutes(3)))
 struct ConcurrencyTests {
     @Test("a {page} walk keeps `concurrency` requests in flight and still stores in walk order", .timeLimit(.minutes(3)))
     func window() async throws {

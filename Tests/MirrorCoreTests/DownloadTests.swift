@@ -172,7 +172,7 @@ private func tree(_ folder: String) -> [String] {
     return files.sorted()
 }
 
-@Suite("downloads")
+@Suite("downloads", .timeLimit(.minutes(3)))
 struct DownloadTests {
     @Test("a walk whose records all come from stored copies warns of no downloads path: it read no record")
     func replayedWalkNoWarning() async throws {
@@ -599,7 +599,7 @@ struct DownloadTests {
     }
 }
 
-@Suite("the folders downloads are written to")
+@Suite("the folders downloads are written to", .timeLimit(.minutes(3)))
 struct FileFoldersTests {
     /// Prepares `name`, writes `bytes` to its temporary file, runs `meanwhile`, then moves the
     /// file into place.
@@ -695,7 +695,7 @@ private final class Occupancy: Sendable {
     var now: (inside: Int, most: Int) { counts.withLock { $0 } }
 }
 
-@Suite("one download at a time through a turnstile")
+@Suite("one download at a time through a turnstile", .timeLimit(.minutes(3)))
 struct TurnstileTests {
     @Test("every task passes, one at a time, and none is left waiting")
     func oneAtATime() async {

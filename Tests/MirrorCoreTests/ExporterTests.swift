@@ -29,7 +29,7 @@ private func stored() async throws -> Harness {
     return harness
 }
 
-@Suite("export")
+@Suite("export", .timeLimit(.minutes(3)))
 struct ExporterTests {
     @Test("NDJSON is one stored record per line, walk order, accounts in turn")
     func ndjson() async throws {
@@ -167,7 +167,7 @@ struct ExporterTests {
     }
 }
 
-@Suite("id order")
+@Suite("id order", .timeLimit(.minutes(3)))
 struct IDOrderTests {
     @Test("integers of any length compare numerically; signs and leading zeros count")
     func integers() {

@@ -4,7 +4,7 @@ import Foundation
 @testable import MirrorModel
 import Testing
 
-@Suite("job files")
+@Suite("job files", .timeLimit(.minutes(3)))
 struct JobFileLoaderTests {
     func diagnostics(_ yaml: String, environment: [String: String] = [:]) -> [String] {
         do {

@@ -6,7 +6,7 @@ import MirrorTestSupport
 import Synchronization
 import Testing
 
-@Suite("Page budget")
+@Suite("Page budget", .timeLimit(.minutes(3)))
 struct PageBudgetTests {
     /// Yields until `budget` has `count` requests waiting (they wait on no clock).
     func waiting(_ budget: PageBudget, _ count: Int) async {

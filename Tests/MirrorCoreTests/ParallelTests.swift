@@ -7,7 +7,7 @@ import MirrorTestSupport
 import Synchronization
 import Testing
 
-@Suite("parallel jobs")
+@Suite("parallel jobs", .timeLimit(.minutes(3)))
 struct ParallelTests {
     /// Jobs `a` and `b`, one page each, run with `parallel`; what happened, in order: each
     /// request as the server sees it (`ask /a`) and each job's end (`end a`). With `hold`,

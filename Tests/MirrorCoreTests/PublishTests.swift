@@ -107,7 +107,7 @@ private func generations(_ client: S3Client, shard: Int = 0) async throws -> [St
 }
 
 @Suite("publishing to S3 against a real server",
-       .enabled(if: AuthServer.python != nil, "MIRROR_TEST_PYTHON is not set (scripts/test.sh sets it)"))
+       .enabled(if: AuthServer.python != nil, "MIRROR_TEST_PYTHON is not set (scripts/test.sh sets it)"), .timeLimit(.minutes(3)))
 struct PublishTests {
     @Test("two publishes leave two generations; the manifest names the second, each size and SHA-256 the object's own")
     func publishTwice() async throws {
@@ -315,7 +315,7 @@ struct PublishTests {
     }
 }
 
-@Suite("published manifests")
+@Suite("published manifests", .timeLimit(.minutes(3)))
 struct PublishManifestTests {
     static func entry(_ shard: Int, _ generation: String) -> PublishManifest.Entry {
         PublishManifest.Entry(shard: shard, generation: generation, publishedAt: "t", manifest: "m", objects: [])

@@ -86,7 +86,7 @@ final class QuotaAPI: Sendable {
     }
 }
 
-@Suite("quota pacing")
+@Suite("quota pacing", .timeLimit(.minutes(3)))
 struct QuotaTests {
     @Test("both header dialects are read: IETF fields and structured fields, X-RateLimit with a reset in seconds or as a Unix time, Retry-After")
     func readings() {

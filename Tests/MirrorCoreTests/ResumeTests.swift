@@ -27,7 +27,7 @@ private func serve(_ broken: SharedCounter) -> @Sendable (FixtureRequest) async 
     }
 }
 
-@Suite("resume")
+@Suite("resume", .timeLimit(.minutes(3)))
 struct ResumeTests {
     @Test("a failed walk resumes at the page that failed, positions continuing")
     func resumes() async throws {

@@ -17,7 +17,7 @@ private let yaml = """
         concurrency: 1
     """
 
-@Suite("retries")
+@Suite("retries", .timeLimit(.minutes(3)))
 struct RetryTests {
     /// Page 1 answers `failures` times with `status` (and `headers`), then with records.
     func serve(status: Int, failures: Int, headers: [(String, String)] = []) -> @Sendable (FixtureRequest) async -> FixtureResponse {

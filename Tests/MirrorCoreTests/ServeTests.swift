@@ -42,7 +42,7 @@ func serving<T: Sendable>(_ harness: Harness, _ body: (String) async throws -> T
         }
 }
 
-@Suite("mirror serve")
+@Suite("mirror serve", .timeLimit(.minutes(3)))
 struct ServeTests {
     @Test("a table with generated columns: the read API lists them, and export --format csv writes them, not the fields")
     func columns() async throws {

@@ -61,7 +61,7 @@ func twoAccountsJob(downloads: String) -> String {
     }
 }
 
-@Suite("snapshots")
+@Suite("snapshots", .timeLimit(.minutes(3)))
 struct SnapshotTests {
     @Test("a snapshot taken while a run writes is one committed state: whole pages, its feed's mark, no WAL")
     func consistentWhileRunning() async throws {

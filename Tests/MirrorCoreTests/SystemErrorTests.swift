@@ -41,7 +41,7 @@ enum SmallDisk {
     }
 }
 
-@Suite("system errors")
+@Suite("system errors", .timeLimit(.minutes(3)))
 struct SystemErrorTests {
     @Test("a file error Foundation builds on a full disk, an exceeded quota or a refused permission is said in words",
           arguments: [

@@ -7,7 +7,7 @@ import MirrorTestSupport
 import Synchronization
 import Testing
 
-@Suite("tables jobs share")
+@Suite("tables jobs share", .timeLimit(.minutes(3)))
 struct TableClaimTests {
     func diagnostics(_ jobs: String) -> [String] {
         let yaml = "version: 1\ndefaults: { records: r, id: id }\njobs:\n"

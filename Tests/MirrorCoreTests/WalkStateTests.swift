@@ -7,7 +7,7 @@ import Testing
 
 /// The walk's decisions without a server, a store or a clock: responses are read by the
 /// page reader from bytes, and the state is told what the store did.
-@Suite("walk state")
+@Suite("walk state", .timeLimit(.minutes(3)))
 struct WalkStateTests {
     func spec(_ keys: String, url: String = "http://api.test/items?page={page}") throws -> JobSpec {
         return try Harness().load(itemsJob(keys, url: url)).jobs[0]

@@ -77,7 +77,7 @@ private let api: @Sendable (FixtureRequest) async -> FixtureResponse = { request
     }
 }
 
-@Suite("the mirror binary")
+@Suite("the mirror binary", .timeLimit(.minutes(3)))
 struct BinaryTests {
     @Test("run stores the pages, prints a summary and exits 0; export prints the records")
     func runAndExport() async throws {
@@ -473,7 +473,7 @@ struct BinaryTests {
     }
 }
 
-@Suite("the output folder lock")
+@Suite("the output folder lock", .timeLimit(.minutes(3)))
 struct LockTests {
     @Test("a second run exits 3 at once naming the holder; a killed holder leaves no stale lock")
     func secondRunExits3() async throws {
@@ -533,7 +533,7 @@ final class SlowGate: Sendable {
     func open() { closed.withLock { $0 = false } }
 }
 
-@Suite("a killed run")
+@Suite("a killed run", .timeLimit(.minutes(3)))
 struct KillTests {
     @Test("kill -9 mid-walk leaves whole pages and a sound database; the rerun ends with exactly the right ids")
     func sigkill() async throws {

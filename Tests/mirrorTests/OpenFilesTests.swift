@@ -3,7 +3,7 @@ import Foundation
 import MirrorTestSupport
 import Testing
 
-@Suite("open files")
+@Suite("open files", .timeLimit(.minutes(5)))
 struct OpenFilesTests {
     @Test("300 jobs, each with a database of its own, run within 256 open files and store every table",
           .timeLimit(.minutes(5)))
@@ -50,7 +50,7 @@ struct OpenFilesTests {
     }
 }
 
-@Suite("child processes")
+@Suite("child processes", .timeLimit(.minutes(3)))
 struct ChildProcessTests {
     @Test("a child started by the tests inherits no open file but its stdin, stdout and stderr")
     func noInheritedFiles() async throws {

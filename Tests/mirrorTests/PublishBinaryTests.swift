@@ -30,7 +30,8 @@ private func summary(_ line: String, removed: String) -> (generation: String, by
     return (String(generation), bytes)
 }
 
-@Suite("the mirror binary: publish", .enabled(if: AuthServer.python != nil, "MIRROR_TEST_PYTHON is not set (scripts/test.sh sets it)"))
+@Suite("the mirror binary: publish", .enabled(if: AuthServer.python != nil, "MIRROR_TEST_PYTHON is not set (scripts/test.sh sets it)"),
+       .timeLimit(.minutes(3)))
 struct PublishBinaryTests {
     @Test("an empty shard publishes nothing, says so and exits 0; a whole mirror that holds no records is still an error")
     func emptyShard() async throws {

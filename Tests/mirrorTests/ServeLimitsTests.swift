@@ -241,7 +241,7 @@ private func residentKB(_ pid: pid_t) throws -> Int {
     return try #require(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]))
 }
 
-@Suite("serve's limits on a connection")
+@Suite("serve's limits on a connection", .timeLimit(.minutes(3)))
 struct ServeLimitsTests {
     @Test("SIGTERM while a client stops reading a large page: serve cuts the page and exits 0 after --stop-grace",
           .timeLimit(.minutes(2)))

@@ -34,7 +34,7 @@ func withHeldPage(_ held: Int, gate: SlowGate, jobsIn folder: String,
     }
 }
 
-@Suite("a stopped run")
+@Suite("a stopped run", .timeLimit(.minutes(3)))
 struct SignalTests {
     @Test("SIGTERM and SIGINT: the run stops, records itself as interrupted, keeps whole pages, releases its lock, and the next run resumes",
           arguments: [(SIGTERM, Int32(143)), (SIGINT, Int32(130))])
