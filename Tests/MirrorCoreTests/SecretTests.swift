@@ -260,6 +260,14 @@ struct SecretTests {
         #expect(common.redact("/n?limit=10&token=abc&q=Zq7") == "/n?limit=10&token=abc&q=Zq7")
         #expect(common.redact("/n?limit=token") == "/n?REDACTED")
     }
+
+    @Test("the tests' search for a secret finds it at the start, in the middle and at the end of a file, and nowhere else")
+    func searchFindsSecrets() {
+        for text in ["hunter2 at the start", "in the hunter2 middle", "at the end hunter2"] {
+            withKnownIssue { expectNoSecret(["hunter2"], in: [("file", Array(text.utf8))]) }
+        }
+        expectNoSecret(["hunter2"], in: [("file", Array("hunter hunter3 unter2 hunter".utf8))])
+    }
 }
 
 @Suite("secrets by type", .timeLimit(.minutes(3)))

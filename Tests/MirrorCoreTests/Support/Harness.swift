@@ -162,7 +162,7 @@ func expectNoSecret(_ secrets: [String], in places: [(place: String, bytes: [UIn
                     sourceLocation: SourceLocation = #_sourceLocation) {
     for (place, bytes) in places {
         for secret in secrets where !secret.isEmpty {
-            let hit = bytes.indices.contains { bytes[$0...].starts(with: Array(secret.utf8)) }
+            let hit = bytes.firstRange(of: Array(secret.utf8)) != nil
             #expect(!hit, "\(place) holds '\(secret)'", sourceLocation: sourceLocation)
         }
     }
