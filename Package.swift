@@ -23,7 +23,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
-        // The floors of the library, each importing only those below it (README, "Development").
+        // The floors of the library, each importing only those below it (docs/development.md);
+        // each declares exactly what it imports (scripts/check/check-package.py).
         .target(name: "MirrorJSON"),
         .target(name: "MirrorModel", dependencies: ["MirrorJSON"]),
         .target(

@@ -59,6 +59,9 @@ if ! python3 -c 'import jsonschema, yaml' 2>/dev/null; then
     || python3 -m pip install -q jsonschema pyyaml \
     || python3 -m pip install -q --break-system-packages jsonschema pyyaml
 fi
+# Package.swift declares, for each target, exactly the targets and products it imports.
+python3 scripts/check/check-package.py
+
 schema=$(mktemp "${TMPDIR:-/tmp}/mirror.schema.XXXXXX.json")
 trap 'rm -f "$schema"' EXIT
 .build/debug/mirror schema >"$schema"
