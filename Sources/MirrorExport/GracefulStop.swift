@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MirrorHTTP
+import MirrorModel
 import ServiceLifecycle
 import Synchronization
 import UnixSignals

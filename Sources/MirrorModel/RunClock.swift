@@ -1,5 +1,4 @@
 import Foundation
-import MirrorModel
 
 /// The clock that request deadlines, the download watchdog, retry waits, quota waits and
 /// `--max-time` read: the continuous clock in a run; a test passes one that moves only when
