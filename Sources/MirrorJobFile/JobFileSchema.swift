@@ -2,6 +2,7 @@
 /// check job files. It is built from the key enums the loader validates with: every
 /// `switch` below is exhaustive, so a key added to an enum does not compile until it is
 /// described here too, and the schema lists exactly the keys the loader accepts.
+import MirrorJSON
 import MirrorModel
 
 public enum JobFileSchema {
@@ -581,7 +582,7 @@ indirect enum SchemaValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiter
 
     package func write(to out: inout String, indent: String) {
         switch self {
-        case let .string(text): Self.quote(text, to: &out)
+        case let .string(text): out += JSONText.quoted(text)
         case let .int(number): out += String(number)
         case let .bool(flag): out += flag ? "true" : "false"
         case let .array(items):
@@ -610,7 +611,7 @@ indirect enum SchemaValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiter
             out += "{\n"
             for (index, (key, value)) in members.enumerated() {
                 out += indent + "  "
-                Self.quote(key, to: &out)
+                out += JSONText.quoted(key)
                 out += ": "
                 value.write(to: &out, indent: indent + "  ")
                 out += index < members.count - 1 ? ",\n" : "\n"
@@ -624,24 +625,6 @@ indirect enum SchemaValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiter
         case .string, .int, .bool: true
         case .array, .object: false
         }
-    }
-
-    private static func quote(_ text: String, to out: inout String) {
-        out += "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        out += "\""
     }
 }
 

@@ -95,7 +95,7 @@ public struct ReplayedPages: Sendable {
             hash.update(data: part)
             hash.update(data: [0])
         }
-        let etag = "\"\(page.version)-\(hash.finalize().prefix(8).map { String(format: "%02x", $0) }.joined())\""
+        let etag = "\"\(page.version)-\(Hex.string(hash.finalize().prefix(8)))\""
         var headers = [("ETag", etag)] + kept
         // A next page neither the body nor a kept header names was named in a header the
         // job read and that was not kept: a `Link` header names it here.

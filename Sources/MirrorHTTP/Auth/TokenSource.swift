@@ -158,7 +158,7 @@ package final class TokenSource: Sendable {
     }
 
     private static func digest(_ text: String) -> String {
-        SHA256.hash(data: Array(text.utf8)).map { String(format: "%02x", $0) }.joined()
+        Hex.string(SHA256.hash(data: Array(text.utf8)))
     }
 
     // MARK: JWT
