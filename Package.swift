@@ -176,6 +176,33 @@ let package = Package(
             ],
             path: "Tests/Support"
         ),
+        // The tests of each floor, beside its target; those of MirrorCore (with the Harness that
+        // runs whole jobs) and of the executable stand on everything.
+        .testTarget(
+            name: "MirrorModelTests",
+            dependencies: [
+                "MirrorModel",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .testTarget(
+            name: "MirrorJobFileTests",
+            dependencies: ["MirrorJSON", "MirrorModel", "MirrorJobFile"]
+        ),
+        .testTarget(
+            name: "MirrorHTTPTests",
+            dependencies: [
+                "MirrorHTTP",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            // Fixtures are read from the source tree (see JWTSignerTests).
+            exclude: ["Fixtures"]
+        ),
+        .testTarget(
+            name: "MirrorRemoteTests",
+            dependencies: ["MirrorRemote"]
+        ),
         .testTarget(
             name: "MirrorCoreTests",
             dependencies: [
@@ -193,7 +220,6 @@ let package = Package(
                 "MirrorTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -420,7 +420,7 @@ struct AuthTests {
 
     @Test("a token request, a JWT exchange and a login follow no redirect to another origin: it never sees their credentials")
     func credentialsStayOnOrigin() async throws {
-        let key = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/jwt/rsa-pkcs8.pem").path
+        let key = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../MirrorHTTPTests/Fixtures/jwt/rsa-pkcs8.pem").path
         let definitions: [(definition: String, endpoint: String, what: String)] = [
             ("type: oauth2\ntoken_url: BASE/token\nclient_id: app-1\nclient_secret: \"${CLIENT_SECRET}\"\nclient_auth: client_secret_basic",
              "/token", "auth 'api' (oauth2): the token endpoint"),

@@ -4,10 +4,10 @@ and verifies tokens that JWTSigner made, so that mirror's signer is checked agai
 independent one both ways.
 
     python3 -m venv /tmp/v && /tmp/v/bin/pip install pyjwt cryptography
-    /tmp/v/bin/python scripts/check/jwt-crosscheck.py > Tests/MirrorCoreTests/Fixtures/jwt-pyjwt.json
+    /tmp/v/bin/python scripts/check/jwt-crosscheck.py > Tests/MirrorHTTPTests/Fixtures/jwt-pyjwt.json
     /tmp/v/bin/python scripts/check/jwt-crosscheck.py verify TOKEN...
 
-The keys are Tests/MirrorCoreTests/Fixtures/jwt/*.pem, made once with OpenSSL for the tests
+The keys are Tests/MirrorHTTPTests/Fixtures/jwt/*.pem, made once with OpenSSL for the tests
 and used nowhere else:
 
     openssl genrsa -traditional -out rsa-pkcs1.pem 2048          # RSA PRIVATE KEY (PKCS#1)
@@ -42,7 +42,7 @@ import sys
 import jwt
 from jwt import api_jws
 
-KEYS = pathlib.Path(__file__).resolve().parents[2] / "Tests" / "MirrorCoreTests" / "Fixtures" / "jwt"
+KEYS = pathlib.Path(__file__).resolve().parents[2] / "Tests" / "MirrorHTTPTests" / "Fixtures" / "jwt"
 PUBLIC = {"RS256": "rsa-public.pem", "ES256": "ec-public.pem"}
 
 GITHUB_APP = '{"iat":1763625540,"exp":1763626140,"iss":"123456"}'

@@ -3,12 +3,12 @@
 prints them as JSON: the request as it goes on the wire (URL, the caller's headers, body),
 and what botocore made of it (canonical request, string to sign, the headers it added).
 
-Tests/MirrorCoreTests/Fixtures/sigv4-botocore.json is this script's output; the test
+Tests/MirrorHTTPTests/Fixtures/sigv4-botocore.json is this script's output; the test
 "each request botocore signed is signed the same, stage by stage" (SigV4SignerTests) signs
 every request again with SigV4Signer and compares each stage. To write it again:
 
     python3 -m venv /tmp/v && /tmp/v/bin/pip install botocore
-    /tmp/v/bin/python scripts/check/sigv4-crosscheck.py > Tests/MirrorCoreTests/Fixtures/sigv4-botocore.json
+    /tmp/v/bin/python scripts/check/sigv4-crosscheck.py > Tests/MirrorHTTPTests/Fixtures/sigv4-botocore.json
 
 The requests cover query strings with spaces, reserved characters, Unicode and repeated or
 empty keys (given as botocore's params, so that the wire URL is the one botocore sends,
