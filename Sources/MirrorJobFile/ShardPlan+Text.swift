@@ -1,5 +1,5 @@
 /// A plan as `mirror plan` prints it: a line per shard for a reader, or JSON of a
-/// documented shape (README, "Shards") for a program.
+/// documented shape (docs/deploying.md, "Shards") for a program.
 import MirrorJSON
 import MirrorModel
 

@@ -1,7 +1,7 @@
 /// Which jobs must run on one machine, and which of N shards each such group goes to:
 /// `mirror plan` prints it, `mirror run --shard I/N` walks one shard of it, and the loader
 /// checks a file's own `shard:` pins with it. The assignment is a documented function of
-/// the jobs' names alone (README, "Shards"), so every version of mirror, and every pod of
+/// the jobs' names alone (docs/deploying.md, "Shards"), so every version of mirror, and every pod of
 /// a Kubernetes Indexed Job, assigns alike.
 import Foundation
 import MirrorModel

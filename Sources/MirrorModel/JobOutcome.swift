@@ -12,9 +12,9 @@ public enum JobResult: String, Sendable, Codable, Equatable {
 }
 
 /// One job's outcome in one run: the one value the summary prints, `--report` lists,
-/// `_mirror_runs` keeps (its `outcome` column, beside the columns of README.md) and
-/// `status` shows as the job's last run. Encoded with snake_case keys (README.md,
-/// "--report").
+/// `_mirror_runs` keeps (its `outcome` column, beside the columns docs/on-disk-format.md lists) and
+/// `status` shows as the job's last run. Encoded with snake_case keys (`--report`, in
+/// docs/commands.md).
 public struct JobOutcome: Sendable, Codable, Equatable {
     public struct Pages: Sendable, Codable, Equatable {
         /// Pages walked: the three below together.

@@ -19,7 +19,7 @@ import NIOCore
 /// asked on the request's own task, not on the thread pool SQLite's other work runs on:
 /// a `readdir` of the output folder, a `stat` and a `PRAGMA data_version` per database,
 /// which read the file system's and SQLite's shared memory and wait for no disk. Measured
-/// with `perf` under `scripts/bench-serve.sh`: 12% of serve's CPU, about 30 µs of the
+/// with `perf` under `scripts/bench/bench-serve.sh`: 12% of serve's CPU, about 30 µs of the
 /// 240 µs a kept page's answer costs in all, most of which is Hummingbird's and NIO's.
 public struct ReplayedPages: Sendable {
     /// An answer to a request for a page.

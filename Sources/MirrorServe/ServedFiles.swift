@@ -15,7 +15,7 @@ import NIOCore
 /// ETag is its SHA-256, and its `Content-Type` the one it was downloaded with.
 ///
 /// `If-None-Match`, `Range` and `If-Range` are answered here, not by Hummingbird's
-/// `FileMiddleware` (2.28.1), which would change what README documents: it makes its own
+/// `FileMiddleware` (2.28.1), which would change what docs/serve.md documents: it makes its own
 /// weak ETag of the file's modification time and size, and compares `If-None-Match` and
 /// `If-Range` with that, each whole field at once; it reads `bytes=-5` as the first six
 /// bytes rather than the last five, answers 416 to a range it cannot read, and a range past

@@ -18,7 +18,7 @@ import Synchronization
 /// removed or renamed it returns, so a question asked after that call sees the event, and
 /// reading it and using the listing are one step under a lock (the read never waits).
 /// Listing the folder (a `readdir` and a `stat` an entry) on every question was 10% of
-/// serve's CPU under `scripts/bench-serve.sh`. Where no watch can be had, the folder is
+/// serve's CPU under `scripts/bench/bench-serve.sh`. Where no watch can be had, the folder is
 /// listed each time.
 package final class CommitWatcher: Sendable {
     /// The folder's databases at one moment. Two equal moments saw no commit between them.

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import MirrorModel
 
-/// SQL names of the on-disk format, in one place. README.md documents every column.
+/// SQL names of the on-disk format, in one place. docs/on-disk-format.md documents every column.
 package enum StoreSchema {
     package static let pages = "_mirror_pages"
     package static let walks = "_mirror_walks"

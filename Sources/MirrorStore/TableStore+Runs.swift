@@ -27,7 +27,7 @@ extension TableStore {
         }
     }
 
-    /// Keeps a job's outcome in `_mirror_runs`: the columns README.md lists, and the whole
+    /// Keeps a job's outcome in `_mirror_runs`: the columns docs/on-disk-format.md lists, and the whole
     /// value as JSON in `outcome`.
     public func record(run: JobOutcome) async throws {
         let outcome = String(decoding: try JobOutcome.encoder(pretty: false).encode(run), as: UTF8.self)

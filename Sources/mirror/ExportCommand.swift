@@ -21,7 +21,7 @@ struct ExportCommand: ParsableCommand {
             or as the last members of --format json's object. Give --feed F to have a mark of \
             another feed (a database made again since) refused.
 
-            README.md, section "Use", describes each format and option.
+            docs/commands.md describes each format and option.
             """)
 
     @Option(help: "Table to export.") var table: String

@@ -19,7 +19,7 @@ struct InferCommand: ParsableCommand {
             not be found or read; 2 usage or config error (a job file with several jobs and no \
             --job, no job of that name).
 
-            README.md, section "Inferring columns", gives the rules.
+            docs/on-disk-format.md, section "Inferring columns", gives the rules.
             """)
 
     @Argument(help: "The job file.") var file: String

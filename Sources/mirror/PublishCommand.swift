@@ -34,7 +34,7 @@ struct PublishCommand: AsyncParsableCommand {
             settings missing or wrong; 130, 143 or 129 stopped by SIGINT, SIGTERM or SIGHUP \
             (before the manifest is written: nothing is named).
 
-            README.md, section "Publishing generations to S3", describes the layout and the \
+            docs/devices.md, section "Publishing generations to S3", describes the layout and the \
             top-level manifest.
             """)
 

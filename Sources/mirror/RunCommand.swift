@@ -26,7 +26,7 @@ struct RunCommand: AsyncParsableCommand {
             that store, so a worker with an empty output folder resumes where the last one \
             stopped: the shard's lease is taken first, its databases are pulled when the \
             store's copies are newer, and consistent copies are pushed at the end (after a \
-            signal too), every --push-every, with the downloaded files they index. README.md, \
+            signal too), every --push-every, with the downloaded files they index. docs/deploying.md, \
             section "Running on many machines", describes it.
 
             Exit status: 0 every job succeeded; 1 at least one job failed (the others still \

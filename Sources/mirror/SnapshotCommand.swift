@@ -20,7 +20,7 @@ struct SnapshotCommand: AsyncParsableCommand {
             another snapshot is writing to DIR (it holds DIR.lock); 130, 143 or 129 stopped \
             by SIGINT, SIGTERM or SIGHUP.
 
-            README.md, section "Getting the data onto devices", describes the layout, the \
+            docs/devices.md describes the layout, the \
             manifest and the change feed.
             """)
 
