@@ -1,5 +1,4 @@
 import Foundation
-import MirrorModel
 
 /// Buffered writes to a file descriptor, in large blocks.
 public struct OutputSink {

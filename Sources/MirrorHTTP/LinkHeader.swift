@@ -1,5 +1,4 @@
 import Foundation
-import MirrorModel
 
 /// RFC 8288 `Link` header parsing: just enough to find `rel="next"`.
 package enum LinkHeader {

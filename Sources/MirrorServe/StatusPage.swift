@@ -1,6 +1,5 @@
 import Foundation
 import MirrorModel
-import MirrorStore
 
 /// The page at `/` of `mirror serve`: every job with its last run, result, staleness,
 /// records, files and failure, and every table. Plain HTML and CSS, no script, readable on
