@@ -83,15 +83,6 @@ FILE_PAGES=$(( (FILES + 99) / 100 ))
 SLICES=$(( UNIQUE / SLICE ))
 
 # ---- tools -------------------------------------------------------------------------
-apt_install() {
-    [ $# -gt 0 ] || return 0
-    say "bench-serve: installing missing Debian packages: $*"
-    local sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    export DEBIAN_FRONTEND=noninteractive
-    $sudo apt-get update -qq >/dev/null
-    $sudo apt-get install -y -qq --no-install-recommends "$@" >/dev/null
-}
 missing=()
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing+=(nginx)
 command -v wrk >/dev/null 2>&1 || missing+=(wrk)
@@ -104,7 +95,7 @@ if [ -z "${MIRROR:-}" ] && [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
     # GRDB links the system SQLite
     [ -e /usr/include/sqlite3.h ] || missing+=(libsqlite3-dev)
 fi
-apt_install "${missing[@]+"${missing[@]}"}"
+apt_install bench-serve "${missing[@]+"${missing[@]}"}"
 NGINX=$(command -v nginx 2>/dev/null || echo /usr/sbin/nginx)
 
 # ---- build ---------------------------------------------------------------------------
@@ -272,7 +263,7 @@ else
     say "bench-serve: installing Datasette into $WORK/venv (pip) ..."
     if ! python3 -m venv "$WORK/venv" >"$WORK/venv.log" 2>&1; then
         rm -rf "$WORK/venv"
-        apt_install python3-venv
+        apt_install bench-serve python3-venv
         python3 -m venv "$WORK/venv" >"$WORK/venv.log" 2>&1 || { cat "$WORK/venv.log" >&2; die "python3 -m venv failed"; }
     fi
     "$WORK/venv/bin/pip" install --quiet --disable-pip-version-check datasette >"$WORK/pip.log" 2>&1 \

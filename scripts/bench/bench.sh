@@ -136,15 +136,6 @@ LAT_UNIQUE=$(unique_ids "$LAT_PAGES")
 DL_PAGES=$(( (FILES + 99) / 100 ))
 
 # ---- tools -------------------------------------------------------------------------
-apt_install() {
-    [ $# -gt 0 ] || return 0
-    say "bench: installing missing Debian packages: $*"
-    local sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    export DEBIAN_FRONTEND=noninteractive
-    $sudo apt-get update -qq >/dev/null
-    $sudo apt-get install -y -qq --no-install-recommends "$@" >/dev/null
-}
 missing=()
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing+=(nginx)
 command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)
@@ -157,7 +148,7 @@ if [ -z "${MIRROR:-}" ] && [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
     # GRDB links the system SQLite
     [ -e /usr/include/sqlite3.h ] || missing+=(libsqlite3-dev)
 fi
-apt_install "${missing[@]+"${missing[@]}"}"
+apt_install bench "${missing[@]+"${missing[@]}"}"
 NGINX=$(command -v nginx 2>/dev/null || echo /usr/sbin/nginx)
 
 # ---- build ---------------------------------------------------------------------------

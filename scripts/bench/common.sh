@@ -4,7 +4,7 @@
 #   bench_mirror bench-state                           # sets MIRROR
 #   start_nginx "$WORK" "$WORK/www" pages/1.json       # sets PORT and NGINX_PID
 #
-# ROOT is the repository's folder. bench_mirror NAME finds the binary to measure: MIRROR=path
+# ROOT is the repository's folder. apt_install NAME PACKAGE... installs missing Debian packages. bench_mirror NAME finds the binary to measure: MIRROR=path
 # as given, else .build/release/mirror, built first with `swift build -c release --product
 # mirror` (seconds when it is up to date; output shown when it fails) unless
 # BENCH_SKIP_BUILD=1. start_nginx WORK ROOT PROBE [DIRECTIVES] runs nginx as the benchmarks
@@ -13,6 +13,18 @@
 # block), and waits until PROBE answers; the caller stops it (kill -TERM "$NGINX_PID").
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+apt_install() { # NAME PACKAGE...: installs the Debian packages named, if any
+    local name=$1
+    shift
+    [ $# -gt 0 ] || return 0
+    say "$name: installing missing Debian packages: $*"
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get update -qq >/dev/null
+    $sudo apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
 
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
