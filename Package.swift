@@ -8,7 +8,6 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "mirror", targets: ["mirror"]),
-        .library(name: "MirrorCore", targets: ["MirrorCore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -251,10 +250,12 @@ let package = Package(
 )
 
 // Every target spells an existential `any` and imports each module whose members it uses,
-// as Hummingbird does.
+// as Hummingbird does. Imports are internal unless written `package import`: such an import
+// marks a module whose types appear in the target's own package-wide declarations.
 for target in package.targets {
     target.swiftSettings = (target.swiftSettings ?? []) + [
         .enableUpcomingFeature("ExistentialAny"),
         .enableUpcomingFeature("MemberImportVisibility"),
+        .enableUpcomingFeature("InternalImportsByDefault"),
     ]
 }

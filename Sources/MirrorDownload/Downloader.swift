@@ -1,13 +1,13 @@
 import Foundation
-import Logging
-import MirrorHTTP
-import MirrorModel
+package import Logging
+package import MirrorHTTP
+package import MirrorModel
 import ServiceLifecycle
 import Synchronization
 
 /// Fetches the files a job's records point to, up to `download_concurrency` at once,
 /// while the walk goes on. Each URL is fetched at most once per run.
-public final class Downloader: FileQueue {
+package final class Downloader: FileQueue {
     private final class State: Sendable {
         /// URLs queued in this run.
         let queued = Mutex(Set<String>())
@@ -125,13 +125,13 @@ public final class Downloader: FileQueue {
     }
 
     /// Queues files for download; a URL already queued in this run is ignored.
-    public func enqueue(_ urls: [RedactedURL]) {
+    package func enqueue(_ urls: [RedactedURL]) {
         let fresh = state.queued.withLock { queued in urls.filter { queued.insert($0.real).inserted } }
         for url in fresh { continuation.yield(url) }
     }
 
     /// Downloads finished so far.
-    public var summary: DownloadSummary { state.summary.withLock { $0 } }
+    package var summary: DownloadSummary { state.summary.withLock { $0 } }
 }
 
 /// One download, start to end: the file lands under its final name whole, or not at all.

@@ -7,13 +7,13 @@ import MirrorModel
 /// Where downloaded files live: `files/<2 hex>/<SHA-256 of the URL>.<extension of the URL>`
 /// under the output folder. Nothing the server sends goes into a name, and no name
 /// leaves the output folder.
-public enum FileNaming {
-    public static let folder = ReservedNames.filesFolder
+package enum FileNaming {
+    package static let folder = ReservedNames.filesFolder
     /// Downloads in progress, in `folder`; swept at the start of every run.
     static let partialName = ".partial"
-    public static let partialFolder = "\(folder)/\(partialName)"
+    package static let partialFolder = "\(folder)/\(partialName)"
 
-    public static func relativePath(for url: String) -> String {
+    package static func relativePath(for url: String) -> String {
         let hash = Hex.string(Crypto.SHA256.hash(data: Array(url.utf8)))
         let name = hash + (fileExtension(of: url).map { "." + $0 } ?? "")
         return "\(folder)/\(hash.prefix(2))/\(name)"
@@ -69,7 +69,7 @@ public enum FileNaming {
     /// Removes the temporary files killed runs left half-written: in `files/.partial`, when
     /// it and `files` are real folders, the regular files with names `temporaryName` makes.
     /// Nothing else is touched, and no link is followed. Only while holding the output lock.
-    public static func sweepPartials(in output: String) {
+    package static func sweepPartials(in output: String) {
         let root = open(output, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard root >= 0 else { return }
         defer { close(root) }

@@ -5,45 +5,45 @@
 /// `json` wraps them as `{"changes":[…],"feed":…,"changes_through":N}`, the mark on the last line.
 import MirrorJSON
 import MirrorModel
-import MirrorStore
+package import MirrorStore
 
-public struct ChangeExporter: Sendable {
-    public struct Options: Sendable {
-        public var table: String
+package struct ChangeExporter: Sendable {
+    package struct Options: Sendable {
+        package var table: String
         /// The reader's mark: changes after it.
-        public var since: Int
+        package var since: Int
         /// The feed the mark came from, when the reader knows it: another one is refused.
-        public var feed: String?
-        public var account: String?
-        public var limit: Int?
+        package var feed: String?
+        package var account: String?
+        package var limit: Int?
         /// `ndjson` or `json`.
-        public var format: Exporter.Format = .ndjson
+        package var format: Exporter.Format = .ndjson
         /// Rewrite the URLs of downloaded files to their paths in the output folder.
-        public var localFiles = false
+        package var localFiles = false
 
-        public init(table: String, since: Int) {
+        package init(table: String, since: Int) {
             self.table = table
             self.since = since
         }
     }
 
-    public let database: String
-    public let options: Options
+    package let database: String
+    package let options: Options
 
-    public init(database: String, options: Options) {
+    package init(database: String, options: Options) {
         self.database = database
         self.options = options
     }
 
     /// Writes the changes to `sink`; the mark to ask from next.
-    public func export(to sink: inout OutputSink) throws -> ChangeFeed.Mark {
+    package func export(to sink: inout OutputSink) throws -> ChangeFeed.Mark {
         let mark = try export { sink.write($0) }
         try sink.flush()
         return mark
     }
 
     /// Hands the changes' text to `emit`, piece by piece; the mark to ask from next.
-    public func export(_ emit: (UnsafeBufferPointer<UInt8>) -> Void) throws -> ChangeFeed.Mark {
+    package func export(_ emit: (UnsafeBufferPointer<UInt8>) -> Void) throws -> ChangeFeed.Mark {
         func write(_ bytes: [UInt8]) { bytes.withUnsafeBufferPointer(emit) }
         let json = options.format == .json
         var line: [UInt8] = []

@@ -1,31 +1,31 @@
 import Foundation
 import MirrorJSON
 import MirrorModel
-import MirrorStore
+package import MirrorStore
 
 /// Streams stored records out of a table: NDJSON, a JSON array or CSV.
-public struct Exporter: Sendable {
-    public enum Format: String, Sendable, CaseIterable { case ndjson, json, csv }
+package struct Exporter: Sendable {
+    package enum Format: String, Sendable, CaseIterable { case ndjson, json, csv }
 
-    public struct Options: Sendable {
+    package struct Options: Sendable {
         /// Which records, in what order.
-        public var selection: RecordSelection
-        public var format: Format = .ndjson
+        package var selection: RecordSelection
+        package var format: Format = .ndjson
         /// Rewrite the URLs of downloaded files to their paths in the output folder.
-        public var localFiles = false
-        public init(table: String) { selection = RecordSelection(table: table) }
+        package var localFiles = false
+        package init(table: String) { selection = RecordSelection(table: table) }
     }
 
-    public let database: String
-    public let options: Options
+    package let database: String
+    package let options: Options
 
-    public init(database: String, options: Options) {
+    package init(database: String, options: Options) {
         self.database = database
         self.options = options
     }
 
     /// Writes every selected record to `sink`.
-    public func export(to sink: inout OutputSink) throws {
+    package func export(to sink: inout OutputSink) throws {
         var selection = options.selection
         selection.withColumns = options.format == .csv
         try RecordReader(database: database).read(selection) { cursor in

@@ -1,13 +1,13 @@
 import Foundation
 import Logging
 import MirrorHTTP
-import MirrorModel
+package import MirrorModel
 import ServiceLifecycle
 import Synchronization
 import UnixSignals
 
 /// The signals that ask a run, a verify or a snapshot to stop before its end.
-public struct StopSignals: Sendable {
+package struct StopSignals: Sendable {
     enum Signals: Sendable {
         case none
         case process
@@ -18,19 +18,19 @@ public struct StopSignals: Sendable {
 
     /// None: only a deadline stops the work, if one is set. (Cancelling its task is no stop
     /// but an abort.)
-    public static let none = StopSignals(signals: .none)
+    package static let none = StopSignals(signals: .none)
 
     /// SIGINT (Ctrl-C), SIGTERM (systemd's stop, `kill`) and SIGHUP (a closed terminal).
-    public static let process = StopSignals(signals: .process)
+    package static let process = StopSignals(signals: .process)
 
     /// The signals `stream` yields, as if they came to the process: how a test sends one.
-    public static func stream(_ stream: AsyncStream<Int32>) -> StopSignals {
+    package static func stream(_ stream: AsyncStream<Int32>) -> StopSignals {
         StopSignals(signals: .stream(stream))
     }
 }
 
 /// Why work stopped before its end.
-public enum StopCause: Sendable, Equatable {
+package enum StopCause: Sendable, Equatable {
     /// A signal: the process exits with 128 + its number (130 for SIGINT, 143 for SIGTERM).
     case signal(Int32)
     /// The deadline (`--max-time`).
@@ -38,7 +38,7 @@ public enum StopCause: Sendable, Equatable {
     /// The shard's lease in the remote state store was lost to another worker (`--state`).
     case leaseLost
 
-    public var signal: Int32? {
+    package var signal: Int32? {
         if case let .signal(number) = self { number } else { nil }
     }
 }
@@ -51,8 +51,8 @@ public enum StopCause: Sendable, Equatable {
 /// so the next run resumes exactly. A second signal calls `forced` (by default the process
 /// exits at once with 128 + its number). Cancelling the task that waits here cancels the
 /// work outright, bookkeeping included.
-public enum GracefulStop {
-    public static func run<T: Sendable>(
+package enum GracefulStop {
+    package static func run<T: Sendable>(
         _ signals: StopSignals, deadline: RunClock.Instant? = nil, clock: RunClock = .continuous,
         requests: AsyncStream<StopCause>? = nil,
         forced: @escaping @Sendable (Int32) -> Void = { _exit(128 + $0) },

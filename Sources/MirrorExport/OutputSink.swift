@@ -1,38 +1,38 @@
 import Foundation
 
 /// Buffered writes to a file descriptor, in large blocks.
-public struct OutputSink {
+package struct OutputSink {
     private let descriptor: Int32
     private var buffer: [UInt8] = []
     private let capacity = 1 << 20
 
-    public init(descriptor: Int32) {
+    package init(descriptor: Int32) {
         self.descriptor = descriptor
         buffer.reserveCapacity(capacity)
     }
 
-    public mutating func write(_ bytes: UnsafeBufferPointer<UInt8>) {
+    package mutating func write(_ bytes: UnsafeBufferPointer<UInt8>) {
         buffer.append(contentsOf: bytes)
         if buffer.count >= capacity { try? flush() }
     }
 
-    public mutating func write(_ bytes: [UInt8]) {
+    package mutating func write(_ bytes: [UInt8]) {
         buffer.append(contentsOf: bytes)
         if buffer.count >= capacity { try? flush() }
     }
 
-    public mutating func write(byte: UInt8) {
+    package mutating func write(byte: UInt8) {
         buffer.append(byte)
     }
 
-    public struct WriteError: Error, CustomStringConvertible {
-        public let description: String
+    package struct WriteError: Error, CustomStringConvertible {
+        package let description: String
     }
 
-    public private(set) var failed: String?
+    package private(set) var failed: String?
 
     /// Writes out the buffer; remembers the first failure (a closed pipe, a full disk).
-    public mutating func flush() throws {
+    package mutating func flush() throws {
         defer { buffer.removeAll(keepingCapacity: true) }
         if let failed { throw WriteError(description: failed) }
         var offset = 0

@@ -13,49 +13,49 @@ import ServiceLifecycle
 /// `withFiles`, and `manifest.json`. It is made in `DIR.partial` and renamed to `DIR` when
 /// whole, so a device or a sync tool never sees half of one; a snapshot already at `DIR`
 /// is swapped for the new one in one step.
-public struct SnapshotWriter: Sendable {
+package struct SnapshotWriter: Sendable {
     /// The snapshot layout's version, in `manifest.json` and `_mirror_snapshot`.
-    public static let format = 1
+    package static let format = 1
 
-    public struct Options: Sendable {
+    package struct Options: Sendable {
         /// The output folder.
-        public var output: String
+        package var output: String
         /// Where the snapshot goes.
-        public var destination: String
+        package var destination: String
         /// Record tables to include; all when empty.
-        public var tables: [String] = []
-        public var account: String?
+        package var tables: [String] = []
+        package var account: String?
         /// Hard-link (else copy) the downloaded files the snapshot's records name.
-        public var withFiles = false
+        package var withFiles = false
         /// Once the snapshot is in place, drop the changes before this sequence number from
         /// its database's feed.
-        public var compactChangesBefore: Int?
-        public var mirrorVersion: String
+        package var compactChangesBefore: Int?
+        package var mirrorVersion: String
 
-        public init(output: String, destination: String, mirrorVersion: String) {
+        package init(output: String, destination: String, mirrorVersion: String) {
             self.output = output
             self.destination = destination
             self.mirrorVersion = mirrorVersion
         }
     }
 
-    public struct Failure: Error, Sendable, CustomStringConvertible {
-        public let description: String
+    package struct Failure: Error, Sendable, CustomStringConvertible {
+        package let description: String
         /// Another snapshot is writing to the same folder.
-        public var busy = false
+        package var busy = false
     }
 
     /// A snapshot in place.
-    public struct Written: Sendable {
-        public let manifest: SnapshotManifest
+    package struct Written: Sendable {
+        package let manifest: SnapshotManifest
         /// Files the index named that were not on disk as indexed: left out; an earlier
         /// snapshot that could not be removed.
-        public internal(set) var warnings: [String]
+        package internal(set) var warnings: [String]
     }
 
-    public let options: Options
+    package let options: Options
 
-    public init(options: Options) {
+    package init(options: Options) {
         self.options = options
     }
 
@@ -63,7 +63,7 @@ public struct SnapshotWriter: Sendable {
 
     /// Writes the snapshot, on a thread of its own (the copy is SQLite's blocking work).
     /// Stopped (`GracefulStop`) or cancelled, it stops the copy going on and leaves nothing behind.
-    public func write() async throws -> Written {
+    package func write() async throws -> Written {
         try await cancelWhenGracefulShutdown {
             let stop = SnapshotCopy.Stop()
             return try await withTaskCancellationHandler {

@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-import MirrorModel
+package import MirrorModel
 import Synchronization
 
 /// Fails a download once nothing has arrived for `idle`, or once a body that has run for

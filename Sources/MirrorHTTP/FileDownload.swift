@@ -8,14 +8,14 @@ import Synchronization
 
 extension HTTPClient {
     /// What a download wrote.
-    public struct Download: Sendable {
-        public let status: Int
+    package struct Download: Sendable {
+        package let status: Int
         /// Header names lowercased.
-        public let headers: [String: String]
+        package let headers: [String: String]
         /// Bytes written; 0 unless the status is 2xx.
-        public let size: Int
+        package let size: Int
         /// SHA-256 of the bytes written, lowercase hex; empty unless the status is 2xx.
-        public let sha256: String
+        package let sha256: String
     }
 
     /// A local write that failed during a download: not the server's fault, not retried.

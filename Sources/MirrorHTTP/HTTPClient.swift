@@ -1,35 +1,35 @@
-import AsyncHTTPClient
+package import AsyncHTTPClient
 import Foundation
-import MirrorModel
+package import MirrorModel
 import NIOCore
-import NIOHTTP1
+package import NIOHTTP1
 import NIOHTTPCompression
 import Synchronization
 
 /// A request to send. Its headers, body and URL may hold secrets: printed, dumped or
 /// reflected, it shows its method, redacted URL, header names and body size only.
-public struct HTTPRequest: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    public var method: String
-    public var url: RedactedURL
-    public var headers: [Header]
-    public var body: [UInt8]?
+package struct HTTPRequest: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    package var method: String
+    package var url: RedactedURL
+    package var headers: [Header]
+    package var body: [UInt8]?
     /// Seconds, for the whole exchange.
-    public var timeout: Double
+    package var timeout: Double
     /// A response body larger than this is abandoned.
-    public var maxBytes: Int
+    package var maxBytes: Int
     /// Knows the secrets among the headers and the body: they do not follow a redirect
     /// to another origin.
-    public var redactor: Redactor
+    package var redactor: Redactor
     /// How the request says who sends it: its credential is fetched (or made) as it is
     /// sent, and goes on no hop to another origin.
-    public var auth: AuthSpec?
+    package var auth: AuthSpec?
     /// The credential of one attempt.
     package var credential: Credential?
     /// A request whose own headers, body or URL are a credential (a token request, a login,
     /// STS): it follows redirects on its origin only, and fails at one to another origin.
     package var ownOriginOnly = false
 
-    public init(method: String, url: RedactedURL, headers: [Header], body: [UInt8]?,
+    package init(method: String, url: RedactedURL, headers: [Header], body: [UInt8]?,
                 timeout: Double, maxBytes: Int, redactor: Redactor = .none, auth: AuthSpec? = nil) {
         self.redactor = redactor
         self.auth = auth
@@ -41,30 +41,30 @@ public struct HTTPRequest: Sendable, CustomStringConvertible, CustomDebugStringC
         self.maxBytes = maxBytes
     }
 
-    public var description: String {
+    package var description: String {
         "\(method) \(url) [\(headers.map(\.name).joined(separator: ", "))]" + (body.map { " (\($0.count) bytes)" } ?? "")
     }
 
-    public var debugDescription: String { description }
+    package var debugDescription: String { description }
 
     /// `timeout` as a duration.
     var span: Duration { .nanoseconds(Int64(timeout * 1e9)) }
 
-    public var customMirror: Mirror {
+    package var customMirror: Mirror {
         Mirror(self, children: ["method": method, "url": url, "headers": headers.map(\.name), "body": body?.count as Any,
                                 "timeout": timeout, "maxBytes": maxBytes, "auth": auth?.description as Any])
     }
 }
 
-public struct HTTPResponse: Sendable {
-    public let status: Int
+package struct HTTPResponse: Sendable {
+    package let status: Int
     /// Header names lowercased.
-    public let headers: [String: String]
+    package let headers: [String: String]
     /// The body's length in bytes, as received (decompressed).
-    public let bodyCount: Int
+    package let bodyCount: Int
     private let storage: Body
 
-    public init(status: Int, headers: [String: String], body: [UInt8]) {
+    package init(status: Int, headers: [String: String], body: [UInt8]) {
         self.status = status
         self.headers = headers
         bodyCount = body.count
@@ -72,11 +72,11 @@ public struct HTTPResponse: Sendable {
     }
 
     /// The body, until it is taken.
-    public var body: [UInt8] { storage.bytes.withLock { $0 } }
+    package var body: [UInt8] { storage.bytes.withLock { $0 } }
 
     /// Hands the body over as the only reference to its bytes, so that a page's parser
     /// compacts it in place instead of copying it; the response keeps no body.
-    public func takeBody() -> [UInt8] {
+    package func takeBody() -> [UInt8] {
         storage.bytes.withLock { bytes in
             var taken: [UInt8] = []
             swap(&taken, &bytes)
@@ -92,7 +92,7 @@ public struct HTTPResponse: Sendable {
 
 /// Every HTTP exchange of the program goes through this type, so the client library
 /// can be swapped without touching the walk.
-public final class HTTPClient: Sendable {
+package final class HTTPClient: Sendable {
     /// One connection pool for the process: a static lives as long as the program, so
     /// it never needs shutting down.
     package static let shared: AsyncHTTPClient.HTTPClient = {
@@ -112,12 +112,12 @@ public final class HTTPClient: Sendable {
     }()
 
     /// What the deadlines of requests and downloads read, and the waits before retries.
-    public let clock: RunClock
+    package let clock: RunClock
     /// The token keepers of the auth definitions its requests used, by definition key:
     /// every job of a run shares one client, so jobs naming one definition share its token.
     private let keepers = Mutex<[String: TokenKeeper]>([:])
 
-    public init(clock: RunClock = .continuous) {
+    package init(clock: RunClock = .continuous) {
         self.clock = clock
     }
 
@@ -125,7 +125,7 @@ public final class HTTPClient: Sendable {
     /// size of each piece of the body before it is kept, and may wait (see `PageBudget`).
     /// A request with `auth` carries its credential; a 401 to a fetched token fetches a
     /// new one and sends the request once more (not counted as a retry); a second 401 fails.
-    public func send(_ request: HTTPRequest,
+    package func send(_ request: HTTPRequest,
                      admit: (@Sendable (Int) async throws -> Void)? = nil) async throws(HTTPError) -> HTTPResponse {
         try await authorized(request) { (request) throws(HTTPError) in
             let response = try await attempt(request, admit: admit)
@@ -168,7 +168,7 @@ public final class HTTPClient: Sendable {
     /// Waits until the token fetches in flight have ended, `limit` at most: a refresh the
     /// server has already answered with a rotated refresh token is stored before the run
     /// ends, however its walk ended.
-    public func settleTokens(within limit: Duration) async {
+    package func settleTokens(within limit: Duration) async {
         let keepers = keepers.withLock { Array($0.values) }
         guard !keepers.isEmpty else { return }
         let first = FirstOf()
@@ -386,7 +386,7 @@ public final class HTTPClient: Sendable {
     }
 
     /// Only absolute http and https URLs are sent.
-    public static func isHTTP(_ url: String) -> Bool {
+    package static func isHTTP(_ url: String) -> Bool {
         let lower = url.prefix(8).lowercased()
         return (lower.hasPrefix("http://") || lower.hasPrefix("https://")) && URL(string: url)?.host != nil
     }

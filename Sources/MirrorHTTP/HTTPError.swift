@@ -1,6 +1,6 @@
 import AsyncHTTPClient
-import Foundation
-import MirrorModel
+package import Foundation
+package import MirrorModel
 import NIOCore
 import NIOPosix
 import NIOHTTP1
@@ -9,8 +9,8 @@ import NIOSSL
 /// A request that got no complete HTTP response. What went wrong is a private code,
 /// worked out from the error types of the client library and SwiftNIO (never from their
 /// text), so its description is a fixed phrase that never quotes a URL, a header or a body.
-public struct HTTPError: Error, Sendable, CustomStringConvertible {
-    public enum Kind: Sendable {
+package struct HTTPError: Error, Sendable, CustomStringConvertible {
+    package enum Kind: Sendable {
         /// Worth another attempt: refused, reset, timed out, cut short.
         case transient
         /// The body passed the size cap; asking again would not help.
@@ -71,9 +71,9 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
 
     private let code: Code
     /// The request's URL, redacted.
-    public let url: RedactedURL
+    package let url: RedactedURL
     /// The status line, when one arrived before the failure.
-    public let status: Int?
+    package let status: Int?
 
     private init(_ code: Code, url: RedactedURL, status: Int?) {
         self.code = code
@@ -81,7 +81,7 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
         self.status = status
     }
 
-    public var kind: Kind {
+    package var kind: Kind {
         switch code {
         case .tooLarge: return .tooLarge
         case .invalidRequest, .redirect, .writeFailed: return .invalid
@@ -93,7 +93,7 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
     }
 
     /// A short reason, without the URL (messages print the redacted one beside it).
-    public var reason: String {
+    package var reason: String {
         switch code {
         case .connectionRefused: return "connection refused"
         case .connectionReset: return "connection reset"
@@ -125,11 +125,11 @@ public struct HTTPError: Error, Sendable, CustomStringConvertible {
     }
 
     /// When a deferred request may be sent; nil for any other error.
-    public var resumeAfter: Date? {
+    package var resumeAfter: Date? {
         if case let .deferred(wait) = code { wait.until } else { nil }
     }
 
-    public var description: String { reason }
+    package var description: String { reason }
 
     // MARK: Made by the client
 

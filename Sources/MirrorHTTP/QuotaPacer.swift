@@ -1,5 +1,5 @@
-import Foundation
-import MirrorModel
+package import Foundation
+package import MirrorModel
 import Synchronization
 
 /// Paces requests to what each host says of its quota, shared by every job of a run (and
@@ -17,7 +17,7 @@ import Synchronization
 /// Every request of a run passes here twice, so the hosts are kept under a lock rather than
 /// in an actor: a request that need not wait takes the lock and goes on, with no hop to
 /// another executor and back.
-public final class QuotaPacer: Sendable {
+package final class QuotaPacer: Sendable {
     /// A wait a host asks for.
     package struct Wait: Sendable, Equatable {
         package let until: RunClock.Instant
@@ -43,7 +43,7 @@ public final class QuotaPacer: Sendable {
     /// `--max-time`: no wait runs past it.
     private let deadline: RunClock.Instant?
 
-    public init(clock: RunClock = .continuous, deadline: RunClock.Instant? = nil) {
+    package init(clock: RunClock = .continuous, deadline: RunClock.Instant? = nil) {
         self.clock = clock
         self.deadline = deadline
     }

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// What one response says about its host's request quota, in either dialect APIs send:
 ///

@@ -1,18 +1,18 @@
 import Foundation
-import MirrorModel
+package import MirrorModel
 
 /// Spaces requests to each host, shared by every job of a run that talks to that host.
-public actor RateLimiter {
-    public typealias Clock = @Sendable () -> ContinuousClock.Instant
+package actor RateLimiter {
+    package typealias Clock = @Sendable () -> ContinuousClock.Instant
     /// Waits until an instant; throws when the task is cancelled.
-    public typealias Sleep = @Sendable (ContinuousClock.Instant) async throws -> Void
+    package typealias Sleep = @Sendable (ContinuousClock.Instant) async throws -> Void
 
     private var nextSlot: [String: ContinuousClock.Instant] = [:]
     private let now: Clock
     private let sleep: Sleep
 
     /// The real clock by default; tests pass their own.
-    public init(now: @escaping Clock = { ContinuousClock.now },
+    package init(now: @escaping Clock = { ContinuousClock.now },
                 sleep: @escaping Sleep = { try await Task.sleep(until: $0, clock: .continuous) }) {
         self.now = now
         self.sleep = sleep
@@ -21,7 +21,7 @@ public actor RateLimiter {
     /// Waits for this request's turn at `host`. The slot is claimed before waiting, so
     /// concurrent callers line up instead of racing.
     @discardableResult
-    public func acquire(host: String, limit: RateLimit) async throws -> ContinuousClock.Instant {
+    package func acquire(host: String, limit: RateLimit) async throws -> ContinuousClock.Instant {
         let now = now()
         let slot = max(now, nextSlot[host] ?? now)
         nextSlot[host] = slot + .seconds(limit.interval)

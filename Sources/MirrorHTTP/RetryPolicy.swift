@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import MirrorModel
 
 /// When and how long to wait before asking again: after a network error, a timeout,
@@ -6,13 +6,13 @@ import MirrorModel
 /// jitter, or the server's `Retry-After` (seconds or an HTTP date). A `Retry-After` longer
 /// than the job's `max_wait` is not waited: `RetryingSender` defers the request instead, so
 /// that no value can hang a cron run. How many retries a job makes is its `retries` key.
-public struct RetryPolicy: Sendable, Equatable {
+package struct RetryPolicy: Sendable, Equatable {
     /// The first backoff, doubled on each retry.
-    public var baseDelay: Double
+    package var baseDelay: Double
     /// No backoff is longer than this.
-    public var maxDelay: Double
+    package var maxDelay: Double
 
-    public init(baseDelay: Double = 0.5, maxDelay: Double = 30) {
+    package init(baseDelay: Double = 0.5, maxDelay: Double = 30) {
         self.baseDelay = baseDelay
         self.maxDelay = maxDelay
     }
@@ -21,18 +21,18 @@ public struct RetryPolicy: Sendable, Equatable {
     /// any `max_wait`, so such a request is deferred.
     package static let longestWait = 1e12
 
-    public static func isRetryable(status: Int) -> Bool {
+    package static func isRetryable(status: Int) -> Bool {
         status == 408 || status == 429 || (500...599).contains(status)
     }
 
     /// Also a 403 whose headers say the quota is spent: GitHub answers its exhausted rate
     /// limit so, `x-ratelimit-remaining: 0`.
-    public static func isRetryable(status: Int, headers: [String: String]) -> Bool {
+    package static func isRetryable(status: Int, headers: [String: String]) -> Bool {
         isRetryable(status: status) || status == 403 && QuotaReading(headers: headers, now: Date()).isSpent
     }
 
     /// Seconds to wait before retry number `attempt` (1-based).
-    public func delay(attempt: Int, retryAfter: String?, now: Date = Date()) -> Double {
+    package func delay(attempt: Int, retryAfter: String?, now: Date = Date()) -> Double {
         if let retryAfter, let seconds = Self.seconds(retryAfter: retryAfter, now: now) {
             return max(0, seconds)
         }

@@ -1,6 +1,6 @@
 import Foundation
-import Logging
-import MirrorModel
+package import Logging
+package import MirrorModel
 
 /// Sends one request as a job's settings say, for pages and files alike: it waits for its
 /// host's quota (`QuotaPacer`, fed each answer's headers) and its turn at the host
@@ -8,11 +8,11 @@ import MirrorModel
 /// server's `Retry-After` (`retries`), defers the request when the API asks for a longer wait
 /// than `max_wait`, and sends nothing once its task is cancelled: not the first attempt, not
 /// a retry.
-public struct RetryingSender: Sendable {
+package struct RetryingSender: Sendable {
     /// An answer worth asking again for.
-    public struct Retryable: Sendable {
-        public var status: Int
-        public var retryAfter: String?
+    package struct Retryable: Sendable {
+        package var status: Int
+        package var retryAfter: String?
 
         package init(status: Int, retryAfter: String? = nil) {
             self.status = status
@@ -21,12 +21,12 @@ public struct RetryingSender: Sendable {
     }
 
     /// The last attempt's answer or error, and how many retries came before it.
-    public struct Outcome<Response: Sendable>: Sendable {
-        public var result: Result<Response, HTTPError>
-        public var retries: Int
+    package struct Outcome<Response: Sendable>: Sendable {
+        package var result: Result<Response, HTTPError>
+        package var retries: Int
 
         /// ` (after 2 retries)`, or nothing: the tail of a failure's message.
-        public var afterRetries: String {
+        package var afterRetries: String {
             retries == 0 ? "" : " (after \(retries) \(retries == 1 ? "retry" : "retries"))"
         }
     }
@@ -44,7 +44,7 @@ public struct RetryingSender: Sendable {
     /// What the wait before a retry reads.
     let clock: RunClock
 
-    public init(job: String, retries: Int, rateLimit: RateLimit?, limiter: RateLimiter, policy: RetryPolicy, logger: Logger,
+    package init(job: String, retries: Int, rateLimit: RateLimit?, limiter: RateLimiter, policy: RetryPolicy, logger: Logger,
                 clock: RunClock = .continuous, quota: QuotaPacer? = nil, maxWait: Double = JobSpec.defaultMaxWait) {
         self.job = job
         self.retries = retries
@@ -67,7 +67,7 @@ public struct RetryingSender: Sendable {
     /// flag, an error that is not worth another try, or the retries run out. `answer` gives
     /// a response's status and headers, for the host's quota. A wait the API asks for that
     /// is longer than `max_wait` ends the exchange with a `.deferred` error.
-    public func send<Response: Sendable>(
+    package func send<Response: Sendable>(
         _ url: RedactedURL,
         retryable: (Response) -> Retryable?,
         answer: (Response) -> (status: Int, headers: [String: String])? = { _ in nil },

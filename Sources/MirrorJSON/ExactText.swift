@@ -2,18 +2,18 @@
 /// equivalent strings equal (NFC and NFD `café`, `Å` and the Ångström sign); an API and
 /// SQLite tell them apart, so ids, cursors and URLs are compared as this.
 
-public struct ExactText: Hashable, Sendable, CustomStringConvertible {
-    public let text: String
+package struct ExactText: Hashable, Sendable, CustomStringConvertible {
+    package let text: String
 
-    public init(_ text: String) { self.text = text }
+    package init(_ text: String) { self.text = text }
 
-    public var description: String { text }
+    package var description: String { text }
 
-    public static func == (lhs: ExactText, rhs: ExactText) -> Bool {
+    package static func == (lhs: ExactText, rhs: ExactText) -> Bool {
         lhs.text.utf8.count == rhs.text.utf8.count && lhs.text.utf8.elementsEqual(rhs.text.utf8)
     }
 
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         var text = text
         text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }

@@ -1,9 +1,9 @@
 /// The kind of a JSON value.
 
-public enum JSONKind: UInt8, Sendable, Equatable, CustomStringConvertible {
+package enum JSONKind: UInt8, Sendable, Equatable, CustomStringConvertible {
     case object, array, string, number, bool, null
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .object: return "object"
         case .array: return "array"
@@ -17,10 +17,10 @@ public enum JSONKind: UInt8, Sendable, Equatable, CustomStringConvertible {
 
 /// Why a response is not JSON: a lowercase message and the byte offset in the original
 /// input (not in the compacted copy).
-public struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
-    public let offset: Int
-    public let message: String
-    public var description: String { message }
+package struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
+    package let offset: Int
+    package let message: String
+    package var description: String { message }
 }
 
 /// A strictly validated (RFC 8259) JSON document, kept as its compacted text plus a flat
@@ -34,7 +34,7 @@ public struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertib
 /// members as key, value, key, value. Each node knows the index just past its subtree, so
 /// walking siblings skips whole subtrees in one step. Parsing is one pass over the input
 /// and costs two allocations: the compacted bytes and the tape.
-public struct JSONDocument: Sendable {
+package struct JSONDocument: Sendable {
     /// One value on the tape. 20 bytes; offsets are 32-bit, so a document is limited to
     /// 4 GiB (checked).
     package struct Node: Sendable {
@@ -55,13 +55,13 @@ public struct JSONDocument: Sendable {
     }
 
     /// Containers nested deeper than this are rejected.
-    public static let maximumDepth = 512
+    package static let maximumDepth = 512
 
     /// The compacted document.
-    public let bytes: [UInt8]
+    package let bytes: [UInt8]
     package let nodes: [Node]
 
-    public init(parsing input: [UInt8]) throws(JSONSyntaxError) {
+    package init(parsing input: [UInt8]) throws(JSONSyntaxError) {
         // `withUnsafeBytes` rethrows untyped errors: carry the typed one across in a Result.
         let parsed = input.withUnsafeBytes { raw in
             Result { () throws(JSONSyntaxError) in try JSONDocument(parsing: raw) }
@@ -73,7 +73,7 @@ public struct JSONDocument: Sendable {
     /// top-level value's is 1) are checked and compacted like the rest, but kept on the
     /// tape as one node each, parsed again when a path looks inside one: a page's
     /// records array of a million small records then costs one node, not millions.
-    public init(parsing input: UnsafeRawBufferPointer, foldingAt foldDepth: Int = 0) throws(JSONSyntaxError) {
+    package init(parsing input: UnsafeRawBufferPointer, foldingAt foldDepth: Int = 0) throws(JSONSyntaxError) {
         guard let base = input.baseAddress, !input.isEmpty else {
             throw JSONSyntaxError(offset: 0, message: "unexpected end of input")
         }
@@ -108,7 +108,7 @@ public struct JSONDocument: Sendable {
     /// Parses `input`, compacting it in place: the document keeps `input`'s storage, so
     /// a page's body and its compacted text are one buffer, not two (when the caller
     /// hands over the only reference to it).
-    public init(compacting input: consuming [UInt8], foldingAt foldDepth: Int = 0) throws(JSONSyntaxError) {
+    package init(compacting input: consuming [UInt8], foldingAt foldDepth: Int = 0) throws(JSONSyntaxError) {
         let count = input.count
         guard count > 0 else { throw JSONSyntaxError(offset: 0, message: "unexpected end of input") }
         guard count < Int(UInt32.max) else {
@@ -125,7 +125,7 @@ public struct JSONDocument: Sendable {
     }
 
     /// The top-level value.
-    public var root: JSONValue { JSONValue(document: self, index: 0) }
+    package var root: JSONValue { JSONValue(document: self, index: 0) }
 
     /// The node index of the last member of object `object` named `key`, or nil.
     package func member(of object: Int, named key: String) -> Int? {

@@ -10,24 +10,24 @@
 /// `links[rel=next].href`, `[rel=next].href` on a top-level array, and in a pointer the
 /// segment `/links/[rel=next]/href` (on an object, that segment stays a key).
 
-public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
-    public enum Segment: Sendable, Hashable {
+package struct JSONPath: Sendable, Hashable, CustomStringConvertible {
+    package enum Segment: Sendable, Hashable {
         case key(String)
         case wildcard
         case filter(Filter)
     }
 
     /// `[key=value]`: the elements of an array whose member `key` is `value`.
-    public struct Filter: Sendable, Hashable {
-        public let key: String
-        public let value: String
+    package struct Filter: Sendable, Hashable {
+        package let key: String
+        package let value: String
         /// In a pointer, the segment's text: the member it names on an object.
-        public let orKey: String?
+        package let orKey: String?
     }
 
-    public let segments: [Segment]
+    package let segments: [Segment]
     /// The text as given.
-    public let description: String
+    package let description: String
 
     /// A path of `segments`, shown as `description`.
     package init(segments: [Segment], description: String) {
@@ -38,7 +38,7 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
     /// Nil for an empty text, an empty segment (`a..b`) or a leading or trailing dot
     /// other than the lone `.`, a filter that is not `[key=value]` or is not closed, and
     /// for a pointer with a `~` not followed by 0 or 1.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         description = text
         if text == "." {
             segments = []
@@ -151,7 +151,7 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
 
 extension JSONValue {
     /// The first value the path leads to, in document order.
-    public func value(at path: JSONPath) -> JSONValue? {
+    package func value(at path: JSONPath) -> JSONValue? {
         var found: JSONValue?
         _ = visit(path.segments[...]) { match in
             found = match
@@ -161,7 +161,7 @@ extension JSONValue {
     }
 
     /// Every value the path leads to, in document order.
-    public func values(at path: JSONPath) -> [JSONValue] {
+    package func values(at path: JSONPath) -> [JSONValue] {
         var found: [JSONValue] = []
         _ = visit(path.segments[...]) { match in
             found.append(match)

@@ -1,8 +1,8 @@
 /// Writing and reading the text of JSON strings and numbers.
 
-public enum JSONText {
+package enum JSONText {
     /// `s` as a JSON string, quotes included (see `appendQuoted(_:to:)`).
-    public static func quoted(_ s: String) -> String {
+    package static func quoted(_ s: String) -> String {
         var bytes: [UInt8] = []
         appendQuoted(s, to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
@@ -11,7 +11,7 @@ public enum JSONText {
     /// Appends `s` as a quoted JSON string: `"`, `\` and control characters escaped (as
     /// `\n`, `\t`, `\r`, `\b`, `\f` or `\u00XX`), everything else, non-ASCII included,
     /// as its UTF-8.
-    public static func appendQuoted(_ s: String, to out: inout [UInt8]) {
+    package static func appendQuoted(_ s: String, to out: inout [UInt8]) {
         appendQuoted(s.utf8, to: &out)
     }
 

@@ -1,7 +1,7 @@
 /// A handle on one value of a document: the document (two copy-on-write arrays, not
 /// copied) and a node index.
 
-public struct JSONValue: Sendable {
+package struct JSONValue: Sendable {
     package let document: JSONDocument
     package let index: Int
 
@@ -12,20 +12,20 @@ public struct JSONValue: Sendable {
 
     private var node: JSONDocument.Node { document.nodes[index] }
 
-    public var kind: JSONKind { node.kind }
+    package var kind: JSONKind { node.kind }
 
     /// Where this value's compacted text lies in `document.bytes` (strings: with quotes).
-    public var byteRange: Range<Int> {
+    package var byteRange: Range<Int> {
         let node = node
         return Int(node.start) ..< Int(node.end)
     }
 
-    public var rawBytes: ArraySlice<UInt8> { document.bytes[byteRange] }
+    package var rawBytes: ArraySlice<UInt8> { document.bytes[byteRange] }
 
-    public var rawText: String { String(decoding: rawBytes, as: UTF8.self) }
+    package var rawText: String { String(decoding: rawBytes, as: UTF8.self) }
 
     /// Elements of an array, members of an object; 0 for scalars.
-    public var count: Int { Int(node.count) }
+    package var count: Int { Int(node.count) }
 
     /// A container whose children are not on the tape (see `unfolded`).
     var isFolded: Bool { node.isFolded }
@@ -46,7 +46,7 @@ public struct JSONValue: Sendable {
     }
 
     /// An array's elements in order; empty for anything else.
-    public var elements: [JSONValue] {
+    package var elements: [JSONValue] {
         guard node.kind == .array else { return [] }
         let open = unfolded
         var result: [JSONValue] = []
@@ -59,7 +59,7 @@ public struct JSONValue: Sendable {
     }
 
     /// An object's members in order, duplicates included.
-    public var members: [(key: String, value: JSONValue)] {
+    package var members: [(key: String, value: JSONValue)] {
         guard node.kind == .object else { return [] }
         let open = unfolded
         var result: [(key: String, value: JSONValue)] = []
@@ -75,14 +75,14 @@ public struct JSONValue: Sendable {
     /// Object member lookup by unescaped key; the first of duplicate keys counts, as in
     /// SQLite's `json_extract` (Python's and JavaScript's parsers take the last). Nil for
     /// a missing key and for anything but an object.
-    public subscript(key: String) -> JSONValue? {
+    package subscript(key: String) -> JSONValue? {
         guard node.kind == .object else { return nil }
         let open = unfolded
         return open.document.member(of: open.index, named: key).map { JSONValue(document: open.document, index: $0) }
     }
 
     /// A string's unescaped text; nil for other kinds.
-    public var stringValue: String? {
+    package var stringValue: String? {
         let node = node
         guard node.kind == .string else { return nil }
         return document.bytes.withUnsafeBufferPointer { all in
@@ -93,7 +93,7 @@ public struct JSONValue: Sendable {
 
     /// A string's text, a number exactly as written, `true`/`false`; nil for null and
     /// containers.
-    public var scalarText: String? {
+    package var scalarText: String? {
         switch node.kind {
         case .string: return stringValue
         case .number: return rawText
@@ -102,14 +102,14 @@ public struct JSONValue: Sendable {
         }
     }
 
-    public var boolValue: Bool? {
+    package var boolValue: Bool? {
         let node = node
         guard node.kind == .bool else { return nil }
         return document.bytes[Int(node.start)] == UInt8(ascii: "t")
     }
 
     /// A number written as an integer (no fraction, no exponent) that fits `Int`.
-    public var intValue: Int? {
+    package var intValue: Int? {
         let node = node
         guard node.kind == .number else { return nil }
         return document.bytes.withUnsafeBufferPointer { all in

@@ -1,13 +1,13 @@
 /// One problem found in a job file, located at the offending key or value.
 import MirrorModel
 
-public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
-    public let file: String
-    public let line: Int
-    public let column: Int
-    public let message: String
+package struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
+    package let file: String
+    package let line: Int
+    package let column: Int
+    package let message: String
 
-    public init(file: String, line: Int, column: Int, message: String) {
+    package init(file: String, line: Int, column: Int, message: String) {
         self.file = file
         self.line = line
         self.column = column
@@ -15,20 +15,20 @@ public struct Diagnostic: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// `FILE:LINE:COLUMN: message`, the form compilers and editors understand.
-    public var description: String { "\(file):\(line):\(column): \(message)" }
+    package var description: String { "\(file):\(line):\(column): \(message)" }
 }
 
 /// Every problem found in the job files of one command, sorted by file and line.
-public struct ConfigError: Error, Sendable, CustomStringConvertible {
-    public let diagnostics: [Diagnostic]
+package struct ConfigError: Error, Sendable, CustomStringConvertible {
+    package let diagnostics: [Diagnostic]
 
-    public init(_ diagnostics: [Diagnostic]) {
+    package init(_ diagnostics: [Diagnostic]) {
         self.diagnostics = diagnostics.sorted {
             ($0.file, $0.line, $0.column) < ($1.file, $1.line, $1.column)
         }
     }
 
-    public var description: String {
+    package var description: String {
         diagnostics.map(\.description).joined(separator: "\n")
     }
 }

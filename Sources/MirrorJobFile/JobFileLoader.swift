@@ -1,23 +1,23 @@
 import Foundation
 import MirrorJSON
-import MirrorModel
+package import MirrorModel
 import Yams
 
 /// Reads job files into `JobFile` values, collecting every problem before reporting any.
-public struct JobFileLoader: Sendable {
+package struct JobFileLoader: Sendable {
     /// `500ms`, `30s`, `5m`, `12h`, `7d` → seconds, as job files write durations.
-    public static func duration(_ text: String) -> Double? { JobFileReader.duration(text) }
+    package static func duration(_ text: String) -> Double? { JobFileReader.duration(text) }
     /// `500KB`, `64MB`, `1GB` → bytes, as job files write sizes (`max_file_size`).
-    public static func byteSize(_ text: String) -> Int? { JobFileReader.byteSize(text) }
+    package static func byteSize(_ text: String) -> Int? { JobFileReader.byteSize(text) }
 
-    public let environment: [String: String]
+    package let environment: [String: String]
 
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+    package init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.environment = environment
     }
 
     /// Loads every file; throws all problems of all files at once.
-    public func load(paths: [String]) throws(ConfigError) -> [JobFile] {
+    package func load(paths: [String]) throws(ConfigError) -> [JobFile] {
         var files: [JobFile] = []
         var diagnostics: [Diagnostic] = []
         for path in paths {
@@ -31,7 +31,7 @@ public struct JobFileLoader: Sendable {
         return files
     }
 
-    public func load(path: String) throws(ConfigError) -> JobFile {
+    package func load(path: String) throws(ConfigError) -> JobFile {
         let bytes: Data
         do {
             bytes = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -88,7 +88,7 @@ public struct JobFileLoader: Sendable {
     }
 
     /// Parses job-file text; `folder` anchors a relative `output:`.
-    public func parse(text: String, path: String, folder: String) throws(ConfigError) -> JobFile {
+    package func parse(text: String, path: String, folder: String) throws(ConfigError) -> JobFile {
         var reader = JobFileReader(file: path, environment: environment)
         // The YAML library hashes every mapping key whole, aliases expanded, before the tree
         // can be checked: an alias used as a key is refused from the text itself.
@@ -594,7 +594,7 @@ struct JobFileReader {
 
     /// `123`, `123B`, `500KB`, `64MB`, `1GB` → bytes (units of 1024); `Int.max` for a size
     /// too large to count, which no range of `JobLimits` holds.
-    public static func byteSize(_ text: String) -> Int? {
+    package static func byteSize(_ text: String) -> Int? {
         let units: [(String, Int)] = [("KB", 1 << 10), ("MB", 1 << 20), ("GB", 1 << 30), ("B", 1), ("", 1)]
         let upper = text.uppercased()
         for (suffix, scale) in units where upper.hasSuffix(suffix) {
@@ -607,7 +607,7 @@ struct JobFileReader {
     }
 
     /// `500ms`, `30s`, `5m`, `12h`, `7d` → seconds; infinity for one too long to count.
-    public static func duration(_ text: String) -> Double? {
+    package static func duration(_ text: String) -> Double? {
         let units: [(String, Double, Double)] = [("ms", 1, 1000), ("s", 1, 1), ("m", 60, 1), ("h", 3600, 1), ("d", 86400, 1)]
         for (suffix, scale, divisor) in units where text.hasSuffix(suffix) {
             let number = text.dropLast(suffix.count)

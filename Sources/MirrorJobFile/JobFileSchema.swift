@@ -5,9 +5,9 @@
 import MirrorJSON
 import MirrorModel
 
-public enum JobFileSchema {
+package enum JobFileSchema {
     /// The schema, as pretty-printed JSON ending with a line break.
-    public static var text: String {
+    package static var text: String {
         var out = ""
         document.write(to: &out, indent: "")
         return out + "\n"

@@ -4,38 +4,38 @@
 /// and buffers count in.
 import MirrorModel
 
-public enum JobLimits {
+package enum JobLimits {
     /// `pages.from` and `pages.to`.
-    public static let page = 0...1_000_000_000_000
+    package static let page = 0...1_000_000_000_000
     /// `pages.step`.
-    public static let step = 1...1_000_000
+    package static let step = 1...1_000_000
     /// `retries`.
-    public static let retries = 0...100
+    package static let retries = 0...100
     /// `concurrency` and `download_concurrency`.
-    public static let concurrency = 1...64
+    package static let concurrency = 1...64
     /// The requests of a `rate_limit`, per second, minute or hour.
-    public static let rateCount = 1...1_000_000
+    package static let rateCount = 1...1_000_000
     /// `timeout`, in seconds: 1ms to 7d.
-    public static let timeout = 0.001...(7 * 86_400.0)
+    package static let timeout = 0.001...(7 * 86_400.0)
     /// `refresh_after`, in seconds: 1ms to 3650d (ten years).
-    public static let refreshAfter = 0.001...(3650 * 86_400.0)
+    package static let refreshAfter = 0.001...(3650 * 86_400.0)
     /// `incremental.lookback`, in seconds: 1ms to 3650d.
-    public static let lookback = 0.001...(3650 * 86_400.0)
+    package static let lookback = 0.001...(3650 * 86_400.0)
     /// `max_page_size`, in bytes: 1B to 1GB (a page is held whole in memory).
-    public static let pageSize = 1...(1 << 30)
+    package static let pageSize = 1...(1 << 30)
     /// `max_file_size`, in bytes: 1B to 1024GB (a file is streamed to disk).
-    public static let fileSize = 1...(1 << 40)
+    package static let fileSize = 1...(1 << 40)
     /// `min_download_rate`, in bytes a second: 0 (no minimum) to 1GB.
-    public static let downloadRate = 0...(1 << 30)
+    package static let downloadRate = 0...(1 << 30)
     /// `stop.short`: the records of a full page.
-    public static let shortPage = 1...1_000_000
+    package static let shortPage = 1...1_000_000
     /// `max_wait`, in seconds: 0 (never wait: defer) to 7d.
-    public static let maxWait = 0...(7 * 86_400.0)
+    package static let maxWait = 0...(7 * 86_400.0)
     /// The shards of `mirror plan --shards N` and `mirror run --shard I/N`: as many as the
     /// completions of a Kubernetes Indexed Job may be.
-    public static let shards = 1...100_000
+    package static let shards = 1...100_000
     /// `shard`: an index among them.
-    public static let shard = 0...(shards.upperBound - 1)
+    package static let shard = 0...(shards.upperBound - 1)
 }
 
 /// `0.001` → `1ms`, `604800` → `7d`: a duration as a job file would write it.

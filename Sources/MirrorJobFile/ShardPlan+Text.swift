@@ -6,7 +6,7 @@ import MirrorModel
 extension ShardPlan {
     /// One line per shard, empty ones too: `shard 0/3: jobs.yaml/comments, jobs.yaml/events;
     /// jobs.yaml/users (pinned)`: groups apart by `; `, the jobs of a group by `, `.
-    public var text: String {
+    package var text: String {
         (0..<count).map { index in
             let groups = groups(inShard: index).map { group in
                 group.jobs.map(\.key).joined(separator: ", ") + (group.pinned ? " (pinned)" : "")
@@ -18,7 +18,7 @@ extension ShardPlan {
     /// What `mirror plan` warns of when a shard has no jobs (nil when every one has some):
     /// more shards than groups of jobs, or a hash that leaves shards empty. An empty shard
     /// is no fault, its run and publish do nothing and exit 0, but it is a pod that does nothing.
-    public var warning: String? {
+    package var warning: String? {
         let empty = (0..<count).filter { groups(inShard: $0).isEmpty }
         guard let first = empty.first else { return nil }
         let numbers = empty.count == 1 ? "\(first)"
@@ -36,7 +36,7 @@ extension ShardPlan {
 
     /// `{"shards": N, "assignments": [{"shard": 0, "groups": [{"key": …, "jobs": […], "pinned": false}]}, …]}`,
     /// every shard listed, indented by two spaces.
-    public var json: String {
+    package var json: String {
         func quoted(_ text: String) -> String { JSONText.quoted(text) }
         let assignments = (0..<count).map { index in
             let groups = groups(inShard: index).map { group in

@@ -4,23 +4,23 @@
 /// the jobs' names alone (docs/deploying.md, "Shards"), so every version of mirror, and every pod of
 /// a Kubernetes Indexed Job, assigns alike.
 import Foundation
-import MirrorModel
+package import MirrorModel
 
-public struct ShardPlan: Sendable {
+package struct ShardPlan: Sendable {
     /// Shard `index` of `count`, written `I/N`.
-    public struct Shard: Sendable, Equatable, CustomStringConvertible {
-        public let index: Int
-        public let count: Int
+    package struct Shard: Sendable, Equatable, CustomStringConvertible {
+        package let index: Int
+        package let count: Int
 
         /// Nil unless `0 ≤ index < count` and `count` is within `JobLimits.shards`.
-        public init?(index: Int, count: Int) {
+        package init?(index: Int, count: Int) {
             guard JobLimits.shards.contains(count), (0..<count).contains(index) else { return nil }
             self.index = index
             self.count = count
         }
 
         /// `I/N`, both decimal numbers.
-        public init?(_ text: String) {
+        package init?(_ text: String) {
             let parts = text.split(separator: "/", omittingEmptySubsequences: false)
             guard parts.count == 2, let index = Self.number(parts[0]), let count = Self.number(parts[1]) else { return nil }
             self.init(index: index, count: count)
@@ -32,36 +32,36 @@ public struct ShardPlan: Sendable {
             return Int(text)
         }
 
-        public var description: String { "\(index)/\(count)" }
+        package var description: String { "\(index)/\(count)" }
 
         /// Shard 0 of 1: every job, what a command without `--shard` works on.
-        public static let whole = Shard(index: 0, count: 1)!
+        package static let whole = Shard(index: 0, count: 1)!
     }
 
     /// A job of the plan: its file (an index among the files planned) and its name.
-    public struct Job: Sendable, Hashable {
-        public let file: Int
-        public let name: String
+    package struct Job: Sendable, Hashable {
+        package let file: Int
+        package let name: String
         /// `<file name>/<job name>`: the job file's last path component, so that the key does
         /// not depend on the folder the command was given the file from.
-        public let key: String
+        package let key: String
     }
 
     /// Jobs that always run together.
-    public struct Group: Sendable {
+    package struct Group: Sendable {
         /// The smallest key of its jobs, byte by byte: what its shard is a hash of.
-        public let key: String
+        package let key: String
         /// Sorted by key, byte by byte: the first is the group's key.
-        public let jobs: [Job]
-        public let shard: Int
+        package let jobs: [Job]
+        package let shard: Int
         /// A `shard:` of one of its jobs put it there, not the hash.
-        public let pinned: Bool
+        package let pinned: Bool
     }
 
     /// N.
-    public let count: Int
+    package let count: Int
     /// By shard, then by key.
-    public let groups: [Group]
+    package let groups: [Group]
     private let shards: [Place: Int]
 
     private struct Place: Hashable {
@@ -72,7 +72,7 @@ public struct ShardPlan: Sendable {
     /// Plans `files` over `count` shards; `output` is the output folder each file's jobs
     /// write to (`--output`, else the file's `output:`, else `cache`). A `shard:` of `count`
     /// or more, and two jobs of one group pinned to different shards, are config errors.
-    public init(_ files: [JobFile], shards count: Int, output: (JobFile) -> String) throws(ConfigError) {
+    package init(_ files: [JobFile], shards count: Int, output: (JobFile) -> String) throws(ConfigError) {
         precondition(JobLimits.shards.contains(count), "the count of shards is checked where it is read")
         let folders = files.map { (output($0) as NSString).standardizingPath }
         var diagnostics: [Diagnostic] = []
@@ -100,24 +100,24 @@ public struct ShardPlan: Sendable {
     }
 
     /// The shard of job `name` of `files[file]`.
-    public func shard(file: Int, job name: String) -> Int? {
+    package func shard(file: Int, job name: String) -> Int? {
         shards[Place(file: file, name: name)]
     }
 
     /// The groups of shard `index`, by key.
-    public func groups(inShard index: Int) -> [Group] {
+    package func groups(inShard index: Int) -> [Group] {
         groups.filter { $0.shard == index }
     }
 
     // MARK: The assignment
 
     /// `<file name>/<job name>`.
-    public static func key(file path: String, job name: String) -> String {
+    package static func key(file path: String, job name: String) -> String {
         (path as NSString).lastPathComponent + "/" + name
     }
 
     /// FNV-1a, 64 bits, of the key's UTF-8 bytes, modulo the count of shards.
-    public static func shard(key: String, count: Int) -> Int {
+    package static func shard(key: String, count: Int) -> Int {
         Int(fnv1a(key.utf8) % UInt64(count))
     }
 

@@ -3,7 +3,7 @@
 /// job's table brings an index named `<table>_walk_order`. A job's `explode` lists bring
 /// views `<table>__<name>`: a view is named like no job's table of the folder, and like no
 /// other table's view or index in its database.
-import MirrorModel
+package import MirrorModel
 
 package struct TableClaims {
     /// The first job of each table, by database and table name, lowercased: each later job

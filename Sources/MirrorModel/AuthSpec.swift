@@ -1,13 +1,13 @@
 import Foundation
-import MirrorJSON
+package import MirrorJSON
 
 /// `auth`: how a job's requests say who sends them. A definition is named at the top of a
 /// job file and shared by every job that names it (one token for all of them), or written
 /// inside one job. Every value that came from `${…}` is also in the job's `Redactor`.
 /// Printed, dumped or reflected, it shows its name and kind only.
-public struct AuthSpec: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+package struct AuthSpec: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// Where a token or key goes on a request.
-    public enum Placement: Sendable, Equatable {
+    package enum Placement: Sendable, Equatable {
         /// `name: prefix + value`; `Authorization: Bearer …` by default. `Bearer ` goes before a
         /// token in `Authorization` only: another header takes the token alone unless `prefix` says otherwise.
         case header(name: String, prefix: String)
@@ -16,31 +16,31 @@ public struct AuthSpec: Sendable, CustomStringConvertible, CustomDebugStringConv
         /// A cookie `name=value`.
         case cookie(name: String)
 
-        public static let bearer = Placement.header(name: "Authorization", prefix: "Bearer ")
+        package static let bearer = Placement.header(name: "Authorization", prefix: "Bearer ")
     }
 
     /// How an OAuth 2 client proves itself to the token endpoint (RFC 6749 2.3.1).
-    public enum ClientAuth: String, Sendable, CaseIterable {
+    package enum ClientAuth: String, Sendable, CaseIterable {
         /// HTTP Basic with the client id and secret.
         case basic = "client_secret_basic"
         /// `client_id` and `client_secret` in the form body.
         case post = "client_secret_post"
     }
 
-    public enum Grant: String, Sendable, CaseIterable {
+    package enum Grant: String, Sendable, CaseIterable {
         case clientCredentials = "client_credentials"
         case refreshToken = "refresh_token"
     }
 
     /// Where fetched tokens are read from a token endpoint's (or a login's) JSON answer.
-    public struct TokenAnswer: Sendable {
-        public var token: JSONPath
+    package struct TokenAnswer: Sendable {
+        package var token: JSONPath
         /// The token's lifetime in seconds (`expires_in`), or the instant it ends
         /// (`expires_at`: ISO 8601 or seconds since 1970); neither: `lifetime`.
-        public var expiresIn: JSONPath?
-        public var expiresAt: JSONPath?
+        package var expiresIn: JSONPath?
+        package var expiresAt: JSONPath?
         /// Seconds a token lives when the answer does not say; nil: until refused.
-        public var lifetime: Double?
+        package var lifetime: Double?
 
         package init(token: JSONPath, expiresIn: JSONPath? = JSONPath("expires_in"), expiresAt: JSONPath? = JSONPath("expires_at"),
                      lifetime: Double? = nil) {
@@ -51,12 +51,12 @@ public struct AuthSpec: Sendable, CustomStringConvertible, CustomDebugStringConv
         }
     }
 
-    public struct OAuth2: Sendable {
-        public var grant: Grant
+    package struct OAuth2: Sendable {
+        package var grant: Grant
         package var tokenURL: String
         package var clientID: String
         package var clientSecret: String?
-        public var clientAuth: ClientAuth
+        package var clientAuth: ClientAuth
         package var scope: String?
         package var audience: String?
         /// Extra form parameters of every token request.
@@ -64,7 +64,7 @@ public struct AuthSpec: Sendable, CustomStringConvertible, CustomDebugStringConv
         /// The configured refresh token (`refresh_token` grant); a stored rotated one wins.
         package var refreshToken: String?
         /// The file rotated refresh tokens are written to, outside the output folder.
-        public var tokenStore: String?
+        package var tokenStore: String?
 
         package init(grant: Grant, tokenURL: String, clientID: String, clientSecret: String?, clientAuth: ClientAuth,
                      scope: String?, audience: String?, parameters: [(name: String, value: String)], refreshToken: String?,
@@ -82,14 +82,14 @@ public struct AuthSpec: Sendable, CustomStringConvertible, CustomDebugStringConv
         }
     }
 
-    public enum JWTAlgorithm: String, Sendable, CaseIterable {
+    package enum JWTAlgorithm: String, Sendable, CaseIterable {
         case rs256 = "RS256"
         case es256 = "ES256"
     }
 
     /// A signed assertion: used as the bearer itself, or exchanged for a token.
-    public struct JWT: Sendable {
-        public enum Exchange: String, Sendable, CaseIterable {
+    package struct JWT: Sendable {
+        package enum Exchange: String, Sendable, CaseIterable {
             /// The assertion is the bearer token (no token endpoint).
             case none
             /// RFC 7523: `grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer&assertion=…`
@@ -100,7 +100,7 @@ public struct AuthSpec: Sendable, CustomStringConvertible, CustomDebugStringConv
             case bearer
         }
 
-        public var algorithm: JWTAlgorithm
+        package var algorithm: JWTAlgorithm
         /// PEM text.
         package var privateKey: String
         package var keyID: String?
@@ -109,10 +109,10 @@ public struct AuthSpec: Sendable, CustomStringConvertible, CustomDebugStringConv
         package var audience: String?
         package var scope: String?
         /// Seconds from `iat` to `exp`.
-        public var lifetime: Double
+        package var lifetime: Double
         /// Further claims, as JSON member text (`"name":value`) in file order.
         package var claims: [(name: String, json: String)]
-        public var exchange: Exchange
+        package var exchange: Exchange
         package var tokenURL: String?
 
         package init(algorithm: JWTAlgorithm, privateKey: String, keyID: String?, issuer: String?, subject: String?,
@@ -133,9 +133,9 @@ public struct AuthSpec: Sendable, CustomStringConvertible, CustomDebugStringConv
     }
 
     /// A login request whose answer holds the token.
-    public struct Session: Sendable {
+    package struct Session: Sendable {
         package var url: String
-        public var method: String
+        package var method: String
         /// JSON or form text, as the job's own `body`.
         package var body: String?
         package var headers: [(name: String, value: String)]
@@ -148,12 +148,12 @@ public struct AuthSpec: Sendable, CustomStringConvertible, CustomDebugStringConv
         }
     }
 
-    public struct SigV4: Sendable {
+    package struct SigV4: Sendable {
         package var accessKey: String
         package var secretKey: String
         package var sessionToken: String?
-        public var region: String
-        public var service: String
+        package var region: String
+        package var service: String
 
         package init(accessKey: String, secretKey: String, sessionToken: String?, region: String, service: String) {
             self.accessKey = accessKey
@@ -164,7 +164,7 @@ public struct AuthSpec: Sendable, CustomStringConvertible, CustomDebugStringConv
         }
     }
 
-    public enum Kind: Sendable {
+    package enum Kind: Sendable {
         case bearer(token: String)
         case basic(username: String, password: String)
         case apiKey(value: String)
@@ -174,7 +174,7 @@ public struct AuthSpec: Sendable, CustomStringConvertible, CustomDebugStringConv
         case awsSigV4(SigV4)
 
         /// The word of `type:`.
-        public var word: String {
+        package var word: String {
             switch self {
             case .bearer: "bearer"
             case .basic: "basic"
@@ -188,20 +188,20 @@ public struct AuthSpec: Sendable, CustomStringConvertible, CustomDebugStringConv
     }
 
     /// The definition's name; a job's own definition is named after the job.
-    public let name: String
+    package let name: String
     /// Tells definitions of different files apart: jobs share a token when theirs are equal.
-    public let key: String
-    public let kind: Kind
+    package let key: String
+    package let kind: Kind
     /// Where the token (or key) goes; unused by `basic` and `aws_sigv4`.
-    public let placement: Placement
+    package let placement: Placement
     /// How fetched tokens are read from their answers.
-    public let answer: TokenAnswer
+    package let answer: TokenAnswer
     /// Seconds before a token's end at which it is fetched anew.
-    public let margin: Double
+    package let margin: Double
     /// The values of the definition that came from `${…}` (or from a key file).
     private let given: [Redactor.Secret]
     /// The tokens fetched for it: masked by every job that uses it.
-    public let fetched = FetchedSecrets()
+    package let fetched = FetchedSecrets()
 
     package init(name: String, key: String, kind: Kind, placement: Placement = .bearer,
                  answer: TokenAnswer = TokenAnswer(token: JSONPath("access_token")!), margin: Double = 60,
@@ -216,7 +216,7 @@ public struct AuthSpec: Sendable, CustomStringConvertible, CustomDebugStringConv
     }
 
     /// Whether its tokens are fetched (or, for a bare JWT, signed), and so made anew after a 401.
-    public var fetchesTokens: Bool {
+    package var fetchesTokens: Bool {
         switch kind {
         case .oauth2, .session, .jwt: true
         case .bearer, .basic, .apiKey, .awsSigV4: false
@@ -269,7 +269,7 @@ public struct AuthSpec: Sendable, CustomStringConvertible, CustomDebugStringConv
         }
     }
 
-    public var description: String { "auth '\(name)' (\(kind.word))" }
-    public var debugDescription: String { description }
-    public var customMirror: Mirror { Mirror(self, children: ["name": name, "type": kind.word]) }
+    package var description: String { "auth '\(name)' (\(kind.word))" }
+    package var debugDescription: String { description }
+    package var customMirror: Mirror { Mirror(self, children: ["name": name, "type": kind.word]) }
 }

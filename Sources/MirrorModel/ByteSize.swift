@@ -1,6 +1,6 @@
 /// Byte counts as job files write them (`64MB`) and as messages print them.
-public enum ByteSize {
-    public static func text(_ bytes: Int) -> String {
+package enum ByteSize {
+    package static func text(_ bytes: Int) -> String {
         for (unit, size) in [("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)] where bytes >= size && bytes % size == 0 {
             return "\(bytes / size) \(unit)"
         }
@@ -8,7 +8,7 @@ public enum ByteSize {
     }
 
     /// `512 B`, `85.3 KB`, `3.1 MB`: for progress, not for limits.
-    public static func approximate(_ bytes: Int) -> String {
+    package static func approximate(_ bytes: Int) -> String {
         for (unit, size) in [("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)] where bytes >= size {
             let value = Double(bytes) / Double(size)
             return "\((value * 10).rounded() / 10) \(unit)"

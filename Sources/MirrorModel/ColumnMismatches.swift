@@ -3,14 +3,14 @@
 /// and counted by the store for the records it writes (see `ColumnTypes`).
 import MirrorJSON
 
-public struct ColumnMismatches: Sendable {
+package struct ColumnMismatches: Sendable {
     /// Each mismatch: the record's index in the page, the column's among the typed columns,
     /// by record.
     package private(set) var pairs: [(record: Int32, column: Int32)] = []
 
-    public init() {}
+    package init() {}
 
-    public var isEmpty: Bool { pairs.isEmpty }
+    package var isEmpty: Bool { pairs.isEmpty }
 
     package mutating func append(record: Int, column: Int) {
         pairs.append((Int32(record), Int32(column)))

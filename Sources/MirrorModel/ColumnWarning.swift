@@ -1,13 +1,13 @@
 /// A typed generated column (`columns:` with `type`) that is NULL where its record holds a
 /// value of another JSON type: counted over the records a walk stored or saw, once the walk
 /// has ended.
-public struct ColumnWarning: Sendable, Codable, Equatable {
+package struct ColumnWarning: Sendable, Codable, Equatable {
     /// The column's name.
-    public let column: String
+    package let column: String
     /// The column's type, which those values are not.
-    public let type: RecordColumn.Kind
+    package let type: RecordColumn.Kind
     /// The records whose value at the column's path is of another type (a JSON `null` is no value).
-    public let records: Int
+    package let records: Int
 
     package init(column: String, type: RecordColumn.Kind, records: Int) {
         self.column = column
@@ -16,7 +16,7 @@ public struct ColumnWarning: Sendable, Codable, Equatable {
     }
 
     /// `price: 3 not integer`.
-    public var description: String { "\(column): \(records) not \(type.rawValue)" }
+    package var description: String { "\(column): \(records) not \(type.rawValue)" }
 
     /// `3 column warnings (price: 3 not integer)`, the summary line's words for `warnings`.
     package static func summary(_ warnings: [ColumnWarning]) -> String {

@@ -2,15 +2,15 @@
 /// `<table>__<name>` that SQLite computes from the record table (`json_each`), so that a
 /// device queries the list's elements as rows without a table of their own to keep.
 /// The store writes its SQL; the loader checks here that its paths can be SQLite's.
-import MirrorJSON
+package import MirrorJSON
 
-public struct ExplodedList: Sendable, Equatable {
-    public let name: String
+package struct ExplodedList: Sendable, Equatable {
+    package let name: String
     /// The record path of the list.
-    public let path: JSONPath
+    package let path: JSONPath
     /// Columns of each element, their paths read from the element (`.`: the element itself).
     /// None is indexed: a view has no index.
-    public let columns: [RecordColumn]
+    package let columns: [RecordColumn]
 
     package init(name: String, path: JSONPath, columns: [RecordColumn] = []) {
         self.name = name

@@ -1,23 +1,23 @@
 /// How one download ended, as `_mirror_files` keeps it.
-public struct FileOutcome: Sendable {
-    public enum Status: String, Sendable {
+package struct FileOutcome: Sendable {
+    package enum Status: String, Sendable {
         case ok, failed
         /// Not an absolute http(s) URL: never fetched.
         case refused
     }
 
-    public var url: RedactedURL
-    public var status: Status
+    package var url: RedactedURL
+    package var status: Status
     /// Relative to the output folder.
-    public var path: String?
-    public var size: Int?
-    public var contentType: String?
-    public var sha256: String?
-    public var etag: String?
-    public var lastModified: String?
-    public var httpStatus: Int?
-    public var error: String?
-    public var time: String
+    package var path: String?
+    package var size: Int?
+    package var contentType: String?
+    package var sha256: String?
+    package var etag: String?
+    package var lastModified: String?
+    package var httpStatus: Int?
+    package var error: String?
+    package var time: String
 
     package init(
         url: RedactedURL,

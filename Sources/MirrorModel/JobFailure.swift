@@ -3,11 +3,11 @@
 /// stored, pages 1-3 kept`) only where it is shown: the summary, `--report`,
 /// `_mirror_runs.error`, `status` and verify's faults. The words of an HTTP failure are the
 /// HTTP floor's own (`HTTPError`), masked by the job's redactor before they get here.
-public struct JobFailure: Error, Sendable, Equatable, CustomStringConvertible {
+package struct JobFailure: Error, Sendable, Equatable, CustomStringConvertible {
     /// The pages a walk stored before it ended, first and last.
-    public struct Kept: Sendable, Equatable, CustomStringConvertible {
-        public var first: Int?
-        public var last: Int?
+    package struct Kept: Sendable, Equatable, CustomStringConvertible {
+        package var first: Int?
+        package var last: Int?
 
         package init(first: Int?, last: Int?) {
             self.first = first
@@ -15,7 +15,7 @@ public struct JobFailure: Error, Sendable, Equatable, CustomStringConvertible {
         }
 
         /// `pages 1-6 kept`, `page 1 kept` or `nothing stored`.
-        public var description: String { said(storing: true) }
+        package var description: String { said(storing: true) }
 
         /// For a walk that stores nothing (`verify`): `pages 1-6 walked`, `page 1 walked` or
         /// `nothing walked`.
@@ -56,7 +56,7 @@ public struct JobFailure: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The job's name.
-    public let job: String
+    package let job: String
     let code: Code
 
     init(job: String, _ code: Code) {
@@ -109,7 +109,7 @@ public struct JobFailure: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// When a deferred job may resume (UTC ISO 8601); nil for anything but a deferral.
-    public var resumeAfter: String? {
+    package var resumeAfter: String? {
         switch code {
         case let .deferred(_, until, _), let .deferredEarlier(until, _), let .parentsDeferred(_, _, until, _): until
         default: nil
@@ -117,15 +117,15 @@ public struct JobFailure: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The API asked for a longer wait than the job allows: a pause, not a failure.
-    public var isDeferral: Bool { resumeAfter != nil }
+    package var isDeferral: Bool { resumeAfter != nil }
 
     /// The request a deferral stopped before, when one did.
-    public var deferredPage: PageFailure? {
+    package var deferredPage: PageFailure? {
         if case let .deferred(failure, _, _) = code { failure } else { nil }
     }
 
     /// A signal or `--max-time` stopped the walk: nothing failed.
-    public var isInterruption: Bool {
+    package var isInterruption: Bool {
         switch code {
         case .interrupted, .parentsInterrupted: true
         default: false
@@ -133,20 +133,20 @@ public struct JobFailure: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The response that failed the walk, when one did.
-    public var page: PageFailure? {
+    package var page: PageFailure? {
         if case let .page(failure, _) = code { failure } else { nil }
     }
 
     /// What was seen twice, when a loop ended the walk.
-    public var loop: String? {
+    package var loop: String? {
         if case let .loop(_, _, loop, _) = code { loop } else { nil }
     }
 
     /// The sentence a user reads.
-    public var description: String { said(storing: true) }
+    package var description: String { said(storing: true) }
 
     /// The sentence for a walk that stores nothing (`verify`): what it walked, not what it kept.
-    public var walkedDescription: String { said(storing: false) }
+    package var walkedDescription: String { said(storing: false) }
 
     private func said(storing: Bool) -> String {
         let subject = "job '\(job)': "

@@ -1,8 +1,8 @@
-import Foundation
+package import Foundation
 
 /// A run's status, as the summary, `--report`, `_mirror_runs` and `status` say it: the words
 /// of `WalkEnding.status`, and of runs recorded before.
-public enum JobResult: String, Sendable, Codable, Equatable {
+package enum JobResult: String, Sendable, Codable, Equatable {
     case ok, failed
     /// Stopped by a signal: what was stored stays, and the next run resumes there.
     case interrupted
@@ -15,14 +15,14 @@ public enum JobResult: String, Sendable, Codable, Equatable {
 /// `_mirror_runs` keeps (its `outcome` column, beside the columns docs/on-disk-format.md lists) and
 /// `status` shows as the job's last run. Encoded with snake_case keys (`--report`, in
 /// docs/commands.md).
-public struct JobOutcome: Sendable, Codable, Equatable {
-    public struct Pages: Sendable, Codable, Equatable {
+package struct JobOutcome: Sendable, Codable, Equatable {
+    package struct Pages: Sendable, Codable, Equatable {
         /// Pages walked: the three below together.
-        public var total: Int
-        public var fetched: Int
-        public var notModified: Int
+        package var total: Int
+        package var fetched: Int
+        package var notModified: Int
         /// Not requested: fetched within `refresh_after`.
-        public var skipped: Int
+        package var skipped: Int
 
         package init(
             total: Int,
@@ -37,14 +37,14 @@ public struct JobOutcome: Sendable, Codable, Equatable {
         }
     }
 
-    public struct Records: Sendable, Codable, Equatable {
-        public var new: Int
-        public var updated: Int
-        public var unchanged: Int
-        public var rejected: Int
-        public var pruned: Int
+    package struct Records: Sendable, Codable, Equatable {
+        package var new: Int
+        package var updated: Int
+        package var unchanged: Int
+        package var rejected: Int
+        package var pruned: Int
         /// Removed because a page marked them deleted (`deleted`).
-        public var deleted: Int
+        package var deleted: Int
 
         package init(new: Int, updated: Int, unchanged: Int, rejected: Int, pruned: Int, deleted: Int = 0) {
             self.new = new
@@ -56,7 +56,7 @@ public struct JobOutcome: Sendable, Codable, Equatable {
         }
 
         /// Outcomes recorded before `deleted` was counted have none.
-        public init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             new = try container.decode(Int.self, forKey: .new)
             updated = try container.decode(Int.self, forKey: .updated)
@@ -67,44 +67,44 @@ public struct JobOutcome: Sendable, Codable, Equatable {
         }
     }
 
-    public var job: String
+    package var job: String
     /// The job file, as given on the command line.
-    public var file: String
-    public var table: String
-    public var database: String
-    public var account: String
-    public var status: JobResult
-    public var startedAt: String
-    public var finishedAt: String
+    package var file: String
+    package var table: String
+    package var database: String
+    package var account: String
+    package var status: JobResult
+    package var startedAt: String
+    package var finishedAt: String
     /// Why the walk ended, as the summary prints it.
-    public var stopReason: String
+    package var stopReason: String
     /// The walk saw everything (a stop condition or `pages.to`), as `prune` requires.
-    public var complete: Bool
-    public var pages: Pages
+    package var complete: Bool
+    package var pages: Pages
     /// The page a resumed walk started at.
-    public var resumedAt: Int?
-    public var records: Records
-    public var rejected: [RejectedRecord]
-    public var retries: Int
+    package var resumedAt: Int?
+    package var records: Records
+    package var rejected: [RejectedRecord]
+    package var retries: Int
     /// Response bytes of the walk's pages.
-    public var bytes: Int
-    public var durationSeconds: Double
+    package var bytes: Int
+    package var durationSeconds: Double
     /// Downloads, for a job with `downloads`.
-    public var files: DownloadSummary?
+    package var files: DownloadSummary?
     /// Redacted.
-    public var error: String?
+    package var error: String?
     /// The `{since}` the walk used (`incremental`); absent for other jobs and when it was empty.
-    public var since: String?
+    package var since: String?
     /// For a child job (`parent`): the parents walked, failed, and the children of gone parents deleted.
-    public var parents: ParentWalks?
+    package var parents: ParentWalks?
     /// Configured paths the responses did not hold (see `WalkResult.missingPaths`); absent
     /// when there are none.
-    public var warnings: [String]?
+    package var warnings: [String]?
     /// For a deferred job: when it may resume (UTC ISO 8601); absent otherwise.
-    public var resumeAfter: String?
+    package var resumeAfter: String?
     /// Typed columns that are NULL where the walk's records hold a value of another type,
     /// by column, in the job's order; absent when there are none.
-    public var columnWarnings: [ColumnWarning]?
+    package var columnWarnings: [ColumnWarning]?
 
     package init(
         job: String,
@@ -158,7 +158,7 @@ public struct JobOutcome: Sendable, Codable, Equatable {
         self.columnWarnings = columnWarnings
     }
 
-    public var succeeded: Bool { status == .ok }
+    package var succeeded: Bool { status == .ok }
 
     package init(job: JobSpec, file: String, database: String, ending: WalkEnding, walk: WalkResult, pruned: Int,
          files: DownloadSummary?, startedAt: String, finishedAt: String, seconds: Double, since: SinceValue? = nil,
@@ -193,7 +193,7 @@ public struct JobOutcome: Sendable, Codable, Equatable {
     }
 
     /// One line for the summary on stdout, plus one line per rejected record and failed file.
-    public var summaryLines: [String] {
+    package var summaryLines: [String] {
         var lines: [String]
         switch status {
         case .interrupted:
@@ -250,29 +250,29 @@ public struct JobOutcome: Sendable, Codable, Equatable {
 }
 
 /// The whole run.
-public struct RunSummary: Sendable {
+package struct RunSummary: Sendable {
     /// In the order the jobs were selected.
-    public var jobs: [JobOutcome]
+    package var jobs: [JobOutcome]
     /// A signal or `--max-time` stopped the run.
-    public var interrupted = false
+    package var interrupted = false
     /// `--max-time` stopped the run.
-    public var timedOut = false
+    package var timedOut = false
     /// The signal that stopped the run, if one did: the process exits with 128 + it.
-    public var signal: Int32?
+    package var signal: Int32?
     /// What `--state` pulled and pushed, when the run kept its state in a remote store.
-    public var state: StateSummary?
+    package var state: StateSummary?
 
-    public var allSucceeded: Bool { jobs.allSatisfy(\.succeeded) }
+    package var allSucceeded: Bool { jobs.allSatisfy(\.succeeded) }
 
     /// sysexits' EX_TEMPFAIL, which cron users know: no job failed, and at least one was
     /// deferred (the API asked for a longer wait than its `max_wait`).
-    public static let deferredExitStatus: Int32 = 75
+    package static let deferredExitStatus: Int32 = 75
 
     /// What the run exits with: 128 + the signal that stopped it; 3 when its shard's lease
     /// was lost; 1 when `--max-time` stopped it, a job failed (or was stopped) or its state
     /// could not be pushed; 75 when no job failed and one was deferred; 0
     /// when every job succeeded.
-    public var exitStatus: Int32 {
+    package var exitStatus: Int32 {
         if let signal { return 128 + signal }
         if state?.leaseLost == true { return StateSummary.leaseExitStatus }
         if state?.failure != nil { return 1 }
@@ -280,14 +280,14 @@ public struct RunSummary: Sendable {
         return jobs.contains { $0.status == .deferred } ? Self.deferredExitStatus : 0
     }
 
-    public init(jobs: [JobOutcome], interrupted: Bool = false, timedOut: Bool = false, signal: Int32? = nil) {
+    package init(jobs: [JobOutcome], interrupted: Bool = false, timedOut: Bool = false, signal: Int32? = nil) {
         self.jobs = jobs
         self.interrupted = interrupted
         self.timedOut = timedOut
         self.signal = signal
     }
 
-    public var text: String {
+    package var text: String {
         jobs.flatMap(\.summaryLines).joined(separator: "\n")
     }
 }
@@ -301,30 +301,30 @@ extension Duration {
 
 /// What keeping a run's state in a remote store (`--state`) did: what the run pulled before
 /// its walk and pushed during and after it.
-public struct StateSummary: Sendable, Equatable {
+package struct StateSummary: Sendable, Equatable {
     /// The exit status of a run that lost its shard's lease, as of one that could not take it.
-    public static let leaseExitStatus: Int32 = 3
+    package static let leaseExitStatus: Int32 = 3
 
     /// `s3://bucket/prefix`, `file:///dir`.
-    public var location: String
+    package var location: String
     /// `I/N`.
-    public var shard: String
-    public var pulledDatabases = 0
-    public var pulledFiles = 0
-    public var pulledBytes = 0
+    package var shard: String
+    package var pulledDatabases = 0
+    package var pulledFiles = 0
+    package var pulledBytes = 0
     /// Pushes that wrote a new generation.
-    public var pushes = 0
-    public var pushedDatabases = 0
-    public var pushedFiles = 0
-    public var pushedBytes = 0
+    package var pushes = 0
+    package var pushedDatabases = 0
+    package var pushedFiles = 0
+    package var pushedBytes = 0
     /// The remote generation the folder has at the end.
-    public var generation: Int?
+    package var generation: Int?
     /// Why the last push failed, if it did: the folder keeps what it holds, the next run pushes it.
-    public var failure: String?
+    package var failure: String?
     /// Another worker took the shard's lease while the run held it: the run stopped and pushed nothing more.
-    public var leaseLost = false
+    package var leaseLost = false
 
-    public init(location: String, shard: String) {
+    package init(location: String, shard: String) {
         self.location = location
         self.shard = shard
     }

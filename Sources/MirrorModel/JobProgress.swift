@@ -1,19 +1,19 @@
 import Synchronization
 
 /// Where one job's walk stands, reported after every page and when the job ends.
-public struct JobProgress: Sendable {
-    public var job: String
+package struct JobProgress: Sendable {
+    package var job: String
     /// How the job ended; nil while it runs.
-    public var ending: WalkEnding?
+    package var ending: WalkEnding?
     /// The `{page}` value of the page last stored.
-    public var page: Int?
+    package var page: Int?
     /// `pages.to`, when the job sets it.
-    public var lastPage: Int?
-    public var walk: WalkResult
+    package var lastPage: Int?
+    package var walk: WalkResult
     /// Downloads so far, for a job with `downloads`.
-    public var files: DownloadSummary?
+    package var files: DownloadSummary?
 
-    public init(job: String, ending: WalkEnding? = nil, page: Int?, lastPage: Int?, walk: WalkResult, files: DownloadSummary? = nil) {
+    package init(job: String, ending: WalkEnding? = nil, page: Int?, lastPage: Int?, walk: WalkResult, files: DownloadSummary? = nil) {
         self.files = files
         self.job = job
         self.ending = ending
@@ -23,7 +23,7 @@ public struct JobProgress: Sendable {
     }
 
     /// One line: `events: page 37/100, 3700 records (120 new), 2 not modified, 3.1 MB`.
-    public var text: String {
+    package var text: String {
         var parts: [String] = []
         if let page {
             parts.append(lastPage.map { "page \(page)/\($0)" } ?? "page \(page)")
@@ -53,7 +53,7 @@ public struct JobProgress: Sendable {
 }
 
 /// Receives progress from every job of a run, from any task.
-public typealias ProgressHandler = @Sendable (JobProgress) -> Void
+package typealias ProgressHandler = @Sendable (JobProgress) -> Void
 
 /// Joins one job's walk progress and its download progress into one line: downloads
 /// go on between pages and after the walk.

@@ -1,13 +1,13 @@
 import Foundation
-import MirrorJSON
+package import MirrorJSON
 
 /// A loaded, validated job file.
-public struct JobFile: Sendable {
+package struct JobFile: Sendable {
     /// The path as the user gave it (used in messages).
-    public let path: String
+    package let path: String
     /// The `output:` folder resolved against the file's folder, if the file sets one.
-    public let output: String?
-    public let jobs: [JobSpec]
+    package let output: String?
+    package let jobs: [JobSpec]
 
     package init(path: String, output: String? = nil, jobs: [JobSpec]) {
         self.path = path
@@ -17,12 +17,12 @@ public struct JobFile: Sendable {
 }
 
 /// One job of a job file, with `defaults` applied and `${…}` resolved.
-public struct JobSpec: Sendable {
-    public enum Method: String, Sendable { case get = "GET", post = "POST" }
-    public enum OnChange: String, Sendable { case replace, keep }
+package struct JobSpec: Sendable {
+    package enum Method: String, Sendable { case get = "GET", post = "POST" }
+    package enum OnChange: String, Sendable { case replace, keep }
 
     /// How the walk finds the next page after `{page}` has been advanced.
-    public enum Next: Sendable, Equatable {
+    package enum Next: Sendable, Equatable {
         /// A path in the body holding the next cursor, or the next URL: an http(s) URL, or
         /// a relative one (`/…`, `?…`, `./…`, `../…`, resolved against the request URL).
         case path(JSONPath)
@@ -55,16 +55,16 @@ public struct JobSpec: Sendable {
         }
     }
 
-    public struct Pages: Sendable, Equatable {
-        public var from: Int
-        public var to: Int?
-        public var step: Int
-        public static let `default` = Pages(from: 1, to: nil, step: 1)
+    package struct Pages: Sendable, Equatable {
+        package var from: Int
+        package var to: Int?
+        package var step: Int
+        package static let `default` = Pages(from: 1, to: nil, step: 1)
     }
 
-    public struct Stop: Sendable, Equatable {
+    package struct Stop: Sendable, Equatable {
         /// What `stop.known` ends a walk at.
-        public enum Known: String, Sendable, Equatable {
+        package enum Known: String, Sendable, Equatable {
             /// A page whose records were all stored before.
             case page
             /// The first record stored before (newest-first feeds).
@@ -74,38 +74,38 @@ public struct JobSpec: Sendable {
             case since
         }
 
-        public var empty: Bool
-        public var known: Known?
-        public var statuses: Set<Int>
-        public var lastPage: JSONPath?
+        package var empty: Bool
+        package var known: Known?
+        package var statuses: Set<Int>
+        package var lastPage: JSONPath?
         /// The response's count of records in the whole walk.
-        public var total: JSONPath?
+        package var total: JSONPath?
         /// The response's flag saying whether pages follow (`has_more`).
-        public var hasMore: JSONPath? = nil
+        package var hasMore: JSONPath? = nil
         /// A page of fewer records than this is the last one.
-        public var short: Int? = nil
+        package var short: Int? = nil
         /// The response's count of pages in the whole walk.
-        public var pages: JSONPath? = nil
-        public static let `default` = Stop(empty: true, known: nil, statuses: [], lastPage: nil, total: nil)
+        package var pages: JSONPath? = nil
+        package static let `default` = Stop(empty: true, known: nil, statuses: [], lastPage: nil, total: nil)
 
         /// Responses announce the last page: `last_page`, or a count of `pages`.
         package var announcesLastPage: Bool { lastPage != nil || pages != nil }
     }
 
     /// `incremental`: where `{since}` comes from.
-    public struct Incremental: Sendable, Equatable {
-        public enum Source: Sendable, Equatable {
+    package struct Incremental: Sendable, Equatable {
+        package enum Source: Sendable, Equatable {
             /// The highest value at this path among the job's stored records.
             case path(JSONPath)
             /// The start time of the job's last complete walk.
             case lastRun
         }
 
-        public var source: Source
+        package var source: Source
         /// `{since}` while there is nothing to take it from; none: `{since}` is empty.
-        public var initial: SinceValue?
+        package var initial: SinceValue?
         /// Seconds `{since}` is moved back by, when it is a time.
-        public var lookback: Double?
+        package var lookback: Double?
 
         package init(source: Source, initial: SinceValue? = nil, lookback: Double? = nil) {
             self.source = source
@@ -115,11 +115,11 @@ public struct JobSpec: Sendable {
     }
 
     /// `deleted`: the records that say they are gone.
-    public struct Deleted: Sendable, Equatable {
-        public var path: JSONPath
+    package struct Deleted: Sendable, Equatable {
+        package var path: JSONPath
         /// The value there that marks a deleted record; none: any value but false, null,
         /// 0 and the empty string.
-        public var equals: String?
+        package var equals: String?
 
         package init(path: JSONPath, equals: String? = nil) {
             self.path = path
@@ -146,77 +146,77 @@ public struct JobSpec: Sendable {
     }
 
     /// `max_page_size` when the job does not set it.
-    public static let defaultMaxPageSize = 64 << 20
+    package static let defaultMaxPageSize = 64 << 20
     /// `max_wait` when the job does not set it: five minutes, well inside a cron interval;
     /// a longer wait (an hourly quota's reset) defers the job to a later run.
-    public static let defaultMaxWait = 300.0
+    package static let defaultMaxWait = 300.0
     /// `max_file_size` when the job does not set it.
-    public static let defaultMaxFileSize = 100 << 20
+    package static let defaultMaxFileSize = 100 << 20
     /// `min_download_rate` when the job does not set it: bytes per second.
-    public static let defaultMinDownloadRate = 1 << 10
+    package static let defaultMinDownloadRate = 1 << 10
 
-    public let name: String
-    public internal(set) var url: RequestTemplate
-    public let method: Method
+    package let name: String
+    package internal(set) var url: RequestTemplate
+    package let method: Method
     /// JSON body template: `{page}` and `{cursor}` are filled in when a request is built.
-    public internal(set) var body: BodyTemplate?
+    package internal(set) var body: BodyTemplate?
     /// Header values may hold secrets: they are sent, never shown.
-    public internal(set) var headers: [Header]
-    public let pages: Pages
-    public let next: Next?
-    public let records: JSONPath
-    public let id: JSONPath
-    public let table: String
-    public let database: String
-    public let account: String
-    public let stop: Stop
-    public let onChange: OnChange
-    public let prune: Bool
+    package internal(set) var headers: [Header]
+    package let pages: Pages
+    package let next: Next?
+    package let records: JSONPath
+    package let id: JSONPath
+    package let table: String
+    package let database: String
+    package let account: String
+    package let stop: Stop
+    package let onChange: OnChange
+    package let prune: Bool
     /// Other jobs store into the same table under the same account, on purpose.
-    public let shareTable: Bool
+    package let shareTable: Bool
     /// Seconds.
-    public let timeout: Double
+    package let timeout: Double
     /// Retries after a network error, a timeout, a 5xx, 408 or 429.
-    public let retries: Int
+    package let retries: Int
     /// Requests per time to this job's host, shared with every job of the run on that host.
-    public let rateLimit: RateLimit?
+    package let rateLimit: RateLimit?
     /// Seconds: the longest wait the API may ask for (its quota spent, `Retry-After`) before
     /// the job is deferred instead.
-    public let maxWait: Double
+    package let maxWait: Double
     /// Requests in flight for this job; pages still commit in walk order.
-    public internal(set) var concurrency: Int
+    package internal(set) var concurrency: Int
     /// Seconds: a page fetched less than this long ago is not requested again.
-    public let refreshAfter: Double?
+    package let refreshAfter: Double?
     /// A page response body larger than this is rejected.
-    public let maxPageSize: Int
+    package let maxPageSize: Int
     /// Paths inside a record whose values are URLs (or arrays of URLs) of files to fetch.
-    public let downloads: [JSONPath]
+    package let downloads: [JSONPath]
     /// Downloads in flight for this job.
-    public let downloadConcurrency: Int
+    package let downloadConcurrency: Int
     /// A larger download is abandoned and reported.
-    public let maxFileSize: Int
+    package let maxFileSize: Int
     /// Bytes per second: a slower download is abandoned once it has run for `timeout`; 0 never.
-    public let minDownloadRate: Int
+    package let minDownloadRate: Int
     /// Paths a response must hold, with their kinds, in file order.
-    public let validate: [(path: JSONPath, kind: JSONKind)]
+    package let validate: [(path: JSONPath, kind: JSONKind)]
     /// Every value of this job that came from `${…}`.
-    public let redactor: Redactor
-    public internal(set) var incremental: Incremental? = nil
-    public internal(set) var deleted: Deleted? = nil
+    package let redactor: Redactor
+    package internal(set) var incremental: Incremental? = nil
+    package internal(set) var deleted: Deleted? = nil
     /// The job this one walks once per record of (`parent`).
-    public internal(set) var parent: String? = nil
+    package internal(set) var parent: String? = nil
     /// How its requests say who sends them; none: its headers alone.
-    public let auth: AuthSpec?
+    package let auth: AuthSpec?
     /// `shard:`: the shard of `mirror run --shard I/N` this job and its group are pinned to.
-    public internal(set) var shard: ShardPin? = nil
+    package internal(set) var shard: ShardPin? = nil
     /// `columns:`: generated columns of its record table, in file order.
-    public internal(set) var columns: [RecordColumn] = []
+    package internal(set) var columns: [RecordColumn] = []
     /// `explode:`: lists of each record read as rows of views of its record table, in file order.
-    public internal(set) var explode: [ExplodedList] = []
+    package internal(set) var explode: [ExplodedList] = []
     /// `drop:` and `hash:`: what each record loses before it is stored; none: it is stored as served.
-    public internal(set) var redaction: RecordRedaction? = nil
+    package internal(set) var redaction: RecordRedaction? = nil
     /// The jobs whose parent this one is.
-    public package(set) var children: [String] = []
+    package package(set) var children: [String] = []
     /// A header held `{since}` or `{parent.…}`, filled in before the walk.
     var headersFilled = false
     /// `{since}` of this walk, once filled in (`stop.known: since` compares pages with it).
@@ -326,7 +326,7 @@ public struct JobSpec: Sendable {
 }
 
 /// A URL template with `{page}` and `{cursor}` placeholders, whose secrets print redacted.
-public struct RequestTemplate: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+package struct RequestTemplate: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The template as sent.
     package let real: String
     /// The template with every `${…}` value masked.
@@ -337,17 +337,17 @@ public struct RequestTemplate: Sendable, Equatable, CustomStringConvertible, Cus
         self.shown = shown
     }
 
-    public var redacted: String { shown }
-    public var description: String { shown }
-    public var debugDescription: String { shown }
-    public var customMirror: Mirror { Mirror(self, children: ["template": shown]) }
+    package var redacted: String { shown }
+    package var description: String { shown }
+    package var debugDescription: String { shown }
+    package var customMirror: Mirror { Mirror(self, children: ["template": shown]) }
 
-    public var usesPage: Bool { real.contains("{page}") }
+    package var usesPage: Bool { real.contains("{page}") }
 
     /// The URL for one page: the page value and the cursor (percent-encoded) filled in.
     /// Without a cursor (the first request), a query parameter whose value is `{cursor}`
     /// is left out rather than sent empty.
-    public func url(page: Int, cursor: String?, redactor: Redactor) -> RedactedURL {
+    package func url(page: Int, cursor: String?, redactor: Redactor) -> RedactedURL {
         func fill(_ template: String, cursor: String) -> String {
             let template = cursor.isEmpty ? Self.withoutParameters(valued: "{cursor}", in: template) : template
             return template.replacingAll("{page}", with: String(page))
@@ -377,14 +377,14 @@ public struct RequestTemplate: Sendable, Equatable, CustomStringConvertible, Cus
 /// `{cursor}` inside other strings are replaced in place. A form body
 /// (`application/x-www-form-urlencoded`) is a flat mapping sent as `name=value&…`. It
 /// prints, dumps and reflects with its secrets masked.
-public struct BodyTemplate: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+package struct BodyTemplate: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     package let json: String
     /// The template with every `${…}` value masked.
-    public let description: String
+    package let description: String
     /// Sent form-encoded rather than as JSON.
-    public let form: Bool
+    package let form: Bool
     /// A value of the template came from `${…}`.
-    public var holdsSecret: Bool { json != description }
+    package var holdsSecret: Bool { json != description }
 
     package init(json: String, redactor: Redactor, form: Bool = false) {
         self.json = json
@@ -398,12 +398,12 @@ public struct BodyTemplate: Sendable, CustomStringConvertible, CustomDebugString
         self.form = form
     }
 
-    public var debugDescription: String { description }
-    public var customMirror: Mirror { Mirror(self, children: ["json": description]) }
+    package var debugDescription: String { description }
+    package var customMirror: Mirror { Mirror(self, children: ["json": description]) }
 
     /// The body of one request. `shown` renders the masked template (for what is stored
     /// and logged): pass it a masked cursor.
-    public func render(page: Int, cursor: String?, cursorIsNumber: Bool = false, shown: Bool = false) -> [UInt8] {
+    package func render(page: Int, cursor: String?, cursorIsNumber: Bool = false, shown: Bool = false) -> [UInt8] {
         let template = shown ? description : json
         guard let document = try? JSONDocument(parsing: Array(template.utf8)) else { return Array(template.utf8) }
         var out: [UInt8] = []

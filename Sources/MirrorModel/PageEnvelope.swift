@@ -4,24 +4,24 @@
 /// end-to-end headers (`_mirror_pages.headers`). `mirror serve` puts the page's records
 /// back there, as the table holds them now, and sends the headers again.
 import Foundation
-import MirrorJSON
+package import MirrorJSON
 
-public struct PageEnvelope: Sendable, Equatable {
+package struct PageEnvelope: Sendable, Equatable {
     /// A response header kept with the page.
-    public struct Header: Sendable, Equatable {
-        public let name: String
-        public let value: String
+    package struct Header: Sendable, Equatable {
+        package let name: String
+        package let value: String
     }
 
-    public var text: [UInt8]
+    package var text: [UInt8]
     /// Byte offset in `text` of the emptied records value; nil when the records value was
     /// `null` (a page with nothing to put back).
-    public var recordsAt: Int?
+    package var recordsAt: Int?
     /// What a client may page by besides the body (`Link`, `X-Pagination`,
     /// `X-Total-Count`), names lowercased, in name order (see `kept(_:redactor:)`).
-    public var headers: [Header] = []
+    package var headers: [Header] = []
 
-    public init(text: [UInt8], recordsAt: Int?, headers: [Header] = []) {
+    package init(text: [UInt8], recordsAt: Int?, headers: [Header] = []) {
         self.text = text
         self.recordsAt = recordsAt
         self.headers = headers

@@ -4,7 +4,7 @@
 /// record.
 import MirrorJSON
 
-public struct PageRecords: Sendable {
+package struct PageRecords: Sendable {
     /// One record. Offsets fit in 31 bits: a page is at most `max_page_size` (1 GB).
     package struct Entry: Sendable {
         /// The record's compacted JSON: `bytes[start..<end]`.
@@ -31,7 +31,7 @@ public struct PageRecords: Sendable {
     }
 
     /// The compacted response the records point into.
-    public let bytes: [UInt8]
+    package let bytes: [UInt8]
     package let entries: [Entry]
     /// The text of the ids that were strings with escapes, unescaped.
     package let unescaped: [UInt8]
@@ -42,7 +42,7 @@ public struct PageRecords: Sendable {
         self.unescaped = unescaped
     }
 
-    public var count: Int { entries.count }
+    package var count: Int { entries.count }
 
     /// Records written one at a time into text of their own, not into a response: what
     /// a page's records become once `drop:` and `hash:` have rewritten them. Each id is
@@ -77,7 +77,7 @@ public struct PageRecords: Sendable {
 
     /// Calls `body` with each record's id and JSON, in page order, as bytes valid only
     /// during the call.
-    public func forEach(_ body: (_ id: UnsafeBufferPointer<UInt8>, _ json: UnsafeBufferPointer<UInt8>) throws -> Void) rethrows {
+    package func forEach(_ body: (_ id: UnsafeBufferPointer<UInt8>, _ json: UnsafeBufferPointer<UInt8>) throws -> Void) rethrows {
         try bytes.withUnsafeBufferPointer { page in
             try unescaped.withUnsafeBufferPointer { spill in
                 for entry in entries {
@@ -90,27 +90,27 @@ public struct PageRecords: Sendable {
 
     /// The records by index, their bytes valid only inside `withTexts`: a store binds a
     /// batch of them to one statement without a copy.
-    public struct Texts {
+    package struct Texts {
         let page: UnsafeBufferPointer<UInt8>
         let spill: UnsafeBufferPointer<UInt8>
         let entries: [Entry]
 
-        public var count: Int { entries.count }
+        package var count: Int { entries.count }
 
         /// Record `index`'s id.
-        public func id(_ index: Int) -> UnsafeBufferPointer<UInt8> {
+        package func id(_ index: Int) -> UnsafeBufferPointer<UInt8> {
             PageRecords.id(entries[index], page: page, spill: spill)
         }
 
         /// Record `index`'s compacted JSON.
-        public func json(_ index: Int) -> UnsafeBufferPointer<UInt8> {
+        package func json(_ index: Int) -> UnsafeBufferPointer<UInt8> {
             let entry = entries[index]
             return UnsafeBufferPointer(rebasing: page[Int(entry.start) ..< Int(entry.end)])
         }
     }
 
     /// Calls `body` with the records by index, as bytes valid only during the call.
-    public func withTexts<R>(_ body: (Texts) throws -> R) rethrows -> R {
+    package func withTexts<R>(_ body: (Texts) throws -> R) rethrows -> R {
         try bytes.withUnsafeBufferPointer { page in
             try unescaped.withUnsafeBufferPointer { spill in
                 try body(Texts(page: page, spill: spill, entries: entries))
@@ -119,7 +119,7 @@ public struct PageRecords: Sendable {
     }
 
     /// Every record's id, in page order.
-    public var ids: [String] {
+    package var ids: [String] {
         var ids: [String] = []
         ids.reserveCapacity(count)
         forEach { id, _ in ids.append(String(decoding: id, as: UTF8.self)) }

@@ -1,56 +1,56 @@
 import Foundation
 
 /// One page of records ready to be stored, with the walk's checkpoint after it.
-public struct PageCommit: Sendable {
-    public var job: String
-    public var account: String
-    public var table: String
-    public var url: RedactedURL
+package struct PageCommit: Sendable {
+    package var job: String
+    package var account: String
+    package var table: String
+    package var url: RedactedURL
     /// The request body as shown (secrets masked); empty for GET.
-    public var requestBody: String
-    public var page: Int
-    public var status: Int
-    public var etag: String?
-    public var lastModified: String?
-    public var responseBytes: Int
-    public var records: PageRecords
+    package var requestBody: String
+    package var page: Int
+    package var status: Int
+    package var etag: String?
+    package var lastModified: String?
+    package var responseBytes: Int
+    package var records: PageRecords
     /// The response without its records, kept for `mirror serve`.
-    public var envelope: PageEnvelope? = nil
+    package var envelope: PageEnvelope? = nil
     /// Entries of the response's records array, stored ones and rejected ones.
-    public var elements: Int
+    package var elements: Int
     /// The response's `stop.last_page` value.
-    public var lastPage: Int?
+    package var lastPage: Int?
     /// The response's `stop.total` value.
-    public var total: Int?
+    package var total: Int?
     /// The response's `stop.has_more` flag.
-    public var hasMore: Bool?
+    package var hasMore: Bool?
     /// URLs of files the records point to (`downloads`), registered with the page.
-    public var files: [RedactedURL] = []
-    public var onChange: JobSpec.OnChange
+    package var files: [RedactedURL] = []
+    package var onChange: JobSpec.OnChange
     /// The table is shared with other jobs (`share_table`): the page's ids are noted as this job's.
-    public var shared = false
+    package var shared = false
     /// Position of the first record: the walk's running count.
-    public var firstPosition: Int
+    package var firstPosition: Int
     /// Where the walk goes after this page.
-    public var nextPage: Int?
+    package var nextPage: Int?
     /// Redacted: a checkpoint holding a secret cannot be resumed from.
-    public var nextURL: String?
-    public var nextCursor: String?
+    package var nextURL: String?
+    package var nextCursor: String?
     /// The next cursor was a JSON number.
-    public var nextCursorIsNumber = false
-    public var time: String
+    package var nextCursorIsNumber = false
+    package var time: String
     /// Ids of the page's records marked deleted (`deleted`): removed from the table.
-    public var deleted: [String] = []
+    package var deleted: [String] = []
     /// The highest value of the job's `incremental` path among the page's records.
-    public var highWater: HighWater? = nil
+    package var highWater: HighWater? = nil
     /// A child job's page: the id of the parent record it was walked for. Its records
     /// carry it; the walk has no checkpoint (a failed parent is walked again whole).
-    public var parentID: String? = nil
+    package var parentID: String? = nil
     /// The jobs whose parent this job is: the page's new and changed records are queued
     /// for them in `_mirror_parents`.
-    public var children: [String] = []
+    package var children: [String] = []
     /// The records whose values the job's typed columns make NULL: counted for those written.
-    public var mismatches = ColumnMismatches()
+    package var mismatches = ColumnMismatches()
 
     package init(
         job: String,
@@ -119,17 +119,17 @@ public struct PageCommit: Sendable {
 
 /// The empty page that ended a walk: kept for `mirror serve` with no ids, so a walk never
 /// replays it (whether a walk ends there is asked again each run).
-public struct EndPage: Sendable {
-    public var job: String
-    public var account: String
-    public var table: String
-    public var url: RedactedURL
-    public var requestBody: String
-    public var page: Int
-    public var status: Int
-    public var responseBytes: Int
-    public var envelope: PageEnvelope
-    public var time: String
+package struct EndPage: Sendable {
+    package var job: String
+    package var account: String
+    package var table: String
+    package var url: RedactedURL
+    package var requestBody: String
+    package var page: Int
+    package var status: Int
+    package var responseBytes: Int
+    package var envelope: PageEnvelope
+    package var time: String
 
     package init(
         job: String,
@@ -157,8 +157,8 @@ public struct EndPage: Sendable {
 }
 
 /// The highest value of an `incremental` path seen in a page.
-public struct HighWater: Sendable {
-    public var value: SinceValue
+package struct HighWater: Sendable {
+    package var value: SinceValue
 
     package init(value: SinceValue) {
         self.value = value
@@ -167,21 +167,21 @@ public struct HighWater: Sendable {
 
 /// A page served again from what was stored: a 304 answer, or a page within
 /// `refresh_after`. Its records are seen again; nothing of them is rewritten.
-public struct PageReplay: Sendable {
-    public var job: String
-    public var account: String
-    public var table: String
-    public var stored: StoredPage
-    public var firstPosition: Int
+package struct PageReplay: Sendable {
+    package var job: String
+    package var account: String
+    package var table: String
+    package var stored: StoredPage
+    package var firstPosition: Int
     /// A 304 refreshes the page's fetch time and validators; a skipped page keeps them.
-    public var revalidated: (etag: String?, lastModified: String?)?
-    public var nextPage: Int?
-    public var nextURL: String?
-    public var nextCursor: String?
-    public var nextCursorIsNumber = false
-    public var time: String
+    package var revalidated: (etag: String?, lastModified: String?)?
+    package var nextPage: Int?
+    package var nextURL: String?
+    package var nextCursor: String?
+    package var nextCursorIsNumber = false
+    package var time: String
     /// A child job's page: the walk has no checkpoint.
-    public var child = false
+    package var child = false
 
     package init(
         job: String,
@@ -213,26 +213,26 @@ public struct PageReplay: Sendable {
 }
 
 /// A page as `_mirror_pages` keeps it: enough to walk past it without its body.
-public struct StoredPage: Sendable, Equatable {
-    public var url: String
-    public var requestBody: String
-    public var page: Int
-    public var status: Int
-    public var etag: String?
-    public var lastModified: String?
-    public var fetchedAt: String
-    public var elements: Int
-    public var ids: [String]
+package struct StoredPage: Sendable, Equatable {
+    package var url: String
+    package var requestBody: String
+    package var page: Int
+    package var status: Int
+    package var etag: String?
+    package var lastModified: String?
+    package var fetchedAt: String
+    package var elements: Int
+    package var ids: [String]
     /// As stored: redacted, so one holding a mask cannot be followed.
-    public var nextURL: String?
-    public var nextCursor: String?
+    package var nextURL: String?
+    package var nextCursor: String?
     /// The next cursor was a JSON number.
-    public var nextCursorIsNumber = false
-    public var lastPage: Int?
-    public var total: Int?
+    package var nextCursorIsNumber = false
+    package var lastPage: Int?
+    package var total: Int?
     /// The page's `stop.has_more` flag; nil when the job has none, or for a page stored
     /// before the flag was kept.
-    public var hasMore: Bool?
+    package var hasMore: Bool?
 
     package init(
         url: String,
@@ -269,14 +269,14 @@ public struct StoredPage: Sendable, Equatable {
     }
 
     /// Whether the walk can go on from this copy alone.
-    public var isReplayable: Bool {
+    package var isReplayable: Bool {
         !(nextURL?.contains(Redactor.mask) ?? false) && !(nextCursor?.contains(Redactor.mask) ?? false)
     }
 }
 
 /// A replayed page whose records are no longer all stored: it must be fetched whole.
-public struct ReplayMissingRecords: Error, Sendable {
-    public let missing: Int
+package struct ReplayMissingRecords: Error, Sendable {
+    package let missing: Int
 
     package init(missing: Int) {
         self.missing = missing
@@ -285,18 +285,18 @@ public struct ReplayMissingRecords: Error, Sendable {
 
 /// Where a job's walk starts: page `from` of a new walk, or the checkpoint of one that
 /// failed or was killed.
-public struct WalkStart: Sendable, Equatable {
-    public var startedAt: String
+package struct WalkStart: Sendable, Equatable {
+    package var startedAt: String
     /// The `{page}` value to fetch next; nil for a new walk.
-    public var page: Int?
-    public var nextURL: String?
-    public var cursor: String?
-    public var position: Int
+    package var page: Int?
+    package var nextURL: String?
+    package var cursor: String?
+    package var position: Int
     /// The cursor was a JSON number.
-    public var cursorIsNumber = false
+    package var cursorIsNumber = false
     /// Whether the job has stored pages that a request may find (a copy to replay or to
     /// revalidate): a first walk has none, and looks up none.
-    public var storedPages = true
+    package var storedPages = true
 
     package init(
         startedAt: String,
@@ -316,7 +316,7 @@ public struct WalkStart: Sendable, Equatable {
         self.storedPages = storedPages
     }
 
-    public var isResumed: Bool { page != nil }
+    package var isResumed: Bool { page != nil }
 
     /// A redacted URL or cursor cannot be requested again.
     package var isResumable: Bool {
@@ -324,32 +324,32 @@ public struct WalkStart: Sendable, Equatable {
     }
 }
 
-public struct CommitCounts: Sendable, Equatable {
-    public var new = 0
-    public var updated = 0
-    public var unchanged = 0
+package struct CommitCounts: Sendable, Equatable {
+    package var new = 0
+    package var updated = 0
+    package var unchanged = 0
     /// Records removed because the page marked them deleted.
-    public var deleted = 0
+    package var deleted = 0
     /// A child job's records that were another parent's (a child table keeps one row per
     /// id): how many, and the first, said in words.
-    public var movedChildren = 0
-    public var firstMovedChild: String?
+    package var movedChildren = 0
+    package var firstMovedChild: String?
     /// Files of the page not downloaded yet (or whose download is gone from disk).
-    public var pendingFiles: [RedactedURL] = []
+    package var pendingFiles: [RedactedURL] = []
     /// Records written (new or changed) whose value a typed column makes NULL, by typed
     /// column in the job's order (see `ColumnTypes`); shorter when the last have none.
-    public var mismatches: [Int] = []
-    public init() {}
+    package var mismatches: [Int] = []
+    package init() {}
 
     /// Adds `other`'s mismatches to these.
-    public mutating func addMismatches(_ other: [Int]) {
+    package mutating func addMismatches(_ other: [Int]) {
         if mismatches.count < other.count { mismatches += Array(repeating: 0, count: other.count - mismatches.count) }
         for (index, count) in other.enumerated() { mismatches[index] += count }
     }
 }
 
 /// Where a walk puts its pages: the SQLite file of a run, or nowhere (`verify`).
-public protocol PageStore: Sendable {
+package protocol PageStore: Sendable {
     /// Stores a page's records with the walk's checkpoint, atomically.
     func commit(_ page: PageCommit) async throws -> CommitCounts
     /// Sees a stored page's records again; throws `ReplayMissingRecords` if some are gone.

@@ -1,11 +1,11 @@
 /// What a child job's run did with its parents.
-public struct ParentWalks: Sendable, Codable, Equatable {
+package struct ParentWalks: Sendable, Codable, Equatable {
     /// Parents whose children were walked whole.
-    public var walked = 0
+    package var walked = 0
     /// Parents whose walk failed: queued, and walked again by the next run.
-    public var failed = 0
+    package var failed = 0
     /// Children removed because their parent is gone (deleted or pruned).
-    public var orphansDeleted = 0
+    package var orphansDeleted = 0
 
     package init(walked: Int = 0, failed: Int = 0, orphansDeleted: Int = 0) {
         self.walked = walked

@@ -1,14 +1,14 @@
 import Foundation
 
 /// `rate_limit`: at most `count` requests per `seconds`, e.g. `5/s`, `100/m`.
-public struct RateLimit: Sendable, Equatable {
-    public let count: Int
-    public let seconds: Double
+package struct RateLimit: Sendable, Equatable {
+    package let count: Int
+    package let seconds: Double
 
     /// Seconds between two requests.
-    public var interval: Double { seconds / Double(count) }
+    package var interval: Double { seconds / Double(count) }
 
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, let count = Int(parts[0].trimmingCharacters(in: .whitespaces)), count > 0 else { return nil }
         switch parts[1].trimmingCharacters(in: .whitespaces) {

@@ -2,23 +2,23 @@
 /// record (a generated column), so that a device can select and index a field of the
 /// record without `json_extract` in every query. The store writes its SQL; the loader
 /// checks here that its path can be one.
-import MirrorJSON
+package import MirrorJSON
 
-public struct RecordColumn: Sendable, Equatable {
+package struct RecordColumn: Sendable, Equatable {
     /// What the column keeps of the value at its path; any other JSON type gives NULL.
-    public enum Kind: String, Sendable, CaseIterable, Codable {
+    package enum Kind: String, Sendable, CaseIterable, Codable {
         case integer, real, text, boolean, time
     }
 
-    public let name: String
-    public let path: JSONPath
+    package let name: String
+    package let path: JSONPath
     /// Nil: the value whatever its type, an object or array as JSON text.
-    public let type: Kind?
+    package let type: Kind?
     /// An index on `(account, <name>)`.
-    public let index: Bool
+    package let index: Bool
     /// Kept in each row (`STORED`), computed when a row is written, instead of computed
     /// when a row is read (`VIRTUAL`).
-    public let stored: Bool
+    package let stored: Bool
 
     package init(name: String, path: JSONPath, type: Kind? = nil, index: Bool = false, stored: Bool = false) {
         self.name = name

@@ -2,14 +2,14 @@
 /// and those whose values are replaced by a salted SHA-256 of them. The walk reads every
 /// path it needs (the id, `next`, `incremental`, `deleted`, `downloads`) in the record as
 /// the API sent it; only the stored record, and all that is made from it, lacks them.
-import MirrorJSON
+package import MirrorJSON
 
-public struct RecordRedaction: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+package struct RecordRedaction: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// Paths whose values are removed: a member with its key, an element of an array.
-    public let drop: [JSONPath]
+    package let drop: [JSONPath]
     /// Paths whose values become the lowercase hex SHA-256 of `salt`, a 0 byte and the
     /// value's canonical JSON text (`JSONValue.appendCanonical`), as a JSON string.
-    public let hash: [JSONPath]
+    package let hash: [JSONPath]
     /// The salt: it came from `${…}` and is a secret, so it is never printed, dumped or
     /// reflected; only the hashing reads it.
     package let salt: [UInt8]
@@ -28,13 +28,13 @@ public struct RecordRedaction: Sendable, Equatable, CustomStringConvertible, Cus
         return nil
     }
 
-    public var description: String {
+    package var description: String {
         "drop [\(drop.map(\.description).joined(separator: ", "))], hash [\(hash.map(\.description).joined(separator: ", "))]"
             + " with salt \(Redactor.mask)"
     }
 
-    public var debugDescription: String { description }
-    public var customMirror: Mirror {
+    package var debugDescription: String { description }
+    package var customMirror: Mirror {
         Mirror(self, children: ["drop": drop.map(\.description), "hash": hash.map(\.description), "salt": Redactor.mask])
     }
 }

@@ -4,25 +4,25 @@ import Synchronization
 /// Knows every value that came from `${…}` in a job file and blanks it out of any text
 /// meant for people or for files: logs, errors, reports, stored URLs. It prints, dumps and
 /// reflects as the names of its secrets only.
-public struct Redactor: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+package struct Redactor: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// A value that came from `${name}`. Only the HTTP layer reads its value; printed,
     /// dumped or reflected, it shows its name and a mask.
-    public struct Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-        public let name: String
+    package struct Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+        package let name: String
         package let value: String
 
-        public init(name: String, value: String) {
+        package init(name: String, value: String) {
             self.name = name
             self.value = value
         }
 
-        public var description: String { "${\(name)}=\(Redactor.mask)" }
-        public var debugDescription: String { description }
-        public var customMirror: Mirror { Mirror(self, children: ["name": name, "value": Redactor.mask]) }
+        package var description: String { "${\(name)}=\(Redactor.mask)" }
+        package var debugDescription: String { description }
+        package var customMirror: Mirror { Mirror(self, children: ["name": name, "value": Redactor.mask]) }
     }
 
-    public static let mask = "REDACTED"
-    public static let none = Redactor(secrets: [])
+    package static let mask = "REDACTED"
+    package static let none = Redactor(secrets: [])
 
     /// Longest first, so a secret that contains another is masked whole.
     private let secrets: [Secret]
@@ -32,7 +32,7 @@ public struct Redactor: Sendable, Equatable, CustomStringConvertible, CustomDebu
     /// Tokens fetched while the program runs (`auth`), masked beside the secrets.
     private let fetched: [FetchedSecrets]
 
-    public init(secrets: some Sequence<Secret>, fetched: [FetchedSecrets] = []) {
+    package init(secrets: some Sequence<Secret>, fetched: [FetchedSecrets] = []) {
         self.fetched = fetched
         self.secrets = Set(secrets.filter { !$0.value.isEmpty }).sorted {
             $0.value.count != $1.value.count ? $0.value.count > $1.value.count : $0.name < $1.name
@@ -40,22 +40,22 @@ public struct Redactor: Sendable, Equatable, CustomStringConvertible, CustomDebu
         scanner = SecretScanner(secrets: self.secrets.map(\.value))
     }
 
-    public static func == (lhs: Redactor, rhs: Redactor) -> Bool {
+    package static func == (lhs: Redactor, rhs: Redactor) -> Bool {
         lhs.secrets == rhs.secrets && lhs.fetched.map(ObjectIdentifier.init) == rhs.fetched.map(ObjectIdentifier.init)
     }
 
-    public var isEmpty: Bool { secrets.isEmpty && fetched.isEmpty }
+    package var isEmpty: Bool { secrets.isEmpty && fetched.isEmpty }
 
-    public var description: String { "Redactor(\(secrets.map(\.name).sorted().joined(separator: ", ")))" }
-    public var debugDescription: String { description }
-    public var customMirror: Mirror { Mirror(self, children: ["secrets": secrets.map(\.name).sorted()]) }
+    package var description: String { "Redactor(\(secrets.map(\.name).sorted().joined(separator: ", ")))" }
+    package var debugDescription: String { description }
+    package var customMirror: Mirror { Mirror(self, children: ["secrets": secrets.map(\.name).sorted()]) }
 
     /// Whether `text` holds a secret, in any form this redactor masks.
-    public func holdsSecret(_ text: String) -> Bool { redact(text) != text }
+    package func holdsSecret(_ text: String) -> Bool { redact(text) != text }
 
     /// The text with every secret masked in any form a server may echo it: raw, percent-,
     /// form- or JSON-encoded, any mix of these, or cut into fragments (see `SecretScanner`).
-    public func redact(_ text: String) -> String {
+    package func redact(_ text: String) -> String {
         let masked = secrets.isEmpty ? text : scanner.mask(text, with: Self.mask)
         return fetched.reduce(masked) { $1.mask($0) }
     }
@@ -64,7 +64,7 @@ public struct Redactor: Sendable, Equatable, CustomStringConvertible, CustomDebu
     /// the text back. Nil when a secret appears in a form that `${NAME}` cannot stand for
     /// (encoded, escaped), and when the text holds a `${` of its own, which `expand` would
     /// fill with a secret.
-    public func placeholders(_ text: String) -> String? {
+    package func placeholders(_ text: String) -> String? {
         guard !text.contains("${") else { return nil }
         var text = text
         for secret in secrets {
@@ -76,7 +76,7 @@ public struct Redactor: Sendable, Equatable, CustomStringConvertible, CustomDebu
     }
 
     /// Puts back the secrets that `placeholders` wrote as `${NAME}`.
-    public func expand(_ text: String) -> String {
+    package func expand(_ text: String) -> String {
         guard text.contains("${") else { return text }
         var text = text
         for secret in secrets {
@@ -85,14 +85,14 @@ public struct Redactor: Sendable, Equatable, CustomStringConvertible, CustomDebu
         return text
     }
 
-    public func merged(with other: Redactor) -> Redactor {
+    package func merged(with other: Redactor) -> Redactor {
         Redactor(secrets: secrets + other.secrets, fetched: fetched + other.fetched.filter { box in
             !fetched.contains { $0 === box }
         })
     }
 
     /// This redactor, masking the tokens `box` will hold too.
-    public func watching(_ box: FetchedSecrets) -> Redactor {
+    package func watching(_ box: FetchedSecrets) -> Redactor {
         fetched.contains { $0 === box } ? self : Redactor(secrets: secrets, fetched: fetched + [box])
     }
 }
@@ -101,13 +101,13 @@ public struct Redactor: Sendable, Equatable, CustomStringConvertible, CustomDebu
 /// known when the job file is read; these only once a token endpoint has answered): every
 /// job using the definition masks them, raw, percent-encoded or form-encoded, wherever its
 /// redactor masks secrets. The last few are kept: older ones have long expired.
-public final class FetchedSecrets: Sendable {
+package final class FetchedSecrets: Sendable {
     private let values = Mutex<[String]>([])
     private static let kept = 16
 
-    public init() {}
+    package init() {}
 
-    public func add(_ token: String) {
+    package func add(_ token: String) {
         guard !token.isEmpty else { return }
         values.withLock { values in
             guard !values.contains(token) else { return }
@@ -130,11 +130,11 @@ public final class FetchedSecrets: Sendable {
 
 /// Text that may hold a secret (a header value, a request body, a validator a server
 /// sent): used as it is inside the library, printed, dumped and reflected only redacted.
-public struct RedactedText: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+package struct RedactedText: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The text as sent. Internal on purpose.
     package let real: String
     /// The text with every secret masked.
-    public let description: String
+    package let description: String
 
     package init(real: String, redactor: Redactor) {
         self.real = real
@@ -142,21 +142,21 @@ public struct RedactedText: Sendable, Hashable, CustomStringConvertible, CustomD
     }
 
     /// Whether the text holds a secret.
-    public var holdsSecret: Bool { real != description }
+    package var holdsSecret: Bool { real != description }
 
-    public var debugDescription: String { description }
-    public var customMirror: Mirror { Mirror(self, children: ["text": description]) }
+    package var debugDescription: String { description }
+    package var customMirror: Mirror { Mirror(self, children: ["text": description]) }
 
-    public static func == (lhs: RedactedText, rhs: RedactedText) -> Bool { lhs.real == rhs.real }
-    public func hash(into hasher: inout Hasher) { hasher.combine(real) }
+    package static func == (lhs: RedactedText, rhs: RedactedText) -> Bool { lhs.real == rhs.real }
+    package func hash(into hasher: inout Hasher) { hasher.combine(real) }
 }
 
 /// A request header whose value may hold a secret.
-public struct Header: Sendable {
-    public let name: String
-    public let value: RedactedText
+package struct Header: Sendable {
+    package let name: String
+    package let value: RedactedText
 
-    public init(name: String, value: RedactedText) {
+    package init(name: String, value: RedactedText) {
         self.name = name
         self.value = value
     }
@@ -164,11 +164,11 @@ public struct Header: Sendable {
 
 /// A URL that prints only in its redacted form: the real text is reachable only inside
 /// the HTTP layer, so an error or a log line cannot carry a secret by accident.
-public struct RedactedURL: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+package struct RedactedURL: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The URL as sent on the wire. Internal on purpose.
     package let real: String
     /// The URL with every secret masked: what logs, errors and the store see.
-    public let description: String
+    package let description: String
 
     /// A URL that came from outside the job file (a next link): any secret it echoes is masked.
     package init(real: String, redactor: Redactor) {
@@ -189,14 +189,14 @@ public struct RedactedURL: Sendable, Hashable, CustomStringConvertible, CustomDe
         return "\(components.host?.lowercased() ?? ""):\(port)"
     }
 
-    public var debugDescription: String { description }
-    public var customMirror: Mirror { Mirror(self, children: ["url": description]) }
+    package var debugDescription: String { description }
+    package var customMirror: Mirror { Mirror(self, children: ["url": description]) }
 
     /// The masked URL for a message or a log line: one of thousands of characters is cut.
-    public var shortDescription: String { description.cutForMessage() }
+    package var shortDescription: String { description.cutForMessage() }
 
-    public static func == (lhs: RedactedURL, rhs: RedactedURL) -> Bool { lhs.real == rhs.real }
-    public func hash(into hasher: inout Hasher) { hasher.combine(real) }
+    package static func == (lhs: RedactedURL, rhs: RedactedURL) -> Bool { lhs.real == rhs.real }
+    package func hash(into hasher: inout Hasher) { hasher.combine(real) }
 }
 
 extension String {

@@ -1,17 +1,17 @@
 import Foundation
-import MirrorJSON
+package import MirrorJSON
 
 /// A value of an `incremental` path, as `{since}` takes it: a JSON string or number,
 /// kept as written. Two values compare as integers when both are integers (any number of
 /// digits, as `export --since-id`), as instants when both are ISO 8601 times, as numbers
 /// when both are numbers, and as text (byte for byte) otherwise.
-public struct SinceValue: Sendable, Equatable, CustomStringConvertible {
+package struct SinceValue: Sendable, Equatable, CustomStringConvertible {
     /// The text: a string's content, a number as written.
-    public let text: String
+    package let text: String
     /// It was a JSON number (`{since}` alone in a body stays a number).
-    public let isNumber: Bool
+    package let isNumber: Bool
 
-    public init(text: String, isNumber: Bool) {
+    package init(text: String, isNumber: Bool) {
         self.text = text
         self.isNumber = isNumber
     }
@@ -35,14 +35,14 @@ public struct SinceValue: Sendable, Equatable, CustomStringConvertible {
         self.init(document.root)
     }
 
-    public var json: String {
+    package var json: String {
         if isNumber { return text }
         var out: [UInt8] = []
         JSONText.appendQuoted(text, to: &out)
         return String(decoding: out, as: UTF8.self)
     }
 
-    public var description: String { text }
+    package var description: String { text }
 
     /// -1, 0 or 1.
     package static func compare(_ a: SinceValue, _ b: SinceValue) -> Int {

@@ -1,10 +1,10 @@
 /// What `mirror status` shows: every table of an output folder and each job's last run.
-public struct StatusReport: Sendable, Codable, Equatable {
-    public struct Table: Sendable, Codable, Equatable {
-        public var database: String
-        public var table: String
-        public var records: Int
-        public var accounts: Int
+package struct StatusReport: Sendable, Codable, Equatable {
+    package struct Table: Sendable, Codable, Equatable {
+        package var database: String
+        package var table: String
+        package var records: Int
+        package var accounts: Int
 
         package init(
             database: String,
@@ -19,14 +19,14 @@ public struct StatusReport: Sendable, Codable, Equatable {
         }
     }
 
-    public struct Files: Sendable, Codable, Equatable {
+    package struct Files: Sendable, Codable, Equatable {
         /// On disk.
-        public var downloaded: Int
-        public var bytes: Int
+        package var downloaded: Int
+        package var bytes: Int
         /// Tried and not got (retried by the next run), or refused.
-        public var failed: Int
+        package var failed: Int
         /// Not tried yet.
-        public var pending: Int
+        package var pending: Int
 
         package init(
             downloaded: Int,
@@ -41,27 +41,27 @@ public struct StatusReport: Sendable, Codable, Equatable {
         }
     }
 
-    public struct Job: Sendable, Codable, Equatable {
-        public var job: String
-        public var account: String
-        public var table: String
-        public var database: String
+    package struct Job: Sendable, Codable, Equatable {
+        package var job: String
+        package var account: String
+        package var table: String
+        package var database: String
         /// The outcome of its last run, as `--report` writes it.
-        public var lastRun: JobOutcome?
+        package var lastRun: JobOutcome?
         /// The job's downloads as they stand, for a job that has any.
-        public var files: Files?
+        package var files: Files?
         /// When the last successful run finished, if any.
-        public var lastSuccess: String?
-        public var stale: Bool
+        package var lastSuccess: String?
+        package var stale: Bool
         /// For an incremental job: the `{since}` its last walk used, and the highest value
         /// of its incremental path stored (from which the next walk's is taken).
-        public var since: String?
-        public var highWater: String?
-        public var highWaterPath: String?
+        package var since: String?
+        package var highWater: String?
+        package var highWaterPath: String?
         /// For a child job (`parent`): parent records queued for it and not walked yet,
         /// and those whose walk failed (walked again by the next run).
-        public var parentsPending: Int?
-        public var parentsFailed: Int?
+        package var parentsPending: Int?
+        package var parentsFailed: Int?
 
         package init(
             job: String,
@@ -94,9 +94,9 @@ public struct StatusReport: Sendable, Codable, Equatable {
         }
     }
 
-    public var output: String
-    public var tables: [Table]
-    public var jobs: [Job]
+    package var output: String
+    package var tables: [Table]
+    package var jobs: [Job]
 
     package init(output: String, tables: [Table], jobs: [Job]) {
         self.output = output
@@ -107,7 +107,7 @@ public struct StatusReport: Sendable, Codable, Equatable {
 
 extension StatusReport {
     /// The human-readable form.
-    public var text: String {
+    package var text: String {
         var lines = ["output: \(output)"]
         if tables.isEmpty { lines.append("no tables yet") }
         for table in tables {

@@ -1,9 +1,9 @@
-import Foundation
+package import Foundation
 
 /// UTC ISO 8601 with milliseconds (`2026-11-22T20:15:00.123Z`): fixed width, so text
 /// order is time order in SQL.
-public enum Timestamp {
-    public static func string(_ date: Date) -> String {
+package enum Timestamp {
+    package static func string(_ date: Date) -> String {
         let (whole, fraction) = Int64((date.timeIntervalSince1970 * 1000).rounded(.down)).quotientAndRemainder(dividingBy: 1000)
         var seconds = time_t(fraction < 0 ? whole - 1 : whole)
         var parts = tm()
@@ -34,7 +34,7 @@ public enum Timestamp {
         return String(decoding: text, as: UTF8.self)
     }
 
-    public static func date(_ text: String) -> Date? {
+    package static func date(_ text: String) -> Date? {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         if let date = formatter.date(from: text) { return date }

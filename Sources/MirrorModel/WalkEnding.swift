@@ -2,7 +2,7 @@
 /// (`ok`, `failed`, `interrupted`, `deferred`: the summary, `--report`, `_mirror_runs.result`, `status`)
 /// and its `complete` flag are read from, and that a job's last progress line shows.
 /// `StopReason` says what ended it; `JobFailure` says what went wrong.
-public enum WalkEnding: String, Sendable, Equatable {
+package enum WalkEnding: String, Sendable, Equatable {
     /// It saw everything: a stop condition or `pages.to`.
     case complete
     /// It ended well without seeing everything: cut by `--max-pages`.
@@ -15,7 +15,7 @@ public enum WalkEnding: String, Sendable, Equatable {
     case deferred
 
     /// The one rule: how `walk` ended.
-    public init(_ walk: WalkResult) {
+    package init(_ walk: WalkResult) {
         if walk.stop == .interrupted || walk.error?.isInterruption == true {
             self = .interrupted
         } else if walk.error?.isDeferral == true {
@@ -28,7 +28,7 @@ public enum WalkEnding: String, Sendable, Equatable {
     }
 
     /// The run's status, as the summary, `--report`, `_mirror_runs.result` and `status` say it.
-    public var status: JobResult {
+    package var status: JobResult {
         switch self {
         case .complete, .incomplete: .ok
         case .failed: .failed

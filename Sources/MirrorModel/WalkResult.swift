@@ -1,7 +1,7 @@
 import Foundation
 
 /// Why a walk ended.
-public enum StopReason: Sendable, Equatable, CustomStringConvertible {
+package enum StopReason: Sendable, Equatable, CustomStringConvertible {
     case emptyPage(page: Int)
     case knownPage(page: Int)
     case status(Int, page: Int)
@@ -28,7 +28,7 @@ public enum StopReason: Sendable, Equatable, CustomStringConvertible {
     case deferred
 
     /// A walk that ended on a stop condition or at `pages.to` saw everything (SPEC §5).
-    public var isComplete: Bool {
+    package var isComplete: Bool {
         switch self {
         case .maxPages, .failed, .interrupted, .deferred: return false
         default: return true
@@ -36,7 +36,7 @@ public enum StopReason: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The page the walk ended on, when one ended it.
-    public var page: Int? {
+    package var page: Int? {
         switch self {
         case let .emptyPage(page), let .knownPage(page), let .status(_, page), let .lastPage(page), let .total(_, page),
              let .endOfPages(page), let .noNextPage(page), let .noMore(page), let .shortPage(page), let .knownRecord(page),
@@ -47,7 +47,7 @@ public enum StopReason: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case let .emptyPage(page): return "empty page \(page)"
         case let .knownPage(page): return "page \(page) held only known ids"
@@ -71,10 +71,10 @@ public enum StopReason: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// A record the walk could not store.
-public struct RejectedRecord: Sendable, Codable, Equatable {
-    public let page: Int
-    public let index: Int
-    public let reason: String
+package struct RejectedRecord: Sendable, Codable, Equatable {
+    package let page: Int
+    package let index: Int
+    package let reason: String
 
     package init(page: Int, index: Int, reason: String) {
         self.page = page
@@ -84,11 +84,11 @@ public struct RejectedRecord: Sendable, Codable, Equatable {
 }
 
 /// An id listed more than once in one page.
-public struct RepeatedID: Sendable, Equatable {
-    public let page: Int
-    public let id: String
+package struct RepeatedID: Sendable, Equatable {
+    package let page: Int
+    package let id: String
     /// Where it appears in the page's records array.
-    public let indexes: [Int]
+    package let indexes: [Int]
 
     package init(page: Int, id: String, indexes: [Int]) {
         self.page = page
@@ -98,15 +98,15 @@ public struct RepeatedID: Sendable, Equatable {
 }
 
 /// A response that failed a walk: nothing of it was stored.
-public struct PageFailure: Sendable, Equatable {
-    public let page: Int
-    public let method: String
+package struct PageFailure: Sendable, Equatable {
+    package let page: Int
+    package let method: String
     /// Redacted.
-    public let url: String
-    public let status: Int?
+    package let url: String
+    package let status: Int?
     /// No credential could be had for the request, so it was never sent.
-    public let notSent: Bool
-    public let problem: String
+    package let notSent: Bool
+    package let problem: String
 
     package init(
         page: Int,
@@ -126,15 +126,15 @@ public struct PageFailure: Sendable, Equatable {
 
     /// `GET https://…?key=REDACTED: HTTP 200: response is not JSON: …`; `…: not sent: auth 'crm'
     /// (oauth2): the token endpoint …` when no credential could be had for it.
-    public var description: String {
+    package var description: String {
         "\(method) \(url): \(notSent ? "not sent" : status.map { "HTTP \($0)" } ?? "no response"): \(problem)"
     }
 }
 
 /// The last page a response named (`stop.last_page`).
-public struct AnnouncedLastPage: Sendable, Equatable {
-    public let page: Int
-    public let last: Int
+package struct AnnouncedLastPage: Sendable, Equatable {
+    package let page: Int
+    package let last: Int
 
     package init(page: Int, last: Int) {
         self.page = page
@@ -143,9 +143,9 @@ public struct AnnouncedLastPage: Sendable, Equatable {
 }
 
 /// The count of records in the whole walk that a response named (`stop.total`).
-public struct AnnouncedTotal: Sendable, Equatable {
-    public let page: Int
-    public let total: Int
+package struct AnnouncedTotal: Sendable, Equatable {
+    package let page: Int
+    package let total: Int
 
     package init(page: Int, total: Int) {
         self.page = page
@@ -154,12 +154,12 @@ public struct AnnouncedTotal: Sendable, Equatable {
 }
 
 /// A `stop.last_page` or `stop.total` value a response did not give as a whole number.
-public struct UnreadableValue: Sendable, Equatable {
-    public enum Key: Sendable, Equatable { case lastPage, total, pages, hasMore }
+package struct UnreadableValue: Sendable, Equatable {
+    package enum Key: Sendable, Equatable { case lastPage, total, pages, hasMore }
 
-    public let page: Int
-    public let key: Key
-    public let message: String
+    package let page: Int
+    package let key: Key
+    package let message: String
 
     package init(page: Int, key: Key, message: String) {
         self.page = page
@@ -169,57 +169,57 @@ public struct UnreadableValue: Sendable, Equatable {
 }
 
 /// A configured path the responses did not hold.
-public struct MissingPath: Sendable, Equatable, CustomStringConvertible {
+package struct MissingPath: Sendable, Equatable, CustomStringConvertible {
     /// The page it was looked for on; nil when no page of the walk held it.
-    public let page: Int?
-    public let message: String
+    package let page: Int?
+    package let message: String
 
     package init(page: Int? = nil, message: String) {
         self.page = page
         self.message = message
     }
 
-    public var description: String { page.map { "page \($0): \(message)" } ?? message }
+    package var description: String { page.map { "page \($0): \(message)" } ?? message }
 }
 
 /// What a job's walk did.
-public struct WalkResult: Sendable {
-    public var stop: StopReason = .failed
+package struct WalkResult: Sendable {
+    package var stop: StopReason = .failed
     /// Pages walked: fetched, answered 304, or skipped by `refresh_after`.
-    public var pages = 0
+    package var pages = 0
     /// Pages the server answered 304 Not Modified: replayed from the stored copy.
-    public var pagesNotModified = 0
+    package var pagesNotModified = 0
     /// Pages not requested because they were fetched within `refresh_after`.
-    public var pagesSkipped = 0
-    public var counts = CommitCounts()
-    public var rejected: [RejectedRecord] = []
+    package var pagesSkipped = 0
+    package var counts = CommitCounts()
+    package var rejected: [RejectedRecord] = []
     /// Ids repeated within a page (each stored once).
-    public var repeated: [RepeatedID] = []
+    package var repeated: [RepeatedID] = []
     /// Every `stop.last_page` value the walk's responses gave.
-    public var announcedLast: [AnnouncedLastPage] = []
+    package var announcedLast: [AnnouncedLastPage] = []
     /// Every `stop.total` value the walk's responses gave.
-    public var announcedTotals: [AnnouncedTotal] = []
+    package var announcedTotals: [AnnouncedTotal] = []
     /// Configured `stop` paths a response did not answer with a whole number.
-    public var unreadable: [UnreadableValue] = []
+    package var unreadable: [UnreadableValue] = []
     /// Entries of the records arrays walked, rejected ones included; a resumed walk
     /// counts the records stored before it resumed.
-    public var elementsWalked = 0
-    public var retries = 0
+    package var elementsWalked = 0
+    package var retries = 0
     /// Response bytes received for the pages of this walk.
-    public var bytes = 0
+    package var bytes = 0
     /// The page a resumed walk started at.
-    public var resumedAt: Int?
+    package var resumedAt: Int?
     /// Page values stored, first and last.
-    public var firstStored: Int?
-    public var lastStored: Int?
+    package var firstStored: Int?
+    package var lastStored: Int?
     /// Why the walk failed or was stopped; nil when it ended as it should.
-    public var error: JobFailure?
+    package var error: JobFailure?
     /// Configured paths the API's responses did not hold, where that would end the walk
     /// early or quietly do nothing: a `next` or `has_more` path absent from the first page
     /// of records, a `stop` path no response held, a `downloads` path no record held.
-    public var missingPaths: [MissingPath] = []
+    package var missingPaths: [MissingPath] = []
     /// Other things a run's user should know about what was stored.
-    public var warnings: [String] = []
+    package var warnings: [String] = []
 
     package init(
         stop: StopReason = .failed,
@@ -263,7 +263,7 @@ public struct WalkResult: Sendable {
         self.warnings = warnings
     }
 
-    public var pagesFetched: Int { pages - pagesNotModified - pagesSkipped }
+    package var pagesFetched: Int { pages - pagesNotModified - pagesSkipped }
 }
 
 extension WalkResult {

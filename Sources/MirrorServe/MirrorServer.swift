@@ -1,8 +1,8 @@
 import Foundation
 import Hummingbird
 import HummingbirdCore
-import Logging
-import MirrorModel
+package import Logging
+package import MirrorModel
 import NIOCore
 import ServiceLifecycle
 import Synchronization
@@ -17,49 +17,49 @@ import UnixSignals
 /// read transaction per answer, with no lock taken: a run writing meanwhile is never
 /// blocked and never seen half-done. SQLite's work runs on NIO's thread pool for blocking
 /// work, never on the tasks that serve connections.
-public struct MirrorServer: Sendable {
-    public struct Options: Sendable {
-        public var output: String
-        public var jobFiles: [JobFile] = []
-        public var bind = "127.0.0.1"
-        public var port = 8080
+package struct MirrorServer: Sendable {
+    package struct Options: Sendable {
+        package var output: String
+        package var jobFiles: [JobFile] = []
+        package var bind = "127.0.0.1"
+        package var port = 8080
         /// A connection that sends nothing for this long, before its first request or between
         /// two, is closed.
-        public var idleTimeout: Duration = .seconds(60)
+        package var idleTimeout: Duration = .seconds(60)
         /// A request's head must be whole this long after its first byte.
-        public var headerTimeout: Duration = .seconds(10)
+        package var headerTimeout: Duration = .seconds(10)
         /// A client that takes none of the bytes waiting for it for this long is dropped.
-        public var sendTimeout: Duration = .seconds(30)
+        package var sendTimeout: Duration = .seconds(30)
         /// How long a stop waits for the responses in flight before it cuts them.
-        public var stopGrace: Duration = .seconds(10)
+        package var stopGrace: Duration = .seconds(10)
         /// Bytes of replayed pages kept as they were assembled, to be sent again while
         /// nothing they are made of changes (see `PageCache`); 0 keeps none.
-        public var pageCache = MirrorServer.defaultPageCache
+        package var pageCache = MirrorServer.defaultPageCache
 
-        public init(output: String) {
+        package init(output: String) {
             self.output = output
         }
     }
 
     /// The address could not be listened on (taken, not an address of this machine).
-    public struct ListenFailure: Error, CustomStringConvertible {
-        public let description: String
+    package struct ListenFailure: Error, CustomStringConvertible {
+        package let description: String
     }
 
-    public let options: Options
+    package let options: Options
     /// The replayed pages kept as they were assembled, for as long as the server runs.
     let pages: ReplayedPages
 
     /// What `Options.pageCache` is unless set: more than the bench's 1,000 pages of 85 KB.
-    public static let defaultPageCache = 128 << 20
+    package static let defaultPageCache = 128 << 20
 
-    public init(options: Options) {
+    package init(options: Options) {
         self.options = options
         pages = ReplayedPages(output: options.output, cache: PageCache(limit: options.pageCache))
     }
 
     /// How a server stopped.
-    public enum Stop: Sendable, Equatable {
+    package enum Stop: Sendable, Equatable {
         /// By a signal: the responses in flight ended, or were cut when `stopGrace` ran out.
         case graceful
         /// By a second signal, which cut every response at once.
@@ -70,7 +70,7 @@ public struct MirrorServer: Sendable {
     /// and the idle connections and lets the responses in flight end, for `stopGrace` at
     /// most, then cuts them; a second signal cuts them at once. `listening` gets the port
     /// once the server listens.
-    public func run(logger: Logger, listening: @escaping @Sendable (Int) -> Void = { _ in }) async throws -> Stop {
+    package func run(logger: Logger, listening: @escaping @Sendable (Int) -> Void = { _ in }) async throws -> Stop {
         let connections = OpenConnections()
         let app = application(logger: logger, connections: connections, listening: listening)
         let services = ServiceGroup(configuration: .init(services: [app], logger: logger))
@@ -115,7 +115,7 @@ public struct MirrorServer: Sendable {
 
     /// Serves while `body` runs (given the port), then shuts down gracefully: the responses
     /// still being sent `stopGrace` later are cut.
-    public func with<T: Sendable>(logger: Logger, _ body: (Int) async throws -> T) async throws -> T {
+    package func with<T: Sendable>(logger: Logger, _ body: (Int) async throws -> T) async throws -> T {
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let connections = OpenConnections()
         let app = application(logger: logger, connections: connections) { port in

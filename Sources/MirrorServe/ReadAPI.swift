@@ -5,20 +5,20 @@ import HummingbirdCore
 import MirrorExport
 import MirrorJobFile
 import MirrorJSON
-import MirrorModel
+package import MirrorModel
 import MirrorStore
 
 /// The read API under `/_mirror/`: what an output folder holds, as JSON, read-only. Each
 /// answer is one read transaction of one database: a run writing meanwhile is not seen
 /// half-way, and is never blocked. A request it cannot answer throws an `HTTPError` (400,
 /// 404, 410), which `JSONErrors` writes as JSON.
-public struct ReadAPI: Sendable {
+package struct ReadAPI: Sendable {
     /// An answer: status, content type, body and headers.
-    public struct Answer: Sendable {
-        public var status: Int
-        public var contentType = "application/json"
-        public var body: [UInt8]
-        public var headers: [(String, String)] = []
+    package struct Answer: Sendable {
+        package var status: Int
+        package var contentType = "application/json"
+        package var body: [UInt8]
+        package var headers: [(String, String)] = []
 
         static func json(_ text: String, status: Int = 200) -> Answer {
             Answer(status: status, body: Array((text + "\n").utf8))
@@ -51,13 +51,13 @@ public struct ReadAPI: Sendable {
 
     /// Records or changes a request gets when it names no `limit`, and the most it may name:
     /// an answer is held whole in memory, so it is bounded.
-    public static let defaultLimit = 1000
-    public static let maxLimit = 10_000
+    package static let defaultLimit = 1000
+    package static let maxLimit = 10_000
 
-    public let output: String
-    public let jobFiles: [JobFile]
+    package let output: String
+    package let jobFiles: [JobFile]
 
-    public init(output: String, jobFiles: [JobFile] = []) {
+    package init(output: String, jobFiles: [JobFile] = []) {
         self.output = output
         self.jobFiles = jobFiles
     }
@@ -70,19 +70,19 @@ public struct ReadAPI: Sendable {
     }()
 
     /// `mirror status --json` of the output folder.
-    public func status() throws -> Answer {
+    package func status() throws -> Answer {
         let report = try StatusReader.read(folder: output, jobFiles: jobFiles)
         return Answer(status: 200, body: Array(try Self.encoder.encode(report)) + [0x0A])
     }
 
     /// The status page: every job and table, in HTML.
-    public func statusPage() throws -> Answer {
+    package func statusPage() throws -> Answer {
         let report = try StatusReader.read(folder: output, jobFiles: jobFiles)
         return Answer(status: 200, contentType: "text/html; charset=utf-8", body: Array(StatusPage.html(report).utf8))
     }
 
     /// Each table: its database, records, accounts and the last run of the jobs that store into it.
-    public func tables() throws -> Answer {
+    package func tables() throws -> Answer {
         struct Entry: Encodable {
             var table: String
             var database: String
@@ -106,7 +106,7 @@ public struct ReadAPI: Sendable {
 
     /// A table's records as a JSON array, chosen and ordered as `export` does (`account`,
     /// `since_id`, `max_id`, `limit`, `offset`, `order`); a full answer links to the next.
-    public func records(table: String, query: [String: String], path: String) throws -> Answer {
+    package func records(table: String, query: [String: String], path: String) throws -> Answer {
         var selection = RecordSelection(table: table)
         selection.account = query["account"]
         selection.sinceID = query["since_id"]
@@ -141,7 +141,7 @@ public struct ReadAPI: Sendable {
     }
 
     /// A table's change feed since `since`, as `export --changes-since --format json` writes it.
-    public func changes(table: String, query: [String: String]) throws -> Answer {
+    package func changes(table: String, query: [String: String]) throws -> Answer {
         guard let since = query["since"] else {
             throw HTTPError(.badRequest, message: "'since' is missing: the mark to read from (0: all)")
         }

@@ -21,7 +21,7 @@ import NIOCore
 /// which read the file system's and SQLite's shared memory and wait for no disk. Measured
 /// with `perf` under `scripts/bench/bench-serve.sh`: 12% of serve's CPU, about 30 µs of the
 /// 240 µs a kept page's answer costs in all, most of which is Hummingbird's and NIO's.
-public struct ReplayedPages: Sendable {
+package struct ReplayedPages: Sendable {
     /// An answer to a request for a page.
     enum Answer: Sendable {
         /// Held whole: a 304 or a 404.
@@ -46,7 +46,7 @@ public struct ReplayedPages: Sendable {
     /// 64 KB buffer it is sent in (NIO rounds a buffer's capacity up to a power of two).
     static let piece = 48 << 10
 
-    public let output: String
+    package let output: String
     let connections = ReadConnections.pages()
     let cache: PageCache
     let watcher: CommitWatcher

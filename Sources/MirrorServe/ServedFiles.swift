@@ -20,7 +20,7 @@ import NIOCore
 /// `If-Range` with that, each whole field at once; it reads `bytes=-5` as the first six
 /// bytes rather than the last five, answers 416 to a range it cannot read, and a range past
 /// the end with a malformed 206; and it types a file by its extension.
-public struct ServedFiles: Sendable {
+package struct ServedFiles: Sendable {
     /// A file to send, or the 304 that stands for it.
     enum Served: Sendable {
         /// 200 or 206: the bytes `range` of the open file.
@@ -46,10 +46,10 @@ public struct ServedFiles: Sendable {
     /// A file grew shorter while it was sent: the response is cut, as its length said more.
     struct EndedEarly: Error {}
 
-    public let output: String
+    package let output: String
     let connections = ReadConnections.files()
 
-    public init(output: String) {
+    package init(output: String) {
         self.output = output
     }
 

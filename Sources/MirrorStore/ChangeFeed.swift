@@ -1,27 +1,27 @@
 import Foundation
-import GRDB
+package import GRDB
 import GRDBSQLite
 import MirrorModel
 
 /// Reads a database's change feed (`_mirror_changes`), read-only, in one read transaction:
 /// a run writing meanwhile is not seen half-way, and the high-water mark read with the
 /// changes is exactly the last change they include.
-public struct ChangeFeed: Sendable {
+package struct ChangeFeed: Sendable {
     /// What asking for the changes since `since` found, besides the changes.
-    public struct Mark: Sendable, Equatable {
+    package struct Mark: Sendable, Equatable {
         /// The mark asked from.
-        public let since: Int
+        package let since: Int
         /// The last change the reader has once it applied these: the next `since`.
-        public let through: Int
+        package let through: Int
         /// The feed's id: a mark is only good for the feed it came from.
-        public let feed: String
+        package let feed: String
         /// Changes read.
-        public let count: Int
+        package let count: Int
     }
 
     /// A mark the feed cannot serve: older than its compacted point, past its end, or of
     /// another feed (the database was made again since). The device needs a new snapshot.
-    public struct Unreachable: Error, Sendable, CustomStringConvertible {
+    package struct Unreachable: Error, Sendable, CustomStringConvertible {
         package enum Reason: Sendable {
             case compacted(through: Int)
             case ahead(last: Int)
@@ -32,7 +32,7 @@ public struct ChangeFeed: Sendable {
         package let since: Int
         package let reason: Reason
 
-        public var description: String {
+        package var description: String {
             switch reason {
             case let .compacted(through):
                 return "the change feed of '\(table)' was compacted through seq \(through): the changes since \(since) "
@@ -47,9 +47,9 @@ public struct ChangeFeed: Sendable {
         }
     }
 
-    public let database: String
+    package let database: String
 
-    public init(database: String) {
+    package init(database: String) {
         self.database = database
     }
 
@@ -65,7 +65,7 @@ public struct ChangeFeed: Sendable {
     /// when given), in sequence order, at most `limit` of them; a key appears once, with its
     /// latest change and, for an upsert, its record as stored now. `body` gets too the
     /// lookup of a downloaded file's path by its URL.
-    public func read(table: String, since: Int, feed expected: String? = nil, account: String?, limit: Int?,
+    package func read(table: String, since: Int, feed expected: String? = nil, account: String?, limit: Int?,
                      _ body: (Change, _ filePath: (String) throws -> String?) throws -> Void) throws -> Mark {
         let queue: DatabaseQueue
         do {
@@ -158,7 +158,7 @@ public struct ChangeFeed: Sendable {
     /// Drops the changes before `before` from the feed of the database at `path`; a reader
     /// whose mark is older is then told to take a new snapshot. The last change always stays:
     /// the next one's `seq` follows it. Waits for a run's page commit, never for the run.
-    public static func compact(database path: String, before: Int) throws {
+    package static func compact(database path: String, before: Int) throws {
         var configuration = Configuration()
         configuration.busyMode = .timeout(TableStore.busyTimeout)
         let queue = try DatabaseQueue(path: path, configuration: configuration)
@@ -172,13 +172,13 @@ public struct ChangeFeed: Sendable {
     }
 
     /// One change of the feed, straight from SQLite's row, valid until the next.
-    public struct Change {
-        public let seq: Int
-        public let account: UnsafeBufferPointer<UInt8>
-        public let id: UnsafeBufferPointer<UInt8>
+    package struct Change {
+        package let seq: Int
+        package let account: UnsafeBufferPointer<UInt8>
+        package let id: UnsafeBufferPointer<UInt8>
         /// The record as stored now; nil for a deleted one.
-        public let record: UnsafeBufferPointer<UInt8>?
+        package let record: UnsafeBufferPointer<UInt8>?
         /// In a child job's table, the id of the parent record the record was walked for.
-        public let parentID: UnsafeBufferPointer<UInt8>?
+        package let parentID: UnsafeBufferPointer<UInt8>?
     }
 }

@@ -3,7 +3,7 @@
 /// and need no change of their own in the feed; and each run's bringing of the table's
 /// views to the job's.
 import GRDB
-import MirrorModel
+package import MirrorModel
 
 package enum ExplodedViews {
     /// `CREATE VIEW "<table>__<name>" AS SELECT …`: one row per element of the array at the

@@ -3,7 +3,7 @@
 /// each run's bringing of the table's columns to the job's.
 import Foundation
 import GRDB
-import MirrorModel
+package import MirrorModel
 
 package enum GeneratedColumns {
     /// The index of a column with `index: true`: `"<table>.<column>"`. Neither a table nor

@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 import GRDBSQLite
 import MirrorJSON
-import MirrorModel
+package import MirrorModel
 
 /// Finds the stored page a request asks for among an output folder's databases: the
 /// `_mirror_pages` row whose request it is (see `PageRequest`), with an envelope. Each

@@ -1,41 +1,41 @@
 import Foundation
-import GRDB
+package import GRDB
 import GRDBSQLite
 import MirrorModel
 
 /// Which stored records to read, and in what order (`export`'s options).
-public struct RecordSelection: Sendable {
-    public enum Order: String, Sendable, CaseIterable {
+package struct RecordSelection: Sendable {
+    package enum Order: String, Sendable, CaseIterable {
         /// By account, then as the last walk saw them.
         case walk
         /// By id, descending: integer ids numerically, then other ids as text.
         case id
     }
 
-    public var table: String
-    public var account: String?
+    package var table: String
+    package var account: String?
     /// Ids greater than this (SPEC §2's comparison: integers as integers, else text).
-    public var sinceID: String?
+    package var sinceID: String?
     /// Ids up to and including this.
-    public var maxID: String?
-    public var limit: Int?
-    public var offset: Int?
-    public var order: Order = .walk
+    package var maxID: String?
+    package var limit: Int?
+    package var offset: Int?
+    package var order: Order = .walk
     /// Read the table's generated columns (a job's `columns`) with each record too.
-    public var withColumns = false
+    package var withColumns = false
 
-    public init(table: String) { self.table = table }
+    package init(table: String) { self.table = table }
 }
 
 /// A generated column a job made (`columns:`), as a reader sees it.
-public struct TableColumn: Sendable, Equatable, Encodable {
-    public let name: String
+package struct TableColumn: Sendable, Equatable, Encodable {
+    package let name: String
     /// The declared type (`TEXT`, `INTEGER`), nil for none (integer, real, no type).
-    public let declaredType: String?
+    package let declaredType: String?
     /// Whether the column has its index (`index: true`).
-    public let indexed: Bool
+    package let indexed: Bool
 
-    public init(name: String, declaredType: String?, indexed: Bool) {
+    package init(name: String, declaredType: String?, indexed: Bool) {
         self.name = name
         self.declaredType = declaredType
         self.indexed = indexed
@@ -44,10 +44,10 @@ public struct TableColumn: Sendable, Equatable, Encodable {
 
 /// A record as the cursor holds it: its account, id and JSON straight from SQLite's row,
 /// valid until the cursor moves.
-public struct StoredRecord {
-    public let account: UnsafeBufferPointer<UInt8>
-    public let id: UnsafeBufferPointer<UInt8>
-    public let record: UnsafeBufferPointer<UInt8>
+package struct StoredRecord {
+    package let account: UnsafeBufferPointer<UInt8>
+    package let id: UnsafeBufferPointer<UInt8>
+    package let record: UnsafeBufferPointer<UInt8>
 
     package init(account: UnsafeBufferPointer<UInt8>, id: UnsafeBufferPointer<UInt8>, record: UnsafeBufferPointer<UInt8>) {
         self.account = account
@@ -58,22 +58,22 @@ public struct StoredRecord {
 
 /// Reads one database file's records, read-only, for `export`. Nothing is copied out of
 /// SQLite's row buffers on the way.
-public struct RecordReader: Sendable {
-    public struct Failure: Error, Sendable, CustomStringConvertible {
-        public let description: String
-        public init(description: String) { self.description = description }
+package struct RecordReader: Sendable {
+    package struct Failure: Error, Sendable, CustomStringConvertible {
+        package let description: String
+        package init(description: String) { self.description = description }
     }
 
-    public let database: String
+    package let database: String
 
-    public init(database: String) {
+    package init(database: String) {
         self.database = database
     }
 
     /// The database file in `folder` that holds `table`: `<table>.sqlite` first, then the
     /// others in name order, whatever their names (`items.db`). When none does, the error
     /// lists the tables there are, or says that nothing was stored yet.
-    public static func locate(table: String, in folder: String) throws(Failure) -> String {
+    package static func locate(table: String, in folder: String) throws(Failure) -> String {
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
             throw Failure(description: "no output folder '\(folder)': run `mirror run` first, or name the folder with --output")
@@ -122,7 +122,7 @@ public struct RecordReader: Sendable {
 
     /// Calls `body` with a cursor over the selected records, inside one read transaction:
     /// a run writing meanwhile is not seen half-way.
-    public func read<T>(_ selection: RecordSelection, _ body: (inout RecordCursor) throws -> T) throws -> T {
+    package func read<T>(_ selection: RecordSelection, _ body: (inout RecordCursor) throws -> T) throws -> T {
         let queue: DatabaseQueue
         do {
             queue = try DatabaseQueue(path: database, configuration: Self.readOnly)
@@ -158,7 +158,7 @@ public struct RecordReader: Sendable {
 
     /// The generated columns mirror made in `table` (`_mirror_columns`), in the table's order;
     /// none in a database without them.
-    public func columns(of table: String) throws -> [TableColumn] {
+    package func columns(of table: String) throws -> [TableColumn] {
         do {
             return try DatabaseQueue(path: database, configuration: Self.readOnly).read { try Self.columns(of: table, db: $0) }
         } catch {
@@ -213,13 +213,13 @@ public struct RecordReader: Sendable {
 }
 
 /// Steps through selected records; `rewind` starts again from the first.
-public struct RecordCursor {
+package struct RecordCursor {
     private let statement: Statement
     /// Looks up downloaded files; nil when the database has none.
     private let files: Statement?
     private let database: String
     /// The generated columns read with each record (`RecordSelection.withColumns`).
-    public let columns: [TableColumn]
+    package let columns: [TableColumn]
 
     package init(statement: Statement, files: Statement?, database: String, columns: [TableColumn] = []) {
         self.statement = statement
@@ -230,7 +230,7 @@ public struct RecordCursor {
 
     /// The value of generated column `index` (of `columns`) of the current record, as SQLite
     /// writes it in text (a REAL as `sqlite3` shows it); nil for NULL.
-    public func column(_ index: Int) -> String? {
+    package func column(_ index: Int) -> String? {
         let raw = statement.sqliteStatement
         let position = Int32(3 + index)
         guard sqlite3_column_type(raw, position) != SQLITE_NULL else { return nil }
@@ -238,7 +238,7 @@ public struct RecordCursor {
     }
 
     /// The next record, or nil after the last.
-    public mutating func next() throws -> StoredRecord? {
+    package mutating func next() throws -> StoredRecord? {
         let raw = statement.sqliteStatement
         let code = sqlite3_step(raw)
         if code == SQLITE_DONE { return nil }
@@ -248,15 +248,15 @@ public struct RecordCursor {
         return StoredRecord(account: Raw.text(raw, 0), id: Raw.text(raw, 1), record: Raw.text(raw, 2))
     }
 
-    public mutating func rewind() {
+    package mutating func rewind() {
         sqlite3_reset(statement.sqliteStatement)
     }
 
     /// Whether the database has downloads at all.
-    public var hasFiles: Bool { files != nil }
+    package var hasFiles: Bool { files != nil }
 
     /// The path, relative to the database's folder, of the downloaded file of `url`.
-    public func filePath(for url: String) throws -> String? {
+    package func filePath(for url: String) throws -> String? {
         guard let files else { return nil }
         return try String.fetchOne(files, arguments: [url])
     }

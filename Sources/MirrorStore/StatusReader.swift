@@ -1,11 +1,11 @@
-import Foundation
-import GRDB
-import MirrorModel
+package import Foundation
+package import GRDB
+package import MirrorModel
 
 /// Reads the status of an output folder. A job is stale when it has no successful run
 /// within `staleAfter` seconds (default one day).
-public enum StatusReader {
-    public static func read(folder: String, jobFiles: [JobFile] = [], staleAfter: Double = 86_400, now: Date = Date()) throws -> StatusReport {
+package enum StatusReader {
+    package static func read(folder: String, jobFiles: [JobFile] = [], staleAfter: Double = 86_400, now: Date = Date()) throws -> StatusReport {
         var report = StatusReport(output: folder, tables: [], jobs: [])
         let names = RecordReader.databases(in: folder)
         let configuration = RecordReader.readOnly

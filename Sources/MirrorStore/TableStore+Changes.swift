@@ -11,7 +11,7 @@ extension TableStore {
     /// Every reader is unaffected: what it would have read of a key, it reads in its latest
     /// change. So the feed stays about as large as the tables, whatever the churn, and each
     /// tidying is paid for by as many changes as it drops.
-    public func dropSupersededChanges() async throws {
+    package func dropSupersededChanges() async throws {
         try await pool.writeWithoutTransaction { db in
             // Grouping the whole feed sorts it in a temporary file, not in memory (the store
             // keeps its temporary files in memory otherwise: see `TableStore.init`).

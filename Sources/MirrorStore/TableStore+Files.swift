@@ -2,7 +2,7 @@ import CDispatch
 import Foundation
 import Glibc
 import GRDB
-import MirrorModel
+package import MirrorModel
 
 extension TableStore {
     /// Registers the files a page points to; returns those still to download: never
@@ -34,7 +34,7 @@ extension TableStore {
     package var folder: String { Paths.parent(of: path) }
 
     /// Files of a job that an earlier run registered or tried and did not get.
-    public func unfinishedFiles(job: String) async throws -> [String] {
+    package func unfinishedFiles(job: String) async throws -> [String] {
         try await pool.read { db in
             try String.fetchAll(db, sql: """
                 SELECT url FROM \(StoreSchema.files) WHERE job = ? AND status IN ('pending', 'failed') ORDER BY first_seen, url
@@ -43,7 +43,7 @@ extension TableStore {
     }
 
     /// Records how downloads ended, in one transaction.
-    public func record(files: [FileOutcome]) async throws {
+    package func record(files: [FileOutcome]) async throws {
         guard !files.isEmpty else { return }
         try await pool.write { db in
             let update = try db.cachedStatement(sql: """

@@ -1,6 +1,6 @@
 import GRDB
 import MirrorJSON
-import MirrorModel
+package import MirrorModel
 
 extension TableStore {
     /// The `{since}` is not a time, and `lookback` cannot move it back.
@@ -18,7 +18,7 @@ extension TableStore {
     /// last_run`, to the second), moved back by `lookback`; `initial` when there is none,
     /// and with `refresh`. Nil for a job that is not incremental, and when there is no
     /// value at all.
-    public func since(for job: JobSpec, resumed: Bool, refresh: Bool) async throws -> SinceValue? {
+    package func since(for job: JobSpec, resumed: Bool, refresh: Bool) async throws -> SinceValue? {
         guard let incremental = job.incremental else { return nil }
         return try await pool.write { db in
             let row = try Row.fetchOne(db, sql: """
@@ -78,7 +78,7 @@ extension TableStore {
 
     /// Forgets the `_mirror_pages` rows of an incremental job's requests not made since
     /// `time` (its complete walk's start): their URLs hold a `{since}` no walk asks again.
-    public func forgetPages(job: String, account: String, notFetchedSince time: String) async throws {
+    package func forgetPages(job: String, account: String, notFetchedSince time: String) async throws {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM \(StoreSchema.pages) WHERE job = ? AND account = ? AND fetched_at < ?",
                            arguments: [job, account, time])

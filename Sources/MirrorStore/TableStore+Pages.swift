@@ -2,12 +2,12 @@ import Foundation
 import GRDB
 import GRDBSQLite
 import MirrorJSON
-import MirrorModel
+package import MirrorModel
 
 extension TableStore {
     /// Stores a page's records, its `_mirror_pages` row and the walk checkpoint in one
     /// transaction.
-    public func commit(_ page: PageCommit) async throws -> CommitCounts {
+    package func commit(_ page: PageCommit) async throws -> CommitCounts {
         defer { checkpointer.stored(bytes: page.responseBytes) }
         if checkpointer.catchUpDue() {
             // A copy that cannot be made is left to the next: nothing is lost.
@@ -199,7 +199,7 @@ extension TableStore {
     }
 
     /// Keeps the empty page that ended a walk (see `EndPage`).
-    public func keepEndPage(_ page: EndPage) async throws {
+    package func keepEndPage(_ page: EndPage) async throws {
         try await pool.write { db in
             try db.execute(sql: """
                 INSERT INTO \(StoreSchema.pages) (job, account, url, body, page, status, records, bytes, fetched_at, elements,
@@ -229,7 +229,7 @@ extension TableStore {
 
     /// The stored copy of a request's page, if it was stored whole with its ids and its
     /// envelope: a page stored before envelopes were kept is fetched whole once, to keep one.
-    public func storedPage(job: String, account: String, url: String, requestBody: String) async throws -> StoredPage? {
+    package func storedPage(job: String, account: String, url: String, requestBody: String) async throws -> StoredPage? {
         try await pool.read { db in
             guard let row = try Row.fetchOne(db, sql: """
                 SELECT page, status, etag, last_modified, fetched_at, elements, ids, next_url, next_cursor, last_page, total,
@@ -251,7 +251,7 @@ extension TableStore {
     /// Sees a stored page's records again (position and `last_seen` move on) and moves
     /// the checkpoint past it, in one transaction. Throws `ReplayMissingRecords`, storing
     /// nothing, if some of its records are gone.
-    public func replay(_ replay: PageReplay) async throws -> CommitCounts {
+    package func replay(_ replay: PageReplay) async throws -> CommitCounts {
         try await pool.write { db in
             let touch = try db.cachedStatement(sql: """
                 UPDATE "\(replay.table)" SET position = ?1, last_seen = ?2 WHERE account = ?3 AND id = ?4

@@ -26,7 +26,7 @@ extension TableStore {
     /// Queues every record of `table` and `account` for the child job `child` (its first
     /// walk, or `--refresh`), and marks them queued at `time` in the same transaction: a copy
     /// of this file that has the mark has the queue.
-    public func queueAllParents(child: String, table: String, account: String, time: String) async throws {
+    package func queueAllParents(child: String, table: String, account: String, time: String) async throws {
         try await pool.write { db in
             if try db.tableExists(table) {
                 try db.execute(sql: """
@@ -44,7 +44,7 @@ extension TableStore {
 
     /// When every record of `account` was last queued for the child job `child`
     /// (`queueAllParents`), if ever.
-    public func parentsQueued(child: String, account: String) async throws -> String? {
+    package func parentsQueued(child: String, account: String) async throws -> String? {
         try await pool.read { db in
             try String.fetchOne(db, sql: "SELECT queued_at FROM \(StoreSchema.parentsQueued) WHERE job = ? AND account = ?",
                                 arguments: [child, account])
@@ -53,7 +53,7 @@ extension TableStore {
 
     /// The ids of the parent records queued for the child job `child`, pending or failed
     /// before, in the parent's walk order; queued ids whose record is gone are dropped.
-    public func queuedParents(child: String, table: String, account: String) async throws -> [String] {
+    package func queuedParents(child: String, table: String, account: String) async throws -> [String] {
         try await pool.write { db in
             guard try db.tableExists(table) else { return [] }
             try db.execute(sql: """
@@ -69,7 +69,7 @@ extension TableStore {
     }
 
     /// The stored JSON of one record, if it is there.
-    public func record(table: String, account: String, id: String) async throws -> String? {
+    package func record(table: String, account: String, id: String) async throws -> String? {
         try await pool.read { db in
             try String.fetchOne(db, sql: "SELECT record FROM \"\(table)\" WHERE account = ? AND id = ?", arguments: [account, id])
         }
@@ -77,7 +77,7 @@ extension TableStore {
 
     /// The child job `child` walked the parent `id`: done (nil), or failed, to be walked
     /// again by the next run.
-    public func settleParent(child: String, account: String, id: String, error: String?) async throws {
+    package func settleParent(child: String, account: String, id: String, error: String?) async throws {
         try await pool.write { db in
             if let error {
                 try db.execute(sql: """
@@ -91,7 +91,7 @@ extension TableStore {
     }
 
     /// The parent ids the records of a child job's `table` and `account` carry.
-    public func parentIDs(table: String, account: String) async throws -> [String] {
+    package func parentIDs(table: String, account: String) async throws -> [String] {
         try await pool.read { db in
             try String.fetchAll(db, sql: """
                 SELECT DISTINCT parent_id FROM "\(table)" WHERE account = ? AND parent_id IS NOT NULL
@@ -100,7 +100,7 @@ extension TableStore {
     }
 
     /// Which of `ids` are the ids of records of `table` and `account`.
-    public func existing(_ ids: [String], table: String, account: String) async throws -> Set<String> {
+    package func existing(_ ids: [String], table: String, account: String) async throws -> Set<String> {
         try await pool.read { db in
             guard try db.tableExists(table) else { return [] }
             var found: Set<String> = []
@@ -118,7 +118,7 @@ extension TableStore {
 
     /// Deletes the records of a child job's `table` and `account` whose parent is one of
     /// `parents` (gone: deleted or pruned); says how many.
-    public func deleteChildren(of parents: [String], table: String, account: String) async throws -> Int {
+    package func deleteChildren(of parents: [String], table: String, account: String) async throws -> Int {
         try await pool.write { db in
             var deleted = 0
             for parent in parents {
@@ -130,7 +130,7 @@ extension TableStore {
     }
 
     /// `prune` for one parent's children: deletes the records of `parent` not seen since `time`.
-    public func pruneChildren(table: String, account: String, parent: String, notSeenSince time: String) async throws -> Int {
+    package func pruneChildren(table: String, account: String, parent: String, notSeenSince time: String) async throws -> Int {
         try await pool.write { db in
             try db.execute(sql: """
                 DELETE FROM "\(table)" WHERE account = ? AND parent_id = ? AND last_seen < ?
@@ -142,7 +142,7 @@ extension TableStore {
     /// What the child job `job`'s file knows of its parents' queue: the time of the parent's
     /// mark it saw (`parents_queue_seen`), and the mark an earlier version kept here instead
     /// (`parents_queued_at`), if any.
-    public func parentsQueueSeen(job: String, account: String) async throws -> (seen: String?, earlier: String?) {
+    package func parentsQueueSeen(job: String, account: String) async throws -> (seen: String?, earlier: String?) {
         try await pool.read { db in
             let row = try Row.fetchOne(db, sql: """
                 SELECT parents_queue_seen, parents_queued_at FROM \(StoreSchema.walks) WHERE job = ? AND account = ?
@@ -153,7 +153,7 @@ extension TableStore {
 
     /// Notes that the child job `job` saw its parents all queued at `time`; the mark of an
     /// earlier version goes, so that only the parent's file says whether they were queued.
-    public func noteParentsQueued(job: String, account: String, at time: String) async throws {
+    package func noteParentsQueued(job: String, account: String, at time: String) async throws {
         try await pool.write { db in
             try db.execute(sql: """
                 UPDATE \(StoreSchema.walks) SET parents_queue_seen = ?, parents_queued_at = NULL WHERE job = ? AND account = ?

@@ -1,12 +1,12 @@
 import Foundation
 import GRDB
-import MirrorModel
+package import MirrorModel
 
 extension TableStore {
     /// Deletes the records of `account` not seen since `time` (the walk's start). In a
     /// table other jobs share (`share_table`), only those `job` stored: the others' records
     /// are theirs to prune.
-    public func prune(table: String, account: String, notSeenSince time: String, job: String, shared: Bool) async throws -> Int {
+    package func prune(table: String, account: String, notSeenSince time: String, job: String, shared: Bool) async throws -> Int {
         try await pool.write { db in
             if shared {
                 try db.execute(sql: """
@@ -29,7 +29,7 @@ extension TableStore {
 
     /// Keeps a job's outcome in `_mirror_runs`: the columns docs/on-disk-format.md lists, and the whole
     /// value as JSON in `outcome`.
-    public func record(run: JobOutcome) async throws {
+    package func record(run: JobOutcome) async throws {
         let outcome = String(decoding: try JobOutcome.encoder(pretty: false).encode(run), as: UTF8.self)
         try await pool.write { db in
             try db.execute(sql: """

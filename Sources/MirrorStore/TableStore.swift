@@ -1,19 +1,19 @@
 import Foundation
-import GRDB
+package import GRDB
 import GRDBSQLite
-import MirrorModel
+package import MirrorModel
 
 /// One SQLite file of the output folder: its record tables and bookkeeping.
 /// GRDB's pool serializes writes; each page is one `write` transaction. Every access from
 /// a task is GRDB's async one: it suspends instead of blocking the cooperative pool, and
 /// a cancelled task's transaction is rolled back, never half stored.
-public final class TableStore: PageStore, FileIndex {
-    public let path: String
+package final class TableStore: PageStore, FileIndex {
+    package let path: String
     package let pool: DatabasePool
     /// Copies the WAL into the database file as pages are stored (see `Checkpointer`).
     let checkpointer: Checkpointer
 
-    public init(path: String) throws {
+    package init(path: String) throws {
         self.path = path
         var configuration = Configuration()
         configuration.busyMode = .timeout(Self.busyTimeout)
@@ -45,7 +45,7 @@ public final class TableStore: PageStore, FileIndex {
     /// keeps SQLite from deleting the WAL when the store closes, and without this it would
     /// leave a WAL full of pages behind. A reader in the middle of a read keeps the WAL as it
     /// is; that is no error, and nothing waits for it: a later checkpoint copies it.
-    public func checkpoint() async throws {
+    package func checkpoint() async throws {
         await checkpointer.idle()
         try await pool.writeWithoutTransaction { db in try Self.checkpoint(db, mode: "TRUNCATE") }
     }
@@ -69,7 +69,7 @@ public final class TableStore: PageStore, FileIndex {
     /// Returns the typed columns it added to a table that held rows (new, or changed), whose mismatches among
     /// those rows `columnWarnings` counts.
     @discardableResult
-    public func prepare(table: String, child: Bool = false, columns: [RecordColumn] = [],
+    package func prepare(table: String, child: Bool = false, columns: [RecordColumn] = [],
                         explode: [ExplodedList] = []) async throws -> [RecordColumn] {
         try await pool.write { db in
             try db.execute(sql: StoreSchema.createTable(table))
@@ -97,12 +97,12 @@ public final class TableStore: PageStore, FileIndex {
 
     /// Makes the table's generated columns `columns`, for a table that was empty when its walk was prepared (see
     /// `prepare`); for any other, they are so already, and nothing is written. Their indexes are `indexColumns`'.
-    public func completeColumns(table: String, columns: [RecordColumn]) async throws {
+    package func completeColumns(table: String, columns: [RecordColumn]) async throws {
         try await pool.write { db in _ = try GeneratedColumns.update(db, table: table, to: columns, indexes: false) }
     }
 
     /// Creates the indexes of `columns` that the table lacks (see `prepare`).
-    public func indexColumns(table: String, columns: [RecordColumn]) async throws {
+    package func indexColumns(table: String, columns: [RecordColumn]) async throws {
         guard columns.contains(where: \.index) else { return }
         try await pool.write { db in try GeneratedColumns.createIndexes(db, table: table, columns: columns) }
     }
@@ -111,7 +111,7 @@ public final class TableStore: PageStore, FileIndex {
     /// column's path is of another JSON type than the column's, so that the column is NULL
     /// where the record holds a value; the columns with none are left out. One pass over
     /// the records, in one query: for columns just added to stored records (see `prepare`).
-    public func columnWarnings(table: String, account: String, columns: [RecordColumn]) async throws -> [ColumnWarning] {
+    package func columnWarnings(table: String, account: String, columns: [RecordColumn]) async throws -> [ColumnWarning] {
         let typed = columns.filter { $0.type != nil }
         guard !typed.isEmpty else { return [] }
         return try await pool.read { db in
@@ -128,7 +128,7 @@ public final class TableStore: PageStore, FileIndex {
     /// Resumes the job's walk where it stopped if its last walk failed or was killed
     /// after storing pages (unless `fresh`); otherwise starts a new walk whose position
     /// count restarts at 0.
-    public func startWalk(job: String, account: String, table: String, at time: String, fresh: Bool) async throws -> WalkStart {
+    package func startWalk(job: String, account: String, table: String, at time: String, fresh: Bool) async throws -> WalkStart {
         try await pool.write { db in
             let storedPages = try Bool.fetchOne(db, sql: """
                 SELECT EXISTS (SELECT 1 FROM \(StoreSchema.pages) WHERE job = ? AND account = ?)
@@ -160,7 +160,7 @@ public final class TableStore: PageStore, FileIndex {
 
     /// Keeps how a walk ended in `_mirror_walks.state` (`running` while it goes on), and for a
     /// deferred one when it may resume.
-    public func finishWalk(job: String, account: String, state: WalkEnding, at time: String,
+    package func finishWalk(job: String, account: String, state: WalkEnding, at time: String,
                            resumeAfter: String? = nil) async throws {
         try await pool.write { db in
             // A complete walk's start is what `incremental: {from: last_run}` takes next.
@@ -175,7 +175,7 @@ public final class TableStore: PageStore, FileIndex {
 
     /// The job's deferred walk, if its last walk was deferred: when it may resume, and the
     /// `{page}` value it resumes at.
-    public func deferral(job: String, account: String) async throws -> (until: String, page: Int?)? {
+    package func deferral(job: String, account: String) async throws -> (until: String, page: Int?)? {
         try await pool.read { db in
             try Row.fetchOne(db, sql: """
                 SELECT resume_after, next_page FROM \(StoreSchema.walks)

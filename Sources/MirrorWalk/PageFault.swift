@@ -1,6 +1,6 @@
-import Foundation
-import MirrorHTTP
-import MirrorModel
+package import Foundation
+package import MirrorHTTP
+package import MirrorModel
 
 /// Why one response fails the walk: nothing of it is stored. It stays typed as far as the
 /// walk's state, which says it as a `PageFailure` inside a `JobFailure`: a failure of the

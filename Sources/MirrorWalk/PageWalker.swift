@@ -1,7 +1,7 @@
 import Foundation
-import Logging
-import MirrorHTTP
-import MirrorModel
+package import Logging
+package import MirrorHTTP
+package import MirrorModel
 
 /// Walks one job's pages in order and commits each page as it arrives. A `{page}` walk
 /// keeps up to `concurrency` requests in flight, ramping up to it as full pages come back
@@ -11,8 +11,8 @@ import MirrorModel
 /// The walker only orders work: `WalkState` decides, `PageFetcher` fetches, the store
 /// commits. Requests and commits are child tasks of one task group, so cancelling the
 /// walk cancels every request in flight, and no request outlives the walk.
-public struct PageWalker: Sendable {
-    public let job: JobSpec
+package struct PageWalker: Sendable {
+    package let job: JobSpec
     package let store: any PageStore
     let fetcher: PageFetcher
     package let maxPages: Int?
@@ -63,7 +63,7 @@ public struct PageWalker: Sendable {
         case failed(String)
     }
 
-    public func walk(from start: WalkStart) async -> WalkResult {
+    package func walk(from start: WalkStart) async -> WalkResult {
         var state = WalkState(job: job, start: start, maxPages: maxPages)
         if start.isResumed {
             logger.info("resuming the walk", metadata: ["page": "\(state.page)"])

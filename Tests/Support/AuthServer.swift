@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-import Foundation
+package import Foundation
 import NIOCore
 import NIOHTTP1
 import Synchronization
@@ -8,21 +8,21 @@ import Synchronization
 /// SigV4 verifier), run on 127.0.0.1 by the Python that `scripts/auth-servers/setup.sh`
 /// prepares and `MIRROR_TEST_PYTHON` names (`scripts/test.sh` sets it). It prints one JSON
 /// line when ready and exits when its stdin closes, so a test that dies leaves no server.
-public final class AuthServer: Sendable {
+package final class AuthServer: Sendable {
     /// The Python the servers run on; none: the tests that need them are not run.
-    public static var python: String? {
+    package static var python: String? {
         ProcessInfo.processInfo.environment["MIRROR_TEST_PYTHON"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// The repository's `scripts/auth-servers/`.
-    public static let scripts: String = {
+    package static let scripts: String = {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("scripts/auth-servers").path
     }()
 
     /// The ready line, as JSON text.
-    public let ready: String
-    public let pid: pid_t
+    package let ready: String
+    package let pid: pid_t
     private let input: Int32
 
     private init(ready: String, pid: pid_t, input: Int32) {
@@ -32,7 +32,7 @@ public final class AuthServer: Sendable {
     }
 
     /// The string (or number, as text) at `path` in the ready line.
-    public func value(_ path: String...) -> String? {
+    package func value(_ path: String...) -> String? {
         var value: Any? = try? JSONSerialization.jsonObject(with: Data(ready.utf8))
         for key in path { value = (value as? [String: Any])?[key] }
         if let text = value as? String { return text }
@@ -41,13 +41,13 @@ public final class AuthServer: Sendable {
     }
 
     /// `http://127.0.0.1:PORT`.
-    public var base: String { "http://127.0.0.1:\(value("port") ?? "0")" }
+    package var base: String { "http://127.0.0.1:\(value("port") ?? "0")" }
 
-    public enum Failure: Error, CustomStringConvertible {
+    package enum Failure: Error, CustomStringConvertible {
         case noPython
         case notReady(String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .noPython: "MIRROR_TEST_PYTHON is not set: run scripts/auth-servers/setup.sh and set it to the python it prints"
             case let .notReady(why): "the server did not start: \(why)"
@@ -57,7 +57,7 @@ public final class AuthServer: Sendable {
 
     /// Runs `script` (a file of `scripts/auth-servers/`) with `arguments` for `body`, and
     /// stops it after, however `body` ends.
-    public static func with<T: Sendable>(_ script: String, _ arguments: [String],
+    package static func with<T: Sendable>(_ script: String, _ arguments: [String],
                                          _ body: (AuthServer) async throws -> T) async throws -> T {
         let server = try await start(script, arguments)
         defer { server.stop() }
@@ -69,7 +69,7 @@ public final class AuthServer: Sendable {
     /// then, and it exits). Tests that share it must not share its state: each S3 test uses a
     /// bucket of its own. Starting moto takes about two seconds of CPU; a server for each of
     /// twenty S3 tests, all started at once, starved the timing tests of a 2-core machine.
-    public static func withShared<T: Sendable>(_ script: String, _ body: (AuthServer) async throws -> T) async throws -> T {
+    package static func withShared<T: Sendable>(_ script: String, _ body: (AuthServer) async throws -> T) async throws -> T {
         try await body(try await shared(script))
     }
 
@@ -133,7 +133,7 @@ public final class AuthServer: Sendable {
     }
 
     /// Closes its stdin and waits for it to exit (SIGKILL after 5 s).
-    public func stop() {
+    package func stop() {
         close(input)
         var status: Int32 = 0
         for _ in 0..<500 {
@@ -145,19 +145,19 @@ public final class AuthServer: Sendable {
     }
 
     /// The JSON of `GET /stats`, as text.
-    public func stats() async throws -> String {
+    package func stats() async throws -> String {
         try await get(base + "/stats")
     }
 
     /// A number in `/stats`: `count("token_requests", "refresh_token")`.
-    public func count(_ path: String...) async throws -> Int {
+    package func count(_ path: String...) async throws -> Int {
         var value: Any? = try JSONSerialization.jsonObject(with: Data(try await stats().utf8))
         for key in path { value = (value as? [String: Any])?[key] }
         return (value as? NSNumber)?.intValue ?? 0
     }
 
     /// POSTs nothing to `path` of the server (its `/control/…` endpoints).
-    public func post(_ path: String) async throws {
+    package func post(_ path: String) async throws {
         _ = try await get(base + path, method: "POST")
     }
 

@@ -7,22 +7,22 @@ import ServiceLifecycle
 import Synchronization
 
 /// A request as the fixture server saw it.
-public struct FixtureRequest: Sendable {
-    public let method: String
-    public let path: String
+package struct FixtureRequest: Sendable {
+    package let method: String
+    package let path: String
     /// The query string without '?', or "".
-    public let query: String
+    package let query: String
     /// Header names lowercased.
-    public let headers: [String: String]
-    public let body: [UInt8]
+    package let headers: [String: String]
+    package let body: [UInt8]
     /// `host:port` the client asked for.
-    public let authority: String
+    package let authority: String
 
     /// `http://host:port`: the server's own address, as the client named it.
-    public var base: String { "http://\(authority)" }
+    package var base: String { "http://\(authority)" }
 
     /// The value of one query parameter.
-    public func parameter(_ name: String) -> String? {
+    package func parameter(_ name: String) -> String? {
         for pair in query.split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             if parts.first.map(String.init) == name {
@@ -33,12 +33,12 @@ public struct FixtureRequest: Sendable {
     }
 
     /// Path plus query, as requested.
-    public var target: String { query.isEmpty ? path : "\(path)?\(query)" }
+    package var target: String { query.isEmpty ? path : "\(path)?\(query)" }
 }
 
-public struct FixtureResponse: Sendable {
+package struct FixtureResponse: Sendable {
     /// How the body goes on the wire.
-    public enum Delivery: Sendable {
+    package enum Delivery: Sendable {
         /// With a Content-Length.
         case whole
         /// Chunked in pieces of this many bytes, no Content-Length.
@@ -54,31 +54,31 @@ public struct FixtureResponse: Sendable {
         case trickle(bytes: Int, pause: @Sendable () async -> Void)
     }
 
-    public var status: Int
-    public var headers: [(String, String)]
-    public var body: [UInt8]
-    public var delivery: Delivery
+    package var status: Int
+    package var headers: [(String, String)]
+    package var body: [UInt8]
+    package var delivery: Delivery
 
-    public init(status: Int = 200, headers: [(String, String)] = [], body: [UInt8], delivery: Delivery = .whole) {
+    package init(status: Int = 200, headers: [(String, String)] = [], body: [UInt8], delivery: Delivery = .whole) {
         self.status = status
         self.headers = headers
         self.body = body
         self.delivery = delivery
     }
 
-    public static func json(_ text: String, status: Int = 200, headers: [(String, String)] = []) -> FixtureResponse {
+    package static func json(_ text: String, status: Int = 200, headers: [(String, String)] = []) -> FixtureResponse {
         FixtureResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: Array(text.utf8))
     }
 
-    public static func text(_ text: String, status: Int, contentType: String = "text/plain") -> FixtureResponse {
+    package static func text(_ text: String, status: Int, contentType: String = "text/plain") -> FixtureResponse {
         FixtureResponse(status: status, headers: [("Content-Type", contentType)], body: Array(text.utf8))
     }
 }
 
 /// A live HTTP server on 127.0.0.1 with a port of its own, answering with `handler`
 /// and logging every request it receives.
-public final class FixtureServer: Sendable {
-    public let port: Int
+package final class FixtureServer: Sendable {
+    package let port: Int
     private let log: SharedLog
 
     init(port: Int, log: SharedLog) {
@@ -86,13 +86,13 @@ public final class FixtureServer: Sendable {
         self.log = log
     }
 
-    public var base: String { "http://127.0.0.1:\(port)" }
+    package var base: String { "http://127.0.0.1:\(port)" }
 
     /// Every request received so far, in arrival order.
-    public var requests: [FixtureRequest] { log.mutex.withLock { $0 } }
+    package var requests: [FixtureRequest] { log.mutex.withLock { $0 } }
 
     /// Starts a server, waits until it listens, runs `body`, then shuts it down.
-    public static func with<T: Sendable>(
+    package static func with<T: Sendable>(
         _ handler: @escaping @Sendable (FixtureRequest) async -> FixtureResponse,
         _ body: (FixtureServer) async throws -> T
     ) async throws -> T {

@@ -4,12 +4,12 @@
 import Foundation
 import MirrorJobFile
 import MirrorJSON
-import MirrorModel
+package import MirrorModel
 import MirrorStore
 
-public struct ColumnInference: Sendable {
+package struct ColumnInference: Sendable {
     /// Proposed columns at most; the paths after them are counted in one comment.
-    public static let maximumColumns = 200
+    package static let maximumColumns = 200
     /// A string longer than this (in bytes) is no id.
     static let maximumIDLength = 64
 
@@ -56,7 +56,7 @@ public struct ColumnInference: Sendable {
     private(set) var paths: [Seen] = []
     private var index: [[String]: Int] = [:]
     /// Records read.
-    public private(set) var records = 0
+    package private(set) var records = 0
 
     init() {}
 
@@ -121,7 +121,7 @@ public struct ColumnInference: Sendable {
     // MARK: Reading a job's records
 
     /// The job of `file` named `name`; with no name, its only job.
-    public static func job(_ name: String?, in file: JobFile) throws(UsageError) -> JobSpec {
+    package static func job(_ name: String?, in file: JobFile) throws(UsageError) -> JobSpec {
         let names = file.jobs.map(\.name)
         guard let name else {
             guard file.jobs.count == 1 else {
@@ -139,7 +139,7 @@ public struct ColumnInference: Sendable {
     /// Reads the records `job` stored in `folder` — all, or the first `sample` in walk
     /// order — and gives the `columns:` block for them. Throws `RecordReader.Failure`,
     /// naming the job and the folder, when the folder or the table is not there.
-    public static func infer(job: JobSpec, folder: String, sample: Int? = nil) throws -> String {
+    package static func infer(job: JobSpec, folder: String, sample: Int? = nil) throws -> String {
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
             throw RecordReader.Failure(description: "job '\(job.name)': no output folder '\(folder)': run `mirror run` first, "

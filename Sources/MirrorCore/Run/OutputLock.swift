@@ -5,11 +5,11 @@ import MirrorDownload
 import MirrorModel
 
 /// Another `mirror run` holds the output folder (exit status 3).
-public struct LockedError: Error, Sendable, CustomStringConvertible {
-    public let folder: String
-    public let holder: Int32?
+package struct LockedError: Error, Sendable, CustomStringConvertible {
+    package let folder: String
+    package let holder: Int32?
 
-    public var description: String {
+    package var description: String {
         let who = holder.map { "pid \($0)" } ?? "another process"
         return "another mirror run (\(who)) holds the lock on '\(folder)'"
     }
@@ -17,24 +17,24 @@ public struct LockedError: Error, Sendable, CustomStringConvertible {
 
 /// The output folder could not be locked for another reason than another run: its lock
 /// file is a symbolic link (never followed) or cannot be opened (exit status 1).
-public struct LockFileError: Error, Sendable, CustomStringConvertible {
-    public let folder: String
-    public let reason: String
+package struct LockFileError: Error, Sendable, CustomStringConvertible {
+    package let folder: String
+    package let reason: String
 
-    public var description: String { "cannot lock the output folder '\(folder)': \(reason)" }
+    package var description: String { "cannot lock the output folder '\(folder)': \(reason)" }
 }
 
 /// An exclusive lock on an output folder, held while the process keeps this value.
 /// It is an `flock` on `<folder>/.mirror.lock`: the kernel drops it when the process
 /// dies, however it dies, so a killed run never leaves a stale lock behind.
-public final class OutputLock: Sendable {
-    public static let fileName = ".mirror.lock"
+package final class OutputLock: Sendable {
+    package static let fileName = ".mirror.lock"
     private let descriptor: Int32
 
     /// Takes the lock at once or throws `LockedError` naming the holder's pid. A lock file
     /// that is a symbolic link is refused (`LockFileError`), never followed, and so is a
     /// hard link: the pid written into it would truncate whatever the link points to.
-    public init(folder: String) throws {
+    package init(folder: String) throws {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let path = (folder as NSString).appendingPathComponent(Self.fileName)
         let descriptor = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)

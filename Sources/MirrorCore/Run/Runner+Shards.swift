@@ -21,10 +21,10 @@ extension Runner {
 
 extension ShardPlan.Shard {
     /// Where each pod of a Kubernetes Indexed Job finds its index.
-    public static let indexVariable = "JOB_COMPLETION_INDEX"
+    package static let indexVariable = "JOB_COMPLETION_INDEX"
 
     /// Shard `JOB_COMPLETION_INDEX` of `count` (`mirror run --shards N`).
-    public init(count: Int, environment: [String: String]) throws(UsageError) {
+    package init(count: Int, environment: [String: String]) throws(UsageError) {
         guard let text = environment[Self.indexVariable] else {
             throw UsageError("--shards \(count) takes the shard from \(Self.indexVariable), which is not set: "
                 + "name the shard with --shard I/\(count)")

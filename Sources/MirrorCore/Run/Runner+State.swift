@@ -1,21 +1,21 @@
 import Foundation
-import Logging
+package import Logging
 import MirrorExport
 import MirrorJobFile
 import MirrorModel
 import MirrorRemote
 
 /// `mirror run --state`: the run's shard keeps its state in a remote store (`RemoteState`).
-public struct RemoteStateOptions: Sendable {
+package struct RemoteStateOptions: Sendable {
     let store: any ObjectStore
     /// Also push every this long while the jobs run (`--push-every`); only at the end when nil.
-    public var pushEvery: Duration?
+    package var pushEvery: Duration?
     /// How long the shard's lease lasts unless renewed (`--lease-time`).
-    public var leaseTime: Duration = .seconds(60)
+    package var leaseTime: Duration = .seconds(60)
 
     /// Opens the store `location` names (`s3://bucket/prefix`, `file:///dir`); a location
     /// that cannot be one, or an S3 setting missing from `environment`, is a usage error.
-    public init(location: String, environment: [String: String], logger: Logger) throws(UsageError) {
+    package init(location: String, environment: [String: String], logger: Logger) throws(UsageError) {
         do {
             store = try StateLocation.open(location, environment: environment, logger: logger)
         } catch {
@@ -24,7 +24,7 @@ public struct RemoteStateOptions: Sendable {
     }
 
     /// The shortest lease: a third of it is the time between renewals.
-    public static let shortestLease = Duration.seconds(3)
+    package static let shortestLease = Duration.seconds(3)
 }
 
 extension Runner {

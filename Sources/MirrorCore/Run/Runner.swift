@@ -1,50 +1,50 @@
 import Foundation
-import Logging
+package import Logging
 import MirrorDownload
-import MirrorExport
-import MirrorHTTP
-import MirrorJobFile
-import MirrorModel
+package import MirrorExport
+package import MirrorHTTP
+package import MirrorJobFile
+package import MirrorModel
 import MirrorRemote
 import MirrorStore
 import MirrorWalk
 import ServiceLifecycle
 
 /// A usage problem found before anything is fetched (exit 2).
-public struct UsageError: Error, Sendable, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+package struct UsageError: Error, Sendable, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }
 
 /// Runs the jobs of some job files and records each outcome in its store.
-public struct Runner: Sendable {
-    public struct Options: Sendable {
-        public var jobs: [String] = []
-        public var maxPages: Int?
+package struct Runner: Sendable {
+    package struct Options: Sendable {
+        package var jobs: [String] = []
+        package var maxPages: Int?
         /// Start every walk at its first page, even one that failed half-way, and fetch
         /// every page whole (no `refresh_after`, no conditional requests).
-        public var refresh = false
+        package var refresh = false
         /// Jobs run at once.
-        public var parallel = 4
-        public var output: String?
+        package var parallel = 4
+        package var output: String?
         /// Backoff between retries.
-        public var retry = RetryPolicy()
+        package var retry = RetryPolicy()
         /// Response bytes a walk holds for pages ahead of the one it stores next.
         var pagesAhead = PageBudget.defaultLimit
         /// `--max-time`: once this has passed on the client's clock, the run stops as a
         /// signal would stop it.
-        public var maxTime: Duration?
+        package var maxTime: Duration?
         /// `--stop-grace`: once the jobs have ended (or a signal stopped them), how long the run
         /// waits at most for the token refreshes already sent, so that a rotated refresh
         /// token in their answers is stored.
-        public var stopGrace: Duration = .seconds(10)
+        package var stopGrace: Duration = .seconds(10)
         /// The signals that stop the run (see `GracefulStop`).
-        public var signals = StopSignals.none
+        package var signals = StopSignals.none
         /// `--shard I/N`: only the jobs of this shard of the plan (`ShardPlan`).
-        public var shard: ShardPlan.Shard?
+        package var shard: ShardPlan.Shard?
         /// `--state`: the shard's state kept in a remote store.
-        public var state: RemoteStateOptions?
-        public init() {}
+        package var state: RemoteStateOptions?
+        package init() {}
     }
 
     let client: HTTPClient
@@ -56,7 +56,7 @@ public struct Runner: Sendable {
     let logger: Logger
     let progress: ProgressHandler?
 
-    public init(client: HTTPClient, logger: Logger, progress: ProgressHandler? = nil, limiter: RateLimiter = RateLimiter()) {
+    package init(client: HTTPClient, logger: Logger, progress: ProgressHandler? = nil, limiter: RateLimiter = RateLimiter()) {
         self.client = client
         self.logger = logger
         self.progress = progress
@@ -65,7 +65,7 @@ public struct Runner: Sendable {
     }
 
     /// The jobs selected by `--job` (and `--shard`), each with its output folder.
-    public static func select(_ files: [JobFile], options: Options) throws -> [(job: JobSpec, file: JobFile, output: String)] {
+    package static func select(_ files: [JobFile], options: Options) throws -> [(job: JobSpec, file: JobFile, output: String)] {
         let indexed = files.enumerated().flatMap { index, file in
             file.jobs.map { (entry: (job: $0, file: file, output: outputFolder(for: file, options: options)), file: index, job: $0.name) }
         }
@@ -96,13 +96,13 @@ public struct Runner: Sendable {
         return selected
     }
 
-    public static func outputFolder(for file: JobFile, options: Options) -> String {
+    package static func outputFolder(for file: JobFile, options: Options) -> String {
         options.output ?? file.output ?? "cache"
     }
 
     /// Runs the selected jobs. Every output folder is locked before the first request;
     /// throws `LockedError` at once if another run holds one.
-    public func run(_ files: [JobFile], options: Options) async throws -> RunSummary {
+    package func run(_ files: [JobFile], options: Options) async throws -> RunSummary {
         let started = client.clock.now
         let deadline = options.maxTime.map { started + $0 }
         var runner = self

@@ -1,15 +1,15 @@
 import Foundation
-import Logging
-import MirrorExport
-import MirrorHTTP
-import MirrorModel
+package import Logging
+package import MirrorExport
+package import MirrorHTTP
+package import MirrorModel
 import MirrorWalk
 import ServiceLifecycle
 import Synchronization
 
 /// One thing wrong with an API's page walk.
-public struct WalkFault: Sendable, Equatable, CustomStringConvertible {
-    public enum Kind: String, Sendable {
+package struct WalkFault: Sendable, Equatable, CustomStringConvertible {
+    package enum Kind: String, Sendable {
         case badPage = "bad page"
         case missingID = "record without id"
         case repeatedID = "id repeated in a page"
@@ -22,12 +22,12 @@ public struct WalkFault: Sendable, Equatable, CustomStringConvertible {
         case missingPath = "missing path"
     }
 
-    public let kind: Kind
+    package let kind: Kind
     /// The page involved (the later one, for drift).
-    public let page: Int?
-    public let message: String
+    package let page: Int?
+    package let message: String
 
-    public var description: String { page.map { "page \($0): \(message)" } ?? message }
+    package var description: String { page.map { "page \($0): \(message)" } ?? message }
 }
 
 /// Where `verify` puts pages: nowhere. It remembers which page each id was first seen on,
@@ -75,17 +75,17 @@ final class WalkRecorder: PageStore {
 }
 
 /// One job's verification.
-public struct JobVerification: Sendable {
-    public var job: String
-    public var file: String
-    public var walk: WalkResult
-    public var faults: [WalkFault]
-    public var seconds: Double
+package struct JobVerification: Sendable {
+    package var job: String
+    package var file: String
+    package var walk: WalkResult
+    package var faults: [WalkFault]
+    package var seconds: Double
 
-    public var passed: Bool { faults.isEmpty }
+    package var passed: Bool { faults.isEmpty }
 
     /// `events: ok, 12 pages, 1180 records, ended: empty page 13, 1.20s`, then one line per fault.
-    public var lines: [String] {
+    package var lines: [String] {
         let records = walk.counts.new
         let head = passed ? "ok" : "\(faults.count) \(faults.count == 1 ? "fault" : "faults")"
         let ended = walk.error == nil || walk.stop == .interrupted || walk.stop == .deferred ? walk.stop.description : "failed"
@@ -97,16 +97,16 @@ public struct JobVerification: Sendable {
 }
 
 /// The result of `mirror verify`.
-public struct VerifySummary: Sendable {
-    public var jobs: [JobVerification]
+package struct VerifySummary: Sendable {
+    package var jobs: [JobVerification]
     /// The signal that stopped the walks, if one did: the process exits with 128 + it.
-    public var signal: Int32?
+    package var signal: Int32?
 
-    public var passed: Bool { jobs.allSatisfy(\.passed) }
-    public var text: String { jobs.flatMap(\.lines).joined(separator: "\n") }
+    package var passed: Bool { jobs.allSatisfy(\.passed) }
+    package var text: String { jobs.flatMap(\.lines).joined(separator: "\n") }
 
     /// JUnit XML: one test suite per job file, one test case per job, its faults in the failure.
-    public var junitXML: String {
+    package var junitXML: String {
         func attribute(_ text: String) -> String { Self.escape(text, inAttribute: true) }
         func text(_ text: String) -> String { Self.escape(text, inAttribute: false) }
         func time(_ seconds: Double) -> String { String(format: "%.3f", seconds) }
@@ -161,17 +161,17 @@ public struct VerifySummary: Sendable {
 /// Walks each job's pages exactly as `run` does (paging, stop conditions, retries,
 /// validation, concurrency) and reports what is wrong with the walk. Stores nothing and
 /// never touches the output folder.
-public struct Verifier: Sendable {
-    public struct Options: Sendable {
-        public var jobs: [String] = []
-        public var maxPages: Int?
+package struct Verifier: Sendable {
+    package struct Options: Sendable {
+        package var jobs: [String] = []
+        package var maxPages: Int?
         /// A child job is walked for this many of its parent's first records; nil: all of them.
-        public var maxParents: Int?
-        public var parallel = 4
-        public var retry = RetryPolicy()
+        package var maxParents: Int?
+        package var parallel = 4
+        package var retry = RetryPolicy()
         /// The signals that stop the walks (see `GracefulStop`).
-        public var signals = StopSignals.none
-        public init() {}
+        package var signals = StopSignals.none
+        package init() {}
     }
 
     let client: HTTPClient
@@ -180,14 +180,14 @@ public struct Verifier: Sendable {
     let quota: QuotaPacer
     let logger: Logger
 
-    public init(client: HTTPClient, logger: Logger) {
+    package init(client: HTTPClient, logger: Logger) {
         self.client = client
         self.logger = logger
         quota = QuotaPacer(clock: client.clock)
     }
 
     /// Verifies the selected jobs. Stopped by a signal, it reports the walks as far as they went.
-    public func verify(_ files: [JobFile], options: Options) async throws -> VerifySummary {
+    package func verify(_ files: [JobFile], options: Options) async throws -> VerifySummary {
         var selection = Runner.Options()
         selection.jobs = options.jobs
         let selected = try Runner.select(files, options: selection)

@@ -1,6 +1,6 @@
-import Foundation
-import MirrorModel
-import NIOHTTP1
+package import Foundation
+package import MirrorModel
+package import NIOHTTP1
 
 /// What one request carries to say who sends it: a header, a query parameter or a cookie
 /// holding a token or key, or a signature made for the request as it goes on the wire.

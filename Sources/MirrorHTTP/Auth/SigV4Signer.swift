@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+package import Foundation
 import MirrorModel
 
 /// Signs a request with AWS Signature Version 4, as AWS's "Create a signed AWS API request"

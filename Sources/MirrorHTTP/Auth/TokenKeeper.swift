@@ -1,5 +1,5 @@
 import Foundation
-import MirrorModel
+package import MirrorModel
 
 /// A token that was fetched (or signed), and until when it is good.
 package struct Token: Sendable {

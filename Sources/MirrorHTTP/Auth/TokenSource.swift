@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import MirrorJSON
-import MirrorModel
+package import MirrorModel
 import Synchronization
 
 /// Why a credential could not be had: said in the words of the auth definition, never

@@ -2,7 +2,7 @@
 /// started, then 32 random bits. Fixed width, so text order is time order (a shard's next
 /// publish always sorts after its last); two publishes in one millisecond differ by their
 /// random part.
-import Foundation
+package import Foundation
 import MirrorModel
 
 package enum GenerationID {

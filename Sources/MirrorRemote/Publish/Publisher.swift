@@ -4,54 +4,54 @@
 /// is read again and retried when another writer got there first; then the shard's
 /// generations beyond the newest `keep` are removed, never one that manifest names.
 import Foundation
-import Logging
+package import Logging
 import MirrorExport
 import MirrorHTTP
-import MirrorJobFile
+package import MirrorJobFile
 import MirrorModel
 import MirrorStore
 import NIOPosix
 import ServiceLifecycle
 
-public struct Publisher: Sendable {
-    public struct Options: Sendable {
+package struct Publisher: Sendable {
+    package struct Options: Sendable {
         /// The output folder.
-        public var output: String
+        package var output: String
         /// Which shard's part this is; 0/1 when the mirror is not sharded.
-        public var shard: ShardPlan.Shard
+        package var shard: ShardPlan.Shard
         /// Complete generations of the shard to keep, the new one included; at least 1.
-        public var keep = 3
+        package var keep = 3
         /// Record tables to include; all when empty.
-        public var tables: [String] = []
-        public var account: String?
+        package var tables: [String] = []
+        package var account: String?
         /// Include the downloaded files the records name.
-        public var withFiles = false
-        public var mirrorVersion: String
+        package var withFiles = false
+        package var mirrorVersion: String
 
-        public init(output: String, shard: ShardPlan.Shard, mirrorVersion: String) {
+        package init(output: String, shard: ShardPlan.Shard, mirrorVersion: String) {
             self.output = output
             self.shard = shard
             self.mirrorVersion = mirrorVersion
         }
     }
 
-    public struct Failure: Error, Sendable, CustomStringConvertible {
-        public let description: String
+    package struct Failure: Error, Sendable, CustomStringConvertible {
+        package let description: String
     }
 
     /// A generation uploaded and named.
-    public struct Published: Sendable {
+    package struct Published: Sendable {
         /// `s3://bucket/prefix`.
-        public let location: String
-        public let generation: String
+        package let location: String
+        package let generation: String
         /// Objects uploaded and their bytes, the shard's manifest included.
-        public let objects: Int
-        public let bytes: Int
+        package let objects: Int
+        package let bytes: Int
         /// Older generations of the shard removed, oldest first.
-        public let removed: [String]
+        package let removed: [String]
         /// The snapshot's (files left out), and the top-level manifest's (replaced for another
         /// shard count, or already naming a later generation).
-        public let warnings: [String]
+        package let warnings: [String]
     }
 
     /// The top-level manifest's name under the prefix, and the shard manifest's in a generation.
@@ -61,7 +61,7 @@ public struct Publisher: Sendable {
     /// Reads and conditional writes of the top-level manifest before giving up.
     static let manifestAttempts = 10
 
-    public let options: Options
+    package let options: Options
     let client: S3Client
     let logger: Logger
     /// Runs between reading the top-level manifest and writing it, with the attempt's number.
@@ -89,7 +89,7 @@ public struct Publisher: Sendable {
     /// several holds no database. A shard with no jobs has none (its run makes no output
     /// folder); its publish is then a success that publishes nothing, so that its pod does
     /// not fail. A whole mirror (shard 0 of 1) that holds none is still an error (`publish()`).
-    public var nothingToPublish: String? {
+    package var nothingToPublish: String? {
         guard options.shard.count > 1, RecordReader.databases(in: options.output).isEmpty else { return nil }
         return "shard \(options.shard): '\(options.output)' holds no databases (a shard with no jobs has none): "
             + "nothing published to \(location)"
@@ -98,7 +98,7 @@ public struct Publisher: Sendable {
     /// Snapshots, uploads, names and prunes. A stop (`GracefulStop`) cuts the snapshot and
     /// the upload; once every object is up, the manifest is moved and old generations are
     /// removed before it returns.
-    public func publish() async throws -> Published {
+    package func publish() async throws -> Published {
         let started = Date()
         let generation = GenerationID.make(at: started)
         let work = try PublishFolder(output: options.output, name: generation)

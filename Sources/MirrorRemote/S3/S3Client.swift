@@ -1,6 +1,6 @@
 import Foundation
-import Logging
-import MirrorHTTP
+package import Logging
+package import MirrorHTTP
 import MirrorModel
 
 /// Speaks S3's REST API to one bucket: objects got, looked at, written (also only if absent

@@ -1,6 +1,6 @@
 import Foundation
 import MirrorHTTP
-import MirrorModel
+package import MirrorModel
 
 /// Where in S3 mirror keeps its state and snapshots, and how to reach it: a bucket and a
 /// key prefix (from `s3://bucket/prefix`), the endpoint, the region, the addressing style

@@ -1,11 +1,11 @@
 import Foundation
-import Logging
+package import Logging
 import MirrorModel
 
 /// A remote state store's failure: what was asked, of which location, and why; whether it
 /// was a write's condition that did not hold (another worker wrote first).
-public struct StateError: Error, Sendable, CustomStringConvertible {
-    public let description: String
+package struct StateError: Error, Sendable, CustomStringConvertible {
+    package let description: String
     /// A write only-if-absent or only-if-unchanged found the object otherwise.
     package let lostCondition: Bool
 

@@ -1,10 +1,10 @@
 import CDispatch
 import Foundation
 import Glibc
-import Logging
+package import Logging
 import MirrorHTTP
-import MirrorJobFile
-import MirrorModel
+package import MirrorJobFile
+package import MirrorModel
 import MirrorStore
 import NIOPosix
 

@@ -1,15 +1,15 @@
 import Foundation
 import MirrorHTTP
-import MirrorModel
+package import MirrorModel
 
 /// Another worker holds the shard's lease (exit status 3, as for the output folder's lock).
-public struct LeaseHeldError: Error, Sendable, CustomStringConvertible {
-    public let location: String
-    public let key: String
-    public let holder: String
-    public let expiresAt: String
+package struct LeaseHeldError: Error, Sendable, CustomStringConvertible {
+    package let location: String
+    package let key: String
+    package let holder: String
+    package let expiresAt: String
 
-    public var description: String {
+    package var description: String {
         "another mirror run (\(holder)) holds the lease \(key) in \(location) until \(expiresAt)"
     }
 }
