@@ -216,7 +216,7 @@ package struct JobSpec: Sendable {
     /// `drop:` and `hash:`: what each record loses before it is stored; none: it is stored as served.
     package internal(set) var redaction: RecordRedaction? = nil
     /// The jobs whose parent this one is.
-    package package(set) var children: [String] = []
+    package var children: [String] = []
     /// A header held `{since}` or `{parent.…}`, filled in before the walk.
     var headersFilled = false
     /// `{since}` of this walk, once filled in (`stop.known: since` compares pages with it).
