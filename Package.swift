@@ -167,6 +167,7 @@ let package = Package(
         .target(
             name: "MirrorTestSupport",
             dependencies: [
+                "MirrorModel",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -193,16 +194,47 @@ let package = Package(
         .testTarget(
             name: "MirrorHTTPTests",
             dependencies: [
+                "MirrorModel",
                 "MirrorHTTP",
+                "MirrorTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             // Fixtures are read from the source tree (see JWTSignerTests).
             exclude: ["Fixtures"]
         ),
         .testTarget(
+            name: "MirrorStoreTests",
+            dependencies: [
+                "MirrorModel",
+                "MirrorStore",
+                "MirrorTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        .testTarget(
+            name: "MirrorWalkTests",
+            dependencies: ["MirrorJSON", "MirrorModel", "MirrorJobFile", "MirrorHTTP", "MirrorWalk", "MirrorTestSupport"]
+        ),
+        .testTarget(
             name: "MirrorRemoteTests",
-            dependencies: ["MirrorRemote"]
+            dependencies: [
+                "MirrorModel",
+                "MirrorJobFile",
+                "MirrorStore",
+                "MirrorHTTP",
+                "MirrorRemote",
+                "MirrorTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "MirrorCoreTests",

@@ -393,19 +393,3 @@ struct PageWalkerTests {
         }
     }
 }
-
-/// A counter tests flip between rounds of a fixture.
-final class SharedCounter: Sendable {
-    private let storage = Mutex(0)
-    var value: Int { storage.withLock { $0 } }
-    func increment() { storage.withLock { $0 += 1 } }
-}
-
-/// A string a test sets once its server is up.
-final class SharedText: Sendable {
-    private let storage = Mutex("")
-    var value: String {
-        get { storage.withLock { $0 } }
-        set { storage.withLock { $0 = newValue } }
-    }
-}

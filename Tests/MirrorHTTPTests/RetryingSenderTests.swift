@@ -2,7 +2,6 @@ import AsyncHTTPClient
 import Foundation
 import InMemoryLogging
 import Logging
-@testable import MirrorCore
 @testable import MirrorHTTP
 @testable import MirrorModel
 import NIOCore

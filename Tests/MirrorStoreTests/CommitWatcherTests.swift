@@ -1,14 +1,15 @@
 import Foundation
 import GRDB
 @testable import MirrorStore
+import MirrorTestSupport
 import Testing
 
 @Suite("the moment of an output folder's databases", .timeLimit(.minutes(3)))
 struct CommitWatcherTests {
     @Test("a commit, a database made, removed, renamed over or grown from a small file changes the moment; other entries do not")
     func changes() throws {
-        let harness = try Harness()
-        let folder = harness.folder + "/out"
+        let temporary = try TemporaryFolder()
+        let folder = temporary.path + "/out"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         var configuration = Configuration()
         configuration.journalMode = .wal
@@ -38,21 +39,21 @@ struct CommitWatcherTests {
         try Data("SQLite format 3\u{0}".utf8).write(to: URL(fileURLWithPath: folder + "/later.db"))
         try expectMoment(changed: false, "a file, a folder and a database's first bytes")
         // The small file becomes a database in place: no entry is made.
-        try makeDatabase(harness.folder + "/made.db", value: "made")
+        try makeDatabase(temporary.path + "/made.db", value: "made")
         let handle = try #require(FileHandle(forWritingAtPath: folder + "/later.db"))
-        try handle.write(contentsOf: try Data(contentsOf: URL(fileURLWithPath: harness.folder + "/made.db")))
+        try handle.write(contentsOf: try Data(contentsOf: URL(fileURLWithPath: temporary.path + "/made.db")))
         try handle.close()
         try expectMoment(changed: true, "a small file grown into a database")
-        try makeDatabase(harness.folder + "/other.db", value: "other")
-        try FileManager.default.copyItem(atPath: harness.folder + "/other.db", toPath: folder + "/added.db")
+        try makeDatabase(temporary.path + "/other.db", value: "other")
+        try FileManager.default.copyItem(atPath: temporary.path + "/other.db", toPath: folder + "/added.db")
         try expectMoment(changed: true, "a database added")
-        #expect(rename(harness.folder + "/other.db", folder + "/later.db") == 0)
+        #expect(rename(temporary.path + "/other.db", folder + "/later.db") == 0)
         try expectMoment(changed: true, "a database renamed over another")
         try FileManager.default.removeItem(atPath: folder + "/added.db")
         try expectMoment(changed: true, "a database removed")
         // The folder removed and made again, with the same names.
         try items.close()
-        try FileManager.default.moveItem(atPath: folder, toPath: harness.folder + "/gone")
+        try FileManager.default.moveItem(atPath: folder, toPath: temporary.path + "/gone")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try makeDatabase(folder + "/items.db", value: "again")
         try expectMoment(changed: true, "the folder made again")

@@ -1,6 +1,8 @@
 import Foundation
+import GRDB
 @testable import MirrorModel
 @testable import MirrorStore
+import MirrorTestSupport
 import Testing
 
 /// `count` records `{"id":"<first + i>","x":"…"}` of about `size` bytes each, as a page's records.
@@ -32,9 +34,8 @@ private func fileSize(_ path: String) -> Int {
 struct WALCopyTests {
     @Test("a page's commit copies no WAL, however large; past 4 MB of pages the checkpointer copies it into the file")
     func copiedBesideTheWriter() async throws {
-        let harness = try Harness()
-        try FileManager.default.createDirectory(atPath: harness.output, withIntermediateDirectories: true)
-        let path = harness.output + "/t_item.sqlite"
+        let folder = try TemporaryFolder()
+        let path = folder.path + "/t_item.sqlite"
         let store = try TableStore(path: path)
         try await store.prepare(table: "t_item")
         _ = try await store.startWalk(job: "items", account: "", table: "t_item", at: "2026-11-27T00:00:00Z", fresh: true)
@@ -58,6 +59,6 @@ struct WALCopyTests {
         #expect(fileSize(path) > 6_000_000)
         try await store.checkpoint()
         #expect(fileSize(path + "-wal") == 0)
-        #expect(try harness.ids().count == 601)
+        #expect(try await DatabaseQueue(path: path).read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t_item") } == 601)
     }
 }

@@ -3,14 +3,29 @@ import Foundation
 @testable import MirrorModel
 @testable import MirrorWalk
 @testable import MirrorJSON
+import MirrorJobFile
+import MirrorTestSupport
 import Testing
 
 /// The walk's decisions without a server, a store or a clock: responses are read by the
 /// page reader from bytes, and the state is told what the store did.
 @Suite("walk state", .timeLimit(.minutes(3)))
 struct WalkStateTests {
+    /// The one job of a job file naming `url`, with `keys` added to it.
     func spec(_ keys: String, url: String = "http://api.test/items?page={page}") throws -> JobSpec {
-        return try Harness().load(itemsJob(keys, url: url)).jobs[0]
+        let folder = try TemporaryFolder()
+        let path = folder.path + "/jobs.yaml"
+        try """
+        version: 1
+        jobs:
+          - name: items
+            url: "\(url)"
+            records: data.list
+            id: id
+            table: t_item
+        \(keys.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        return try JobFileLoader(environment: [:]).load(path: path).jobs[0]
     }
 
     func state(_ job: JobSpec, maxPages: Int? = nil) -> WalkState {

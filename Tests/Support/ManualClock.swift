@@ -1,13 +1,11 @@
-import Foundation
-@testable import MirrorCore
-@testable import MirrorHTTP
-@testable import MirrorModel
+package import Foundation
+package import MirrorModel
 import Synchronization
 
 /// A clock that stands still until the test moves it: a timeout, a download's watchdog, a
 /// wait before a retry, a quota wait or `--max-time` passes only when the test says, however
 /// long the machine takes meanwhile. Its time of day (`date`) moves with it.
-final class ManualClock: Sendable {
+package final class ManualClock: Sendable {
     private struct Sleeper {
         let until: RunClock.Instant
         let continuation: CheckedContinuation<Void, any Error>
@@ -55,22 +53,22 @@ final class ManualClock: Sendable {
     private let state = Mutex(State(now: ContinuousClock.now))
     private let start: (instant: RunClock.Instant, date: Date)
 
-    init() {
+    package init() {
         start = (state.withLock { $0.now }, Date())
     }
 
     /// The clock to hand to the code under test.
-    var clock: RunClock {
+    package var clock: RunClock {
         RunClock(now: { [self] in now }, sleep: { [self] until in try await sleep(until: until) }, date: { [self] in date })
     }
 
-    var now: RunClock.Instant { state.withLock { $0.now } }
+    package var now: RunClock.Instant { state.withLock { $0.now } }
 
     /// The time of day: the moment the clock was made, moved on as the clock was.
-    var date: Date { start.date.addingTimeInterval((now - start.instant).seconds) }
+    package var date: Date { start.date.addingTimeInterval((now - start.instant).seconds) }
 
     /// Moves the time on by `duration` and wakes every sleep that is then due.
-    func advance(by duration: Duration) {
+    package func advance(by duration: Duration) {
         let due = state.withLock { state in
             state.now += duration
             let now = state.now
@@ -82,7 +80,7 @@ final class ManualClock: Sendable {
     }
 
     /// Moves the time on to `instant`, if it is ahead.
-    func advance(to instant: RunClock.Instant) {
+    package func advance(to instant: RunClock.Instant) {
         let step = instant - now
         if step > .zero { advance(by: step) }
     }
@@ -90,7 +88,7 @@ final class ManualClock: Sendable {
     /// The deadline of a sleep that waits longer than `beyond` from now (and no longer than
     /// `within`), once `count` such sleeps have begun (at once when they are waiting; the latest
     /// of them): how a test learns that the code under test waits.
-    func sleeping(_ count: Int = 1, beyond: Duration, within: Duration = .seconds(86_400 * 365)) async -> RunClock.Instant {
+    package func sleeping(_ count: Int = 1, beyond: Duration, within: Duration = .seconds(86_400 * 365)) async -> RunClock.Instant {
         await withCheckedContinuation { (continuation: CheckedContinuation<RunClock.Instant, Never>) in
             let found: RunClock.Instant? = state.withLock { state in
                 let watcher = Watcher(count: count, beyond: beyond, within: within, continuation: continuation)

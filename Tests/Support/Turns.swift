@@ -2,7 +2,7 @@ import Synchronization
 
 /// Turns handed out by a test: each `wait` returns once it is given one (`give`); after
 /// `giveAll`, every wait returns at once.
-final class Turns: Sendable {
+package final class Turns: Sendable {
     private struct State {
         var given = 0
         var all = false
@@ -11,7 +11,9 @@ final class Turns: Sendable {
 
     private let state = Mutex(State())
 
-    func wait() async {
+    package init() {}
+
+    package func wait() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now = state.withLock { state in
                 if state.all { return true }
@@ -26,7 +28,7 @@ final class Turns: Sendable {
         }
     }
 
-    func give() {
+    package func give() {
         let waiter = state.withLock { state in
             if state.waiting.isEmpty {
                 state.given += 1
@@ -37,7 +39,7 @@ final class Turns: Sendable {
         waiter?.resume()
     }
 
-    func giveAll() {
+    package func giveAll() {
         let waiting = state.withLock { state in
             state.all = true
             defer { state.waiting = [] }

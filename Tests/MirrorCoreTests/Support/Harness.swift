@@ -14,15 +14,11 @@ import Testing
 /// against a fixture server and read the resulting SQLite files. The folder is removed
 /// when the harness goes, at the end of the test's scope, however the test ends.
 final class Harness: Sendable {
-    let folder: String
+    private let temporary: TemporaryFolder
+    var folder: String { temporary.path }
 
     init() throws {
-        folder = NSTemporaryDirectory() + "mirror-test-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(atPath: folder)
+        temporary = try TemporaryFolder()
     }
 
     var output: String { folder + "/cache" }
