@@ -6,7 +6,7 @@ import ServiceLifecycle
 import Synchronization
 import UnixSignals
 
-/// The signals that ask a run, a verify or a snapshot to stop before its end.
+/// The signals that ask a run, a verify, a snapshot or a server to stop before its end.
 package struct StopSignals: Sendable {
     enum Signals: Sendable {
         case none
@@ -43,7 +43,7 @@ package enum StopCause: Sendable, Equatable {
     }
 }
 
-/// How `run`, `verify` and `snapshot` stop, the way `serve` stops: the work is the one
+/// How `run`, `verify`, `snapshot` and `serve` stop: the work is the one
 /// service of a `ServiceGroup`, and a first signal or the deadline (`--max-time`, on `clock`)
 /// triggers the group's graceful shutdown, as does a cause `requests` yields. The work decides what it cuts: what it fetches or
 /// copies runs in `cancelWhenGracefulShutdown` and is cancelled; what it records after that

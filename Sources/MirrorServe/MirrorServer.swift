@@ -2,11 +2,11 @@ import Foundation
 import Hummingbird
 import HummingbirdCore
 package import Logging
+package import MirrorExport
 package import MirrorModel
 import NIOCore
 import ServiceLifecycle
 import Synchronization
-import UnixSignals
 
 /// `mirror serve`: an HTTP server answering from an output folder, read-only, offline. The
 /// API's own URLs (`ReplayedPages`), a status page at `/`, the read API (`/_mirror/tables`,
@@ -66,69 +66,38 @@ package struct MirrorServer: Sendable {
         case forced(signal: Int32)
     }
 
-    /// Serves until SIGTERM, SIGINT or SIGHUP. The first signal closes the listening socket
-    /// and the idle connections and lets the responses in flight end, for `stopGrace` at
-    /// most, then cuts them; a second signal cuts them at once. `listening` gets the port
+    /// Serves until SIGTERM, SIGINT or SIGHUP (or what `signals` yields), stopped as `run`,
+    /// `verify` and `snapshot` are (`GracefulStop`). The first signal closes the listening
+    /// socket and the idle connections and lets the responses in flight end, for `stopGrace`
+    /// at most, then cuts them; a second signal cuts them at once. `listening` gets the port
     /// once the server listens.
-    package func run(logger: Logger, listening: @escaping @Sendable (Int) -> Void = { _ in }) async throws -> Stop {
+    package func run(logger: Logger, signals: StopSignals = .process,
+                     listening: @escaping @Sendable (Int) -> Void = { _ in }) async throws -> Stop {
         let connections = OpenConnections()
         let app = application(logger: logger, connections: connections, listening: listening)
-        let services = ServiceGroup(configuration: .init(services: [app], logger: logger))
-        let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint, .sighup)
-        let grace = options.stopGrace
-        return try await withThrowingTaskGroup(of: Int32?.self) { group in
-            group.addTask {
-                try await listenFailures { try await services.run() }
-                return nil
-            }
-            group.addTask {
-                // Ends, with the signal that forced the stop if one did, when the server has stopped.
-                await withTaskGroup(of: Void.self) { timers in
-                    var stopping = false
-                    for await signal in signals {
-                        if stopping {
-                            connections.closeAll()
-                            timers.cancelAll()
-                            return signal.rawValue
-                        }
-                        stopping = true
-                        await services.triggerGracefulShutdown()
-                        timers.addTask {
-                            guard (try? await Task.sleep(for: grace)) != nil else { return }
-                            connections.closeAll()
-                        }
-                    }
-                    timers.cancelAll()
-                    return nil
-                }
-            }
-            var forced: Int32?
-            // The server ends first (the signals never do by themselves); then the signals stop being awaited.
-            if let signal = try await group.next() ?? nil { forced = signal }
-            group.cancelAll()
-            while let value = try await group.next() {
-                if let value { forced = value }
-            }
-            return forced.map { .forced(signal: $0) } ?? .graceful
+        let forced = Mutex<Int32?>(nil)
+        _ = try await GracefulStop.run(signals, forced: { signal in
+            forced.withLock { $0 = $0 ?? signal }
+            connections.closeAll()
+        }) {
+            try await serve(app, connections: connections)
         }
+        return forced.withLock { $0 }.map { .forced(signal: $0) } ?? .graceful
     }
 
-    /// Serves while `body` runs (given the port), then shuts down gracefully: the responses
-    /// still being sent `stopGrace` later are cut.
+    /// Serves while `body` runs (given the port), then shuts down gracefully, as on SIGTERM:
+    /// the responses still being sent `stopGrace` later are cut.
     package func with<T: Sendable>(logger: Logger, _ body: (Int) async throws -> T) async throws -> T {
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let connections = OpenConnections()
-        let app = application(logger: logger, connections: connections) { port in
-            continuation.yield(port)
-            continuation.finish()
-        }
-        let services = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
-        let grace = options.stopGrace
+        let (signals, signal) = AsyncStream.makeStream(of: Int32.self)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 // A server that never listens (the port is taken) ends the wait for its port.
                 defer { continuation.finish() }
-                try await listenFailures { try await services.run() }
+                _ = try await run(logger: logger, signals: .stream(signals)) { port in
+                    continuation.yield(port)
+                    continuation.finish()
+                }
             }
             var port: Int?
             for await value in ports { port = value }
@@ -142,14 +111,25 @@ package struct MirrorServer: Sendable {
             } catch {
                 outcome = .failure(error)
             }
-            await services.triggerGracefulShutdown()
-            let timer = Task {
-                guard (try? await Task.sleep(for: grace)) != nil else { return }
-                connections.closeAll()
-            }
-            defer { timer.cancel() }
+            signal.yield(SIGTERM)
+            signal.finish()
             try await group.waitForAll()
             return try outcome.get()
+        }
+    }
+
+    /// Runs `app` until it has stopped: a graceful shutdown (`GracefulStop`'s) closes its
+    /// listening socket and idle connections, and `stopGrace` later cuts the responses still
+    /// being sent.
+    private func serve(_ app: some Service, connections: OpenConnections) async throws {
+        let grace = options.stopGrace
+        try await withThrowingTaskGroup(of: Void.self) { timer in
+            timer.addTask {
+                guard (try? await gracefulShutdown()) != nil, (try? await Task.sleep(for: grace)) != nil else { return }
+                connections.closeAll()
+            }
+            defer { timer.cancelAll() }
+            try await listenFailures { try await app.run() }
         }
     }
 

@@ -258,6 +258,23 @@ struct ServeLimitsTests {
         }
     }
 
+    @Test("SIGTERM while a client reads a large page slowly: serve sends the page whole, closes the connection and exits 0",
+          .timeLimit(.minutes(2)))
+    func stopAnswersInFlight() async throws {
+        let folder = try await mirroredBigPage()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try await withServe(in: folder, ["--stop-grace", "10m", "--send-timeout", "10m"]) { serve, port in
+            let client = try await stalledClient(port: port)
+            kill(serve.pid, SIGTERM)
+            // The signal was taken once serve refuses new connections; the page is still sent.
+            while (try? RawClient(port: port)) != nil { try await Task.sleep(for: .milliseconds(20)) }
+            let rest = try #require(await client.read(within: .seconds(60)))
+            #expect(rest.count > recordCount * 1000)
+            #expect(String(decoding: rest.suffix(5), as: UTF8.self) == "0\r\n\r\n")
+            #expect(await ending(of: serve, within: .seconds(60)) == .exited(0))
+        }
+    }
+
     @Test("a second SIGTERM stops serve at once, with 143, while a client stops reading and the grace is long",
           .timeLimit(.minutes(2)))
     func secondSignal() async throws {
