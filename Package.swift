@@ -113,6 +113,15 @@ let package = Package(
             ]
         ),
         .target(
+            name: "MirrorReplay",
+            dependencies: [
+                "MirrorJSON",
+                "MirrorModel",
+                "MirrorStore",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .target(
             name: "MirrorServe",
             dependencies: [
                 "MirrorJSON",
@@ -121,7 +130,7 @@ let package = Package(
                 "MirrorJobFile",
                 "MirrorDownload",
                 "MirrorExport",
-                .product(name: "Crypto", package: "swift-crypto"),
+                "MirrorReplay",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -235,6 +244,10 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "MirrorReplayTests",
+            dependencies: ["MirrorModel", "MirrorStore", "MirrorReplay"]
+        ),
+        .testTarget(
             name: "MirrorCoreTests",
             dependencies: [
                 "MirrorJSON",
@@ -246,6 +259,7 @@ let package = Package(
                 "MirrorWalk",
                 "MirrorExport",
                 "MirrorRemote",
+                "MirrorReplay",
                 "MirrorServe",
                 "MirrorCore",
                 "MirrorTestSupport",

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import MirrorDownload
+import MirrorReplay
 import NIOCore
 import NIOPosix
 

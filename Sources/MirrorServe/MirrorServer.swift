@@ -4,6 +4,7 @@ import HummingbirdCore
 package import Logging
 package import MirrorExport
 package import MirrorModel
+import MirrorReplay
 import NIOCore
 import ServiceLifecycle
 import Synchronization
@@ -55,7 +56,7 @@ package struct MirrorServer: Sendable {
 
     package init(options: Options) {
         self.options = options
-        pages = ReplayedPages(output: options.output, cache: PageCache(limit: options.pageCache))
+        pages = ReplayedPages(output: options.output, cache: PageCache(limit: options.pageCache, form: KeptResponse.self))
     }
 
     /// How a server stopped.

@@ -6,6 +6,7 @@ import Hummingbird
 import HummingbirdCore
 import MirrorDownload
 import MirrorModel
+import MirrorReplay
 import MirrorStore
 import NIOCore
 

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Logging
+@testable import MirrorReplay
 @testable import MirrorServe
 import MirrorTestSupport
 import NIOHTTP1

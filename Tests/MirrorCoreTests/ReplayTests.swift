@@ -8,6 +8,7 @@ import GRDB
 @testable import MirrorJSON
 @testable import MirrorModel
 @testable import MirrorStore
+@testable import MirrorReplay
 @testable import MirrorServe
 import MirrorTestSupport
 import NIOCore

@@ -1,9 +1,4 @@
-import Foundation
-import HTTPTypes
-import Hummingbird
-import HummingbirdCore
 import MirrorStore
-@_spi(CustomByteBufferAllocator) import NIOCore
 import Synchronization
 
 /// Replayed pages as they were last assembled, kept in memory to be sent again without
@@ -12,83 +7,64 @@ import Synchronization
 /// nothing was committed to any database since that moment, or when the page's ETag, read
 /// again, is still its own: the ETag changes with the envelope, the ids and any record of
 /// the database (the change feed's last `seq`), so the same ETag is the same body. Held in
-/// one `ByteBuffer` a page that every answer shares, never copied to be sent (Hummingbird 2
-/// writes buffers only: no file region, so no `sendfile`), and sent with its head in one
-/// write; at most `limit` bytes of bodies, headers and keys, the least recently sent
-/// evicted first. A page larger than `ReplayedPages.chunk`, which is streamed, is not kept.
-final class PageCache: Sendable {
+/// the form its server sends it (`form`: `mirror serve` holds one `ByteBuffer` a page that
+/// every answer shares, never copied to be sent), at most `limit` bytes of bodies, headers
+/// and keys, the least recently sent evicted first. A page larger than
+/// `ReplayedPages.chunk`, which is streamed, is not kept.
+package final class PageCache: Sendable {
     /// What decides a replayed page's answer besides the databases: the request's target and
     /// body, and the origin its URLs point to.
-    struct Key: Hashable, Sendable {
+    package struct Key: Hashable, Sendable {
         let target: String
         let body: [UInt8]
         let origin: String
     }
 
     /// A page's answer, as it is sent.
-    struct Entry: Sendable {
-        let status: Int
-        /// Its headers, `Content-Type` and `ETag` among them.
-        let fields: HTTPFields
-        let etag: String
-        /// The body, in a buffer of its own size (see `buffer`).
-        let body: ByteBuffer
+    package struct Entry: Sendable {
+        package let status: Int
+        /// Its headers, `Content-Type` and `ETag` among them, and its body, in its server's form.
+        package let answer: any KeptAnswer
+        package let etag: String
         /// When nothing it is made of has changed since: when it was assembled, or last
         /// found to have the same ETag; nil for an answer assembled at no known moment,
         /// which is not kept.
         var moment: CommitWatcher.Moment?
 
-        /// The answer, or 304 with its headers but `Content-Type` when `ifNoneMatch` names its tag.
-        func response(ifNoneMatch: String?) -> Response {
-            guard !EntityTags.match(ifNoneMatch, etag) else {
-                var fields = fields
-                fields[.contentType] = nil
-                return Response(status: .notModified, headers: fields, body: ResponseBody())
-            }
-            return Response(status: .init(code: status), headers: fields, body: ResponseBody(byteBuffer: body))
-        }
-
-        /// `bytes` in a buffer whose capacity is their count. NIO gives a buffer it allocates
-        /// a power of two of capacity, so a page of 85 KB would hold 128 KB; this one is
-        /// allocated here, at the size of the page, and handed to NIO, which frees it
-        /// (`free`, as its default allocator does) when the last answer sending it is done.
-        static func buffer(_ bytes: [UInt8]) -> ByteBuffer {
-            guard !bytes.isEmpty, let memory = malloc(bytes.count) else { return ByteBuffer(bytes: bytes) }
-            let raw = UnsafeMutableRawBufferPointer(start: memory, count: bytes.count)
-            raw.copyBytes(from: bytes)
-            return ByteBuffer(takingOwnershipOf: raw, allocator: ByteBufferAllocator())
-        }
-
-        /// The bytes it holds, counted against the limit: the body's buffer, the headers,
+        /// The bytes it holds, counted against the limit: the answer's body and headers,
         /// the key, and a little for the rest.
         func cost(_ key: Key) -> Int {
-            body.capacity + fields.reduce(0) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count }
-                + etag.utf8.count + key.target.utf8.count + key.body.count + key.origin.utf8.count + 256
+            answer.heldBytes + etag.utf8.count + key.target.utf8.count + key.body.count + key.origin.utf8.count + 256
         }
     }
 
     /// What the cache did, for the tests and the curious.
-    struct Statistics: Sendable, Equatable {
+    package struct Statistics: Sendable, Equatable {
         /// Answers sent from the cache.
-        var hits = 0
+        package var hits = 0
         /// Answers assembled from the records and kept.
-        var kept = 0
+        package var kept = 0
         /// Entries let go to stay within the limit.
-        var evicted = 0
+        package var evicted = 0
         /// Entries held now, and the bytes they count.
-        var entries = 0
-        var bytes = 0
+        package var entries = 0
+        package var bytes = 0
+
+        package init() {}
     }
 
     /// The bytes the entries may count; 0 keeps none.
-    let limit: Int
+    package let limit: Int
+    /// The form answers are kept in: its server's own.
+    package let form: any KeptAnswer.Type
     private let state = Mutex(State())
 
-    init(limit: Int) {
+    package init(limit: Int, form: any KeptAnswer.Type = KeptBytes.self) {
         self.limit = max(0, limit)
+        self.form = form
     }
 
-    var statistics: Statistics { state.withLock { $0.statistics } }
+    package var statistics: Statistics { state.withLock { $0.statistics } }
 
     /// The entry for `key` when it was assembled, or found current, at `moment`.
     func entry(_ key: Key, at moment: CommitWatcher.Moment) -> Entry? {

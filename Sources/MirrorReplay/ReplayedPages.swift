@@ -1,19 +1,16 @@
 import Crypto
 import Foundation
-import HTTPTypes
-import Hummingbird
-import HummingbirdCore
 import MirrorJSON
 import MirrorModel
-import MirrorStore
-import NIOCore
+package import MirrorStore
 
 /// The mirrored API, answered offline: a request for a page a run stored gets the page's
 /// envelope with its records put back as the table holds them now, and the envelope's URLs
-/// of the API pointing to this server. Secrets are not needed (see `PageRequest`) and never
-/// sent: the envelope was stored with them masked. A page no larger than `chunk` is kept as
-/// it was assembled (`PageCache`) and sent again from there while nothing it is made of has
-/// changed.
+/// of the API pointing to whoever asks (`origin`). Secrets are not needed (see
+/// `PageRequest`) and never sent: the envelope was stored with them masked. A page no larger
+/// than `chunk` is kept as it was assembled (`PageCache`) and sent again from there while
+/// nothing it is made of has changed. What carries the answer (`mirror serve`'s HTTP, an
+/// app's own requests in process) is its caller's: this holds no server and no connection.
 ///
 /// Whether anything was committed to the folder's databases since an answer was kept is
 /// asked on the request's own task, not on the thread pool SQLite's other work runs on:
@@ -22,47 +19,60 @@ import NIOCore
 /// with `perf` under `scripts/bench/bench-serve.sh`: 12% of serve's CPU, about 30 µs of the
 /// 240 µs a kept page's answer costs in all, most of which is Hummingbird's and NIO's.
 package struct ReplayedPages: Sendable {
-    /// An answer to a request for a page.
-    enum Answer: Sendable {
-        /// Held whole: a 304 or a 404.
-        case whole(ReadAPI.Answer)
-        /// A page no larger than `chunk`, as it is kept in the cache.
-        case kept(PageCache.Entry)
-        /// A larger page: `first` is sent, then the records from `cursor` on, a `piece` at a
-        /// time in the page's read transaction, then `last`.
-        case streamed(status: Int, headers: [(String, String)], first: [UInt8], page: FoundPage,
-                      cursor: FoundPage.Cursor, last: [UInt8])
-    }
-
-    /// The largest request body a replayed POST may send.
-    static let maxRequestBody = 1 << 20
-
     /// Bytes of records a page may hold to be answered whole (with a `Content-Length`).
-    static let chunk = 1 << 18
+    package static let chunk = 1 << 18
 
     /// Bytes of records a larger page reads at a time: what its answer holds in memory at
     /// once, besides its envelope, its ids and what the connection buffers. A piece ends
     /// after the record that reaches it: 48 KB leaves room for records of up to 16 KB in the
     /// 64 KB buffer it is sent in (NIO rounds a buffer's capacity up to a power of two).
-    static let piece = 48 << 10
+    package static let piece = 48 << 10
 
     package let output: String
     let connections = ReadConnections.pages()
-    let cache: PageCache
+    package let cache: PageCache
     let watcher: CommitWatcher
 
-    init(output: String, cache: PageCache) {
+    package init(output: String, cache: PageCache) {
         self.output = output
         self.cache = cache
         watcher = CommitWatcher(output: output)
     }
 
+    /// The answer to `method target` with `body`, for a client that reaches it at `origin`:
+    /// from the cache when it holds a current one, else read from the databases (which
+    /// blocks: see `assembled`).
+    package func answer(method: String, target: String, body: [UInt8], origin: String, ifNoneMatch: String?)
+        throws -> ReplayAnswer {
+        let moment = moment()
+        if let moment, let kept = kept(target: target, body: body, origin: origin, ifNoneMatch: ifNoneMatch, at: moment) {
+            return kept
+        }
+        return try assembled(method: method, target: target, body: body, origin: origin, ifNoneMatch: ifNoneMatch,
+                             moment: moment)
+    }
+
+    /// The moment of the folder's databases before an answer reads them, which it is kept
+    /// at; nil when the cache keeps nothing. Waits for no disk (see above).
+    package func moment() -> CommitWatcher.Moment? {
+        cache.limit > 0 ? watcher.moment() : nil
+    }
+
+    /// The answer the cache holds for `target`, `body` and `origin`, when it was assembled,
+    /// or found current, at `moment`; nil when it holds none. Reads no database.
+    package func kept(target: String, body: [UInt8], origin: String, ifNoneMatch: String?,
+                      at moment: CommitWatcher.Moment) -> ReplayAnswer? {
+        cache.entry(PageCache.Key(target: target, body: body, origin: origin), at: moment)
+            .map { .kept($0, notModified: EntityTags.match(ifNoneMatch, $0.etag)) }
+    }
+
     /// The answer to `method target` (`/items?page=2`) with `body`, for a client that
-    /// reaches this server at `origin` (`http://127.0.0.1:8080`). With `moment`, the moment
-    /// of the databases before this answer reads them, a page is kept in the cache, or sent
-    /// from it when its ETag is the one it was kept with.
-    func answer(method: String, target: String, body: [UInt8], origin: String, ifNoneMatch: String?,
-                moment: CommitWatcher.Moment? = nil) throws -> Answer {
+    /// reaches the mirror at `origin` (`http://127.0.0.1:8080`), read from the databases:
+    /// SQLite's work, to be run where blocking is allowed. With `moment`, the moment of the
+    /// databases before this answer reads them, a page is kept in the cache, or sent from it
+    /// when its ETag is the one it was kept with.
+    package func assembled(method: String, target: String, body: [UInt8], origin: String, ifNoneMatch: String?,
+                           moment: CommitWatcher.Moment?) throws -> ReplayAnswer {
         let request = PageRequest(url: target)
         let page: FoundPage
         switch try PageLookup.find(request, body: body, in: output, connections: connections) {
@@ -77,7 +87,7 @@ package struct ReplayedPages: Sendable {
                 JSONText.appendQuoted(known, to: &text)
             }
             text.append(contentsOf: "]}\n".utf8)
-            return .whole(ReadAPI.Answer(status: 404, body: text))
+            return .whole(status: 404, headers: [Self.contentType], body: text)
         }
         let apiOrigin = PageRequest.origin(of: page.url)
         let head = Self.pointing(page.envelope.head, from: apiOrigin, to: origin)
@@ -109,15 +119,16 @@ package struct ReplayedPages: Sendable {
         let key = PageCache.Key(target: target, body: body, origin: origin)
         if let moment, let entry = cache.entry(key, etag: etag, currentAt: moment) {
             page.finish()
-            return .kept(entry)
+            return .kept(entry, notModified: EntityTags.match(ifNoneMatch, entry.etag))
         }
         if EntityTags.match(ifNoneMatch, etag) {
             page.finish()
-            return .whole(ReadAPI.Answer(status: 304, body: [], headers: headers.filter { $0.0 != "content-type" }))
+            return .whole(status: 304, headers: headers.filter { $0.0 != "content-type" }, body: [])
         }
         guard page.envelope.recordsAt != nil else {
             page.finish()
-            return .kept(keep(ReadAPI.Answer(status: page.status, body: head, headers: headers), etag: etag, for: key, at: moment))
+            return .kept(keep(status: page.status, headers: headers, body: head, etag: etag, for: key, at: moment),
+                         notModified: false)
         }
         let one = page.envelope.holdsOneRecord
         var first = head
@@ -130,18 +141,24 @@ package struct ReplayedPages: Sendable {
         guard cursor.done else {
             // Larger than a chunk: its records are read again from the first, a piece at a
             // time as they are sent, in the same read transaction; what was read is let go.
-            return .streamed(status: page.status, headers: headers, first: first, page: page, cursor: FoundPage.Cursor(),
-                             last: last)
+            return .streamed(status: page.status, headers: [Self.contentType] + headers,
+                             page: PageStream(first: first, last: last, page: page))
         }
         page.finish()
-        return .kept(keep(ReadAPI.Answer(status: page.status, body: whole + last, headers: headers), etag: etag, for: key, at: moment))
+        return .kept(keep(status: page.status, headers: headers, body: whole + last, etag: etag, for: key, at: moment),
+                     notModified: false)
     }
 
-    /// `answer` as the cache holds it, kept there when assembled at a known `moment`.
-    private func keep(_ answer: ReadAPI.Answer, etag: String, for key: PageCache.Key, at moment: CommitWatcher.Moment?)
-        -> PageCache.Entry {
-        let entry = PageCache.Entry(status: answer.status, fields: answer.fields, etag: etag,
-                                    body: PageCache.Entry.buffer(answer.body), moment: moment)
+    /// A JSON answer's `Content-Type`, which the API's own, if a page kept one, replaces.
+    static let contentType = ("Content-Type", "application/json")
+
+    /// An answer as the cache holds it, in its server's form (`PageCache.form`), kept there
+    /// when assembled at a known `moment`. Its headers are `Content-Type` (but on a 304),
+    /// then `headers`.
+    private func keep(status: Int, headers: [(String, String)], body: [UInt8], etag: String, for key: PageCache.Key,
+                      at moment: CommitWatcher.Moment?) -> PageCache.Entry {
+        let answer = cache.form.init(status: status, headers: (status == 304 ? [] : [Self.contentType]) + headers, body: body)
+        let entry = PageCache.Entry(status: status, answer: answer, etag: etag, moment: moment)
         if moment != nil { cache.keep(entry, for: key) }
         return entry
     }
@@ -189,80 +206,5 @@ package struct ReplayedPages: Sendable {
         }
         result += bytes[copied...]
         return result
-    }
-
-    /// The answer to `request`, for a client that reaches this server at `origin`: the page
-    /// the mirror holds for it. `loop` is the connection's event loop (see `MirrorServer.taken`).
-    func response(to request: Request, origin: String, loop: any EventLoop) async throws -> Response {
-        var request = request
-        var body: [UInt8] = []
-        if request.method == .post {
-            do {
-                body = Array(try await request.collectBody(upTo: Self.maxRequestBody).readableBytesView)
-            } catch is NIOTooManyBytesError {
-                throw HTTPError(.contentTooLarge, message: "a request body may hold \(Self.maxRequestBody >> 20) MB at most")
-            }
-        }
-        let (method, target, ifNoneMatch) = (request.method.rawValue, request.uri.string, request.headers[.ifNoneMatch])
-        let moment = cache.limit > 0 ? watcher.moment() : nil
-        if let moment, let entry = cache.entry(PageCache.Key(target: target, body: body, origin: origin), at: moment) {
-            return entry.response(ifNoneMatch: ifNoneMatch)
-        }
-        let answer = try await MirrorServer.blocking { [body] in
-            try self.answer(method: method, target: target, body: body, origin: origin, ifNoneMatch: ifNoneMatch, moment: moment)
-        }
-        return await Self.response(answer, head: request.method == .head, ifNoneMatch: ifNoneMatch, loop: loop)
-    }
-
-    /// A replayed page: whole, or its records read a piece at a time on the thread pool, in
-    /// the page's read transaction, between the envelope's two halves. The next piece is read
-    /// only once the connection has taken the last: a response holds one piece and what the
-    /// connection buffers (NIO's high-water mark, 64 KB) at most, whatever the client reads.
-    /// `loop` is the connection's event loop (see `MirrorServer.taken`).
-    private static func response(_ answer: ReplayedPages.Answer, head: Bool, ifNoneMatch: String?,
-                                 loop: any EventLoop) async -> Response {
-        switch answer {
-        case let .whole(answer):
-            return answer.response
-        case let .kept(entry):
-            return entry.response(ifNoneMatch: ifNoneMatch)
-        case let .streamed(status, headers, first, page, cursor, last):
-            var fields = HTTPFields()
-            fields[.contentType] = "application/json"
-            for (name, value) in headers {
-                if let name = HTTPField.Name(name) { fields[name] = value }
-            }
-            // The read transaction ends on the thread pool, however the answer ends.
-            let finish: @Sendable () async -> Void = { _ = try? await MirrorServer.blocking { page.finish() } }
-            if head {
-                await finish()
-                return Response(status: .init(code: status), headers: fields, body: ResponseBody())
-            }
-            let body = ResponseBody { writer in
-                do {
-                    try await writer.write(ByteBuffer(bytes: first))
-                    var cursor = cursor
-                    while !cursor.done {
-                        try await MirrorServer.taken(by: &writer, on: loop)
-                        let read = try await MirrorServer.blocking { [cursor] () throws -> (ByteBuffer, FoundPage.Cursor) in
-                            var next = cursor
-                            var piece: [UInt8] = []
-                            piece.reserveCapacity(1 << 16)
-                            try page.read(&next, into: &piece, budget: ReplayedPages.piece)
-                            return (ByteBuffer(bytes: piece), next)
-                        }
-                        try await writer.write(read.0)
-                        cursor = read.1
-                    }
-                    try await writer.write(ByteBuffer(bytes: last))
-                } catch {
-                    await finish()
-                    throw error
-                }
-                await finish()
-                try await writer.finish(nil)
-            }
-            return Response(status: .init(code: status), headers: fields, body: body)
-        }
     }
 }
