@@ -4,7 +4,8 @@ import PackageDescription
 let package = Package(
     name: "mirror",
     // Built and tested on Linux only. On macOS, Synchronization's Mutex and Atomic need 15 at
-    // least; the files that import Glibc have no Darwin path yet, so it does not build there.
+    // least. The C library is imported in MirrorFiles alone, with a Darwin path beside Glibc's
+    // (no inotify there: serve lists the folder each time), but it has not been built there.
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "mirror", targets: ["mirror"]),
@@ -26,11 +27,16 @@ let package = Package(
     targets: [
         // The floors of the library, each importing only those below it (docs/development.md);
         // each declares exactly what it imports (scripts/check/check-package.py).
+        .target(
+            name: "MirrorFiles",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+        ),
         .target(name: "MirrorJSON"),
         .target(name: "MirrorModel", dependencies: ["MirrorJSON"]),
         .target(
             name: "MirrorStore",
             dependencies: [
+                "MirrorFiles",
                 "MirrorJSON",
                 "MirrorModel",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -41,6 +47,7 @@ let package = Package(
         .target(
             name: "MirrorJobFile",
             dependencies: [
+                "MirrorFiles",
                 "MirrorJSON",
                 "MirrorModel",
                 .product(name: "Yams", package: "Yams"),
@@ -49,6 +56,7 @@ let package = Package(
         .target(
             name: "MirrorHTTP",
             dependencies: [
+                "MirrorFiles",
                 "MirrorJSON",
                 "MirrorModel",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -65,6 +73,7 @@ let package = Package(
         .target(
             name: "MirrorDownload",
             dependencies: [
+                "MirrorFiles",
                 "MirrorModel",
                 "MirrorHTTP",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -86,6 +95,7 @@ let package = Package(
         .target(
             name: "MirrorExport",
             dependencies: [
+                "MirrorFiles",
                 "MirrorJSON",
                 "MirrorModel",
                 "MirrorStore",
@@ -101,6 +111,7 @@ let package = Package(
         .target(
             name: "MirrorRemote",
             dependencies: [
+                "MirrorFiles",
                 "MirrorModel",
                 "MirrorStore",
                 "MirrorJobFile",
@@ -124,6 +135,7 @@ let package = Package(
         .target(
             name: "MirrorServe",
             dependencies: [
+                "MirrorFiles",
                 "MirrorJSON",
                 "MirrorModel",
                 "MirrorStore",
@@ -144,6 +156,7 @@ let package = Package(
         .target(
             name: "MirrorCore",
             dependencies: [
+                "MirrorFiles",
                 "MirrorJSON",
                 "MirrorModel",
                 "MirrorStore",
@@ -160,6 +173,7 @@ let package = Package(
         .executableTarget(
             name: "mirror",
             dependencies: [
+                "MirrorFiles",
                 "MirrorModel",
                 "MirrorStore",
                 "MirrorJobFile",
@@ -188,6 +202,10 @@ let package = Package(
         ),
         // The tests of each floor, beside its target; those of MirrorCore (with the Harness that
         // runs whole jobs) and of the executable stand on everything.
+        .testTarget(
+            name: "MirrorFilesTests",
+            dependencies: ["MirrorFiles"]
+        ),
         .testTarget(
             name: "MirrorModelTests",
             dependencies: [
@@ -250,6 +268,7 @@ let package = Package(
         .testTarget(
             name: "MirrorCoreTests",
             dependencies: [
+                "MirrorFiles",
                 "MirrorJSON",
                 "MirrorModel",
                 "MirrorStore",

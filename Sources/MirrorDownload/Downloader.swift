@@ -1,5 +1,6 @@
 import Foundation
 package import Logging
+import MirrorFiles
 package import MirrorHTTP
 package import MirrorModel
 import ServiceLifecycle
@@ -187,7 +188,7 @@ struct FileFetcher: Sendable {
         var open = true
         var placed = false
         defer {
-            if open { close(descriptor) }
+            if open { try? FileSystem.close(descriptor) }
             if !placed { folders.discard(temporary.name) }
         }
         let client = client
@@ -198,8 +199,12 @@ struct FileFetcher: Sendable {
         }, answer: { ($0.status, $0.headers) }, exchange: { () throws(HTTPError) in
             // Each attempt writes the file from its start; the first finds it empty.
             attempts += 1
-            guard attempts == 1 || ftruncate(descriptor, 0) == 0 else {
-                throw .writeFailed(url, String(cString: strerror(errno)), status: nil)
+            if attempts > 1 {
+                do throws(FileError) {
+                    try FileSystem.truncate(descriptor, to: 0)
+                } catch {
+                    throw .writeFailed(url, error.reason, status: nil)
+                }
             }
             return try await client.download(request, to: descriptor, watchdog: watchdog)
         })
@@ -216,8 +221,10 @@ struct FileFetcher: Sendable {
                 return outcome
             }
             open = false
-            guard close(descriptor) == 0 else {
-                outcome.error = "cannot move the file into place: \(String(cString: strerror(errno)))"
+            do throws(FileError) {
+                try FileSystem.close(descriptor)
+            } catch {
+                outcome.error = "cannot move the file into place: \(error.reason)"
                 return outcome
             }
             do {
@@ -280,8 +287,8 @@ final class FileFolders: Sendable {
     /// An open bucket folder, and the file it is.
     private struct Bucket {
         let descriptor: Int32
-        let device: dev_t
-        let inode: ino_t
+        let device: UInt64
+        let inode: UInt64
     }
 
     /// Bucket folders opened so far, by name (`ab`), and those whose name came to lead
@@ -290,7 +297,7 @@ final class FileFolders: Sendable {
     /// One count for every job of the process: two jobs downloading into one output folder
     /// never pick the same temporary name.
     private static let counter = Atomic<Int>(0)
-    private static let pid = getpid()
+    private static let pid = FileSystem.processID
 
     package init(output: String) {
         self.output = output
@@ -316,13 +323,13 @@ final class FileFolders: Sendable {
 
     deinit {
         buckets.withLock { buckets in
-            for bucket in buckets.open.values { close(bucket.descriptor) }
-            for descriptor in buckets.replaced { close(descriptor) }
+            for bucket in buckets.open.values { try? FileSystem.close(bucket.descriptor) }
+            for descriptor in buckets.replaced { try? FileSystem.close(descriptor) }
         }
         opened.withLock { opened in
             guard case let .success(folders)? = opened else { return }
-            close(folders.partial)
-            close(folders.files)
+            try? FileSystem.close(folders.partial)
+            try? FileSystem.close(folders.files)
         }
     }
 
@@ -334,14 +341,12 @@ final class FileFolders: Sendable {
         let number = Self.counter.wrappingAdd(1, ordering: .relaxed).newValue
         let name = FileNaming.temporaryName(pid: Self.pid, number: number)
         // errno is read in the turn: once it is over, the task may go on on another thread.
-        let (descriptor, code) = await turns.pass {
-            let descriptor = openat(folders.partial, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-            return (descriptor, errno)
+        do throws(FileError) {
+            let descriptor = try await turns.pass { () throws(FileError) in try FileSystem.createNew(name, in: folders.partial) }
+            return Temporary(descriptor: descriptor, name: name)
+        } catch {
+            throw Failure(reason: "cannot create a temporary file: \(error.reason)")
         }
-        guard descriptor >= 0 else {
-            throw Failure(reason: "cannot create a temporary file: \(String(cString: strerror(code)))")
-        }
-        return Temporary(descriptor: descriptor, name: name)
     }
 
     /// Moves the whole temporary file `name` to `relative`, into its bucket folder as it is now.
@@ -350,16 +355,17 @@ final class FileFolders: Sendable {
         let bucket = try bucket(of: relative, in: folders.files, current: true)
         let slash = relative.utf8.lastIndex(of: UInt8(ascii: "/")) ?? relative.startIndex
         let target = String(relative[relative.index(after: slash)...])
-        let code = await turns.pass { renameat(folders.partial, name, bucket, target) == 0 ? 0 : errno }
-        guard code == 0 else {
-            throw Failure(reason: "cannot move the file into place: \(String(cString: strerror(code)))")
+        do throws(FileError) {
+            try await turns.pass { () throws(FileError) in try FileSystem.rename(name, in: folders.partial, to: target, in: bucket) }
+        } catch {
+            throw Failure(reason: "cannot move the file into place: \(error.reason)")
         }
     }
 
     /// Removes the temporary file `name`, if it is still there.
     package func discard(_ name: String) {
         guard case let .success(folders)? = opened.withLock({ $0 }) else { return }
-        unlinkat(folders.partial, name, 0)
+        try? FileSystem.remove(name, in: folders.partial)
     }
 
     /// `files/` and `files/.partial`, opened at the first call; a failure is kept too.
@@ -373,14 +379,18 @@ final class FileFolders: Sendable {
     }
 
     private static func openFolders(in output: String) throws(Failure) -> Opened {
-        let root = open(output, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard root >= 0 else { throw failure(FileNaming.folder, OutputFolder.Refusal(isLink: false, code: errno)) }
-        defer { close(root) }
+        let root: Int32
+        do throws(FileError) {
+            root = try FileSystem.openFolder(output)
+        } catch {
+            throw failure(FileNaming.folder, OutputFolder.Refusal(isLink: false, code: error.code))
+        }
+        defer { try? FileSystem.close(root) }
         let files = try folder(FileNaming.folder, in: root, shown: FileNaming.folder)
         do throws(Failure) {
             return Opened(files: files, partial: try folder(FileNaming.partialName, in: files, shown: FileNaming.partialFolder))
         } catch {
-            close(files)
+            try? FileSystem.close(files)
             throw error
         }
     }
@@ -395,13 +405,12 @@ final class FileFolders: Sendable {
         let known = buckets.withLock { $0.open[name] }
         if let known, !current || Self.names(known, String(name), in: files) { return known.descriptor }
         let opened = try Self.folder(String(name), in: files, shown: String(shown))
-        var info = stat()
-        guard fstat(opened, &info) == 0 else {
-            let code = errno
-            close(opened)
-            throw Failure(reason: "cannot open the files folder: '\(shown)': \(String(cString: strerror(code)))")
+        guard let info = FileStatus(descriptor: opened) else {
+            let failure = FileError.last
+            try? FileSystem.close(opened)
+            throw Failure(reason: "cannot open the files folder: '\(shown)': \(failure.reason)")
         }
-        let fresh = Bucket(descriptor: opened, device: info.st_dev, inode: info.st_ino)
+        let fresh = Bucket(descriptor: opened, device: info.device, inode: info.inode)
         let (kept, spare) = buckets.withLock { buckets -> (Int32, Int32?) in
             // Another download may have opened it meanwhile: the first one stands.
             if let now = buckets.open[name], now.descriptor != known?.descriptor { return (now.descriptor, opened) }
@@ -409,15 +418,14 @@ final class FileFolders: Sendable {
             buckets.open[name] = fresh
             return (opened, nil)
         }
-        if let spare { close(spare) }
+        if let spare { try? FileSystem.close(spare) }
         return kept
     }
 
     /// Whether `name` in `files` is the folder `bucket` is, not followed if a link.
     private static func names(_ bucket: Bucket, _ name: String, in files: Int32) -> Bool {
-        var info = stat()
-        return fstatat(files, name, &info, AT_SYMLINK_NOFOLLOW) == 0 && info.st_dev == bucket.device
-            && info.st_ino == bucket.inode
+        guard let info = FileStatus(entry: name, in: files) else { return false }
+        return info.device == bucket.device && info.inode == bucket.inode
     }
 
     private static func folder(_ name: String, in parent: Int32, shown: String) throws(Failure) -> Int32 {

@@ -1,7 +1,6 @@
-import CDispatch
 import Crypto
 import Foundation
-import Glibc
+import MirrorFiles
 import MirrorModel
 
 /// Where downloaded files live: `files/<2 hex>/<SHA-256 of the URL>.<extension of the URL>`
@@ -70,26 +69,15 @@ package enum FileNaming {
     /// it and `files` are real folders, the regular files with names `temporaryName` makes.
     /// Nothing else is touched, and no link is followed. Only while holding the output lock.
     package static func sweepPartials(in output: String) {
-        let root = open(output, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard root >= 0 else { return }
-        defer { close(root) }
+        guard let root = try? FileSystem.openFolder(output) else { return }
+        defer { try? FileSystem.close(root) }
         guard let files = try? OutputFolder.openFolder(folder, in: root, create: false) else { return }
-        defer { close(files) }
+        defer { try? FileSystem.close(files) }
         guard let descriptor = try? OutputFolder.openFolder(partialName, in: files, create: false) else { return }
-        guard let listing = fdopendir(descriptor) else {
-            close(descriptor)
-            return
-        }
-        defer { closedir(listing) }
-        var names: [String] = []
-        while let entry = readdir(listing) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if isTemporaryName(name) { names.append(name) }
-        }
-        for name in names {
-            var info = stat()
-            guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
-            unlinkat(descriptor, name, 0)
+        defer { try? FileSystem.close(descriptor) }
+        guard let names = FileSystem.names(in: descriptor)?.filter(isTemporaryName) else { return }
+        for name in names where FileStatus(entry: name, in: descriptor)?.kind == .regular {
+            try? FileSystem.remove(name, in: descriptor)
         }
     }
 }

@@ -3,6 +3,7 @@
 /// `"parent_id"` before the record in a child job's table) or
 /// `{"seq":…,"op":"delete","account":…,"id":…}`, in sequence order. NDJSON by default;
 /// `json` wraps them as `{"changes":[…],"feed":…,"changes_through":N}`, the mark on the last line.
+package import MirrorFiles
 import MirrorJSON
 import MirrorModel
 package import MirrorStore

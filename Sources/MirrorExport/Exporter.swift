@@ -1,4 +1,5 @@
 import Foundation
+package import MirrorFiles
 import MirrorJSON
 import MirrorModel
 package import MirrorStore

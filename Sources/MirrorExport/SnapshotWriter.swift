@@ -1,8 +1,7 @@
-import CDispatch
 import Crypto
 import Foundation
-import Glibc
 import MirrorDownload
+import MirrorFiles
 import MirrorModel
 import MirrorStore
 import ServiceLifecycle
@@ -226,28 +225,31 @@ package struct SnapshotWriter: Sendable {
         let source = (options.output as NSString).appendingPathComponent(file.path)
         let target = (folder as NSString).appendingPathComponent(file.path)
         // `files/` and its bucket folder must be real folders: a link there is not followed.
-        var info = stat()
         for depth in 1..<parts.count {
             let folder = (options.output as NSString).appendingPathComponent(parts.prefix(depth).joined(separator: "/"))
-            guard lstat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+            guard FileStatus(entryAt: folder)?.kind == .folder else {
                 return "'\(parts.prefix(depth).joined(separator: "/"))' is not a folder of the output folder "
                     + "(a symbolic link is not followed): '\(file.path)' left out"
             }
         }
-        guard lstat(source, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+        guard let info = FileStatus(entryAt: source), info.kind == .regular else {
             return "'\(file.path)' is in the file index but not on disk: left out"
         }
-        guard Int(info.st_size) == file.size else {
-            return "'\(file.path)' has \(info.st_size) bytes on disk, not the \(file.size) indexed: left out"
+        guard info.size == file.size else {
+            return "'\(file.path)' has \(info.size) bytes on disk, not the \(file.size) indexed: left out"
         }
         do {
             try FileManager.default.createDirectory(atPath: Paths.parent(of: target), withIntermediateDirectories: true)
         } catch {
             throw Failure(description: "\(SystemError.reason(error)) while making the folder of \(file.path)")
         }
-        if link(source, target) == 0 { return nil }
-        guard [EXDEV, EPERM, EMLINK, ENOTSUP, EOPNOTSUPP].contains(errno) else {
-            throw Failure(description: "\(SystemError.text(errno: errno)) while linking \(file.path)")
+        do throws(FileError) {
+            try FileSystem.link(source, at: target)
+            return nil
+        } catch {
+            guard error.refusesLink else {
+                throw Failure(description: "\(SystemError.text(errno: error.code)) while linking \(file.path)")
+            }
         }
         do {
             try FileManager.default.copyItem(atPath: source, toPath: target)
@@ -260,7 +262,7 @@ package struct SnapshotWriter: Sendable {
     /// A file's size and SHA-256, read in blocks.
     package static func digest(_ path: String) throws -> (bytes: Int, sha256: String) {
         guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw Failure(description: "cannot read '\(path)': \(String(cString: strerror(errno)))")
+            throw Failure(description: "cannot read '\(path)': \(FileError.last.reason)")
         }
         defer { try? handle.close() }
         var hash = SHA256()
@@ -284,11 +286,17 @@ package struct SnapshotWriter: Sendable {
             var isFolder: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder),
                   !isFolder.boolValue || path == folder else { continue }
-            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else { throw Failure(description: "cannot open '\(path)': \(String(cString: strerror(errno)))") }
-            defer { close(descriptor) }
-            guard fsync(descriptor) == 0 else {
-                throw Failure(description: "cannot flush '\(path)': \(String(cString: strerror(errno)))")
+            let descriptor: Int32
+            do throws(FileError) {
+                descriptor = try FileSystem.openForReading(path)
+            } catch {
+                throw Failure(description: "cannot open '\(path)': \(error.reason)")
+            }
+            defer { try? FileSystem.close(descriptor) }
+            do throws(FileError) {
+                try FileSystem.flush(descriptor)
+            } catch {
+                throw Failure(description: "cannot flush '\(path)': \(error.reason)")
             }
         }
     }
@@ -298,22 +306,29 @@ package struct SnapshotWriter: Sendable {
     /// then removed.
     private func place(_ partial: String, warnings: inout [String]) throws {
         let destination = options.destination
-        if rename(partial, destination) == 0 { return }
-        guard errno == ENOTEMPTY || errno == EEXIST else {
-            throw Failure(description: "cannot rename '\(partial)' to '\(destination)': \(String(cString: strerror(errno)))")
+        do throws(FileError) {
+            try FileSystem.rename(partial, to: destination)
+            return
+        } catch {
+            guard error.isOccupied else {
+                throw Failure(description: "cannot rename '\(partial)' to '\(destination)': \(error.reason)")
+            }
         }
         var old = partial
-        if Self.renameExchange?(AT_FDCWD, partial, AT_FDCWD, destination, 2) != 0 {
+        if !FileSystem.exchange(partial, destination) {
             // No exchange on this file system: the earlier snapshot steps aside for a moment.
             old = destination + ".old"
             try? FileManager.default.removeItem(atPath: old)
-            guard rename(destination, old) == 0 else {
-                throw Failure(description: "cannot replace '\(destination)': \(String(cString: strerror(errno)))")
+            do throws(FileError) {
+                try FileSystem.rename(destination, to: old)
+            } catch {
+                throw Failure(description: "cannot replace '\(destination)': \(error.reason)")
             }
-            guard rename(partial, destination) == 0 else {
-                let reason = String(cString: strerror(errno))
-                rename(old, destination)
-                throw Failure(description: "cannot replace '\(destination)': \(reason)")
+            do throws(FileError) {
+                try FileSystem.rename(partial, to: destination)
+            } catch {
+                try? FileSystem.rename(old, to: destination)
+                throw Failure(description: "cannot replace '\(destination)': \(error.reason)")
             }
         }
         do {
@@ -322,12 +337,6 @@ package struct SnapshotWriter: Sendable {
             warnings.append("the earlier snapshot, now at '\(old)', could not be removed: \(SystemError.reason(error))")
         }
     }
-
-    /// glibc's `renameat2`, when it has one.
-    private static let renameExchange: (@convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32)? = {
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "renameat2") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32).self)
-    }()
 }
 
 /// An exclusive `flock` on `DIR.lock` while a snapshot writes to `DIR`; the kernel drops it
@@ -337,18 +346,21 @@ private struct SnapshotLock {
 
     init(for destination: String) throws {
         let path = destination + ".lock"
-        descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
-        guard descriptor >= 0 else {
-            throw SnapshotWriter.Failure(description: "cannot open '\(path)': \(String(cString: strerror(errno)))")
+        do throws(FileError) {
+            descriptor = try FileSystem.openLockFile(path, followingLinks: false)
+        } catch {
+            throw SnapshotWriter.Failure(description: "cannot open '\(path)': \(error.reason)")
         }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-            close(descriptor)
+        do throws(FileError) {
+            try FileSystem.lock(descriptor, waiting: false)
+        } catch {
+            try? FileSystem.close(descriptor)
             throw SnapshotWriter.Failure(description: "another mirror snapshot is writing '\(destination)': it holds '\(path)'",
                                          busy: true)
         }
     }
 
     func release() {
-        close(descriptor)
+        try? FileSystem.close(descriptor)
     }
 }

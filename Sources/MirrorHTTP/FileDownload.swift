@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Crypto
 import Foundation
+import MirrorFiles
 import MirrorModel
 import NIOCore
 import NIOHTTP1
@@ -212,15 +213,11 @@ final class FileSink: HTTPClientResponseDelegate {
     /// Writes all of `bytes` to `descriptor` at `offset`.
     private static func write(_ bytes: ByteBuffer, to descriptor: Int32, at offset: Int) throws {
         try bytes.withUnsafeReadableBytes { bytes in
-            guard let base = bytes.baseAddress else { return }
-            var done = 0
-            while done < bytes.count {
-                let written = pwrite(descriptor, base + done, bytes.count - done, off_t(offset + done))
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    throw HTTPClient.WriteFailure(reason: String(cString: strerror(errno)))
-                }
-                done += written
+            guard bytes.baseAddress != nil else { return }
+            do throws(FileError) {
+                try FileSystem.write(bytes, to: descriptor, at: offset)
+            } catch {
+                throw HTTPClient.WriteFailure(reason: error.reason)
             }
         }
     }

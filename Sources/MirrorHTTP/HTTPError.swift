@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 package import Foundation
+import MirrorFiles
 package import MirrorModel
 import NIOCore
 import NIOPosix
@@ -226,7 +227,7 @@ package struct HTTPError: Error, Sendable, CustomStringConvertible {
             case ECONNRESET, EPIPE: return gotHead ? .closedEarly : .connectionReset
             case ENETUNREACH, EHOSTUNREACH, ENETDOWN, EHOSTDOWN: return .unreachable
             case ETIMEDOUT: return .timedOut
-            default: return .network(String(cString: strerror(error.errnoCode)).lowercased())
+            default: return .network(SystemError.text(errno: error.errnoCode))
             }
         case let error as ChannelError:
             switch error {

@@ -1,4 +1,5 @@
 import Foundation
+import MirrorFiles
 import MirrorJSON
 package import MirrorModel
 import Yams
@@ -143,7 +144,7 @@ package struct JobFileLoader: Sendable {
         if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError,
            underlying.domain == NSPOSIXErrorDomain,
            let code = POSIXErrorCode(rawValue: Int32(underlying.code)) {
-            return String(cString: strerror(code.rawValue)).lowercased()
+            return SystemError.text(errno: code.rawValue)
         }
         if nsError.domain == NSCocoaErrorDomain, nsError.code == NSFileReadNoSuchFileError {
             return "no such file"

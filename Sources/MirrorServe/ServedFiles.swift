@@ -1,10 +1,9 @@
-import CDispatch
 import Foundation
-import Glibc
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import MirrorDownload
+import MirrorFiles
 import MirrorModel
 import MirrorReplay
 import MirrorStore
@@ -40,7 +39,7 @@ package struct ServedFiles: Sendable {
         }
 
         deinit {
-            close(descriptor)
+            try? FileSystem.close(descriptor)
         }
     }
 
@@ -81,7 +80,7 @@ package struct ServedFiles: Sendable {
                     let start = offset
                     let chunk = try await MirrorServer.blocking { () throws -> [UInt8] in
                         var buffer = [UInt8](repeating: 0, count: wanted)
-                        let read = buffer.withUnsafeMutableBytes { pread(file.descriptor, $0.baseAddress, wanted, off_t(start)) }
+                        let read = buffer.withUnsafeMutableBytes { (try? FileSystem.read(file.descriptor, into: $0, at: start)) ?? -1 }
                         guard read > 0 else { throw EndedEarly() }
                         return Array(buffer.prefix(read))
                     }
@@ -110,9 +109,8 @@ package struct ServedFiles: Sendable {
         if EntityTags.match(ifNoneMatch, etag) { return .notModified(headers) }
         headers[.contentType] = entry.contentType ?? "application/octet-stream"
         guard let file = try open(parts) else { throw missing }
-        var info = stat()
-        guard fstat(file.descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { throw missing }
-        let size = Int(info.st_size)
+        guard let info = FileStatus(descriptor: file.descriptor), info.kind == .regular else { throw missing }
+        let size = info.size
         // A range of another version of the file than the client's is no part of this one.
         guard let range, EntityTags.ifRange(ifRange, holds: etag) else {
             return .file(file, range: 0..<size, status: .ok, headers: headers)
@@ -155,21 +153,19 @@ package struct ServedFiles: Sendable {
 
     /// Opens `files/…/name` in the output folder, no link followed at any level.
     private func open(_ parts: [String]) throws -> OpenFile? {
-        var folder = Foundation.open(output, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard folder >= 0 else { return nil }
+        guard var folder = try? FileSystem.openFolder(output) else { return nil }
         for part in parts.dropLast() {
             let next: Int32
             do {
                 next = try OutputFolder.openFolder(part, in: folder, create: false)
             } catch {
-                close(folder)
+                try? FileSystem.close(folder)
                 return nil
             }
-            close(folder)
+            try? FileSystem.close(folder)
             folder = next
         }
-        defer { close(folder) }
-        let descriptor = openat(folder, parts.last!, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        return descriptor >= 0 ? OpenFile(descriptor) : nil
+        defer { try? FileSystem.close(folder) }
+        return (try? FileSystem.openForReading(parts.last!, in: folder)).map(OpenFile.init)
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
-import Glibc
 import GRDB
+import MirrorFiles
 import Synchronization
 
 /// Tells whether anything was committed to an output folder's databases between two
@@ -96,20 +96,18 @@ package final class CommitWatcher: Sendable {
 /// (an entry made, removed or renamed) starts another generation; a listing is kept only
 /// for the generation it was begun in, so one begun before an event is never used after it.
 private struct FolderWatch {
-    /// The inotify instance, or -1.
-    private var descriptor: Int32 = -1
+    /// The inotify watch, when there is one.
+    private var events: FolderEvents?
     /// The folder watched: the file its path led to when the watch was added.
     private var folder: DatabaseFiles.Identity?
     private var generation = 0
     private var listed: (entries: [DatabaseFiles.Entry], generation: Int)?
 
-    private static let events = UInt32(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF)
-
     /// The entries of the folder at `path`, which leads to `now`, when they are still those
     /// last listed, and the generation a listing begun now belongs to.
     mutating func listing(of path: String, at now: DatabaseFiles.Identity?) -> ([DatabaseFiles.Entry]?, Int) {
-        if descriptor >= 0, now != folder { stop() }
-        if descriptor < 0 {
+        if events != nil, now != folder { stop() }
+        if events == nil {
             // Watched from now on: what happened before is listed anew.
             generation += 1
             listed = nil
@@ -118,31 +116,26 @@ private struct FolderWatch {
             generation += 1
             listed = nil
         }
-        guard descriptor >= 0, let listed, listed.generation == generation else { return (nil, generation) }
+        guard events != nil, let listed, listed.generation == generation else { return (nil, generation) }
         return (listed.entries, generation)
     }
 
     /// Keeps `entries`, listed in `generation`, while no event came since.
     mutating func keep(_ entries: [DatabaseFiles.Entry], listedIn generation: Int) {
-        guard descriptor >= 0, generation == self.generation else { return }
+        guard events != nil, generation == self.generation else { return }
         listed = (entries, generation)
     }
 
     mutating func stop() {
-        if descriptor >= 0 { close(descriptor) }
-        descriptor = -1
+        events?.close()
+        events = nil
         folder = nil
         listed = nil
     }
 
     private mutating func watch(_ path: String, _ now: DatabaseFiles.Identity?) {
-        let instance = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard instance >= 0 else { return }
-        guard inotify_add_watch(instance, path, Self.events) >= 0 else {
-            close(instance)
-            return
-        }
-        descriptor = instance
+        guard let watch = FolderEvents(watching: path) else { return }
+        events = watch
         folder = now
     }
 
@@ -150,27 +143,14 @@ private struct FolderWatch {
     /// watch the kernel dropped (the folder removed or moved away), a queue that
     /// overflowed, or a read that failed, ends the watch, to be added again.
     private mutating func changed() -> Bool {
-        var any = false
-        var ended = false
-        withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 8) { buffer in
-            while true {
-                let count = read(descriptor, buffer.baseAddress, buffer.count)
-                guard count > 0 else {
-                    // Anything but "nothing to read" leaves the watch untrusted.
-                    if count < 0, errno != EAGAIN { any = true; ended = true }
-                    break
-                }
-                any = true
-                var offset = 0
-                while offset + 16 <= count {
-                    let mask = buffer.load(fromByteOffset: offset + 4, as: UInt32.self)
-                    let length = Int(buffer.load(fromByteOffset: offset + 12, as: UInt32.self))
-                    if mask & UInt32(IN_IGNORED | IN_Q_OVERFLOW | IN_DELETE_SELF | IN_MOVE_SELF | IN_UNMOUNT) != 0 { ended = true }
-                    offset += 16 + length
-                }
-            }
+        switch events?.read() {
+        case .changed:
+            return true
+        case .ended:
+            stop()
+            return true
+        case .quiet, nil:
+            return false
         }
-        if ended { stop() }
-        return any
     }
 }

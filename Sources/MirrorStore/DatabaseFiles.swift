@@ -1,7 +1,6 @@
-import CDispatch
 import Foundation
-import Glibc
 import GRDBSQLite
+import MirrorFiles
 import MirrorModel
 import Synchronization
 
@@ -23,14 +22,13 @@ enum DatabaseFiles {
         let inode: UInt64
 
         package init?(_ path: String) {
-            var info = stat()
-            guard stat(path, &info) == 0 else { return nil }
-            self.init(info)
+            guard let status = FileStatus(path: path) else { return nil }
+            self.init(status)
         }
 
-        package init(_ info: stat) {
-            device = UInt64(info.st_dev)
-            inode = UInt64(info.st_ino)
+        package init(_ status: FileStatus) {
+            device = status.device
+            inode = status.inode
         }
     }
 
@@ -79,12 +77,10 @@ enum DatabaseFiles {
                 return nil
             }
             let path = (folder as NSString).appendingPathComponent(name)
-            var info = stat()
-            guard lstat(path, &info) == 0 else { return .unsettled(name: name) }
-            switch info.st_mode & S_IFMT {
-            case S_IFDIR:
+            switch FileStatus(entryAt: path)?.kind {
+            case .folder:
                 return nil
-            case S_IFREG:
+            case .regular:
                 return database(path).map { .database(name: name, file: $0) } ?? .unsettled(name: name)
             default:
                 return .unsettled(name: name)
@@ -110,9 +106,8 @@ enum DatabaseFiles {
     /// whose pages are broken counts, and opening it later says what is wrong). A file
     /// SQLite cannot open counts as one too, for the same reason.
     private static func database(_ path: String) -> Identity? {
-        var info = stat()
-        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size >= smallestDatabase else { return nil }
-        let identity = Identity(info)
+        guard let status = FileStatus(path: path), status.kind == .regular, status.size >= smallestDatabase else { return nil }
+        let identity = Identity(status)
         if known.withLock({ $0.contains(identity) }) { return identity }
         var connection: OpaquePointer?
         defer { sqlite3_close(connection) }

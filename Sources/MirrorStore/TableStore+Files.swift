@@ -1,7 +1,6 @@
-import CDispatch
 import Foundation
-import Glibc
 import GRDB
+import MirrorFiles
 package import MirrorModel
 
 extension TableStore {
@@ -20,9 +19,8 @@ extension TableStore {
             try register.execute(arguments: [url.real, job, time])
             let row = try Row.fetchOne(state, arguments: [url.real])
             // On disk whole: a file cut short (a power cut before the disk caught up) is fetched again.
-            var info = stat()
             if let row, row["status"] == "ok", let path: String = row["path"], let size: Int = row["size"],
-               stat((folder as NSString).appendingPathComponent(path), &info) == 0, Int(info.st_size) == size {
+               FileStatus(path: (folder as NSString).appendingPathComponent(path))?.size == size {
                 continue
             }
             pending.append(url)

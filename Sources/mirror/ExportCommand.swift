@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MirrorExport
+import MirrorFiles
 import MirrorModel
 import MirrorStore
 

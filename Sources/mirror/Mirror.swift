@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MirrorCore
+import MirrorFiles
 import MirrorJobFile
 import MirrorModel
 import MirrorRemote
@@ -91,16 +92,12 @@ struct OutputError: Error, CustomStringConvertible {
 
 /// Writes all of `bytes` to a descriptor; the errno of a failure.
 private func writeAll(_ bytes: [UInt8], to descriptor: Int32) -> Int32? {
-    var offset = 0
-    while offset < bytes.count {
-        let written = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-        if written < 0 {
-            if errno == EINTR { continue }
-            return errno
-        }
-        offset += written
+    do throws(FileError) {
+        try FileSystem.write(bytes, to: descriptor)
+        return nil
+    } catch {
+        return error.code
     }
-    return nil
 }
 
 /// A line on stderr; if stderr itself is gone there is nobody left to tell.
@@ -110,7 +107,7 @@ func printError(_ text: String) {
 
 func printOut(_ text: String) throws(OutputError) {
     if let code = writeAll(Array((text + "\n").utf8), to: STDOUT_FILENO) {
-        throw OutputError(reason: String(cString: strerror(code)))
+        throw OutputError(reason: FileError(code: code).reason)
     }
 }
 

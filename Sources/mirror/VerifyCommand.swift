@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MirrorCore
 import MirrorExport
+import MirrorFiles
 import MirrorHTTP
 import MirrorModel
 

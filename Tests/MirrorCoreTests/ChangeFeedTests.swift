@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 @testable import MirrorDownload
+@testable import MirrorFiles
 @testable import MirrorJSON
 @testable import MirrorModel
 @testable import MirrorStore

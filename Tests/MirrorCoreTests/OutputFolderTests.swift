@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import GRDB
 @testable import MirrorCore
+@testable import MirrorFiles
 @testable import MirrorJobFile
 @testable import MirrorModel
 @testable import MirrorStore

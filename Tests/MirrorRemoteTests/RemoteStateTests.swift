@@ -312,7 +312,7 @@ struct RemoteStateTests {
         await one.end()
         // A file outside the store, named with its true size and SHA-256.
         try database(folder + "/secret.sqlite", ["secret"])
-        let secret = try FileDigest.read(folder + "/secret.sqlite")
+        let secret = try S3Client.Downloaded.read(folder + "/secret.sqlite")
         let key = "shards/0-of-1/manifest.json"
         let original = try StateManifest.decode(try #require(try await store.read(key)).bytes, location: "", key: key)
         try database(folder + "/two/a.sqlite", ["mine"])
@@ -467,10 +467,10 @@ struct RemoteStateTests {
         try database(folder + "/a.sqlite", (0..<1000).map(String.init))
         try DatabaseCopy.write(from: folder + "/a.sqlite", to: folder + "/1")
         try DatabaseCopy.write(from: folder + "/a.sqlite", to: folder + "/2")
-        #expect(try FileDigest.read(folder + "/1") == FileDigest.read(folder + "/2"))
+        #expect(try S3Client.Downloaded.read(folder + "/1") == S3Client.Downloaded.read(folder + "/2"))
         try database(folder + "/a.sqlite", ["more"])
         try DatabaseCopy.write(from: folder + "/a.sqlite", to: folder + "/3")
-        #expect(try FileDigest.read(folder + "/1") != FileDigest.read(folder + "/3"))
+        #expect(try S3Client.Downloaded.read(folder + "/1") != S3Client.Downloaded.read(folder + "/3"))
         #expect(try rows(folder + "/3").count == 1001)
     }
 
@@ -523,7 +523,7 @@ struct RemoteStateS3Tests {
             #expect(FileManager.default.createFile(atPath: folder + "/big", contents: Data(bytes)))
             try await store.upload("big", fileAt: folder + "/big")
             let got = try #require(try await store.download("big", toFileAt: folder + "/back"))
-            #expect(got == (try FileDigest.read(folder + "/big")))
+            #expect(got == (try S3Client.Downloaded.read(folder + "/big")))
             #expect(FileManager.default.contents(atPath: folder + "/back") == Data(bytes))
             #expect(try await store.download("absent", toFileAt: folder + "/none") == nil)
             #expect(!FileManager.default.fileExists(atPath: folder + "/none"))

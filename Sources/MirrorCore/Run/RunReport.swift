@@ -1,5 +1,6 @@
 import Foundation
 import MirrorExport
+import MirrorFiles
 package import MirrorModel
 
 /// What `--report FILE` writes: the whole run as JSON, one entry per job.

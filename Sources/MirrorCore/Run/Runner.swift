@@ -2,6 +2,7 @@ import Foundation
 package import Logging
 import MirrorDownload
 package import MirrorExport
+import MirrorFiles
 package import MirrorHTTP
 package import MirrorJobFile
 package import MirrorModel

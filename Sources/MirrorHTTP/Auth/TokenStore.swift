@@ -1,4 +1,5 @@
 import Foundation
+import MirrorFiles
 import MirrorJSON
 import MirrorModel
 
@@ -46,24 +47,24 @@ package struct TokenStore: Sendable {
     /// fails here, naming the store and why.
     package func probe() throws(StoreFailure) {
         try makeFolder()
-        let temporary = path + ".\(getpid()).probe.tmp"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard descriptor >= 0 else { throw StoreFailure(reason: "cannot write the token store '\(path)' (\(Self.errnoText()))") }
+        let temporary = path + ".\(FileSystem.processID).probe.tmp"
+        let descriptor: Int32
+        do throws(FileError) {
+            descriptor = try FileSystem.createOrEmpty(temporary, followingLinks: false, mode: 0o600)
+        } catch {
+            throw StoreFailure(reason: "cannot write the token store '\(path)' (\(error.reason.lowercased()))")
+        }
         defer {
-            close(descriptor)
-            unlink(temporary)
+            try? FileSystem.close(descriptor)
+            try? FileSystem.remove(temporary)
         }
         // A block, as the token will take.
         let bytes = [UInt8](repeating: UInt8(ascii: " "), count: 4096)
-        var written = 0
-        while written < bytes.count {
-            let count = bytes[written...].withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { throw StoreFailure(reason: "cannot write the token store '\(path)' (\(Self.errnoText()))") }
-            written += count
-        }
-        guard fsync(descriptor) == 0 else {
-            throw StoreFailure(reason: "cannot write the token store '\(path)' (\(Self.errnoText()))")
+        do throws(FileError) {
+            try FileSystem.write(bytes, to: descriptor)
+            try FileSystem.flush(descriptor)
+        } catch {
+            throw StoreFailure(reason: "cannot write the token store '\(path)' (\(error.reason.lowercased()))")
         }
     }
 
@@ -93,40 +94,33 @@ package struct TokenStore: Sendable {
         let name = (path as NSString).lastPathComponent
         for leftover in (try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? "." : folder)) ?? []
         where leftover.hasPrefix(name + ".") && leftover.hasSuffix(".tmp") {
-            unlink((folder as NSString).appendingPathComponent(leftover))
+            try? FileSystem.remove((folder as NSString).appendingPathComponent(leftover))
         }
-        let temporary = path + ".\(getpid()).tmp"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard descriptor >= 0 else { throw StoreFailure(reason: "cannot write the token store '\(path)': \(Self.errnoText())") }
-        let bytes = Array(text.utf8)
-        var written = 0
-        while written < bytes.count {
-            let count = bytes[written...].withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else {
-                let reason = Self.errnoText()
-                close(descriptor)
-                unlink(temporary)
-                throw StoreFailure(reason: "cannot write the token store '\(path)': \(reason)")
-            }
-            written += count
+        let temporary = path + ".\(FileSystem.processID).tmp"
+        let descriptor: Int32
+        do throws(FileError) {
+            descriptor = try FileSystem.createOrEmpty(temporary, followingLinks: false, mode: 0o600)
+        } catch {
+            throw StoreFailure(reason: "cannot write the token store '\(path)': \(error.reason.lowercased())")
         }
-        guard fsync(descriptor) == 0 else {
-            let reason = Self.errnoText()
-            close(descriptor)
-            unlink(temporary)
-            throw StoreFailure(reason: "cannot write the token store '\(path)': \(reason)")
+        do throws(FileError) {
+            try FileSystem.write(Array(text.utf8), to: descriptor)
+            try FileSystem.flush(descriptor)
+        } catch {
+            try? FileSystem.close(descriptor)
+            try? FileSystem.remove(temporary)
+            throw StoreFailure(reason: "cannot write the token store '\(path)': \(error.reason.lowercased())")
         }
-        close(descriptor)
-        guard rename(temporary, path) == 0 else {
-            let reason = Self.errnoText()
-            unlink(temporary)
-            throw StoreFailure(reason: "cannot write the token store '\(path)': \(reason)")
+        try? FileSystem.close(descriptor)
+        do throws(FileError) {
+            try FileSystem.rename(temporary, to: path)
+        } catch {
+            try? FileSystem.remove(temporary)
+            throw StoreFailure(reason: "cannot write the token store '\(path)': \(error.reason.lowercased())")
         }
-        let directory = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directory >= 0 {
-            fsync(directory)
-            close(directory)
+        if let directory = try? FileSystem.openFolder(folder.isEmpty ? "." : folder) {
+            try? FileSystem.flush(directory)
+            try? FileSystem.close(directory)
         }
         return savedAt
     }
@@ -134,6 +128,4 @@ package struct TokenStore: Sendable {
     package struct StoreFailure: Error, Sendable {
         package let reason: String
     }
-
-    private static func errnoText() -> String { String(cString: strerror(errno)).lowercased() }
 }

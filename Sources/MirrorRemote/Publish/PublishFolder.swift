@@ -4,6 +4,7 @@
 /// killed: the next publish removes it.
 import Foundation
 import MirrorExport
+import MirrorFiles
 import MirrorStore
 
 struct PublishFolder {
@@ -21,19 +22,21 @@ struct PublishFolder {
         } catch {
             throw Publisher.Failure(description: "\(SystemError.reason(error)) while making '\(path)'")
         }
-        descriptor = open(path + "/lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
-        let locked = descriptor >= 0 && flock(descriptor, LOCK_EX | LOCK_NB) == 0
-        guard locked else {
-            let reason = String(cString: strerror(errno))
-            if descriptor >= 0 { close(descriptor) }
+        var opened: Int32 = -1
+        do throws(FileError) {
+            opened = try FileSystem.openLockFile(path + "/lock", followingLinks: false)
+            try FileSystem.lock(opened, waiting: false)
+        } catch {
+            if opened >= 0 { try? FileSystem.close(opened) }
             try? FileManager.default.removeItem(atPath: path)
-            throw Publisher.Failure(description: "cannot lock '\(path)/lock': \(reason)")
+            throw Publisher.Failure(description: "cannot lock '\(path)/lock': \(error.reason)")
         }
+        descriptor = opened
     }
 
     func remove() {
         try? FileManager.default.removeItem(atPath: path)
-        close(descriptor)
+        try? FileSystem.close(descriptor)
     }
 
     /// Removes the folders of publishes that no longer run: their lock can be taken.
@@ -41,10 +44,9 @@ struct PublishFolder {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: output)) ?? []
         for name in names where name.hasPrefix(prefix) {
             let folder = (output as NSString).appendingPathComponent(name)
-            let lock = open(folder + "/lock", O_RDWR | O_CLOEXEC | O_NOFOLLOW)
-            guard lock >= 0 else { continue }
-            defer { close(lock) }
-            if flock(lock, LOCK_EX | LOCK_NB) == 0 { try? FileManager.default.removeItem(atPath: folder) }
+            guard let lock = try? FileSystem.openLockFile(folder + "/lock", followingLinks: false, creating: false) else { continue }
+            defer { try? FileSystem.close(lock) }
+            if (try? FileSystem.lock(lock, waiting: false)) != nil { try? FileManager.default.removeItem(atPath: folder) }
         }
     }
 }

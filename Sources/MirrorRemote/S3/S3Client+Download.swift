@@ -1,4 +1,5 @@
 import Foundation
+import MirrorFiles
 import MirrorHTTP
 import MirrorModel
 
@@ -20,15 +21,16 @@ extension S3Client {
     /// network error, a timeout or a retryable status starts the file again from its first
     /// byte. A failed download removes what it wrote.
     package func download(_ key: String, toFileAt path: String) async throws(S3Error) -> Downloaded? {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard descriptor >= 0 else {
-            throw .file("GET", bucket: configuration.bucket, key: key,
-                        "cannot write \(path): \(String(cString: strerror(errno)))")
+        let descriptor: Int32
+        do throws(FileError) {
+            descriptor = try FileSystem.createOrEmpty(path, followingLinks: false, mode: 0o600)
+        } catch {
+            throw .file("GET", bucket: configuration.bucket, key: key, "cannot write \(path): \(error.reason)")
         }
         var kept = false
         defer {
-            close(descriptor)
-            if !kept { unlink(path) }
+            try? FileSystem.close(descriptor)
+            if !kept { try? FileSystem.remove(path) }
         }
         let signing = try await keys.signing()
         let redactor = signing.redactor
@@ -49,8 +51,11 @@ extension S3Client {
                 answer: { ($0.status, $0.headers) },
                 exchange: { () async throws(HTTPError) -> HTTPClient.Download in
                     // A retry writes the object again from its start.
-                    guard ftruncate(descriptor, 0) == 0, lseek(descriptor, 0, SEEK_SET) == 0 else {
-                        throw HTTPError.writeFailed(url, "\(path): \(String(cString: strerror(errno)))", status: nil)
+                    do throws(FileError) {
+                        try FileSystem.truncate(descriptor, to: 0)
+                        try FileSystem.rewind(descriptor)
+                    } catch {
+                        throw HTTPError.writeFailed(url, "\(path): \(error.reason)", status: nil)
                     }
                     return try await http.download(request, to: descriptor, watchdog: watchdog)
                 })
@@ -67,9 +72,10 @@ extension S3Client {
             throw .answered("GET", bucket: configuration.bucket, key: key, status: download.status, body: [],
                             retries: outcome.retries, redactor: redactor)
         }
-        guard fsync(descriptor) == 0 else {
-            throw .file("GET", bucket: configuration.bucket, key: key,
-                        "cannot write \(path): \(String(cString: strerror(errno)))")
+        do throws(FileError) {
+            try FileSystem.flush(descriptor)
+        } catch {
+            throw .file("GET", bucket: configuration.bucket, key: key, "cannot write \(path): \(error.reason)")
         }
         kept = true
         return Downloaded(size: download.size, sha256: download.sha256)

@@ -1,4 +1,5 @@
 import Foundation
+import MirrorFiles
 import MirrorHTTP
 import MirrorModel
 import NIOPosix
@@ -110,15 +111,18 @@ private struct PartReader: Sendable {
         let opened: (Int32, Int)
         do {
             opened = try await NIOThreadPool.singleton.runIfActive { () throws -> (Int32, Int) in
-                let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-                guard descriptor >= 0 else { throw Failure(reason: String(cString: strerror(errno))) }
-                var info = stat()
-                guard fstat(descriptor, &info) == 0 else {
-                    let reason = String(cString: strerror(errno))
-                    _ = close(descriptor)
+                let descriptor: Int32
+                do throws(FileError) {
+                    descriptor = try FileSystem.openForReading(path)
+                } catch {
+                    throw Failure(reason: error.reason)
+                }
+                guard let info = FileStatus(descriptor: descriptor) else {
+                    let reason = FileError.last.reason
+                    try? FileSystem.close(descriptor)
                     throw Failure(reason: reason)
                 }
-                return (descriptor, Int(info.st_size))
+                return (descriptor, info.size)
             }
         } catch {
             throw (error as? Failure) ?? Failure(reason: "\(error)")
@@ -134,14 +138,19 @@ private struct PartReader: Sendable {
                 var bytes = [UInt8](repeating: 0, count: count)
                 var done = 0
                 while done < count {
-                    let got = bytes.withUnsafeMutableBytes { buffer in
-                        pread(descriptor, buffer.baseAddress! + done, count - done, off_t(offset + done))
+                    let got = bytes.withUnsafeMutableBytes { buffer -> Result<Int, FileError> in
+                        Result { () throws(FileError) in
+                            try FileSystem.read(descriptor, into: UnsafeMutableRawBufferPointer(rebasing: buffer[done...]), at: offset + done)
+                        }
                     }
-                    if got < 0, errno == EINTR { continue }
-                    guard got > 0 else {
-                        throw Failure(reason: got == 0 ? "the file shrank while it was read" : String(cString: strerror(errno)))
+                    switch got {
+                    case let .failure(error):
+                        throw Failure(reason: error.reason)
+                    case .success(0):
+                        throw Failure(reason: "the file shrank while it was read")
+                    case let .success(read):
+                        done += read
                     }
-                    done += got
                 }
                 return bytes
             }
@@ -151,6 +160,6 @@ private struct PartReader: Sendable {
     }
 
     func release() {
-        _ = close(descriptor)
+        try? FileSystem.close(descriptor)
     }
 }

@@ -1,7 +1,6 @@
-import CDispatch
 import Crypto
 import Foundation
-import Glibc
+import MirrorFiles
 import MirrorModel
 import NIOPosix
 
@@ -36,14 +35,34 @@ package struct FolderObjectStore: ObjectStore {
         }
     }
 
-    private static func reason() -> String { String(cString: strerror(errno)) }
+    /// Opens `<root>/.lock` and waits for its `flock`.
+    private static func lock(_ root: String) throws(FileError) -> Int32 {
+        let lock = try FileSystem.openLockFile((root as NSString).appendingPathComponent(lockName), followingLinks: true)
+        do throws(FileError) {
+            try FileSystem.lock(lock, waiting: true)
+        } catch {
+            try? FileSystem.close(lock)
+            throw error
+        }
+        return lock
+    }
+
+    /// Removes the file at `path`; one already gone is no failure.
+    private static func remove(_ path: String) throws(StateError) {
+        do throws(FileError) {
+            try FileSystem.remove(path)
+        } catch {
+            guard error.isMissing else { throw StateError("cannot remove \(path): \(error.reason)") }
+        }
+    }
 
     private static func tag(_ bytes: [UInt8]) -> String { "\"" + Hex.string(SHA256.hash(data: bytes)) + "\"" }
 
     private static func contents(_ path: String) throws -> [UInt8]? {
         guard let data = FileManager.default.contents(atPath: path) else {
-            if access(path, F_OK) != 0, errno == ENOENT { return nil }
-            throw StateError("cannot read \(path): \(reason())")
+            let absence = FileSystem.absence(path)
+            if absence?.isMissing == true { return nil }
+            throw StateError("cannot read \(path): \((absence ?? .last).reason)")
         }
         return [UInt8](data)
     }
@@ -53,24 +72,26 @@ package struct FolderObjectStore: ObjectStore {
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
                                                 withIntermediateDirectories: true)
         let temporary = (path as NSString).deletingLastPathComponent + "/" + temporaryMark + UUID().uuidString
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw StateError("cannot write \(temporary): \(reason())") }
-        var done = 0
-        while done < bytes.count {
-            let wrote = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + done, bytes.count - done) }
-            if wrote < 0, errno == EINTR { continue }
-            guard wrote > 0 else {
-                let why = reason()
-                close(descriptor)
-                unlink(temporary)
-                throw StateError("cannot write \(temporary): \(why)")
+        let descriptor: Int32
+        do throws(FileError) {
+            descriptor = try FileSystem.createNew(temporary)
+            do throws(FileError) {
+                try FileSystem.write(bytes, to: descriptor)
+            } catch {
+                try? FileSystem.close(descriptor)
+                try? FileSystem.remove(temporary)
+                throw error
             }
-            done += wrote
+        } catch {
+            throw StateError("cannot write \(temporary): \(error.reason)")
         }
-        guard fsync(descriptor) == 0, close(descriptor) == 0, rename(temporary, path) == 0 else {
-            let why = reason()
-            unlink(temporary)
-            throw StateError("cannot write \(path): \(why)")
+        do throws(FileError) {
+            try FileSystem.flush(descriptor)
+            try FileSystem.close(descriptor)
+            try FileSystem.rename(temporary, to: path)
+        } catch {
+            try? FileSystem.remove(temporary)
+            throw StateError("cannot write \(path): \(error.reason)")
         }
     }
 
@@ -85,12 +106,13 @@ package struct FolderObjectStore: ObjectStore {
         let location = location
         return try await onPool("write", key) {
             try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-            let lock = open((root as NSString).appendingPathComponent(Self.lockName), O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-            guard lock >= 0 else { throw StateError("\(location): cannot lock \(root): \(Self.reason())") }
-            defer { close(lock) }
-            while flock(lock, LOCK_EX) != 0 {
-                guard errno == EINTR else { throw StateError("\(location): cannot lock \(root): \(Self.reason())") }
+            let lock: Int32
+            do throws(FileError) {
+                lock = try Self.lock(root)
+            } catch {
+                throw StateError("\(location): cannot lock \(root): \(error.reason)")
             }
+            defer { try? FileSystem.close(lock) }
             let current = try Self.contents(path).map(Self.tag)
             switch condition {
             case nil: break
@@ -112,15 +134,16 @@ package struct FolderObjectStore: ObjectStore {
                                                     withIntermediateDirectories: true)
             let temporary = (path as NSString).deletingLastPathComponent + "/" + Self.temporaryMark + UUID().uuidString
             do {
-                _ = try FileDigest.read(source, copyingTo: temporary)
+                _ = try S3Client.Downloaded.read(source, copyingTo: temporary)
             } catch {
-                unlink(temporary)
+                try? FileSystem.remove(temporary)
                 throw error
             }
-            guard rename(temporary, path) == 0 else {
-                let why = Self.reason()
-                unlink(temporary)
-                throw StateError("cannot write \(path): \(why)")
+            do throws(FileError) {
+                try FileSystem.rename(temporary, to: path)
+            } catch {
+                try? FileSystem.remove(temporary)
+                throw StateError("cannot write \(path): \(error.reason)")
             }
         }
     }
@@ -128,11 +151,11 @@ package struct FolderObjectStore: ObjectStore {
     package func download(_ key: String, toFileAt destination: String) async throws(StateError) -> S3Client.Downloaded? {
         let path = path(key)
         return try await onPool("read", key) {
-            guard access(path, F_OK) == 0 else { return nil }
+            guard FileSystem.exists(path) else { return nil }
             do {
-                return try FileDigest.read(path, copyingTo: destination)
+                return try S3Client.Downloaded.read(path, copyingTo: destination)
             } catch {
-                unlink(destination)
+                try? FileSystem.remove(destination)
                 throw error
             }
         }
@@ -141,7 +164,7 @@ package struct FolderObjectStore: ObjectStore {
     package func delete(_ key: String) async throws(StateError) {
         let path = path(key)
         try await onPool("remove", key) {
-            guard unlink(path) == 0 || errno == ENOENT else { throw StateError("cannot remove \(path): \(Self.reason())") }
+            try Self.remove(path)
         }
     }
 
@@ -155,9 +178,8 @@ package struct FolderObjectStore: ObjectStore {
             while let name = walker.nextObject() as? String {
                 guard (name as NSString).lastPathComponent.hasPrefix(Self.temporaryMark) else { continue }
                 let path = (root as NSString).appendingPathComponent(name)
-                var info = stat()
-                if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, Double(info.st_mtim.tv_sec) < limit {
-                    unlink(path)
+                if let info = FileStatus(entryAt: path), info.kind == .regular, Double(info.modified) < limit {
+                    try? FileSystem.remove(path)
                 }
             }
         }
@@ -170,18 +192,17 @@ package struct FolderObjectStore: ObjectStore {
         let root = root
         let location = location
         try await onPool("remove", key) {
-            let lock = open((root as NSString).appendingPathComponent(Self.lockName), O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-            guard lock >= 0 else {
-                if errno == ENOENT { return }
-                throw StateError("\(location): cannot lock \(root): \(Self.reason())")
+            let lock: Int32
+            do throws(FileError) {
+                lock = try Self.lock(root)
+            } catch {
+                if error.isMissing { return }
+                throw StateError("\(location): cannot lock \(root): \(error.reason)")
             }
-            defer { close(lock) }
-            while flock(lock, LOCK_EX) != 0 {
-                guard errno == EINTR else { throw StateError("\(location): cannot lock \(root): \(Self.reason())") }
-            }
+            defer { try? FileSystem.close(lock) }
             guard let current = try Self.contents(path).map(Self.tag) else { return }
             guard current == tag else { throw StateError("\(location): \(key) changed since it was read", lostCondition: true) }
-            guard unlink(path) == 0 || errno == ENOENT else { throw StateError("cannot remove \(path): \(Self.reason())") }
+            try Self.remove(path)
         }
     }
 
@@ -193,8 +214,7 @@ package struct FolderObjectStore: ObjectStore {
             while let name = walker.nextObject() as? String {
                 let last = (name as NSString).lastPathComponent
                 guard last != Self.lockName, !last.hasPrefix(Self.temporaryMark), name.hasPrefix(prefix) else { continue }
-                var info = stat()
-                if stat((root as NSString).appendingPathComponent(name), &info) == 0, (info.st_mode & S_IFMT) == S_IFREG {
+                if FileStatus(path: (root as NSString).appendingPathComponent(name))?.kind == .regular {
                     keys.append(name)
                 }
             }

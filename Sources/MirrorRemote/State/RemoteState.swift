@@ -1,7 +1,6 @@
-import CDispatch
 import Foundation
-import Glibc
 package import Logging
+import MirrorFiles
 import MirrorHTTP
 package import MirrorJobFile
 package import MirrorModel
@@ -171,7 +170,7 @@ package actor RemoteState {
                 throw StateError("\(store.location): \(database.object), which \(manifestKey) names, is not there")
             }
             guard got.sha256 == database.sha256, got.size == database.size else {
-                unlink(temporary)
+                try? FileSystem.remove(temporary)
                 throw StateError("\(store.location): \(database.object) has \(got.size) bytes of SHA-256 \(got.sha256), "
                     + "not the \(database.size) bytes of \(database.sha256) its manifest says")
             }
@@ -183,10 +182,12 @@ package actor RemoteState {
                 throw StateError("cannot make the folder of \(path): \(error)")
             }
             // The folder's older copy goes whole: its WAL belongs to it, not to the copy.
-            unlink(path + "-wal")
-            unlink(path + "-shm")
-            guard rename(temporary, path) == 0 else {
-                throw StateError("cannot put the pulled copy at \(path): \(String(cString: strerror(errno)))")
+            try? FileSystem.remove(path + "-wal")
+            try? FileSystem.remove(path + "-shm")
+            do throws(FileError) {
+                try FileSystem.rename(temporary, to: path)
+            } catch {
+                throw StateError("cannot put the pulled copy at \(path): \(error.reason)")
             }
             pulled.databases += 1
             pulled.bytes += got.size
@@ -215,11 +216,10 @@ package actor RemoteState {
             throw StateError("cannot read the index of downloaded files of \(path): \(error)")
         }
         let wanted = indexed.filter { file in
-            var info = stat()
             // The key is made of the index's digest: one that is not a SHA-256 names no file of the store.
             return file.path.hasPrefix(ReservedNames.filesFolder + "/") && !Self.escapes(file.path)
                 && file.sha256.count == 64 && file.sha256.allSatisfy(\.isHexDigit)
-                && !(stat(local(file.path), &info) == 0 && Int(info.st_size) == file.size)
+                && FileStatus(path: local(file.path))?.size != file.size
         }
         guard !wanted.isEmpty else { return (0, 0) }
         if storedFiles == nil { storedFiles = Set(try await store.list("files/")) }
@@ -236,13 +236,15 @@ package actor RemoteState {
                 let path = (output as NSString).appendingPathComponent(file.path)
                 guard let got = try await store.download(Self.fileKey(file), toFileAt: temporary) else { return nil }
                 guard got.sha256 == file.sha256, got.size == file.size else {
-                    unlink(temporary)
+                    try? FileSystem.remove(temporary)
                     throw StateError("\(store.location): \(Self.fileKey(file)) is not the file its name says")
                 }
                 try? FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
                                                          withIntermediateDirectories: true)
-                guard rename(temporary, path) == 0 else {
-                    throw StateError("cannot put the pulled file at \(path): \(String(cString: strerror(errno)))")
+                do throws(FileError) {
+                    try FileSystem.rename(temporary, to: path)
+                } catch {
+                    throw StateError("cannot put the pulled file at \(path): \(error.reason)")
                 }
                 return got.size
             }
@@ -309,12 +311,12 @@ package actor RemoteState {
         var taken: [(path: String, earlier: StateManifest.Database?, taken: Taken)] = []
         defer {
             for entry in taken {
-                if case let .copied(copy, _, _, _) = entry.taken { unlink(copy) }
+                if case let .copied(copy, _, _, _) = entry.taken { try? FileSystem.remove(copy) }
             }
         }
         for (index, path) in databases.enumerated() {
             let source = local(path)
-            guard access(source, F_OK) == 0 else { continue }
+            guard FileSystem.exists(source) else { continue }
             let earlier = manifest?.databases.first { $0.path == path }
             // What the database holds, read where it is: when it is what the last push held
             // (times aside), no copy is made and none is sent.
@@ -326,9 +328,9 @@ package actor RemoteState {
             }
             let copy = (work as NSString).appendingPathComponent("push-\(index).copy")
             let made = try await Self.onPool("copy \(source)") { () throws -> (S3Client.Downloaded, String, [SnapshotCopy.IndexedFile]) in
-                unlink(copy)
+                try? FileSystem.remove(copy)
                 try DatabaseCopy.write(from: source, to: copy)
-                return (try FileDigest.read(copy), try DatabaseContent.digest(of: copy), try DatabaseCopy.downloadedFiles(in: copy))
+                return (try S3Client.Downloaded.read(copy), try DatabaseContent.digest(of: copy), try DatabaseCopy.downloadedFiles(in: copy))
             }
             taken.append((path, earlier, .copied(copy, made.0, made.1, made.2)))
         }
@@ -416,9 +418,8 @@ package actor RemoteState {
             let key = Self.fileKey(file)
             guard !storedFiles!.contains(key) else { continue }
             let path = local(file.path)
-            var info = stat()
             // Removed or cut short since it was indexed: the next download sends it.
-            guard stat(path, &info) == 0, Int(info.st_size) == file.size else { continue }
+            guard FileStatus(path: path)?.size == file.size else { continue }
             try await store.upload(key, fileAt: path)
             storedFiles!.insert(key)
             sent.files += 1

@@ -1,4 +1,5 @@
 import Foundation
+import MirrorFiles
 import MirrorHTTP
 package import MirrorModel
 
@@ -51,7 +52,7 @@ package actor ShardLease {
         self.key = key
         self.time = time
         self.clock = clock
-        holder = "\(ProcessInfo.processInfo.hostName) pid \(getpid())"
+        holder = "\(ProcessInfo.processInfo.hostName) pid \(FileSystem.processID)"
     }
 
     private func now() -> Date { clock.date }

@@ -1,5 +1,6 @@
 import Foundation
 import MirrorExport
+import MirrorFiles
 
 /// What a shard's remote state holds (`shards/<I>-of-<N>/manifest.json`): each database
 /// file of the shard, by its path in the output folder, with the object that holds its

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Logging
 @testable import MirrorCore
+@testable import MirrorFiles
 @testable import MirrorHTTP
 @testable import MirrorJobFile
 @testable import MirrorModel

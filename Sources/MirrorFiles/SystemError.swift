@@ -1,5 +1,9 @@
 import Foundation
-import MirrorModel
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A failure the operating system reported, in the words `run` uses for it (`no space left
 /// on device`): an errno, or a Foundation error wrapping one, never Foundation's dump of its

@@ -1,8 +1,9 @@
-import CDispatch
 import Foundation
+#if canImport(Glibc)
 import Glibc
-import MirrorDownload
-import MirrorModel
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Another `mirror run` holds the output folder (exit status 3).
 package struct LockedError: Error, Sendable, CustomStringConvertible {
@@ -45,8 +46,7 @@ package final class OutputLock: Sendable {
         }
         // A hard link planted at the lock's path shares its file with one outside the folder:
         // writing the pid would truncate that file.
-        var info = stat()
-        guard fstat(descriptor, &info) == 0, info.st_nlink <= 1, (info.st_mode & S_IFMT) == S_IFREG else {
+        guard let info = FileStatus(descriptor: descriptor), info.links <= 1, info.kind == .regular else {
             close(descriptor)
             throw LockFileError(folder: folder, reason: "'\(Self.fileName)' is a hard link or not a plain file; "
                 + "mirror does not write to files it did not make")

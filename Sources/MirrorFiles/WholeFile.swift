@@ -1,5 +1,4 @@
 package import Foundation
-import MirrorModel
 
 /// Files mirror hands to other programs (exports, reports, JUnit XML) appear whole or not
 /// at all: written to `FILE.partial`, then renamed over `FILE`; a failed write leaves
@@ -12,19 +11,25 @@ package enum WholeFile {
     /// Runs `body` with a descriptor open for writing `path.partial`, then renames it to `path`.
     package static func write(to path: String, _ body: (Int32) throws -> Void) throws {
         let partial = path + ".partial"
-        let descriptor = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw failure(path) }
+        let descriptor: Int32
+        do throws(FileError) {
+            descriptor = try FileSystem.createOrEmpty(partial)
+        } catch {
+            throw failure(path, error)
+        }
         do {
             try body(descriptor)
         } catch {
-            close(descriptor)
-            unlink(partial)
+            try? FileSystem.close(descriptor)
+            try? FileSystem.remove(partial)
             throw error
         }
-        guard close(descriptor) == 0, rename(partial, path) == 0 else {
-            let failure = failure(path)
-            unlink(partial)
-            throw failure
+        do throws(FileError) {
+            try FileSystem.close(descriptor)
+            try FileSystem.rename(partial, to: path)
+        } catch {
+            try? FileSystem.remove(partial)
+            throw failure(path, error)
         }
     }
 
@@ -36,7 +41,7 @@ package enum WholeFile {
         }
     }
 
-    private static func failure(_ path: String) -> Failure {
-        Failure(description: "cannot write '\(path)': \(String(cString: strerror(errno)))")
+    private static func failure(_ path: String, _ error: FileError) -> Failure {
+        Failure(description: "cannot write '\(path)': \(error.reason)")
     }
 }

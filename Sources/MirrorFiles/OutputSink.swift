@@ -1,5 +1,3 @@
-import Foundation
-
 /// Buffered writes to a file descriptor, in large blocks.
 package struct OutputSink {
     private let descriptor: Int32
@@ -35,17 +33,11 @@ package struct OutputSink {
     package mutating func flush() throws {
         defer { buffer.removeAll(keepingCapacity: true) }
         if let failed { throw WriteError(description: failed) }
-        var offset = 0
-        while offset < buffer.count {
-            let written = buffer.withUnsafeBytes { raw in
-                Foundation.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
-            }
-            if written < 0 {
-                if errno == EINTR { continue }
-                failed = String(cString: strerror(errno))
-                throw WriteError(description: failed!)
-            }
-            offset += written
+        do throws(FileError) {
+            try FileSystem.write(buffer, to: descriptor)
+        } catch {
+            failed = error.reason
+            throw WriteError(description: error.reason)
         }
     }
 }

@@ -1,7 +1,8 @@
-import CDispatch
-import Foundation
+#if canImport(Glibc)
 import Glibc
-import MirrorModel
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// What mirror makes inside an output folder is mirror's alone. Every path there is opened
 /// without following a symbolic link, so a link planted in the folder can neither send a
@@ -23,7 +24,7 @@ package enum OutputFolder {
         /// What went wrong with `relative` (a path relative to the output folder), or,
         /// for a failure other than a link, the system's reason.
         package func reason(_ relative: String) -> String {
-            isLink ? OutputFolder.linkRefusal(relative) : String(cString: strerror(code))
+            isLink ? OutputFolder.linkRefusal(relative) : FileError(code: code).reason
         }
     }
 
@@ -34,8 +35,7 @@ package enum OutputFolder {
 
     /// Whether `name` in the folder open as `parent` is a symbolic link itself.
     package static func isLink(_ name: String, in parent: Int32) -> Bool {
-        var info = stat()
-        return fstatat(parent, name, &info, AT_SYMLINK_NOFOLLOW) == 0 && info.st_mode & S_IFMT == S_IFLNK
+        FileStatus(entry: name, in: parent)?.kind == .link
     }
 
     /// Opens the folder `name` in the folder open as `parent` without following a link;

@@ -1,0 +1,276 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A system call's failure: its errno, read right after the call.
+package struct FileError: Error, Sendable, Equatable, CustomStringConvertible {
+    package let code: Int32
+
+    package init(code: Int32) {
+        self.code = code
+    }
+
+    /// The errno now: the failure of the system call just made.
+    package static var last: FileError { FileError(code: errno) }
+
+    /// The system's text for it, as it says it (`No such file or directory`).
+    package var reason: String { String(cString: strerror(code)) }
+
+    package var description: String { reason }
+
+    /// Nothing is at the path.
+    package var isMissing: Bool { code == ENOENT }
+
+    /// A rename onto a folder that is there and not empty.
+    package var isOccupied: Bool { code == ENOTEMPTY || code == EEXIST }
+
+    /// A hard link the file system will not make there (another file system, too many
+    /// links, no links at all): the file is to be copied instead.
+    package var refusesLink: Bool { [EXDEV, EPERM, EMLINK, ENOTSUP, EOPNOTSUPP].contains(code) }
+}
+
+/// The system calls mirror makes on files and folders, one function a use, each as thin as
+/// the call: descriptors are `Int32`s the caller closes, and nothing is allocated that the
+/// call did not allocate itself. The one place that imports the system's C library.
+package enum FileSystem {
+    /// Opens the folder at `path` for reading and as a base for `…at` calls; a link is followed.
+    package static func openFolder(_ path: String) throws(FileError) -> Int32 {
+        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .last }
+        return descriptor
+    }
+
+    /// Opens the file (or folder) at `path` for reading; a link is followed.
+    package static func openForReading(_ path: String) throws(FileError) -> Int32 {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .last }
+        return descriptor
+    }
+
+    /// Opens `name` in the folder open as `folder` for reading, not following a link.
+    package static func openForReading(_ name: String, in folder: Int32) throws(FileError) -> Int32 {
+        let descriptor = openat(folder, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .last }
+        return descriptor
+    }
+
+    /// Makes the file at `path` and opens it for writing; fails when something is there.
+    package static func createNew(_ path: String) throws(FileError) -> Int32 {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw .last }
+        return descriptor
+    }
+
+    /// Makes `name` in the folder open as `folder` and opens it for writing, not following a
+    /// link; fails when something is there.
+    package static func createNew(_ name: String, in folder: Int32) throws(FileError) -> Int32 {
+        let descriptor = openat(folder, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw .last }
+        return descriptor
+    }
+
+    /// Opens the file at `path` for writing from its start, made (with `mode`) when missing,
+    /// emptied when not; with `followingLinks` false, a link there is refused (`ELOOP`).
+    package static func createOrEmpty(_ path: String, followingLinks: Bool = true, mode: Int = 0o644) throws(FileError) -> Int32 {
+        let flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (followingLinks ? 0 : O_NOFOLLOW)
+        let descriptor = open(path, flags, mode_t(mode))
+        guard descriptor >= 0 else { throw .last }
+        return descriptor
+    }
+
+    /// Opens the lock file at `path`, made when missing unless not `creating`; with
+    /// `followingLinks` false, a link there is refused (`ELOOP`).
+    package static func openLockFile(_ path: String, followingLinks: Bool, creating: Bool = true) throws(FileError) -> Int32 {
+        let flags = O_RDWR | O_CLOEXEC | (creating ? O_CREAT : 0) | (followingLinks ? 0 : O_NOFOLLOW)
+        let descriptor = open(path, flags, 0o644)
+        guard descriptor >= 0 else { throw .last }
+        return descriptor
+    }
+
+    /// Takes an exclusive `flock` on the open file; `waiting` for it to be let go, else
+    /// failing (`EWOULDBLOCK`) while another descriptor holds it.
+    package static func lock(_ descriptor: Int32, waiting: Bool) throws(FileError) {
+        guard waiting else {
+            guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { throw .last }
+            return
+        }
+        while flock(descriptor, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw .last }
+        }
+    }
+
+    /// Closes a descriptor.
+    package static func close(_ descriptor: Int32) throws(FileError) {
+        #if canImport(Glibc)
+        guard Glibc.close(descriptor) == 0 else { throw .last }
+        #elseif canImport(Darwin)
+        guard Darwin.close(descriptor) == 0 else { throw .last }
+        #endif
+    }
+
+    /// Writes all of `bytes` at the descriptor's position; an interrupted write goes on.
+    package static func write(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) throws(FileError) {
+        var done = 0
+        while done < bytes.count {
+            #if canImport(Glibc)
+            let wrote = Glibc.write(descriptor, bytes.baseAddress! + done, bytes.count - done)
+            #elseif canImport(Darwin)
+            let wrote = Darwin.write(descriptor, bytes.baseAddress! + done, bytes.count - done)
+            #endif
+            if wrote < 0, errno == EINTR { continue }
+            guard wrote > 0 else { throw .last }
+            done += wrote
+        }
+    }
+
+    /// Writes all of `bytes` at the descriptor's position.
+    package static func write(_ bytes: [UInt8], to descriptor: Int32) throws(FileError) {
+        let failure = bytes.withUnsafeBytes { raw -> FileError? in
+            do throws(FileError) {
+                try write(raw, to: descriptor)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Reads at most `buffer.count` bytes at the descriptor's position: how many were read,
+    /// 0 at the end; an interrupted read is tried again.
+    package static func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(FileError) -> Int {
+        while true {
+            #if canImport(Glibc)
+            let got = Glibc.read(descriptor, buffer.baseAddress!, buffer.count)
+            #elseif canImport(Darwin)
+            let got = Darwin.read(descriptor, buffer.baseAddress!, buffer.count)
+            #endif
+            if got >= 0 { return got }
+            guard errno == EINTR else { throw .last }
+        }
+    }
+
+    /// `pread`: at most `buffer.count` bytes at `offset`, as many as were read, 0 at the end;
+    /// an interrupted read is tried again.
+    package static func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws(FileError) -> Int {
+        while true {
+            let got = pread(descriptor, buffer.baseAddress, buffer.count, off_t(offset))
+            if got >= 0 { return got }
+            guard errno == EINTR else { throw .last }
+        }
+    }
+
+    /// Writes all of `bytes` at `offset` (`pwrite`), the descriptor's position left as it
+    /// is; an interrupted write goes on.
+    package static func write(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32, at offset: Int) throws(FileError) {
+        var done = 0
+        while done < bytes.count {
+            let written = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done))
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw .last
+            }
+            done += written
+        }
+    }
+
+    /// Cuts the open file to `size` bytes.
+    package static func truncate(_ descriptor: Int32, to size: Int) throws(FileError) {
+        guard ftruncate(descriptor, off_t(size)) == 0 else { throw .last }
+    }
+
+    /// Moves the descriptor's position back to the file's start.
+    package static func rewind(_ descriptor: Int32) throws(FileError) {
+        guard lseek(descriptor, 0, SEEK_SET) == 0 else { throw .last }
+    }
+
+    /// `fsync`: the file's bytes (or a folder's entries) on the disk.
+    package static func flush(_ descriptor: Int32) throws(FileError) {
+        guard fsync(descriptor) == 0 else { throw .last }
+    }
+
+    /// Renames `source` to `destination`, replacing a file there.
+    package static func rename(_ source: String, to destination: String) throws(FileError) {
+        #if canImport(Glibc)
+        guard Glibc.rename(source, destination) == 0 else { throw .last }
+        #elseif canImport(Darwin)
+        guard Darwin.rename(source, destination) == 0 else { throw .last }
+        #endif
+    }
+
+    /// Renames `name` in the folder open as `source` to `target` in the one open as `destination`.
+    package static func rename(_ name: String, in source: Int32, to target: String, in destination: Int32) throws(FileError) {
+        guard renameat(source, name, destination, target) == 0 else { throw .last }
+    }
+
+    /// Exchanges what `first` and `second` name in one step: Linux's
+    /// `renameat2(RENAME_EXCHANGE)` (looked up in glibc, which may lack it) or Darwin's
+    /// `renamex_np(RENAME_SWAP)`. False where the system or the file system cannot.
+    package static func exchange(_ first: String, _ second: String) -> Bool {
+        #if canImport(Glibc)
+        renameExchange?(AT_FDCWD, first, AT_FDCWD, second, 2) == 0
+        #elseif canImport(Darwin)
+        renamex_np(first, second, UInt32(RENAME_SWAP)) == 0
+        #endif
+    }
+
+    #if canImport(Glibc)
+    /// glibc's `renameat2`, when it has one.
+    private static let renameExchange: (@convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32)? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "renameat2") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32).self)
+    }()
+    #endif
+
+    /// Makes a hard link to `source` at `target`.
+    package static func link(_ source: String, at target: String) throws(FileError) {
+        #if canImport(Glibc)
+        guard Glibc.link(source, target) == 0 else { throw .last }
+        #elseif canImport(Darwin)
+        guard Darwin.link(source, target) == 0 else { throw .last }
+        #endif
+    }
+
+    /// Removes the file (not a folder) at `path`.
+    package static func remove(_ path: String) throws(FileError) {
+        guard unlink(path) == 0 else { throw .last }
+    }
+
+    /// Removes the file `name` (not a folder) in the folder open as `folder`.
+    package static func remove(_ name: String, in folder: Int32) throws(FileError) {
+        guard unlinkat(folder, name, 0) == 0 else { throw .last }
+    }
+
+    /// Whether anything is at `path` (a link counts by where it leads).
+    package static func exists(_ path: String) -> Bool {
+        access(path, F_OK) == 0
+    }
+
+    /// Why nothing can be reached at `path`; nil when something is there.
+    package static func absence(_ path: String) -> FileError? {
+        access(path, F_OK) == 0 ? nil : .last
+    }
+
+    /// The names in the folder open as `folder`, `.` and `..` left out, in the order the
+    /// file system gives them; nil when it cannot be listed. The descriptor stays the caller's.
+    package static func names(in folder: Int32) -> [String]? {
+        let copy = dup(folder)
+        guard copy >= 0 else { return nil }
+        guard let listing = fdopendir(copy) else {
+            _ = try? close(copy)
+            return nil
+        }
+        defer { closedir(listing) }
+        var names: [String] = []
+        while let entry = readdir(listing) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name != ".", name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// This process's id.
+    package static var processID: Int32 { getpid() }
+}
