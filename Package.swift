@@ -204,7 +204,10 @@ let package = Package(
         // runs whole jobs) and of the executable stand on everything.
         .testTarget(
             name: "MirrorFilesTests",
-            dependencies: ["MirrorFiles"]
+            dependencies: [
+                "MirrorFiles",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         .testTarget(
             name: "MirrorModelTests",

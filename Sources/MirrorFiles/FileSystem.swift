@@ -263,6 +263,8 @@ package enum FileSystem {
             return nil
         }
         defer { closedir(listing) }
+        // The copy shares the descriptor's place in the folder, which an earlier listing left at its end.
+        rewinddir(listing)
         var names: [String] = []
         while let entry = readdir(listing) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
