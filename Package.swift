@@ -300,6 +300,7 @@ let package = Package(
         .testTarget(
             name: "mirrorTests",
             dependencies: [
+                "mirror",
                 "MirrorModel",
                 "MirrorJobFile",
                 "MirrorHTTP",

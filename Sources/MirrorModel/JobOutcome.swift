@@ -257,28 +257,12 @@ package struct RunSummary: Sendable {
     package var interrupted = false
     /// `--max-time` stopped the run.
     package var timedOut = false
-    /// The signal that stopped the run, if one did: the process exits with 128 + it.
+    /// The signal that stopped the run, if one did.
     package var signal: Int32?
     /// What `--state` pulled and pushed, when the run kept its state in a remote store.
     package var state: StateSummary?
 
     package var allSucceeded: Bool { jobs.allSatisfy(\.succeeded) }
-
-    /// sysexits' EX_TEMPFAIL, which cron users know: no job failed, and at least one was
-    /// deferred (the API asked for a longer wait than its `max_wait`).
-    package static let deferredExitStatus: Int32 = 75
-
-    /// What the run exits with: 128 + the signal that stopped it; 3 when its shard's lease
-    /// was lost; 1 when `--max-time` stopped it, a job failed (or was stopped) or its state
-    /// could not be pushed; 75 when no job failed and one was deferred; 0
-    /// when every job succeeded.
-    package var exitStatus: Int32 {
-        if let signal { return 128 + signal }
-        if state?.leaseLost == true { return StateSummary.leaseExitStatus }
-        if state?.failure != nil { return 1 }
-        if timedOut || jobs.contains(where: { $0.status != .ok && $0.status != .deferred }) { return 1 }
-        return jobs.contains { $0.status == .deferred } ? Self.deferredExitStatus : 0
-    }
 
     package init(jobs: [JobOutcome], interrupted: Bool = false, timedOut: Bool = false, signal: Int32? = nil) {
         self.jobs = jobs
@@ -302,9 +286,6 @@ extension Duration {
 /// What keeping a run's state in a remote store (`--state`) did: what the run pulled before
 /// its walk and pushed during and after it.
 package struct StateSummary: Sendable, Equatable {
-    /// The exit status of a run that lost its shard's lease, as of one that could not take it.
-    package static let leaseExitStatus: Int32 = 3
-
     /// `s3://bucket/prefix`, `file:///dir`.
     package var location: String
     /// `I/N`.

@@ -12,7 +12,7 @@ import MirrorStore
 /// 2 usage or config error, 3 another run holds the output folder's lock or the shard's lease
 /// (or another snapshot writes to its DIR), 4 the change
 /// feed no longer reaches back to an export's `--changes-since` (a new snapshot is needed),
-/// 75 a run deferred a job and failed none (`RunSummary.deferredExitStatus`, sysexits' EX_TEMPFAIL),
+/// 75 a run deferred a job and failed none (sysexits' EX_TEMPFAIL), as `ExitStatus.of(_:)` decides for a run,
 /// 128 + N stopped by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 @main
 struct Mirror: AsyncParsableCommand {
@@ -81,6 +81,24 @@ struct Mirror: AsyncParsableCommand {
             printError(fullMessage(for: error))
             Foundation.exit(code == .validationFailure ? 2 : code.rawValue)
         }
+    }
+}
+
+/// The status a run exits with, from what its summary says happened.
+enum ExitStatus {
+    /// sysexits' EX_TEMPFAIL, which cron users know: no job failed, and at least one was
+    /// deferred (the API asked for a longer wait than its `max_wait`).
+    static let deferred: Int32 = 75
+
+    /// 128 + the signal that stopped the run; 3 when its shard's lease was lost; 1 when
+    /// `--max-time` stopped it, a job failed (or was stopped) or its state could not be pushed;
+    /// 75 when no job failed and one was deferred; 0 when every job succeeded.
+    static func of(_ summary: RunSummary) -> Int32 {
+        if let signal = summary.signal { return Interrupted(signal: signal).exitStatus }
+        if summary.state?.leaseLost == true { return 3 }
+        if summary.state?.failure != nil { return 1 }
+        if summary.timedOut || summary.jobs.contains(where: { $0.status != .ok && $0.status != .deferred }) { return 1 }
+        return summary.jobs.contains { $0.status == .deferred } ? deferred : 0
     }
 }
 

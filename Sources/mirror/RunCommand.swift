@@ -144,8 +144,8 @@ struct RunCommand: AsyncParsableCommand {
         // The report first: it is written even when stdout cannot be.
         if let report {
             do {
-                try RunReport(summary: summary, startedAt: startedAt, finishedAt: Timestamp.string(Date()),
-                              signal: summary.signal).write(to: report)
+                try RunReport(summary: summary, exitStatus: ExitStatus.of(summary), startedAt: startedAt,
+                              finishedAt: Timestamp.string(Date())).write(to: report)
             } catch {
                 printError("error: cannot write the report '\(report)': \(error)")
                 throw ExitCode(1)
@@ -171,6 +171,7 @@ struct RunCommand: AsyncParsableCommand {
             printError("error: --max-time \(maxTime ?? "") reached: the run stopped; the next run resumes where it did")
             throw ExitCode(1)
         }
-        if summary.exitStatus != 0 { throw ExitCode(summary.exitStatus) }
+        let status = ExitStatus.of(summary)
+        if status != 0 { throw ExitCode(status) }
     }
 }

@@ -549,7 +549,7 @@ struct AuthTests {
                 .run([file], options: options)
         }
         let reportPath = harness.folder + "/report.json"
-        try RunReport(summary: summary, startedAt: "s", finishedAt: "f").write(to: reportPath)
+        try RunReport(summary: summary, exitStatus: 0, startedAt: "s", finishedAt: "f").write(to: reportPath)
         #expect(try harness.ids().count == 400)
         let places = harness.writtenBytes([("summary", summary.text),
                                            ("logs", capture.entries.map { "\($0.level) \($0.message) \($0.metadata)" }.joined(separator: "\n"))])

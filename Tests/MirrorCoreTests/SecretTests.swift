@@ -110,7 +110,7 @@ struct SecretTests {
         #expect(try harness.ids() == ["1", "2"])
         #expect(try harness.ids("t_cursor") == ["3"])
         let reportPath = harness.folder + "/report.json"
-        try RunReport(summary: summary, startedAt: "s", finishedAt: "f").write(to: reportPath)
+        try RunReport(summary: summary, exitStatus: 1, startedAt: "s", finishedAt: "f").write(to: reportPath)
 
         // Every byte under the test's folder but the job file: databases, WAL files, the report.
         let places = harness.writtenBytes([("summary", summary.text),

@@ -36,8 +36,8 @@ func withHeldPage(_ held: Int, gate: SlowGate, jobsIn folder: String,
 
 @Suite("a stopped run", .timeLimit(.minutes(3)))
 struct SignalTests {
-    @Test("SIGTERM and SIGINT: the run stops, records itself as interrupted, keeps whole pages, releases its lock, and the next run resumes",
-          arguments: [(SIGTERM, Int32(143)), (SIGINT, Int32(130))])
+    @Test("SIGTERM, SIGINT and SIGHUP: the run stops, records itself as interrupted, keeps whole pages, releases its lock, and the next run resumes",
+          arguments: [(SIGTERM, Int32(143)), (SIGINT, Int32(130)), (SIGHUP, Int32(129))])
     func graceful(signal: Int32, status: Int32) async throws {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }

@@ -10,11 +10,11 @@ package struct RunReport: Sendable, Codable, Equatable {
     package var exitStatus: Int
     package var jobs: [JobOutcome]
 
-    /// `signal`: the signal that stopped the run, if one did (its exit status is 128 + it).
-    package init(summary: RunSummary, startedAt: String, finishedAt: String, signal: Int32? = nil) {
+    /// `exitStatus`: the status the process exits with, as the command decided it.
+    package init(summary: RunSummary, exitStatus: Int32, startedAt: String, finishedAt: String) {
         self.startedAt = startedAt
         self.finishedAt = finishedAt
-        exitStatus = signal.map { 128 + Int($0) } ?? Int(summary.exitStatus)
+        self.exitStatus = Int(exitStatus)
         jobs = summary.jobs
     }
 
