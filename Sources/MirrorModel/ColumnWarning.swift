@@ -17,10 +17,4 @@ package struct ColumnWarning: Sendable, Codable, Equatable {
 
     /// `price: 3 not integer`.
     package var description: String { "\(column): \(records) not \(type.rawValue)" }
-
-    /// `3 column warnings (price: 3 not integer)`, the summary line's words for `warnings`.
-    package static func summary(_ warnings: [ColumnWarning]) -> String {
-        let total = warnings.reduce(0) { $0 + $1.records }
-        return "\(total) column \(total == 1 ? "warning" : "warnings") (" + warnings.map(\.description).joined(separator: ", ") + ")"
-    }
 }

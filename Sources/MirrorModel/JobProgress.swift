@@ -21,35 +21,6 @@ package struct JobProgress: Sendable {
         self.lastPage = lastPage
         self.walk = walk
     }
-
-    /// One line: `events: page 37/100, 3700 records (120 new), 2 not modified, 3.1 MB`.
-    package var text: String {
-        var parts: [String] = []
-        if let page {
-            parts.append(lastPage.map { "page \(page)/\($0)" } ?? "page \(page)")
-        } else {
-            parts.append("starting")
-        }
-        let counts = walk.counts
-        parts.append("\(counts.new + counts.updated + counts.unchanged) records (\(counts.new) new)")
-        if walk.pagesNotModified > 0 { parts.append("\(walk.pagesNotModified) not modified") }
-        if walk.pagesSkipped > 0 { parts.append("\(walk.pagesSkipped) skipped") }
-        if walk.retries > 0 { parts.append("\(walk.retries) \(walk.retries == 1 ? "retry" : "retries")") }
-        parts.append(ByteSize.approximate(walk.bytes))
-        if let files {
-            var text = "\(files.downloaded) \(files.downloaded == 1 ? "file" : "files") (\(ByteSize.approximate(files.bytes)))"
-            if !files.failed.isEmpty { text += ", \(files.failed.count) failed" }
-            parts.append(text)
-        }
-        switch ending {
-        case nil: break
-        case .complete, .incomplete: parts.append("done")
-        case .failed: parts.append("FAILED")
-        case .interrupted: parts.append("INTERRUPTED")
-        case .deferred: parts.append("DEFERRED")
-        }
-        return "\(job): " + parts.joined(separator: ", ")
-    }
 }
 
 /// Receives progress from every job of a run, from any task.

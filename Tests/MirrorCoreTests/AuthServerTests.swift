@@ -100,7 +100,7 @@ struct AuthServerTests {
             let first = try await run(harness, yaml, replacing: replacing, environment: environment)
             #expect(first.jobs.map(\.error) == [nil])
             #expect(try harness.ids().count == 400)
-            expectNoSecret(["mirror-refresh-secret", environment["REFRESH"]!], in: harness.writtenBytes([("summary", first.text)]))
+            expectNoSecret(["mirror-refresh-secret", environment["REFRESH"]!], in: harness.writtenBytes([("summary", first.reported)]))
             // One token at the start, one refresh once page 12 expired it.
             let stats = try await server.stats()
             #expect(try await server.count("token_requests", "refresh_token") == 2, "\(stats)")
@@ -158,7 +158,7 @@ struct AuthServerTests {
                 let pem = try String(contentsOfFile: keys.folder + "/" + key, encoding: .utf8)
                     + String(contentsOfFile: keys.folder + "/rsa.pem", encoding: .utf8)
                 expectNoSecret(pem.split(separator: "\n").filter { !$0.hasPrefix("-----") }.map(String.init),
-                               in: harness.writtenBytes([("summary", summary.text)]))
+                               in: harness.writtenBytes([("summary", summary.reported)]))
             }
             let stats = try await server.stats()
             #expect(try await server.count("token_responses", "urn:ietf:params:oauth:grant-type:jwt-bearer", "200") == 2,
@@ -194,7 +194,7 @@ struct AuthServerTests {
             #expect(summary.jobs.map(\.error) == [nil, nil], "\(stats)")
             #expect(try harness.ids("t_get").count == 50)
             #expect(try harness.ids("t_post").count == 50)
-            expectNoSecret(["wJalr/K7MDENG+bPxRfi", "IQoJb3JpZ2luX2Vj//tok="], in: harness.writtenBytes([("summary", summary.text)]))
+            expectNoSecret(["wJalr/K7MDENG+bPxRfi", "IQoJb3JpZ2luX2Vj//tok="], in: harness.writtenBytes([("summary", summary.reported)]))
             #expect(try await server.count("rejected") == 0)
             #expect(try await server.count("verified") >= 12)
         }

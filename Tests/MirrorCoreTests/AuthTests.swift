@@ -551,7 +551,7 @@ struct AuthTests {
         let reportPath = harness.folder + "/report.json"
         try RunReport(summary: summary, exitStatus: 0, startedAt: "s", finishedAt: "f").write(to: reportPath)
         #expect(try harness.ids().count == 400)
-        let places = harness.writtenBytes([("summary", summary.text),
+        let places = harness.writtenBytes([("summary", summary.reported),
                                            ("logs", capture.entries.map { "\($0.level) \($0.message) \($0.metadata)" }.joined(separator: "\n"))])
         let issued = desk.state.withLock { $0.issued }
         #expect(issued >= 3)

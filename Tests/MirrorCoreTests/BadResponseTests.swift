@@ -38,12 +38,12 @@ struct BadResponseTests {
             let summary = try await harness.run(job(extra: extra), server: server, environment: ["API_KEY": "hunter2"])
             let expected = "job 'events': GET \(server.base)/items?page=3&key=REDACTED: \(problem); page 3 not stored, pages 1-2 kept"
             #expect(summary.jobs[0].error == expected)
-            #expect(summary.text == "events: FAILED: \(expected)")
+            #expect(summary.jobs.map(\.status) == [.failed])
             return summary
         }
         #expect(!summary.allSucceeded)
         #expect(try harness.ids() == ["1", "2", "3"])
-        #expect(!summary.text.contains("hunter2"))
+        #expect(!summary.reported.contains("hunter2"))
         let stored = try await harness.database("t_item.sqlite").read { db in
             try String.fetchAll(db, sql: "SELECT url FROM _mirror_pages UNION ALL SELECT coalesce(error, '') FROM _mirror_runs")
         }
@@ -125,13 +125,13 @@ struct BadResponseTests {
             held.giveAll()
             let expected = "job 'events': GET \(server.base)/items?page=3&key=REDACTED: no response: timed out (after 1 retry); page 3 not stored, pages 1-2 kept"
             #expect(summary.jobs[0].error == expected)
-            #expect(summary.text == "events: FAILED: \(expected)")
+            #expect(summary.jobs.map(\.status) == [.failed])
             #expect(server.requests.map { $0.parameter("page") ?? "" } == ["1", "2", "3", "3"])
             return summary
         }
         #expect(!summary.allSucceeded)
         #expect(try harness.ids() == ["1", "2", "3"])
-        #expect(!summary.text.contains("hunter2"))
+        #expect(!summary.reported.contains("hunter2"))
     }
 
     @Test("an HTML page served with 200 is named as such")

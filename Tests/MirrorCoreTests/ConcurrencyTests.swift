@@ -237,25 +237,29 @@ struct ConcurrencyTests {
     @Test("progress reports the start, every stored page in order, and the end")
     func progress() async throws {
         let harness = try Harness()
-        let lines = Mutex<[String]>([])
+        let reports = Mutex<[JobProgress]>([])
         try await FixtureServer.with(slowServer(InFlightGauge())) { server in
             let file = try harness.load(itemsJob("concurrency: 3\npages: { from: 1, to: 4 }"), server: server)
             var options = Runner.Options()
             options.output = harness.output
             _ = try await Runner(client: HTTPClient(), logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }),
-                                 progress: { progress in lines.withLock { $0.append(progress.text) } })
+                                 progress: { progress in reports.withLock { $0.append(progress) } })
                 .run([file], options: options)
         }
         // Pages 1-4 have bodies of the same length.
         let size = twenty.body(page: 1).utf8.count
-        let texts = lines.withLock { $0 }
-        #expect(texts.count == 6)
-        #expect(texts.first == "items: starting, 0 records (0 new), 0 B")
-        #expect(texts.dropFirst().prefix(4).map { $0.components(separatedBy: ", ").prefix(2).joined(separator: ", ") } == [
-            "items: page 1/4, 2 records (2 new)", "items: page 2/4, 4 records (4 new)",
-            "items: page 3/4, 6 records (6 new)", "items: page 4/4, 8 records (8 new)",
-        ])
-        #expect(texts.last == "items: page 4/4, 8 records (8 new), \(ByteSize.approximate(4 * size)), done")
+        let seen = reports.withLock { $0 }
+        #expect(seen.count == 6)
+        #expect(seen.map(\.job) == Array(repeating: "items", count: 6))
+        #expect(seen.map(\.page) == [nil, 1, 2, 3, 4, 4] && seen.dropFirst().map(\.lastPage) == Array(repeating: 4, count: 5))
+        #expect(seen.map { $0.walk.counts.new + $0.walk.counts.updated + $0.walk.counts.unchanged } == [0, 2, 4, 6, 8, 8])
+        #expect(seen.map(\.walk.counts.new) == [0, 2, 4, 6, 8, 8])
+        #expect(seen.map(\.ending) == [nil, nil, nil, nil, nil, .complete])
+        for report in [seen.first, seen.last] {
+            #expect(report?.walk.pagesNotModified == 0 && report?.walk.pagesSkipped == 0 && report?.walk.retries == 0)
+            #expect(report?.files == nil)
+        }
+        #expect(seen.first?.walk.bytes == 0 && seen.last?.walk.bytes == 4 * size)
     }
 
     @Test("an announced last page bounds the read-ahead at once; a page without the value keeps the last one announced")

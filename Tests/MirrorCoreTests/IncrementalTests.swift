@@ -131,7 +131,8 @@ struct IncrementalTests {
             #expect(outcome.pages == JobOutcome.Pages(total: 3, fetched: 0, notModified: 3, skipped: 0) && outcome.bytes == 0)
             #expect(outcome.records == JobOutcome.Records(new: 0, updated: 0, unchanged: 4, rejected: 0, pruned: 0))
             #expect(outcome.stopReason == "no next page after page 3")
-            #expect(second.text.hasPrefix("feed: ok, 3 pages (3 not modified), 4 records (0 new, 0 updated, 4 unchanged)"))
+            #expect(second.jobs[0].pages.total == 3 && second.jobs[0].pages.notModified == 3 && second.jobs[0].pages.skipped == 0)
+            #expect(second.jobs[0].records == .init(new: 0, updated: 0, unchanged: 4, rejected: 0, pruned: 0))
             let moved = try await harness.lastSeen()
             #expect(moved.keys.sorted() == ["1", "2", "3", "4"])
             #expect(moved.allSatisfy { $0.value > seen[$0.key]! })
@@ -220,7 +221,7 @@ struct IncrementalTests {
             let outcome = skipped.jobs[0]
             #expect(outcome.pages.total == 3 && outcome.pages.skipped == 3 && outcome.pages.notModified == 0)
             #expect(outcome.records.unchanged == 4 && outcome.stopReason == "pages.to reached at page 3")
-            #expect(skipped.text.hasPrefix("items: ok, 3 pages (3 skipped by refresh_after), 4 records"))
+            #expect(skipped.jobs[0].pages.total == 3 && skipped.jobs[0].pages.skipped == 3 && skipped.jobs[0].pages.notModified == 0)
             #expect(try await harness.lastSeen().allSatisfy { $0.value > seen[$0.key]! })
 
             // Page 2 was fetched long ago: it alone is asked for, conditionally.

@@ -244,7 +244,7 @@ struct RedactionTests {
                 == ["/people", "/people?after=102", "/people?after=103"])
             #expect(try harness.typedRows("SELECT url, status FROM _mirror_files ORDER BY url")
                 == (1...3).map { ["text:\(server.base)/files/\($0).jpg", "text:ok"] })
-            return first.text
+            return first.reported
         }))
         #expect(try ["1", "2", "3"].map { try harness.record($0) } == stored)
         // Equal emails join, written with an escape or not; the column holds the hash.
@@ -271,7 +271,7 @@ struct RedactionTests {
             #expect(run.jobs[0].records == .init(new: 0, updated: 1, unchanged: 2, rejected: 0, pruned: 0, deleted: 0))
             // `{since}` came from the dropped `updated`.
             #expect(server.requests.filter { $0.path == "/people" }.map { $0.parameter("since") } == Array(repeating: "2024-05-03T10:00:00Z", count: 3))
-            return run.text
+            return run.reported
         }))
         let bob = #"{"id":"2","name":"Bob","email":\#(Self.hashed(#""bob@example.net""#)),"profile":{"city":"Bergen","ssn":\#(Self.hashed(#""02028054321""#))}}"#
         let later = try harness.changes(since: feed.through)

@@ -113,7 +113,7 @@ struct SecretTests {
         try RunReport(summary: summary, exitStatus: 1, startedAt: "s", finishedAt: "f").write(to: reportPath)
 
         // Every byte under the test's folder but the job file: databases, WAL files, the report.
-        let places = harness.writtenBytes([("summary", summary.text),
+        let places = harness.writtenBytes([("summary", summary.reported),
                                            ("logs", capture.entries.map { "\($0.level) \($0.message) \($0.metadata)" }.joined(separator: "\n"))])
         #expect(places.contains { $0.0 == "cache/t_item.sqlite" })
         #expect(places.contains { $0.0 == "report.json" })

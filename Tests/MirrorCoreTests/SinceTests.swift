@@ -99,7 +99,6 @@ struct SinceTests {
         #expect(status.jobs[0].since == "2024-01-05T10:00:00Z")
         #expect(status.jobs[0].highWater == "2024-01-05T10:00:00Z")
         #expect(status.jobs[0].highWaterPath == "updated_at")
-        #expect(status.text.contains("\n  since: 2024-01-05T10:00:00Z, highest updated_at stored: 2024-01-05T10:00:00Z"))
     }
 
     @Test("known: since ends a newest-first feed at the page that reaches {since}; known: record stops before an edited record's page")
@@ -299,7 +298,7 @@ struct SinceTests {
             }
             let second = try await harness.run(job, server: server)
             #expect(second.jobs[0].records == .init(new: 0, updated: 0, unchanged: 1, rejected: 0, pruned: 0, deleted: 1))
-            #expect(second.jobs[0].summaryLines[0].contains(", 1 deleted, since 2024-01-03T00:00:00Z, "))
+            #expect(second.jobs[0].since == "2024-01-03T00:00:00Z")
             #expect(try harness.ids().sorted() == ["2", "3"])
             let third = try await harness.run(job, server: server)
             // The deleted records still count for {since}: they are the newest changes.

@@ -164,3 +164,10 @@ func expectNoSecret(_ secrets: [String], in places: [(place: String, bytes: [UIn
         }
     }
 }
+
+extension RunSummary {
+    /// Every job's outcome as `--report` writes it: each value a summary line prints is in it.
+    var reported: String {
+        (try? JobOutcome.encoder(pretty: false).encode(jobs)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+    }
+}

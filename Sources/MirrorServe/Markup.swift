@@ -1,7 +1,6 @@
 extension String {
     /// The text with `& < > " '` written as character references: safe as an element's
-    /// text or a quoted attribute's value, in HTML and in XML alike (`&#39;`, not `&apos;`,
-    /// which HTML 4 lacks).
+    /// text or a quoted attribute's value in HTML (`&#39;`, not `&apos;`, which HTML 4 lacks).
     package var markupEscaped: String {
         var out = ""
         for character in self {
