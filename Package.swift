@@ -265,6 +265,10 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "MirrorExportTests",
+            dependencies: ["MirrorJSON", "MirrorModel", "MirrorStore", "MirrorExport", "MirrorTestSupport"]
+        ),
+        .testTarget(
             name: "MirrorReplayTests",
             dependencies: ["MirrorModel", "MirrorStore", "MirrorReplay"]
         ),

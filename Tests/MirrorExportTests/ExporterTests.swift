@@ -6,27 +6,68 @@ import Foundation
 import MirrorTestSupport
 import Testing
 
-/// Stores a fixed set of records in two accounts, then exports them.
-private func stored() async throws -> Harness {
-    let harness = try Harness()
-    let pages = [
-        #"{"data":{"list":[{"id":"9","n":1,"tags":["a","b"]},{"id":"10","n":2,"note":"x, \"y\""},{"id":"1234567890123456789012","n":3}]}}"#,
-        #"{"data":{"list":[{"id":"abc","n":4,"obj":{"k":null}},{"id":"100","n":5.50}]}}"#,
-    ]
-    try await FixtureServer.with({ request in
-        let page = Int(request.parameter("page") ?? "") ?? 0
-        return .json(page >= 1 && page <= 2 ? pages[page - 1] : #"{"data":{"list":[]}}"#)
-    }) { server in
-        let yaml = """
-            version: 1
-            defaults: { records: data.list, id: id }
-            jobs:
-              - { name: a, url: "BASE/x?page={page}", account: acc1, table: t_item }
-              - { name: b, url: "BASE/x?page={page}&b", account: acc2, pages: { from: 2, to: 2 }, table: t_item }
-            """
-        _ = try await harness.run(yaml, server: server)
+/// An output folder whose databases are written through MirrorStore's own API, as a run
+/// writes them, then exported.
+private struct Stored {
+    let temporary: TemporaryFolder
+    var folder: String { temporary.path }
+    var output: String { folder + "/cache" }
+
+    init() throws {
+        temporary = try TemporaryFolder()
+        try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
     }
-    return harness
+
+    /// Commits `pages` (each a list of id and record JSON) for `account` into `table` of
+    /// `database`, walk positions counted from 0.
+    func store(_ pages: [[(id: String, json: String)]], account: String = "", table: String = "t_item",
+               database: String = "t_item.sqlite", firstPage: Int = 1) async throws {
+        let store = try TableStore(path: output + "/" + database)
+        try await store.prepare(table: table)
+        _ = try await store.startWalk(job: "items", account: account, table: table, at: "2026-11-29T00:00:00Z", fresh: true)
+        var position = 0
+        for (index, page) in pages.enumerated() {
+            var builder = PageRecords.Builder(capacity: 0, count: page.count)
+            for record in page {
+                Array(record.id.utf8).withUnsafeBufferPointer { id in
+                    builder.append(id: id) { $0.append(contentsOf: record.json.utf8) }
+                }
+            }
+            let number = firstPage + index
+            _ = try await store.commit(PageCommit(
+                job: "items", account: account, table: table,
+                url: RedactedURL(real: "http://127.0.0.1:1/x?page=\(number)", redactor: Redactor(secrets: [])),
+                requestBody: "", page: number, status: 200, responseBytes: 0, records: builder.records,
+                elements: page.count, onChange: .replace, firstPosition: position, nextPage: number + 1,
+                time: "2026-11-29T00:00:00Z"))
+            position += page.count
+        }
+        try await store.checkpoint()
+    }
+
+    /// Runs an export into a string.
+    func export(_ options: Exporter.Options) throws -> String {
+        let path = folder + "/export-\(UUID().uuidString)"
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        var sink = OutputSink(descriptor: descriptor)
+        let database = try RecordReader.locate(table: options.selection.table, in: output)
+        try Exporter(database: database, options: options).export(to: &sink)
+        close(descriptor)
+        return try String(contentsOfFile: path, encoding: .utf8)
+    }
+}
+
+/// A fixed set of records in two accounts: acc1 has pages 1 and 2, acc2 page 2 alone.
+private func stored() async throws -> Stored {
+    let stored = try Stored()
+    let pages: [[(id: String, json: String)]] = [
+        [("9", #"{"id":"9","n":1,"tags":["a","b"]}"#), ("10", #"{"id":"10","n":2,"note":"x, \"y\""}"#),
+         ("1234567890123456789012", #"{"id":"1234567890123456789012","n":3}"#)],
+        [("abc", #"{"id":"abc","n":4,"obj":{"k":null}}"#), ("100", #"{"id":"100","n":5.50}"#)],
+    ]
+    try await stored.store(pages, account: "acc1")
+    try await stored.store([pages[1]], account: "acc2", firstPage: 2)
+    return stored
 }
 
 @Suite("export", .timeLimit(.minutes(3)))
@@ -76,18 +117,8 @@ struct ExporterTests {
 
     @Test("csv column names are unique without case: mirror's account and id columns give way to the record's fields")
     func csvUniqueNames() async throws {
-        let harness = try Harness()
-        let page = #"{"list":[{"id":7,"_ID":"x","Account":"a","name":"n"},{"id":8,"__id":true}]}"#
-        try await FixtureServer.with({ request in
-            .json(request.parameter("page") == "1" ? page : #"{"list":[]}"#)
-        }) { server in
-            let yaml = """
-                version: 1
-                jobs:
-                  - { name: a, url: "BASE/x?page={page}", records: list, id: id, table: t_item }
-                """
-            _ = try await harness.run(yaml, server: server)
-        }
+        let harness = try Stored()
+        try await harness.store([[("7", #"{"id":7,"_ID":"x","Account":"a","name":"n"}"#), ("8", #"{"id":8,"__id":true}"#)]])
         var options = Exporter.Options(table: "t_item")
         options.format = .csv
         #expect(try harness.export(options) == [
@@ -141,10 +172,8 @@ struct ExporterTests {
 
     @Test("a table is found in any database of the output folder, whatever its file's name; an empty folder says to run first")
     func anyDatabase() async throws {
-        let harness = try Harness()
-        try await FixtureServer.with({ _ in .json(#"{"data":{"list":[{"id":"1"}]}}"#) }) { server in
-            _ = try await harness.run(itemsJob("pages: { from: 1, to: 1 }\ndatabase: items.db"), server: server)
-        }
+        let harness = try Stored()
+        try await harness.store([[("1", #"{"id":"1"}"#)]], database: "items.db")
         #expect(try RecordReader.locate(table: "t_item", in: harness.output) == harness.output + "/items.db")
         #expect(try harness.export(.init(table: "t_item")) == #"{"id":"1"}"# + "\n")
         let empty = harness.folder + "/empty"
@@ -159,26 +188,28 @@ struct ExporterTests {
         }
     }
 
+    @Test("export --since-id compares ids as bytes")
+    func sinceIDBytes() async throws {
+        let harness = try Stored()
+        // NFC `café`, NFD `café`, `Å` (U+00C5) and the Ångström sign (U+212B).
+        let escaped = [#"caf\u00e9"#, #"cafe\u0301"#, #"\u00c5"#, #"\u212b"#]
+        try await harness.store([zip(["caf\u{e9}", "cafe\u{301}", "\u{c5}", "\u{212b}"], escaped).map { id, text in
+            (id, #"{"id":"\#(text)"}"#)
+        }])
+        // NFD 'café' is 63 61 66 65 CC 81: NFC 'café' (…66 C3 A9), 'Å' (C3 85) and the
+        // Ångström sign (E2 84 AB) are greater byte for byte; only itself is not.
+        var since = Exporter.Options(table: "t_item")
+        since.selection.sinceID = "cafe\u{301}"
+        #expect(try harness.export(since) == [#"caf\u00e9"#, #"\u00c5"#, #"\u212b"#].map { #"{"id":"\#($0)"}"# + "\n" }.joined())
+        var upTo = Exporter.Options(table: "t_item")
+        upTo.selection.maxID = "cafe\u{301}"
+        #expect(try harness.export(upTo) == #"{"id":"cafe\u0301"}"# + "\n")
+    }
+
     private func ids(_ ndjson: String) throws -> [String] {
         try ndjson.split(separator: "\n").map { line in
             let document = try JSONDocument(parsing: Array(line.utf8))
             return try #require(document.root["id"]?.stringValue)
         }
-    }
-}
-
-@Suite("id order", .timeLimit(.minutes(3)))
-struct IDOrderTests {
-    @Test("integers of any length compare numerically; signs and leading zeros count")
-    func integers() {
-        #expect(IDOrder.compare("9", "10") == -1)
-        #expect(IDOrder.compare("1234567890123456789012", "999") == 1)
-        #expect(IDOrder.compare("007", "7") == 0)
-        #expect(IDOrder.compare("-5", "3") == -1)
-        #expect(IDOrder.compare("-50", "-6") == -1)
-        #expect(IDOrder.compare("-0", "0") == 0)
-        #expect(IDOrder.compare("abc", "abd") == -1)
-        #expect(IDOrder.compare("9", "10a") == 1)
-        #expect(IDOrder.collate("10a", "9") == 1)
     }
 }
