@@ -27,27 +27,6 @@ struct ExactIDTests {
         }
     }
 
-    @Test("ids that differ after a NUL are three records, not one")
-    func nul() async throws {
-        let harness = try Harness()
-        let body = page([#"a\u0000b"#, #"a\u0000c"#, "a"])
-        let summary = try await FixtureServer.with({ _ in .json(body) }) { server in
-            try await harness.run(itemsJob("pages: { from: 1, to: 1 }"), server: server)
-        }
-        #expect(summary.jobs[0].records.new == 3)
-        #expect(try storedHex(harness) == ["610062", "610063", "61"])
-        // Each record is stored against its own id.
-        let pairs = try await harness.database("t_item.sqlite").read { db in
-            try Row.fetchAll(db, sql: "SELECT hex(id) AS id, record FROM t_item ORDER BY position").map {
-                "\($0["id"] as String) \($0["record"] as String)"
-            }
-        }
-        #expect(pairs == [#"610062 {"id":"a\u0000b"}"#, #"610063 {"id":"a\u0000c"}"#, #"61 {"id":"a"}"#])
-        // The page's ids, kept for replay, keep the NUL too.
-        let ids = try await harness.database("t_item.sqlite").read { db in try String.fetchOne(db, sql: "SELECT ids FROM _mirror_pages") }
-        #expect(ids == #"["a\u0000b","a\u0000c","a"]"#)
-    }
-
     @Test("a 304 replays ids holding a NUL: every record is seen again, none is missing")
     func nulReplay() async throws {
         let harness = try Harness()
