@@ -273,6 +273,10 @@ let package = Package(
             dependencies: ["MirrorModel", "MirrorStore", "MirrorReplay"]
         ),
         .testTarget(
+            name: "MirrorServeTests",
+            dependencies: ["MirrorServe"]
+        ),
+        .testTarget(
             name: "MirrorCoreTests",
             dependencies: [
                 "MirrorFiles",
