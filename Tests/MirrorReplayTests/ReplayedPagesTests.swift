@@ -6,15 +6,15 @@ import Testing
 
 /// A page as a run stores it: its URL, its records (id and JSON text) and its envelope, the
 /// response with `[]` where its records were.
-private struct StoredPage {
+struct StoredPage {
     var url: String
-    var records: [(id: Int, json: String)]
+    var records: [(id: String, json: String)]
     var envelope: String
 }
 
 /// A fresh temporary folder whose `out/t_item.sqlite` holds `pages`, committed through
 /// MirrorStore's own API as a run commits them; the caller removes the folder.
-private func storedFolder(_ pages: [StoredPage]) async throws -> String {
+func storedFolder(_ pages: [StoredPage]) async throws -> String {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mirror-replay-\(UUID().uuidString)").path
     let output = folder + "/out"
     try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
@@ -25,7 +25,7 @@ private func storedFolder(_ pages: [StoredPage]) async throws -> String {
     for (index, page) in pages.enumerated() {
         var builder = PageRecords.Builder(capacity: 0, count: page.records.count)
         for record in page.records {
-            Array(String(record.id).utf8).withUnsafeBufferPointer { id in
+            Array(record.id.utf8).withUnsafeBufferPointer { id in
                 builder.append(id: id) { $0.append(contentsOf: record.json.utf8) }
             }
         }
@@ -42,12 +42,12 @@ private func storedFolder(_ pages: [StoredPage]) async throws -> String {
     return folder
 }
 
-private func item(_ id: Int, _ name: String) -> (id: Int, json: String) {
-    (id, #"{"id":\#(id),"name":"\#(name)"}"#)
+private func item(_ id: Int, _ name: String) -> (id: String, json: String) {
+    (String(id), #"{"id":\#(id),"name":"\#(name)"}"#)
 }
 
 /// The origin the answers' URLs point to: an app's own, not a server's.
-private let origin = "http://mirror.local"
+let origin = "http://mirror.local"
 
 /// Whether `tag` is `"<feed>-<seq>-<16 hex digits>"`, as a page's ETag is.
 private func isPageTag(_ tag: String) -> Bool {
