@@ -266,7 +266,15 @@ let package = Package(
         ),
         .testTarget(
             name: "MirrorExportTests",
-            dependencies: ["MirrorJSON", "MirrorModel", "MirrorStore", "MirrorExport", "MirrorTestSupport"]
+            dependencies: [
+                "MirrorJSON",
+                "MirrorModel",
+                "MirrorStore",
+                "MirrorFiles",
+                "MirrorExport",
+                "MirrorTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
         .testTarget(
             name: "MirrorReplayTests",
