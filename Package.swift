@@ -239,6 +239,7 @@ let package = Package(
         .testTarget(
             name: "MirrorStoreTests",
             dependencies: [
+                "MirrorJSON",
                 "MirrorModel",
                 "MirrorStore",
                 "MirrorTestSupport",

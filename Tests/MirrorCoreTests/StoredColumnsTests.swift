@@ -6,9 +6,9 @@ import GRDB
 import MirrorTestSupport
 import Testing
 
-/// `columns:` with `stored: true`, whose changes rebuild the record table, and columns whose
-/// SQL changed since a database was made: run against a fixture API into real SQLite files.
-@Suite("stored and changed generated columns", .timeLimit(.minutes(3)))
+/// `columns:` with `stored: true`, whose changes rebuild the record table: run against a
+/// fixture API into real SQLite files.
+@Suite("stored generated columns", .timeLimit(.minutes(3)))
 struct StoredColumnsTests {
     private static let event1 = #"{"id":"1","venue":{"city":"Oslo"},"price":12,"live":true,"starts":"2024-05-01T18:00:00Z"}"#
     private static let event2 = #"{"id":"2","venue":{"city":"Bergen"},"price":7.5,"live":false,"starts":"2024-05-02T09:30:15.250+02:00"}"#
@@ -143,64 +143,6 @@ struct StoredColumnsTests {
                 ["text:t_item_walk_order"],
             ])
             #expect(try rows(harness, "SELECT name FROM sqlite_master WHERE name LIKE '\\_mirror\\_rebuild%' ESCAPE '\\'") == [])
-        }
-    }
-
-    /// Definitions of `city` (text), `price` (integer) and `starts` (time) as an earlier
-    /// release wrote them into a table and `_mirror_columns`.
-    private static let earlierDefinitions = [
-        ("city", #""city" TEXT GENERATED ALWAYS AS (CASE WHEN json_type(record, '$.venue.city') = 'text' THEN json_extract(record, '$.venue.city') END) VIRTUAL"#),
-        ("price", #""price" GENERATED ALWAYS AS (CASE WHEN json_type(record, '$.price') IN ('integer', 'real') THEN CASE WHEN typeof(json_extract(record, '$.price')) = 'integer' THEN json_extract(record, '$.price') WHEN substr(json_extract(record, '$.price', '$.price'), 2, instr(json_extract(record, '$.price', '$.price'), ',') - 2) NOT GLOB '*[.eE]*' THEN substr(json_extract(record, '$.price', '$.price'), 2, instr(json_extract(record, '$.price', '$.price'), ',') - 2) END END) VIRTUAL"#),
-        ("starts", #""starts" TEXT GENERATED ALWAYS AS (CASE WHEN json_type(record, '$.starts') = 'text' AND json_extract(record, '$.starts') GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]*' THEN CASE WHEN julianday(json_extract(record, '$.starts')) IS NOT NULL THEN json_extract(record, '$.starts') END END) VIRTUAL"#),
-    ]
-
-    @Test("a database whose columns an earlier release made gets each column whose SQL changed made again, with its index, and reads the same values; the records and the change feed stay")
-    func upgrade() async throws {
-        let harness = try Harness()
-        let api = EditableAPI([[Self.event1, Self.event2], [Self.event3]])
-        let columns = """
-            columns:
-              city: { path: venue.city, type: text, index: true }
-              price: { path: price, type: integer, index: true }
-              starts: { path: starts, type: time }
-            """
-        try await FixtureServer.with(api.handler) { server in
-            _ = try await harness.run(itemsJob(columns), server: server)
-            // The table as the earlier release left it: its columns' SQL and definitions.
-            try await harness.database("t_item.sqlite").write { db in
-                try db.execute(sql: #"DROP INDEX "t_item.city"; DROP INDEX "t_item.price""#)
-                for (name, definition) in Self.earlierDefinitions {
-                    try db.execute(sql: "ALTER TABLE t_item DROP COLUMN \(name)")
-                    try db.execute(sql: "ALTER TABLE t_item ADD COLUMN \(definition)")
-                    try db.execute(sql: "UPDATE _mirror_columns SET definition = ? WHERE name = ?", arguments: [definition, name])
-                }
-                try db.execute(sql: #"CREATE INDEX "t_item.city" ON "t_item" ("city", account); CREATE INDEX "t_item.price" ON "t_item" ("price", account)"#)
-            }
-            let values = try rows(harness, "SELECT id, city, price, starts FROM t_item ORDER BY id")
-            #expect(values == [
-                ["text:1", "text:Oslo", "integer:12", "text:2024-05-01T18:00:00Z"],
-                ["text:2", "text:Bergen", "null", "text:2024-05-02T09:30:15.250+02:00"],
-                ["text:3", "text:Oslo", "integer:30", "null"],
-            ])
-            let records = try rows(harness, "SELECT rowid, account, id, record, position, first_seen FROM t_item ORDER BY id")
-            let feed = try rows(harness, "SELECT * FROM _mirror_changes ORDER BY seq")
-
-            let summary = try await harness.run(itemsJob(columns), server: server)
-            #expect(summary.jobs[0].error == nil)
-            let spec = try harness.load(itemsJob(columns), server: server).jobs[0]
-            let wanted = spec.columns.map { ["text:" + $0.name, "text:" + GeneratedColumns.definition($0)] }.sorted { $0[0] < $1[0] }
-            #expect(try rows(harness, "SELECT name, definition FROM _mirror_columns ORDER BY name") == wanted)
-            for (name, definition) in Self.earlierDefinitions {
-                #expect(!wanted.contains(["text:" + name, "text:" + definition]), "the SQL of \(name) is as it was")
-            }
-            #expect(try rows(harness, "SELECT id, city, price, starts FROM t_item ORDER BY id") == values)
-            #expect(try rows(harness, "SELECT rowid, account, id, record, position, first_seen FROM t_item ORDER BY id") == records)
-            #expect(try rows(harness, "SELECT * FROM _mirror_changes ORDER BY seq") == feed)
-            #expect(try rows(harness, "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name LIKE 't\\_item.%' ESCAPE '\\' ORDER BY name") == [
-                ["text:t_item.city", #"text:CREATE INDEX "t_item.city" ON "t_item" ("city", account)"#],
-                ["text:t_item.price", #"text:CREATE INDEX "t_item.price" ON "t_item" ("price", account)"#],
-            ])
-            #expect(try rows(harness, "SELECT id FROM t_item INDEXED BY \"t_item.price\" WHERE price = 30") == [["text:3"]])
         }
     }
 }
