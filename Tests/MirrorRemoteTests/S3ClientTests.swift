@@ -291,7 +291,7 @@ struct S3AnswerTests {
         #expect(document.text("IsTruncated") == "true")
         #expect(document.text("NextContinuationToken") == "")
         #expect(document.text("Missing") == nil)
-        #expect(S3XML.escaped("\"a\"&<b>'") == "&quot;a&quot;&amp;&lt;b&gt;&#39;")
+        #expect("\"a\"&<b>'".markupEscaped == "&quot;a&quot;&amp;&lt;b&gt;&#39;")
     }
 
     @Test("parts are the size asked, at least 5 MiB, and few enough for 10,000 to hold the file")

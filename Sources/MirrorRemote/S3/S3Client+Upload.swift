@@ -76,7 +76,7 @@ extension S3Client {
     func completeMultipartUpload(_ key: String, uploadID: String, parts: [(number: Int, etag: String)],
                                  condition: Condition?) async throws(S3Error) -> String {
         let document = "<CompleteMultipartUpload>"
-            + parts.map { "<Part><PartNumber>\($0.number)</PartNumber><ETag>\(S3XML.escaped($0.etag))</ETag></Part>" }.joined()
+            + parts.map { "<Part><PartNumber>\($0.number)</PartNumber><ETag>\($0.etag.markupEscaped)</ETag></Part>" }.joined()
             + "</CompleteMultipartUpload>"
         let response = try await exchange("POST", key: key, query: [("uploadId", uploadID)],
                                           headers: Self.headers(condition) + [("content-type", "application/xml")],

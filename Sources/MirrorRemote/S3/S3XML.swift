@@ -16,23 +16,6 @@ struct S3XML: Sendable {
         self.text = text
     }
 
-    /// `text` with `& < > " '` written as character references, as an element's text in a
-    /// document S3 is sent.
-    static func escaped(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
-
     /// The decoded text of the first `<name>` element, if any.
     func text(_ name: String) -> String? {
         raw(name, in: text[...]).map { Self.decoded($0.inner) }
