@@ -190,6 +190,7 @@ let package = Package(
             name: "MirrorTestSupport",
             dependencies: [
                 "MirrorModel",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),

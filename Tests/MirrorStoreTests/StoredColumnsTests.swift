@@ -31,23 +31,6 @@ private func stored(_ path: String, columns: [RecordColumn], pages: [[(id: Strin
     try await store.checkpoint()
 }
 
-/// The rows of `sql` on `database`, each value as `typeof:value` (`null` for NULL).
-private func typedRows(_ database: DatabaseQueue, _ sql: String) throws -> [[String]] {
-    try database.read { db in
-        try Row.fetchAll(db, sql: sql).map { row in
-            Array(row.databaseValues).map { value -> String in
-                switch value.storage {
-                case .null: "null"
-                case let .int64(number): "integer:\(number)"
-                case let .double(number): "real:\(number)"
-                case let .string(text): "text:\(text)"
-                case .blob: "blob"
-                }
-            }
-        }
-    }
-}
-
 /// Generated columns whose SQL changed since a database was made, on tables the store
 /// prepares and commits to.
 @Suite("changed generated columns", .timeLimit(.minutes(3)))

@@ -62,19 +62,7 @@ final class Harness: Sendable {
 
     /// The rows of `sql` on `database`, each value as `typeof:value` (`null` for NULL).
     func typedRows(_ sql: String, _ arguments: StatementArguments = [], database: String = "t_item.sqlite") throws -> [[String]] {
-        try self.database(database).read { db in
-            try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
-                Array(row.databaseValues).map { value -> String in
-                    switch value.storage {
-                    case .null: "null"
-                    case let .int64(number): "integer:\(number)"
-                    case let .double(number): "real:\(number)"
-                    case let .string(text): "text:\(text)"
-                    case .blob: "blob"
-                    }
-                }
-            }
-        }
+        try MirrorTestSupport.typedRows(self.database(database), sql, arguments)
     }
 
     /// The stored ids of a table in walk order.
