@@ -226,6 +226,7 @@ let package = Package(
             dependencies: [
                 "MirrorModel",
                 "MirrorHTTP",
+                "MirrorTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

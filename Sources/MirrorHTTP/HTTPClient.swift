@@ -124,7 +124,8 @@ package final class HTTPClient: Sendable {
     /// Sends `request` and reads its body whole. `admit`, if given, is called with the
     /// size of each piece of the body before it is kept, and may wait (see `PageBudget`).
     /// A request with `auth` carries its credential; a 401 to a fetched token fetches a
-    /// new one and sends the request once more (not counted as a retry); a second 401 fails.
+    /// new one and sends the request once more (not counted as a retry); a second 401 fails,
+    /// unless the token it answered had been replaced or had ended by then (see `authorized`).
     package func send(_ request: HTTPRequest,
                      admit: (@Sendable (Int) async throws -> Void)? = nil) async throws(HTTPError) -> HTTPResponse {
         try await authorized(request) { (request) throws(HTTPError) in
@@ -134,7 +135,10 @@ package final class HTTPClient: Sendable {
     }
 
     /// Runs `exchange` with `request` carrying its credential, and once more with a fresh
-    /// one when the first answer is a 401 to a fetched token.
+    /// one when the first answer is a 401 to a fetched token. A 401 to a token that had been
+    /// replaced or had ended by the time it came (`TokenKeeper.outlived`) is not the API
+    /// refusing the credentials: the request is sent again with the newest token, up to
+    /// `outlivedTokensAllowed` times.
     package func authorized<Response>(
         _ request: HTTPRequest, exchange: (HTTPRequest) async throws(HTTPError) -> (Response, status: Int)
     ) async throws(HTTPError) -> Response {
@@ -145,7 +149,8 @@ package final class HTTPClient: Sendable {
             return try await exchange(request).0
         }
         let keeper = keeper(for: auth)
-        var refused: Int?
+        var refused = false
+        var outlived = 0
         while true {
             let token: Token
             do {
@@ -159,11 +164,21 @@ package final class HTTPClient: Sendable {
                                             generation: token.generation)
             let (response, status) = try await exchange(request)
             guard status == 401 else { return response }
-            guard refused == nil else { throw HTTPError.refused(request.url, auth: auth) }
-            refused = token.generation
+            if await keeper.outlived(token, now: clock.now) {
+                outlived += 1
+                guard outlived <= Self.outlivedTokensAllowed else {
+                    throw HTTPError.outlived(request.url, auth: auth, tokens: outlived)
+                }
+            } else {
+                guard !refused else { throw HTTPError.refused(request.url, auth: auth) }
+                refused = true
+            }
             await keeper.rejected(generation: token.generation)
         }
     }
+
+    /// How many 401s to tokens already replaced or ended one request may meet before it fails.
+    package static let outlivedTokensAllowed = 3
 
     /// Waits until the token fetches in flight have ended, `limit` at most: a refresh the
     /// server has already answered with a rotated refresh token is stored before the run

@@ -179,6 +179,14 @@ package struct HTTPError: Error, Sendable, CustomStringConvertible {
                   url: url, status: 401)
     }
 
+    /// The API answered 401 to `tokens` tokens in a row that had each been replaced or had
+    /// ended before the answer came: the requests take longer than the tokens last.
+    package static func outlived(_ url: RedactedURL, auth: AuthSpec, tokens: Int) -> HTTPError {
+        HTTPError(.auth("HTTP 401 to \(tokens) tokens in a row, each replaced or ended before its answer came: "
+                        + "requests take longer than the tokens of \(auth) last", transient: true),
+                  url: url, status: 401)
+    }
+
     package static func writeFailed(_ url: RedactedURL, _ why: String, status: Int?) -> HTTPError {
         HTTPError(.writeFailed(why), url: url, status: status)
     }

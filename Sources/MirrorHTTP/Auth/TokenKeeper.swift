@@ -7,6 +7,9 @@ package struct Token: Sendable {
     /// When it is fetched anew, on the run's clock: `margin` before it ends, or halfway
     /// through a life shorter than twice the margin; nil: when the API refuses it.
     package let renewAt: RunClock.Instant?
+    /// When its life ends, counted from the moment it was asked for (the server cannot have
+    /// started it earlier); nil: it lives until refused.
+    package let endsAt: RunClock.Instant?
     /// Its place in the keeper's sequence of tokens.
     package let generation: Int
 
@@ -19,10 +22,9 @@ package struct Token: Sendable {
     package init(value: String, lifetime: Double?, margin: Double, now: RunClock.Instant, generation: Int) {
         self.value = value
         self.generation = generation
-        renewAt = lifetime.map { lifetime in
-            let lifetime = lifetime.isNaN ? 0 : min(max(0, lifetime), Self.longestLifetime)
-            return now + .seconds(max(lifetime - margin, lifetime / 2))
-        }
+        let lifetime = lifetime.map { $0.isNaN ? 0 : min(max(0, $0), Self.longestLifetime) }
+        renewAt = lifetime.map { now + .seconds(max($0 - margin, $0 / 2)) }
+        endsAt = lifetime.map { now + .seconds($0) }
     }
 }
 
@@ -84,6 +86,15 @@ package actor TokenKeeper {
     /// another request has already caused that.
     package func rejected(generation: Int) {
         if current?.generation == generation { current = nil }
+    }
+
+    /// Whether `token` had been replaced, or was being replaced, or had ended by `now`. A 401
+    /// to it then says no more than that: a server that rotates refresh tokens revokes the
+    /// access token of the one it rotates from as it answers (django-oauth-toolkit does), so
+    /// a request sent with a token just before another request's refresh is refused.
+    package func outlived(_ token: Token, now: RunClock.Instant) -> Bool {
+        if fetching || generation > token.generation { return true }
+        return token.endsAt.map { now >= $0 } ?? false
     }
 
     /// Waits for the fetch in flight, if any, to end. A walk that ended while a request past
