@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import MirrorDownload
 import MirrorFiles
-import MirrorModel
+package import MirrorModel
 import MirrorStore
 import ServiceLifecycle
 

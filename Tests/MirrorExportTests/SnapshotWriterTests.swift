@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 @testable import MirrorExport
+import MirrorModel
 @testable import MirrorStore
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 @testable import MirrorHTTP
+import MirrorModel
 @testable import MirrorExport
 @testable import MirrorRemote
 import MirrorTestSupport

@@ -15,6 +15,13 @@ package struct PublishManifest: Codable, Sendable, Equatable {
     /// One per shard that has published for `shards`, by shard index.
     package var entries: [Entry]
 
+    package init(format: Int, shards: Int, updatedAt: String, entries: [Entry]) {
+        self.format = format
+        self.shards = shards
+        self.updatedAt = updatedAt
+        self.entries = entries
+    }
+
     package struct Entry: Codable, Sendable, Equatable {
         package var shard: Int
         /// The generation id: `20261127T101500Z-3fa4c2e1`.
@@ -25,6 +32,14 @@ package struct PublishManifest: Codable, Sendable, Equatable {
         package var manifest: String
         /// Every object of the generation, by key.
         package var objects: [Object]
+
+        package init(shard: Int, generation: String, publishedAt: String, manifest: String, objects: [Object]) {
+            self.shard = shard
+            self.generation = generation
+            self.publishedAt = publishedAt
+            self.manifest = manifest
+            self.objects = objects
+        }
     }
 
     package struct Object: Codable, Sendable, Equatable {
@@ -32,6 +47,12 @@ package struct PublishManifest: Codable, Sendable, Equatable {
         package var key: String
         package var bytes: Int
         package var sha256: String
+
+        package init(key: String, bytes: Int, sha256: String) {
+            self.key = key
+            self.bytes = bytes
+            self.sha256 = sha256
+        }
     }
 
     /// What a publish of `entry`, one of `shards` shards, makes of a manifest.

@@ -1,7 +1,6 @@
 /// `manifest.json` of a snapshot: what it holds, to check a copy by (sizes, SHA-256) and
-/// to know which change of each database's feed it includes.
-import MirrorModel
-
+/// to know which change of each database's feed it includes. Written by `snapshot` and
+/// `publish`, read by a device.
 package struct SnapshotManifest: Codable, Sendable, Equatable {
     /// The snapshot layout's version: 1.
     package var format: Int
@@ -14,6 +13,15 @@ package struct SnapshotManifest: Codable, Sendable, Equatable {
     /// The downloaded files the snapshot holds (`--with-files`).
     package var files: [File]
 
+    package init(format: Int, mirrorVersion: String, createdAt: String, account: String?, databases: [Database], files: [File]) {
+        self.format = format
+        self.mirrorVersion = mirrorVersion
+        self.createdAt = createdAt
+        self.account = account
+        self.databases = databases
+        self.files = files
+    }
+
     package struct Database: Codable, Sendable, Equatable {
         /// The file's name in the snapshot, as in the output folder.
         package var path: String
@@ -25,11 +33,25 @@ package struct SnapshotManifest: Codable, Sendable, Equatable {
         /// The id of that feed: `export --changes-since` refuses a mark of another one.
         package var feed: String
         package var tables: [Table]
+
+        package init(path: String, bytes: Int, sha256: String, changesThrough: Int, feed: String, tables: [Table]) {
+            self.path = path
+            self.bytes = bytes
+            self.sha256 = sha256
+            self.changesThrough = changesThrough
+            self.feed = feed
+            self.tables = tables
+        }
     }
 
     package struct Table: Codable, Sendable, Equatable {
         package var name: String
         package var records: Int
+
+        package init(name: String, records: Int) {
+            self.name = name
+            self.records = records
+        }
     }
 
     package struct File: Codable, Sendable, Equatable {
@@ -37,5 +59,11 @@ package struct SnapshotManifest: Codable, Sendable, Equatable {
         package var path: String
         package var bytes: Int
         package var sha256: String
+
+        package init(path: String, bytes: Int, sha256: String) {
+            self.path = path
+            self.bytes = bytes
+            self.sha256 = sha256
+        }
     }
 }
