@@ -8,8 +8,8 @@ import ServiceLifecycle
 
 /// Writes a snapshot of an output folder for devices (`mirror snapshot`): a folder with one
 /// SQLite file per database (the record tables asked for, one account's rows when asked,
-/// the index of their downloaded files, no bookkeeping), the files themselves with
-/// `withFiles`, and `manifest.json`. It is made in `DIR.partial` and renamed to `DIR` when
+/// the index of their downloaded files, no bookkeeping), their stored pages with
+/// `withPages`, the files themselves with `withFiles`, and `manifest.json`. It is made in `DIR.partial` and renamed to `DIR` when
 /// whole, so a device or a sync tool never sees half of one; a snapshot already at `DIR`
 /// is swapped for the new one in one step.
 package struct SnapshotWriter: Sendable {
@@ -26,6 +26,9 @@ package struct SnapshotWriter: Sendable {
         package var account: String?
         /// Hard-link (else copy) the downloaded files the snapshot's records name.
         package var withFiles = false
+        /// Copy the stored pages of the tables (one account's, with `account`), so that
+        /// `mirror serve` on the snapshot answers the API's URLs as on the output folder.
+        package var withPages = false
         /// Once the snapshot is in place, drop the changes before this sequence number from
         /// its database's feed.
         package var compactChangesBefore: Int?
@@ -153,7 +156,7 @@ package struct SnapshotWriter: Sendable {
             let copy = SnapshotCopy(source: source, destination: target)
             let copied: SnapshotCopy.Copied?
             do {
-                copied = try copy.write(tables: wanted, account: options.account, createdAt: createdAt,
+                copied = try copy.write(tables: wanted, account: options.account, pages: options.withPages, createdAt: createdAt,
                                         format: Self.format, mirrorVersion: options.mirrorVersion, stop: stop,
                                         between: between) { file in
                     guard options.withFiles else { return true }
@@ -178,7 +181,8 @@ package struct SnapshotWriter: Sendable {
             let (bytes, sha256) = try Self.digest(target)
             manifest.databases.append(SnapshotManifest.Database(
                 path: name, bytes: bytes, sha256: sha256, changesThrough: copied.changesThrough, feed: copied.feed,
-                tables: copied.tables.map { SnapshotManifest.Table(name: $0.name, records: $0.records) }))
+                tables: copied.tables.map { SnapshotManifest.Table(name: $0.name, records: $0.records) },
+                pages: options.withPages))
         }
         if let missing = options.tables.first(where: { !found.contains($0) }) {
             throw Failure(description: "no table '\(missing)' in '\(options.output)'")

@@ -33,14 +33,18 @@ package struct SnapshotManifest: Codable, Sendable, Equatable {
         /// The id of that feed: `export --changes-since` refuses a mark of another one.
         package var feed: String
         package var tables: [Table]
+        /// Whether it holds the stored pages of its tables (`--with-pages`), which
+        /// `mirror serve` answers the API's URLs from.
+        package var pages: Bool
 
-        package init(path: String, bytes: Int, sha256: String, changesThrough: Int, feed: String, tables: [Table]) {
+        package init(path: String, bytes: Int, sha256: String, changesThrough: Int, feed: String, tables: [Table], pages: Bool) {
             self.path = path
             self.bytes = bytes
             self.sha256 = sha256
             self.changesThrough = changesThrough
             self.feed = feed
             self.tables = tables
+            self.pages = pages
         }
     }
 

@@ -137,11 +137,21 @@ package final class FoundPage: Sendable {
         let queue = lent.queue
         let database = lent.path
         let row = try queue.inDatabase { db in
-            // A database no run has written since headers were kept has no such column.
-            let headers = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0 >= StoreSchema.headersVersion ? "headers" : "NULL"
+            // A database no run has written since headers were kept has no such column. A
+            // snapshot has no feed of its own: it names the feed, and the change, it holds.
+            var headers = "headers"
+            var version = "(SELECT feed_id FROM \(StoreSchema.feed)) AS feed, (SELECT max(seq) FROM \(StoreSchema.changes)) AS seq"
+            if try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0 < StoreSchema.headersVersion {
+                if try db.tableExists(SnapshotCopy.snapshotTable) {
+                    version = "(SELECT min(feed) FROM \(SnapshotCopy.snapshotTable)) AS feed, "
+                        + "(SELECT min(changes_through) FROM \(SnapshotCopy.snapshotTable)) AS seq"
+                } else {
+                    headers = "NULL"
+                }
+            }
             return try Row.fetchOne(db, sql: """
                 SELECT url, status, envelope, records_at, ids, table_name, account, next_url, \(headers) AS headers,
-                  (SELECT feed_id FROM \(StoreSchema.feed)) AS feed, (SELECT max(seq) FROM \(StoreSchema.changes)) AS seq
+                  \(version)
                 FROM \(StoreSchema.pages) WHERE rowid = ?
                 """, arguments: [rowid])
         }

@@ -32,10 +32,12 @@ package final class ReadConnections: Sendable {
     }
 
     /// Databases that keep envelopes (not every mirror database: one no run has written
-    /// since envelopes were kept has none).
+    /// since envelopes were kept has none), and snapshots written with their pages.
     package static func pages() -> ReadConnections {
         ReadConnections { db in
-            try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0 >= StoreSchema.envelopeVersion && db.tableExists(StoreSchema.pages)
+            try db.tableExists(StoreSchema.pages)
+                && (Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0 >= StoreSchema.envelopeVersion
+                    || db.tableExists(SnapshotCopy.snapshotTable))
         }
     }
 

@@ -6,7 +6,8 @@ import Synchronization
 
 /// Copies one database of the output folder into a new SQLite file for devices: the record
 /// tables asked for (one account's rows, when asked) with the views mirror made of them, the
-/// index of their downloaded files, and `_mirror_snapshot`, all read in one read
+/// index of their downloaded files, `_mirror_snapshot` and, when asked, the stored pages of
+/// those tables that `PageLookup` answers the API's URLs from, all read in one read
 /// transaction, so that the copy is one committed state even while a run writes. The
 /// source is attached read-only: a run is neither blocked by the copy nor blocks it, and
 /// closing the copy never checkpoints it.
@@ -66,12 +67,12 @@ package struct SnapshotCopy {
     static let snapshotTable = "_mirror_snapshot"
 
     /// Makes the copy: the tables of `tables` the source holds (all of them when nil) with
-    /// the rows of `account` (all when nil). `keep` is asked, after the rows are copied,
+    /// the rows of `account` (all when nil), and with `pages` their stored pages. `keep` is asked, after the rows are copied,
     /// whether each indexed file stays in the index (`--with-files`: whether it is on disk).
     /// `between` runs between the steps of the copy, in its read transaction. Nil, and no
     /// file made, when the source is not a mirror database or holds none of the tables.
-    package func write(tables wanted: Set<String>?, account: String?, createdAt: String, format: Int, mirrorVersion: String,
-               stop: Stop, between: () throws -> Void = {}, keep: (IndexedFile) throws -> Bool) throws -> Copied? {
+    package func write(tables wanted: Set<String>?, account: String?, pages: Bool = false, createdAt: String, format: Int,
+                       mirrorVersion: String, stop: Stop, between: () throws -> Void = {}, keep: (IndexedFile) throws -> Bool) throws -> Copied? {
         guard let held = try Self.recordTables(of: source) else { return nil }
         let tables = held.filter { wanted?.contains($0) ?? true }
         guard !tables.isEmpty else { return nil }
@@ -89,7 +90,7 @@ package struct SnapshotCopy {
             var copied: Copied?
             try db.inTransaction(.deferred) {
                 copied = try copy(db, tables: tables, wholeSource: tables.count == held.count, account: account,
-                                  createdAt: createdAt, format: format, mirrorVersion: mirrorVersion) {
+                                  pages: pages, createdAt: createdAt, format: format, mirrorVersion: mirrorVersion) {
                     try stop.check()
                     try between()
                 }
@@ -137,7 +138,7 @@ package struct SnapshotCopy {
     }
 
     /// The copy, inside the transaction that reads the source.
-    private func copy(_ db: Database, tables: [String], wholeSource: Bool, account: String?, createdAt: String,
+    private func copy(_ db: Database, tables: [String], wholeSource: Bool, account: String?, pages: Bool, createdAt: String,
                       format: Int, mirrorVersion: String, between: () throws -> Void) throws -> Copied {
         // The first read of the source fixes the state the whole copy reads.
         let version = try Int.fetchOne(db, sql: "PRAGMA source.user_version") ?? 0
@@ -220,9 +221,54 @@ package struct SnapshotCopy {
                 try between()
             }
         }
+        if pages {
+            try copyPages(db, tables: tables, account: account)
+            try between()
+        }
         copied.files = try Row.fetchAll(db, sql: "SELECT path, size, sha256 FROM main.\(StoreSchema.files) ORDER BY path")
             .map { IndexedFile(path: $0["path"], size: $0["size"], sha256: $0["sha256"]) }
         return copied
+    }
+
+    /// The columns of `_mirror_pages` a replayed page is read from (`PageLookup`): the request
+    /// as stored (its URL and body with secrets masked), the envelope and headers (stored
+    /// masked), the ids in walk order and the next URL. Not the walk's bookkeeping: no job,
+    /// cursor or validators.
+    static let pageColumns = "url, body, status, fetched_at, request_key, envelope, records_at, ids, table_name, account, "
+        + "next_url, headers"
+
+    /// The stored pages of `tables` (of `account` alone, when given) that hold an envelope,
+    /// at their rows' ids in the source, so that an answer's entity tag is the source's.
+    private func copyPages(_ db: Database, tables: [String], account: String?) throws {
+        try db.execute(sql: """
+            CREATE TABLE main.\(StoreSchema.pages) (
+              url         TEXT    NOT NULL,
+              body        TEXT    NOT NULL DEFAULT '',
+              status      INTEGER NOT NULL,
+              fetched_at  TEXT    NOT NULL,
+              request_key TEXT,
+              envelope    TEXT,
+              records_at  INTEGER,
+              ids         TEXT,
+              table_name  TEXT,
+              account     TEXT    NOT NULL,
+              next_url    TEXT,
+              headers     TEXT
+            );
+            CREATE INDEX main.\(StoreSchema.pages)_by_request ON \(StoreSchema.pages) (request_key);
+            """)
+        var arguments = StatementArguments(tables)
+        var only = ""
+        if let account {
+            only = " AND account = ?"
+            arguments += [account]
+        }
+        try db.execute(sql: """
+            INSERT INTO main.\(StoreSchema.pages) (rowid, \(Self.pageColumns))
+            SELECT rowid, \(Self.pageColumns) FROM source.\(StoreSchema.pages)
+            WHERE envelope IS NOT NULL AND table_name IN (\(databaseQuestionMarks(count: tables.count)))\(only)
+            ORDER BY rowid
+            """, arguments: arguments)
     }
 
     /// A source written by an earlier mirror, which has no change feed yet.

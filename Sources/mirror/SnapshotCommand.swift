@@ -10,8 +10,10 @@ struct SnapshotCommand: AsyncParsableCommand {
         discussion: """
             DIR gets one SQLite file per database (no -wal or -shm beside it), each one \
             committed state even while `mirror run` writes, with the record tables asked for, \
-            the index of their downloaded files (_mirror_files) and _mirror_snapshot; the \
-            files themselves with --with-files; and manifest.json. It is written to DIR.partial \
+            the index of their downloaded files (_mirror_files) and _mirror_snapshot; with \
+            --with-pages their stored pages (_mirror_pages, secrets masked), so that `mirror \
+            serve --output DIR` answers the API's URLs as on the output folder; the files \
+            themselves with --with-files; and manifest.json. It is written to DIR.partial \
             and renamed to DIR when whole; an earlier snapshot at DIR is replaced in one step.
 
             Exit status: 0 written; 1 the output folder could not be read or the snapshot \
@@ -30,6 +32,9 @@ struct SnapshotCommand: AsyncParsableCommand {
     @Option(help: "Only this account's records, and only the files they name.") var account: String?
     @Flag(name: .customLong("with-files"), help: "Include the downloaded files (hard links where possible, else copies).")
     var withFiles = false
+    @Flag(name: .customLong("with-pages"),
+          help: "Include the stored pages of the tables (only the account's, with --account), for `mirror serve` to answer the API's URLs.")
+    var withPages = false
     @Option(name: .customLong("compact-changes-before"),
             help: ArgumentHelp("Then drop the changes before this sequence number from the database's change feed (one database only).",
                                valueName: "seq"))
@@ -48,6 +53,7 @@ struct SnapshotCommand: AsyncParsableCommand {
         options.tables = table
         options.account = account
         options.withFiles = withFiles
+        options.withPages = withPages
         options.compactChangesBefore = compactChangesBefore
         let writer = SnapshotWriter(options: options)
         let started = Date()

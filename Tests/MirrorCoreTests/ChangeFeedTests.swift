@@ -74,11 +74,12 @@ extension Harness {
     /// Writes a snapshot of the output folder to `name` in the test's folder.
     @discardableResult
     func snapshot(_ name: String, tables: [String] = [], account: String? = nil, withFiles: Bool = false,
-                  compactBefore: Int? = nil) async throws -> SnapshotWriter.Written {
+                  withPages: Bool = false, compactBefore: Int? = nil) async throws -> SnapshotWriter.Written {
         var options = SnapshotWriter.Options(output: output, destination: folder + "/" + name, mirrorVersion: "test")
         options.tables = tables
         options.account = account
         options.withFiles = withFiles
+        options.withPages = withPages
         options.compactChangesBefore = compactBefore
         return try await SnapshotWriter(options: options).write()
     }

@@ -6,6 +6,9 @@ import GRDB
 @testable import MirrorModel
 @testable import MirrorStore
 @testable import MirrorExport
+@testable import MirrorReplay
+@testable import MirrorServe
+import Logging
 import MirrorTestSupport
 import Synchronization
 import Testing
@@ -58,6 +61,30 @@ func twoAccountsJob(downloads: String) -> String {
                 downloads: [\(downloads)]
 
             """
+    }
+}
+
+/// A replayed page's answer as `ReplayedPages` gives it, for an app at `origin`: status,
+/// headers in order, body.
+private struct Replayed: Equatable {
+    let status: Int
+    let headers: [String]
+    let body: [UInt8]
+
+    init(_ pages: ReplayedPages, _ target: String, origin: String) throws {
+        switch try pages.answer(method: "GET", target: target, body: [], origin: origin, ifNoneMatch: nil) {
+        case let .whole(status, headers, body):
+            (self.status, self.headers, self.body) = (status, headers.map { "\($0.0): \($0.1)" }, body)
+        case let .kept(entry, _):
+            let kept = entry.answer as? KeptBytes
+            (status, headers, body) = (entry.status, kept?.headers.map { "\($0.0): \($0.1)" } ?? [], kept?.body ?? [])
+        case let .streamed(status, headers, page):
+            defer { page.finish() }
+            var body = page.first
+            var cursor = PageStream.Cursor()
+            while !cursor.done { body += try page.piece(&cursor) }
+            (self.status, self.headers, self.body) = (status, headers.map { "\($0.0): \($0.1)" }, body + page.last)
+        }
     }
 }
 
@@ -226,6 +253,92 @@ struct SnapshotTests {
         }
         #expect(indexed == [paths[1]])
         #expect(manager.contents(atPath: harness.folder + "/snap/" + paths[1]) == Data("file /f/b.jpg".utf8))
+    }
+
+    @Test("--with-pages: a snapshot answers every page of the API as the output folder does; without it none; with --account none of another's")
+    func withPages() async throws {
+        let harness = try Harness()
+        let kept = KeptAnswers()
+        let secret = "pg-s3cr3t-77"
+        try await FixtureServer.with(kept.keeping { request in
+            let page = Int(request.parameter("page") ?? "") ?? 0
+            let account = String(request.path.dropFirst())
+            let next = "\(request.base)\(request.path)?page=\(page + 1)&key=\(secret)"
+            let body = PagedAPI(ids: [["\(account)-1", "\(account)-2"], ["\(account)-3"]])
+                .body(page: page, extra: #","next":"\#(next)","help":"https://elsewhere.example/\#(account)""#)
+            return FixtureResponse(headers: [("Content-Type", "application/json"), ("Link", "<\(next)>; rel=\"next\"")],
+                                   body: Array(body.utf8))
+        }) { server in
+            let jobs = ["north", "south"].reduce("version: 1\njobs:\n") { yaml, account in
+                yaml + """
+                      - name: \(account)
+                        url: "BASE/\(account)?page={page}&key=${KEY}"
+                        records: data.list
+                        id: id
+                        table: t_item
+                        account: \(account)
+
+                    """
+            }
+            let summary = try await harness.run(jobs, server: server, environment: ["KEY": secret])
+            #expect(summary.jobs.map(\.records.new) == [3, 3])
+        }
+        let plain = try await harness.snapshot("plain")
+        let paged = try await harness.snapshot("paged", withPages: true)
+        let north = try await harness.snapshot("north", account: "north", withPages: true)
+        #expect(plain.manifest.databases.map(\.pages) == [false])
+        #expect(paged.manifest.databases.map(\.pages) == [true] && north.manifest.databases.map(\.pages) == [true])
+        // Each account's two pages of records and the empty one that ended its walk; pages
+        // asked for ahead of the end were not stored.
+        let targets = kept.all.map(\.request).filter { Int($0.parameter("page") ?? "")! <= 3 }
+            .map { $0.target.replacingOccurrences(of: secret, with: "other") }.sorted()
+        #expect(targets == ["/north?page=1&key=other", "/north?page=2&key=other", "/north?page=3&key=other",
+                            "/south?page=1&key=other", "/south?page=2&key=other", "/south?page=3&key=other"])
+        let app = "http://device.local"
+        func answers(_ folder: String) throws -> [Replayed] {
+            let pages = ReplayedPages(output: folder, cache: PageCache(limit: 0))
+            return try targets.map { try Replayed(pages, $0, origin: app) }
+        }
+        let output = try answers(harness.output)
+        #expect(output.map(\.status) == [200, 200, 200, 200, 200, 200])
+        #expect(String(decoding: output[0].body, as: UTF8.self) == #"{"data":{"list":[{"id":"north-1","page":1},"#
+            + #"{"id":"north-2","page":1}],"page":1,"next":"http://device.local/north?page=2&key=REDACTED","#
+            + #""help":"https://elsewhere.example/north"}}"#)
+        #expect(try answers(harness.folder + "/paged") == output)
+        #expect(try answers(harness.folder + "/plain").map(\.status) == [404, 404, 404, 404, 404, 404])
+        let northern = try answers(harness.folder + "/north")
+        #expect(Array(northern.prefix(3)) == Array(output.prefix(3)))
+        #expect(northern.suffix(3).map(\.status) == [404, 404, 404])
+        #expect(try await DatabaseQueue(path: harness.folder + "/paged/t_item.sqlite").read { db in
+            try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        } == ["_mirror_files", "_mirror_pages", "_mirror_snapshot", "t_item"])
+        // The secret is nowhere in a snapshot, nor another account in one account's.
+        for name in ["plain", "paged", "north"] {
+            expectNoSecret([secret], in: try allBytes(under: harness.folder + "/" + name).map { ($0.path, $0.bytes) })
+        }
+        expectNoSecret(["south"], in: try allBytes(under: harness.folder + "/north").map { ($0.path, $0.bytes) })
+
+        // `mirror serve` on the snapshot, over HTTP: the same answers, and the snapshot as it was.
+        var options = MirrorServer.Options(output: harness.folder + "/paged")
+        options.port = 0
+        try await MirrorServer(options: options).with(logger: Logger(label: "serve", factory: { _ in SwiftLogNoOpLogHandler() })) { port in
+            let base = "http://127.0.0.1:\(port)"
+            let pages = ReplayedPages(output: harness.output, cache: PageCache(limit: 0))
+            for target in targets {
+                let got = try await get(base + target)
+                let expected = try Replayed(pages, target, origin: base)
+                #expect(got.status == expected.status && got.body == expected.body, "\(target)")
+                for header in expected.headers {
+                    let colon = try #require(header.firstRange(of: ": "))
+                    #expect(got.headers[header[..<colon.lowerBound].lowercased()] == String(header[colon.upperBound...]),
+                            "\(target): \(header)")
+                }
+            }
+        }
+        let database = Array(try Data(contentsOf: URL(fileURLWithPath: harness.folder + "/paged/t_item.sqlite")))
+        #expect(sha256(database) == paged.manifest.databases[0].sha256)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: harness.folder + "/paged").sorted()
+            == ["manifest.json", "t_item.sqlite"])
     }
 }
 
