@@ -12,7 +12,8 @@ struct PublishCommand: AsyncParsableCommand {
         commandName: "publish",
         abstract: "Publish a snapshot of the output folder to S3 as a new generation for devices.",
         discussion: """
-            Uploads a snapshot (as mirror snapshot writes it) under \
+            Uploads a snapshot (as mirror snapshot --with-pages writes it: the stored pages \
+            too, unless --without-pages) under \
             PREFIX/generations/G/shard-I/, its manifest.json last, then names generation G \
             for shard I in PREFIX/manifest.json with a conditional write (read again and \
             retried when another publish changed it in between), so a device that reads that \
@@ -48,6 +49,9 @@ struct PublishCommand: AsyncParsableCommand {
     @Option(help: "A record table to include (repeatable); all when none is named.") var table: [String] = []
     @Option(help: "Only this account's records, and only the files they name.") var account: String?
     @Flag(name: .customLong("with-files"), help: "Include the downloaded files the records name.") var withFiles = false
+    @Flag(name: .customLong("without-pages"),
+          help: "Leave out the stored pages (the API's URLs, which mirror serve answers from a generation).")
+    var withoutPages = false
 
     func validate() throws {
         try ShardChoice.validate(shard: shard, shards: shards)
@@ -71,6 +75,7 @@ struct PublishCommand: AsyncParsableCommand {
         options.tables = table
         options.account = account
         options.withFiles = withFiles
+        options.withPages = !withoutPages
         let publisher = Publisher(options: options, client: S3Client(configuration, logger: logger), logger: logger)
         if let nothing = publisher.nothingToPublish {
             try printOut(nothing)

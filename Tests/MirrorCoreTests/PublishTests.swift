@@ -7,6 +7,7 @@ import Logging
 @testable import MirrorModel
 @testable import MirrorExport
 @testable import MirrorRemote
+@testable import MirrorReplay
 import MirrorTestSupport
 import Synchronization
 import Testing
@@ -51,9 +52,11 @@ private func outputFolder(table: String = "t_item", count: Int = 12) async throw
     return harness
 }
 
-private func publisher(_ harness: Harness, _ client: S3Client, shard: String = "0/1", keep: Int = 3) -> Publisher {
+private func publisher(_ harness: Harness, _ client: S3Client, shard: String = "0/1", keep: Int = 3,
+                       withPages: Bool? = nil) -> Publisher {
     var options = Publisher.Options(output: harness.output, shard: ShardPlan.Shard(shard)!, mirrorVersion: "test")
     options.keep = keep
+    if let withPages { options.withPages = withPages }
     return Publisher(options: options, client: client, logger: quiet)
 }
 
@@ -146,6 +149,46 @@ struct PublishTests {
             #expect(try await problems(reading: manifest, client) == [])
             // The hidden folder the snapshot was made in is gone.
             #expect(try FileManager.default.contentsOfDirectory(atPath: harness.output).filter { $0.hasPrefix(".publish-") } == [])
+        }
+    }
+
+    @Test("a generation carries the stored pages unless asked not to: its database answers the API's URLs as the output folder does")
+    func pages() async throws {
+        let harness = try await outputFolder(count: 3)
+        let targets = ["/items?page=1", "/items?page=2"]
+        func answers(_ folder: String) throws -> [(Int, [UInt8])] {
+            let pages = ReplayedPages(output: folder, cache: PageCache(limit: 0))
+            return try targets.map { target in
+                switch try pages.answer(method: "GET", target: target, body: [], origin: "http://device.local", ifNoneMatch: nil) {
+                case let .whole(status, _, body): (status, body)
+                case let .kept(entry, _): (entry.status, (entry.answer as? KeptBytes)?.body ?? [])
+                case let .streamed(status, _, page): (status, page.first)
+                }
+            }
+        }
+        let output = try answers(harness.output)
+        #expect(output.map(\.0) == [200, 200])
+        try await withBucket("pages") { client in
+            for withPages in [nil, false] {
+                let published = try await publisher(harness, client, withPages: withPages).publish()
+                let key = "devices/generations/\(published.generation)/shard-0/"
+                let folder = harness.folder + "/device-\(published.generation)"
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+                for name in ["t_item.sqlite", "manifest.json"] {
+                    let object = try #require(try await client.get(key + name))
+                    #expect(FileManager.default.createFile(atPath: folder + "/" + name, contents: Data(object.body)))
+                }
+                let manifest = try JSONDecoder.snakeCase.decode(SnapshotManifest.self,
+                                                                from: Data(contentsOf: URL(fileURLWithPath: folder + "/manifest.json")))
+                let got = try answers(folder)
+                if withPages == nil {
+                    #expect(manifest.databases.map(\.pages) == [true])
+                    #expect(got.map(\.0) == output.map(\.0) && got.map(\.1) == output.map(\.1))
+                } else {
+                    #expect(manifest.databases.map(\.pages) == [false])
+                    #expect(got.map(\.0) == [404, 404])
+                }
+            }
         }
     }
 

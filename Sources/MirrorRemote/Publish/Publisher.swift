@@ -26,6 +26,9 @@ package struct Publisher: Sendable {
         package var account: String?
         /// Include the downloaded files the records name.
         package var withFiles = false
+        /// Include the stored pages of the tables, which `mirror serve` answers the API's
+        /// URLs from (`mirror snapshot --with-pages`).
+        package var withPages = true
         package var mirrorVersion: String
 
         package init(output: String, shard: ShardPlan.Shard, mirrorVersion: String) {
@@ -130,6 +133,7 @@ package struct Publisher: Sendable {
         snapshotOptions.tables = options.tables
         snapshotOptions.account = options.account
         snapshotOptions.withFiles = options.withFiles
+        snapshotOptions.withPages = options.withPages
         let written = try await SnapshotWriter(options: snapshotOptions).write()
         let paths = try Self.files(in: snapshot).filter { $0 != Self.manifestName }
 
