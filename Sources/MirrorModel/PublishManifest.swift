@@ -30,14 +30,19 @@ package struct PublishManifest: Codable, Sendable, Equatable {
         package var publishedAt: String
         /// The key of the shard's snapshot manifest (also one of `objects`).
         package var manifest: String
+        /// The same, relative to the prefix: `generations/G/shard-I/manifest.json`. Absent in
+        /// an entry an earlier mirror wrote, until the manifest is next written.
+        package var manifestPath: String? = nil
         /// Every object of the generation, by key.
         package var objects: [Object]
 
-        package init(shard: Int, generation: String, publishedAt: String, manifest: String, objects: [Object]) {
+        package init(shard: Int, generation: String, publishedAt: String, manifest: String, manifestPath: String? = nil,
+                     objects: [Object]) {
             self.shard = shard
             self.generation = generation
             self.publishedAt = publishedAt
             self.manifest = manifest
+            self.manifestPath = manifestPath
             self.objects = objects
         }
     }
@@ -45,11 +50,15 @@ package struct PublishManifest: Codable, Sendable, Equatable {
     package struct Object: Codable, Sendable, Equatable {
         /// The object's whole key in the bucket.
         package var key: String
+        /// Its key relative to the prefix (`generations/G/shard-I/t_event.sqlite`): a device
+        /// that read `BASE/manifest.json` finds the object at `BASE/<path>`, wherever BASE is.
+        package var path: String? = nil
         package var bytes: Int
         package var sha256: String
 
-        package init(key: String, bytes: Int, sha256: String) {
+        package init(key: String, path: String? = nil, bytes: Int, sha256: String) {
             self.key = key
+            self.path = path
             self.bytes = bytes
             self.sha256 = sha256
         }
@@ -87,6 +96,23 @@ package struct PublishManifest: Codable, Sendable, Equatable {
         manifest.format = currentFormat
         manifest.updatedAt = time
         return .write(manifest)
+    }
+
+    /// The manifest with the paths an earlier mirror did not write put in: each key under
+    /// `prefix` (none when empty) made relative to it.
+    package func withPaths(under prefix: String) -> PublishManifest {
+        func relative(_ key: String) -> String? {
+            prefix.isEmpty ? key : key.hasPrefix(prefix + "/") ? String(key.dropFirst(prefix.count + 1)) : nil
+        }
+        var manifest = self
+        for index in manifest.entries.indices {
+            manifest.entries[index].manifestPath = manifest.entries[index].manifestPath ?? relative(manifest.entries[index].manifest)
+            for object in manifest.entries[index].objects.indices {
+                let key = manifest.entries[index].objects[object].key
+                manifest.entries[index].objects[object].path = manifest.entries[index].objects[object].path ?? relative(key)
+            }
+        }
+        return manifest
     }
 
     /// Pretty, sorted keys, snake case, a newline at the end: as `SnapshotManifest` is written.

@@ -91,7 +91,10 @@ private func problems(reading manifest: PublishManifest, _ client: S3Client) asy
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         let snapshot = try decoder.decode(SnapshotManifest.self, from: Data(shardManifest))
-        let named = snapshot.databases.map { PublishManifest.Object(key: root + $0.path, bytes: $0.bytes, sha256: $0.sha256) }
+        let named = snapshot.databases.map {
+            PublishManifest.Object(key: root + $0.path, path: String((root + $0.path).dropFirst("devices/".count)),
+                                   bytes: $0.bytes, sha256: $0.sha256)
+        }
         let listed = entry.objects.filter { $0.key != entry.manifest }
         if named != listed { problems.append("shard \(entry.shard): its manifest names \(named), the top-level one \(listed)") }
     }
@@ -189,6 +192,31 @@ struct PublishTests {
                     #expect(got.map(\.0) == [404, 404])
                 }
             }
+        }
+    }
+
+    @Test("each object and entry names its path under the prefix; a manifest an earlier mirror wrote without them gets them")
+    func paths() async throws {
+        let harness = try await outputFolder(count: 3)
+        try await withBucket("paths") { client in
+            // An entry of shard 1 as an earlier mirror wrote it: keys only.
+            let earlier = #"{"entries":[{"generation":"20261127T101500.123Z-3fa4c2e1","manifest":"devices/generations/"#
+                + #"20261127T101500.123Z-3fa4c2e1/shard-1/manifest.json","objects":[{"bytes":5,"key":"devices/generations/"#
+                + #"20261127T101500.123Z-3fa4c2e1/shard-1/manifest.json","sha256":"00"}],"published_at":"t","shard":1}],"#
+                + #""format":1,"shards":2,"updated_at":"t"}"#
+            _ = try await client.put("devices/manifest.json", Array(earlier.utf8))
+            let published = try await publisher(harness, client, shard: "0/2").publish()
+            let root = "generations/\(published.generation)/shard-0/"
+            let manifest = try await topLevel(client)
+            #expect(manifest.format == 1)
+            #expect(manifest.entries.map(\.manifestPath) == [root + "manifest.json",
+                                                             "generations/20261127T101500.123Z-3fa4c2e1/shard-1/manifest.json"])
+            #expect(manifest.entries[0].objects.map(\.path) == [root + "manifest.json", root + "t_item.sqlite"])
+            #expect(manifest.entries[1].objects.map(\.path) == ["generations/20261127T101500.123Z-3fa4c2e1/shard-1/manifest.json"])
+            for object in manifest.entries.flatMap(\.objects) { #expect(object.key == "devices/" + (object.path ?? "")) }
+            let text = String(decoding: try #require(try await client.get("devices/manifest.json")).body, as: UTF8.self)
+            #expect(text.contains(#""manifest_path" : "\#(root)manifest.json""#))
+            #expect(text.contains(#""path" : "\#(root)t_item.sqlite""#))
         }
     }
 

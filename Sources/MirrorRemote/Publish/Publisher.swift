@@ -138,7 +138,8 @@ package struct Publisher: Sendable {
         let paths = try Self.files(in: snapshot).filter { $0 != Self.manifestName }
 
         let configuration = client.configuration
-        let root = configuration.key("generations/\(generation)/shard-\(options.shard.index)")
+        let folder = "generations/\(generation)/shard-\(options.shard.index)"
+        let root = configuration.key(folder)
         // Thirty-two random bits make two publishes in one millisecond all but certain to
         // pick different ids; the listing catches an id already used.
         let taken = try await client.list(prefix: configuration.key("generations/\(generation)/"), continuation: nil, pageSize: 1)
@@ -153,14 +154,15 @@ package struct Publisher: Sendable {
             let key = root + "/" + path
             try await client.upload(key, fileAt: file)
             try await afterUpload(key)
-            return PublishManifest.Object(key: key, bytes: digest.bytes, sha256: digest.sha256)
+            return PublishManifest.Object(key: key, path: folder + "/" + path, bytes: digest.bytes, sha256: digest.sha256)
         }
         var objects = try await Bounded.map(paths, width: Self.width, send)
         // The shard's manifest last: a generation that has it has every object it names.
         objects.append(try await send(Self.manifestName))
         let entry = PublishManifest.Entry(
             shard: options.shard.index, generation: generation, publishedAt: Timestamp.string(startedAt),
-            manifest: root + "/" + Self.manifestName, objects: objects.sorted { $0.key < $1.key })
+            manifest: root + "/" + Self.manifestName, manifestPath: folder + "/" + Self.manifestName,
+            objects: objects.sorted { $0.key < $1.key })
         return (entry, written.warnings)
     }
 
@@ -187,7 +189,7 @@ package struct Publisher: Sendable {
         guard let object = try await client.get(manifestKey) else { return nil }
         let manifest: PublishManifest
         do {
-            manifest = try PublishManifest.decoded(object.body)
+            manifest = try PublishManifest.decoded(object.body).withPaths(under: client.configuration.prefix)
         } catch {
             throw Failure(description: "s3://\(client.configuration.bucket)/\(manifestKey) is not a manifest mirror publish "
                 + "writes (\(DecodingProblem.describe(error, snakeCase: true))): left as it is "
