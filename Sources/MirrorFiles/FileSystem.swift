@@ -238,6 +238,11 @@ package enum FileSystem {
         guard unlink(path) == 0 else { throw .last }
     }
 
+    /// Removes the folder at `path` if it is empty; fails (`ENOTEMPTY`) if it is not.
+    package static func removeEmptyFolder(_ path: String) throws(FileError) {
+        guard rmdir(path) == 0 else { throw .last }
+    }
+
     /// Removes the file `name` (not a folder) in the folder open as `folder`.
     package static func remove(_ name: String, in folder: Int32) throws(FileError) {
         guard unlinkat(folder, name, 0) == 0 else { throw .last }

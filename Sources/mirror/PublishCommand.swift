@@ -1,5 +1,5 @@
-/// `mirror publish s3://bucket/prefix`: uploads a snapshot of the output folder as a new
-/// generation and names it in the prefix's top-level manifest.json.
+/// `mirror publish s3://bucket/prefix` (or `file:///folder`): uploads a snapshot of the
+/// output folder as a new generation and names it in the top-level manifest.json.
 import ArgumentParser
 import Foundation
 import MirrorExport
@@ -10,7 +10,7 @@ import MirrorRemote
 struct PublishCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "publish",
-        abstract: "Publish a snapshot of the output folder to S3 as a new generation for devices.",
+        abstract: "Publish a snapshot of the output folder to S3 or a folder as a new generation for devices.",
         discussion: """
             Uploads a snapshot (as mirror snapshot --with-pages writes it: the stored pages \
             too, unless --without-pages) under \
@@ -21,6 +21,12 @@ struct PublishCommand: AsyncParsableCommand {
             beyond the newest --keep, never one the manifest names. The bucket and endpoint \
             settings come from AWS's environment variables (AWS_ACCESS_KEY_ID, \
             AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION, AWS_ENDPOINT_URL_S3).
+
+            To a folder, file:///srv/pub/events, the same layout: each object written to a \
+            temporary name, flushed and renamed into place; manifest.json replaced the same \
+            way, its check and rename under an exclusive lock on the folder's .lock, so shards \
+            publishing at once keep each other's entries; --keep removes old generations the \
+            same way.
 
             With --shard I/N (or --shards N and JOB_COMPLETION_INDEX=I), the output folder is \
             shard I's part; without, it is shard 0 of 1. A manifest of another shard count is \
@@ -39,7 +45,8 @@ struct PublishCommand: AsyncParsableCommand {
             top-level manifest.
             """)
 
-    @Argument(help: ArgumentHelp("Where to publish: s3://bucket/prefix.", valueName: "s3-url")) var location: String
+    @Argument(help: ArgumentHelp("Where to publish: s3://bucket/prefix, or a folder, file:///srv/pub/events.",
+                                        valueName: "location")) var location: String
     @Option(help: "Output folder holding the databases (default ./cache).") var output: String?
     @Option(help: ArgumentHelp("Publish as shard I of N (0 to N-1).", valueName: "I/N")) var shard: String?
     @Option(help: ArgumentHelp("Publish as one shard of N: the one the environment variable JOB_COMPLETION_INDEX names.",
@@ -62,12 +69,23 @@ struct PublishCommand: AsyncParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         // Checked by `validate()`; the index of `--shards N` comes from the environment.
         let part = try ShardChoice.shard(shard, shards: shards) ?? ShardPlan.Shard.whole
-        let configuration: S3Configuration
-        do throws(S3ConfigurationError) {
-            configuration = try S3Configuration(url: location, environment: environment)
-        } catch {
-            for problem in error.problems { printError("error: \(problem)") }
-            throw ExitCode(2)
+        var folder: String?
+        var configuration: S3Configuration?
+        if location.hasPrefix("file://") {
+            var path = String(location.dropFirst("file://".count))
+            while path.count > 1, path.hasSuffix("/") { path.removeLast() }
+            guard path.hasPrefix("/"), path.count > 1 else {
+                printError("error: '\(location)' names no folder: name one by its absolute path, such as file:///srv/pub/events")
+                throw ExitCode(2)
+            }
+            folder = path
+        } else {
+            do throws(S3ConfigurationError) {
+                configuration = try S3Configuration(url: location, environment: environment)
+            } catch {
+                for problem in error.problems { printError("error: \(problem)") }
+                throw ExitCode(2)
+            }
         }
         let logger = LogSetup.bootstrap(quiet: false, verbose: false)
         var options = Publisher.Options(output: output ?? "cache", shard: part, mirrorVersion: Mirror.configuration.version)
@@ -76,7 +94,11 @@ struct PublishCommand: AsyncParsableCommand {
         options.account = account
         options.withFiles = withFiles
         options.withPages = !withoutPages
-        let publisher = Publisher(options: options, client: S3Client(configuration, logger: logger), logger: logger)
+        let publisher = if let configuration {
+            Publisher(options: options, client: S3Client(configuration, logger: logger), logger: logger)
+        } else {
+            Publisher(options: options, folder: folder ?? "", logger: logger)
+        }
         if let nothing = publisher.nothingToPublish {
             try printOut(nothing)
             return

@@ -423,3 +423,96 @@ struct PublishManifestTests {
         }
     }
 }
+
+/// What a device finds when it reads `BASE/manifest.json` from the folder `root`: each object
+/// at `BASE/<path>`, of its size and SHA-256; the problems, if any.
+private func problems(readingFolder root: String) throws -> [String] {
+    let manifest = try PublishManifest.decoded(Array(try Data(contentsOf: URL(fileURLWithPath: root + "/manifest.json"))))
+    var problems: [String] = []
+    for entry in manifest.entries {
+        if entry.manifestPath != "generations/\(entry.generation)/shard-\(entry.shard)/manifest.json" {
+            problems.append("shard \(entry.shard): manifest_path \(entry.manifestPath ?? "none")")
+        }
+        for object in entry.objects {
+            guard let path = object.path, object.key == path,
+                  let bytes = FileManager.default.contents(atPath: root + "/" + path) else {
+                problems.append("\(object.key) is missing")
+                continue
+            }
+            if bytes.count != object.bytes { problems.append("\(path) has \(bytes.count) bytes, not \(object.bytes)") }
+            let digest = Hex.string(SHA256.hash(data: bytes))
+            if digest != object.sha256 { problems.append("\(path) has SHA-256 \(digest), not \(object.sha256)") }
+        }
+    }
+    return problems
+}
+
+/// Everything under `folder`, folders too, relative to it, sorted.
+private func entries(under folder: String) -> [String] {
+    (FileManager.default.enumerator(atPath: folder)?.compactMap { $0 as? String } ?? []).sorted()
+}
+
+@Suite("publishing to a folder", .timeLimit(.minutes(3)))
+struct FolderPublishTests {
+    private func publisher(_ harness: Harness, to root: String, shard: String = "0/1", keep: Int = 3) -> Publisher {
+        var options = Publisher.Options(output: harness.output, shard: ShardPlan.Shard(shard)!, mirrorVersion: "test")
+        options.keep = keep
+        return Publisher(options: options, folder: root, logger: quiet)
+    }
+
+    @Test("two shards publishing to one folder at once keep both entries; each object's size and SHA-256 the manifest's")
+    func twoShards() async throws {
+        let zero = try await outputFolder(table: "t_zero")
+        let one = try await outputFolder(table: "t_one")
+        let root = zero.folder + "/pub/events"
+        // Shard 0 reads the manifest (none yet), then shard 1 publishes whole before shard 0 writes.
+        let latch = Latch()
+        let written = Latch()
+        var first = publisher(zero, to: root, shard: "0/2")
+        first.beforeManifestWrite = { attempt in
+            if attempt == 1 {
+                latch.release()
+                await written.wait()
+            }
+        }
+        let racing = first
+        async let a = racing.publish()
+        await latch.wait()
+        let b = try await publisher(one, to: root, shard: "1/2").publish()
+        written.release()
+        let published = try await a
+        #expect(published.location == "file://" + root && published.warnings == [])
+        let manifest = try PublishManifest.decoded(Array(try Data(contentsOf: URL(fileURLWithPath: root + "/manifest.json"))))
+        #expect(manifest.shards == 2)
+        #expect(manifest.entries.map { "\($0.shard) \($0.generation)" } == ["0 \(published.generation)", "1 \(b.generation)"])
+        #expect(manifest.entries.map { $0.objects.compactMap(\.path) } == [
+            ["generations/\(published.generation)/shard-0/manifest.json", "generations/\(published.generation)/shard-0/t_zero.sqlite"],
+            ["generations/\(b.generation)/shard-1/manifest.json", "generations/\(b.generation)/shard-1/t_one.sqlite"],
+        ])
+        #expect(try problems(readingFolder: root) == [])
+        // Nothing but the manifest, its lock and the generations' objects.
+        #expect(entries(under: root) == [".lock", "generations",
+                                         "generations/\(published.generation)", "generations/\(published.generation)/shard-0",
+                                         "generations/\(published.generation)/shard-0/manifest.json",
+                                         "generations/\(published.generation)/shard-0/t_zero.sqlite",
+                                         "generations/\(b.generation)", "generations/\(b.generation)/shard-1",
+                                         "generations/\(b.generation)/shard-1/manifest.json",
+                                         "generations/\(b.generation)/shard-1/t_one.sqlite", "manifest.json"].sorted())
+    }
+
+    @Test("--keep 1 removes the older generations' files and folders, never the new one")
+    func keep() async throws {
+        let harness = try await outputFolder()
+        let root = harness.folder + "/pub"
+        let a = try await publisher(harness, to: root).publish()
+        let b = try await publisher(harness, to: root).publish()
+        let c = try await publisher(harness, to: root, keep: 1).publish()
+        #expect(c.removed == [a.generation, b.generation])
+        #expect(entries(under: root + "/generations") == [c.generation, c.generation + "/shard-0",
+                                                          c.generation + "/shard-0/manifest.json",
+                                                          c.generation + "/shard-0/t_item.sqlite"])
+        let manifest = try PublishManifest.decoded(Array(try Data(contentsOf: URL(fileURLWithPath: root + "/manifest.json"))))
+        #expect(manifest.entries.map(\.generation) == [c.generation])
+        #expect(try problems(readingFolder: root) == [])
+    }
+}

@@ -1,7 +1,8 @@
+import Crypto
 import Foundation
 import Logging
 @testable import MirrorHTTP
-import MirrorModel
+@testable import MirrorModel
 @testable import MirrorExport
 @testable import MirrorRemote
 import MirrorTestSupport
@@ -142,5 +143,73 @@ struct PublishBinaryTests {
             #expect(try await client.list(prefix: "devices/").map(\.key) == objects.map(\.key) + ["devices/manifest.json"])
             #expect(try FileManager.default.contentsOfDirectory(atPath: folder + "/cache").filter { $0.hasPrefix(".publish-") } == [])
         }
+    }
+}
+
+/// The problems a device finds reading `root/manifest.json`: an object it names that is not
+/// at `root/<path>` with the size and SHA-256 named.
+private func problems(readingFolder root: String) throws -> [String] {
+    let manifest = try PublishManifest.decoded(Array(try Data(contentsOf: URL(fileURLWithPath: root + "/manifest.json"))))
+    var problems: [String] = []
+    for object in manifest.entries.flatMap(\.objects) {
+        guard let path = object.path, let bytes = FileManager.default.contents(atPath: root + "/" + path) else {
+            problems.append("\(object.key) is missing")
+            continue
+        }
+        if bytes.count != object.bytes || Hex.string(SHA256.hash(data: bytes)) != object.sha256 {
+            problems.append("\(path) is not the object named")
+        }
+    }
+    return problems
+}
+
+@Suite("the mirror binary: publish to a folder", .timeLimit(.minutes(3)))
+struct FolderPublishBinaryTests {
+    @Test("kill -9 in the middle of a publish to a folder leaves a manifest naming whole generations only; the next publish cleans up")
+    func killed() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // Some megabytes of records, so that a publish takes a while to copy.
+        let padding = String(repeating: "x", count: 400)
+        try await FixtureServer.with({ request in
+            let page = Int(request.parameter("page") ?? "") ?? 0
+            let ids = page >= 1 && page <= 4 ? (0..<2000).map { page * 10000 + $0 } : []
+            return .json(#"{"list":[\#(ids.map { #"{"id":\#($0),"p":"\#(padding)"}"# }.joined(separator: ","))]}"#)
+        }) { server in
+            try eventsYAML.replacingOccurrences(of: "BASE", with: server.base)
+                .write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+            #expect(try await mirror(["run", "jobs.yaml", "--quiet", "--output", "out"], in: folder).status == 0)
+        }
+        let root = folder + "/pub/events"
+        let first = try await mirror(["publish", "file://" + root, "--output", "out"], in: folder)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.hasPrefix("published file://\(root) shard 0/1: generation "))
+        let named = try PublishManifest.decoded(Array(try Data(contentsOf: URL(fileURLWithPath: root + "/manifest.json"))))
+        #expect(named.entries.count == 1)
+        let old = try #require(named.entries.first?.generation)
+
+        // Killed once the new generation's folder is there: in the middle of its upload, or later.
+        let victim = try Child(mirrorBinary.path, ["publish", "file://" + root, "--output", "out"], in: folder, environment: [:])
+        while (try? FileManager.default.contentsOfDirectory(atPath: root + "/generations"))?.count ?? 0 < 2 {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        kill(victim.pid, SIGKILL)
+        _ = await victim.ending()
+        let after = try PublishManifest.decoded(Array(try Data(contentsOf: URL(fileURLWithPath: root + "/manifest.json"))))
+        #expect(after.entries.count == 1)
+        #expect(try problems(readingFolder: root) == [])
+        let generations = try FileManager.default.contentsOfDirectory(atPath: root + "/generations").sorted()
+        #expect(generations.count == 2 && generations.contains(old))
+
+        let again = try await mirror(["publish", "file://" + root, "--output", "out", "--keep", "1"], in: folder)
+        #expect(again.status == 0, "\(again.stderr)")
+        let last = try PublishManifest.decoded(Array(try Data(contentsOf: URL(fileURLWithPath: root + "/manifest.json"))))
+        let newest = try #require(last.entries.first?.generation)
+        #expect(last.entries.count == 1 && !generations.contains(newest))
+        #expect(try problems(readingFolder: root) == [])
+        // Of the older generations, at most what a write cut off left, which a later publish sweeps.
+        let files = (FileManager.default.enumerator(atPath: root + "/generations")?.compactMap { $0 as? String } ?? [])
+            .filter { !($0 as NSString).lastPathComponent.hasPrefix(".writing-") && FileManager.default.contents(atPath: root + "/generations/" + $0) != nil }
+        #expect(files.sorted() == [newest + "/shard-0/manifest.json", newest + "/shard-0/t_event.sqlite"])
     }
 }

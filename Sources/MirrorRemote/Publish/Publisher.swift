@@ -1,8 +1,10 @@
-/// Publishes the output folder to S3 for devices (`mirror publish`): a snapshot of it is
-/// uploaded as a new generation of one shard, `generations/G/shard-I/` (its manifest.json
-/// last), then named in the prefix's top-level `manifest.json` by a conditional write that
-/// is read again and retried when another writer got there first; then the shard's
-/// generations beyond the newest `keep` are removed, never one that manifest names.
+/// Publishes the output folder for devices (`mirror publish`), to S3 or to a folder (the
+/// two `ObjectStore`s): a snapshot of it is uploaded as a new generation of one shard,
+/// `generations/G/shard-I/` (its manifest.json last), then named in the top-level
+/// `manifest.json` by a conditional write that is read again and retried when another writer
+/// got there first (S3's `If-Match`; in a folder, a check and a rename under an `flock`);
+/// then the shard's generations beyond the newest `keep` are removed, never one that
+/// manifest names.
 import Foundation
 package import Logging
 import MirrorExport
@@ -44,7 +46,7 @@ package struct Publisher: Sendable {
 
     /// A generation uploaded and named.
     package struct Published: Sendable {
-        /// `s3://bucket/prefix`.
+        /// `s3://bucket/prefix`, `file:///folder`.
         package let location: String
         package let generation: String
         /// Objects uploaded and their bytes, the shard's manifest included.
@@ -63,30 +65,50 @@ package struct Publisher: Sendable {
     static let width = 4
     /// Reads and conditional writes of the top-level manifest before giving up.
     static let manifestAttempts = 10
+    /// How long a temporary file of a folder's write stays unwritten to before it is taken
+    /// for one a killed publish left: a write under way writes to it as it goes.
+    static let leftoverAge = Duration.seconds(3600)
 
     package let options: Options
-    let client: S3Client
+    let store: any ObjectStore
+    /// What the store's keys are under: the bucket's prefix; none in a folder.
+    let prefix: String
     let logger: Logger
     /// Runs between reading the top-level manifest and writing it, with the attempt's number.
     var beforeManifestWrite: @Sendable (Int) async throws -> Void = { _ in }
     /// Runs after each object of the generation is uploaded, with its key.
     var afterUpload: @Sendable (String) async throws -> Void = { _ in }
 
+    /// Publishes to the bucket and prefix of `client`.
     package init(options: Options, client: S3Client, logger: Logger) {
+        let configuration = client.configuration
+        let location = "s3://\(configuration.bucket)" + (configuration.prefix.isEmpty ? "" : "/" + configuration.prefix)
+        self.init(options: options, store: S3ObjectStore(client, location: location), prefix: configuration.prefix,
+                  logger: logger)
+    }
+
+    /// Publishes to the folder `root` (`file:///srv/pub/events`).
+    package init(options: Options, folder root: String, logger: Logger) {
+        self.init(options: options, store: FolderObjectStore(root: root, location: "file://" + root), prefix: "",
+                  logger: logger)
+    }
+
+    init(options: Options, store: any ObjectStore, prefix: String, logger: Logger) {
         precondition(options.keep >= 1, "--keep is checked where it is read")
         self.options = options
-        self.client = client
+        self.store = store
+        self.prefix = prefix
         self.logger = logger
     }
 
-    /// `s3://bucket/prefix`, as errors and the summary name it.
-    var location: String {
-        let configuration = client.configuration
-        return "s3://\(configuration.bucket)" + (configuration.prefix.isEmpty ? "" : "/" + configuration.prefix)
-    }
+    /// `s3://bucket/prefix` or `file:///folder`, as errors and the summary name it.
+    var location: String { store.location }
 
-    /// The top-level manifest's key.
-    var manifestKey: String { client.configuration.key(Self.manifestName) }
+    /// The top-level manifest, as errors name it.
+    var manifestPlace: String { location + "/" + Self.manifestName }
+
+    /// An object's whole key: in the bucket, its path under the prefix; in a folder, its path.
+    func key(_ path: String) -> String { prefix.isEmpty ? path : prefix + "/" + path }
 
     /// Why there is nothing to publish, when there is not: the output folder of one shard of
     /// several holds no database. A shard with no jobs has none (its run makes no output
@@ -111,6 +133,8 @@ package struct Publisher: Sendable {
         }
         var warnings = uploaded.warnings
         warnings += try await name(uploaded.entry)
+        // What writes cut off by a kill left in a folder (S3 keeps no part of an object).
+        await store.sweepLeftovers(olderThan: Self.leftoverAge)
         let removed: [String]
         do {
             removed = try await removeOldGenerations(current: generation)
@@ -137,22 +161,20 @@ package struct Publisher: Sendable {
         let written = try await SnapshotWriter(options: snapshotOptions).write()
         let paths = try Self.files(in: snapshot).filter { $0 != Self.manifestName }
 
-        let configuration = client.configuration
         let folder = "generations/\(generation)/shard-\(options.shard.index)"
-        let root = configuration.key(folder)
+        let root = key(folder)
         // Thirty-two random bits make two publishes in one millisecond all but certain to
         // pick different ids; the listing catches an id already used.
-        let taken = try await client.list(prefix: configuration.key("generations/\(generation)/"), continuation: nil, pageSize: 1)
-        guard taken.objects.isEmpty else {
+        guard try await store.list("generations/\(generation)/").isEmpty else {
             throw Failure(description: "\(location) already holds a generation \(generation): publish again")
         }
-        let client = client
+        let store = store
         let afterUpload = afterUpload
         let send: @Sendable (String) async throws -> PublishManifest.Object = { path in
             let file = snapshot + "/" + path
             let digest = try await NIOThreadPool.singleton.runIfActive { try SnapshotWriter.digest(file) }
+            try await store.upload(folder + "/" + path, fileAt: file)
             let key = root + "/" + path
-            try await client.upload(key, fileAt: file)
             try await afterUpload(key)
             return PublishManifest.Object(key: key, path: folder + "/" + path, bytes: digest.bytes, sha256: digest.sha256)
         }
@@ -186,20 +208,20 @@ package struct Publisher: Sendable {
     /// The top-level manifest and its ETag; nil when there is none. One mirror cannot read
     /// (not JSON of this layout, or of a later format) is an error, and is left as it is.
     func readManifest() async throws -> (manifest: PublishManifest, etag: String)? {
-        guard let object = try await client.get(manifestKey) else { return nil }
+        guard let object = try await store.read(Self.manifestName) else { return nil }
         let manifest: PublishManifest
         do {
-            manifest = try PublishManifest.decoded(object.body).withPaths(under: client.configuration.prefix)
+            manifest = try PublishManifest.decoded(object.bytes).withPaths(under: prefix)
         } catch {
-            throw Failure(description: "s3://\(client.configuration.bucket)/\(manifestKey) is not a manifest mirror publish "
+            throw Failure(description: "\(manifestPlace) is not a manifest mirror publish "
                 + "writes (\(DecodingProblem.describe(error, snakeCase: true))): left as it is "
-                + "(remove it, or publish to another prefix)")
+                + "(remove it, or publish to another \(location.hasPrefix("file://") ? "folder" : "prefix"))")
         }
         guard manifest.format <= PublishManifest.currentFormat else {
-            throw Failure(description: "s3://\(client.configuration.bucket)/\(manifestKey) has format \(manifest.format), "
+            throw Failure(description: "\(manifestPlace) has format \(manifest.format), "
                 + "later than this mirror's \(PublishManifest.currentFormat): left as it is")
         }
-        return (manifest, object.etag)
+        return (manifest, object.tag)
     }
 
     /// Puts `entry` in the top-level manifest: read it, replace the shard's entry, write it
@@ -230,17 +252,17 @@ package struct Publisher: Sendable {
                     + "\(count(shards)), naming shard \(options.shard.index) alone until the others publish"]
             }
         }
-        throw Failure(description: "s3://\(client.configuration.bucket)/\(manifestKey) changed between each read and write, "
+        throw Failure(description: "\(manifestPlace) changed between each read and write, "
             + "\(Self.manifestAttempts) times: generation \(entry.generation) is uploaded but not named")
     }
 
     /// Writes the top-level manifest if `condition` holds; false when it does not.
-    private func writeManifest(_ body: [UInt8], condition: S3Client.Condition) async throws(S3Error) -> Bool {
-        do throws(S3Error) {
-            try await client.put(manifestKey, body, condition: condition)
+    private func writeManifest(_ body: [UInt8], condition: S3Client.Condition) async throws(StateError) -> Bool {
+        do throws(StateError) {
+            try await store.write(Self.manifestName, body, condition: condition)
             return true
         } catch {
-            guard error.kind == .preconditionFailed else { throw error }
+            guard error.lostCondition else { throw error }
             return false
         }
     }
@@ -253,15 +275,15 @@ package struct Publisher: Sendable {
     /// now. Each goes manifest first, so a removal cut short leaves an incomplete generation,
     /// which the next publish removes. Returns the generations removed, oldest first.
     func removeOldGenerations(current: String) async throws -> [String] {
-        let root = client.configuration.key("generations") + "/"
+        let root = "generations/"
         let folder = "shard-\(options.shard.index)"
         var keys: [String: [String]] = [:]
         var complete: Set<String> = []
-        for object in try await client.list(prefix: root) {
-            let parts = object.key.dropFirst(root.count).split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
+        for key in try await store.list(root) {
+            let parts = key.dropFirst(root.count).split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
             guard parts.count == 3, GenerationID.isID(parts[0]), parts[1] == folder else { continue }
             let generation = String(parts[0])
-            keys[generation, default: []].append(object.key)
+            keys[generation, default: []].append(key)
             if parts[2] == Self.manifestName { complete.insert(generation) }
         }
         let named = Set(try await readManifest()?.manifest.entries.map(\.generation) ?? [])
@@ -270,12 +292,12 @@ package struct Publisher: Sendable {
             generation != current && !named.contains(generation) && !newest.contains(generation)
                 && (complete.contains(generation) || generation < current)
         }.sorted()
-        let client = client
+        let store = store
         for generation in removed {
             let manifest = root + generation + "/" + folder + "/" + Self.manifestName
-            if complete.contains(generation) { try await client.delete(manifest) }
+            if complete.contains(generation) { try await store.delete(manifest) }
             _ = try await Bounded.map(keys[generation, default: []].filter { $0 != manifest }, width: Self.width) {
-                try await client.delete($0)
+                try await store.delete($0)
             }
             logger.debug("generation removed", metadata: ["generation": "\(generation)"])
         }

@@ -6,7 +6,8 @@ import NIOPosix
 
 /// An `ObjectStore` in a folder (`file:///dir`): a key is a file under it, its tag the
 /// SHA-256 of its bytes. Every write goes to a temporary file that is flushed and renamed
-/// into place, so a reader sees the old object or the new one, never a part; a conditional
+/// into place, and the folder is flushed after the rename, so a reader sees the old object
+/// or the new one, never a part, and a crash does not undo a write that returned; a conditional
 /// write holds an `flock` on `<dir>/.lock` from its check to its rename, so two processes
 /// (on one machine, or on a shared disk whose locks hold across machines) cannot both win.
 /// The work runs on NIO's thread pool: no task's thread waits on the disk or the lock.
@@ -67,6 +68,18 @@ package struct FolderObjectStore: ObjectStore {
         return [UInt8](data)
     }
 
+    /// Flushes the folder `path` is in, so that a rename into it, or a removal, lasts.
+    private static func flushFolder(of path: String) throws(StateError) {
+        let folder = (path as NSString).deletingLastPathComponent
+        do throws(FileError) {
+            let descriptor = try FileSystem.openFolder(folder)
+            defer { try? FileSystem.close(descriptor) }
+            try FileSystem.flush(descriptor)
+        } catch {
+            throw StateError("cannot flush \(folder): \(error.reason)")
+        }
+    }
+
     /// Writes `bytes` to a temporary file beside `path`, flushed, then renames it there.
     private static func replace(_ path: String, with bytes: [UInt8]) throws {
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
@@ -93,6 +106,7 @@ package struct FolderObjectStore: ObjectStore {
             try? FileSystem.remove(temporary)
             throw StateError("cannot write \(path): \(error.reason)")
         }
+        try flushFolder(of: path)
     }
 
     package func read(_ key: String) async throws(StateError) -> (bytes: [UInt8], tag: String)? {
@@ -145,6 +159,7 @@ package struct FolderObjectStore: ObjectStore {
                 try? FileSystem.remove(temporary)
                 throw StateError("cannot write \(path): \(error.reason)")
             }
+            try Self.flushFolder(of: path)
         }
     }
 
@@ -161,10 +176,16 @@ package struct FolderObjectStore: ObjectStore {
         }
     }
 
+    /// Removes the file, then the folders it leaves empty, up to the root.
     package func delete(_ key: String) async throws(StateError) {
         let path = path(key)
+        let root = root
         try await onPool("remove", key) {
             try Self.remove(path)
+            var folder = (path as NSString).deletingLastPathComponent
+            while folder.hasPrefix(root + "/"), (try? FileSystem.removeEmptyFolder(folder)) != nil {
+                folder = (folder as NSString).deletingLastPathComponent
+            }
         }
     }
 
