@@ -191,6 +191,21 @@ package struct MirrorServer: Sendable {
         let reserved = max(reservedDescriptors, open / 4)
         return min(16_384, max(1, open - reserved))
     }
+
+    /// Whether `bind` is an address of this machine alone: `localhost`, 127.0.0.0/8 or `::1`.
+    /// Anything else (`0.0.0.0`, `::`, another address or a host name) reaches beyond it.
+    package static func isLoopback(_ bind: String) -> Bool {
+        if bind.lowercased() == "localhost" { return true }
+        guard let address = try? SocketAddress(ipAddress: bind, port: 0) else { return false }
+        switch address {
+        case let .v4(v4):
+            return UInt32(bigEndian: v4.address.sin_addr.s_addr) >> 24 == 127
+        case let .v6(v6):
+            return withUnsafeBytes(of: v6.address.sin6_addr) { $0.elementsEqual([UInt8](repeating: 0, count: 15) + [1]) }
+        case .unixDomainSocket:
+            return false
+        }
+    }
 }
 
 /// What a request of `mirror serve` knows of its connection: Hummingbird's own, and the

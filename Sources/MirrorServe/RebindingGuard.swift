@@ -18,7 +18,7 @@ struct RebindingGuard<Context: RequestContext>: RouterMiddleware {
     /// Whether a request with this `Host` is answered: any is, off loopback; on it, only
     /// `localhost`, `127.0.0.1`, `::1` and the bound address (with any port), or none at all.
     func allows(host authority: String?) -> Bool {
-        guard ["127.0.0.1", "localhost", "::1"].contains(bind) || bind.hasPrefix("127.") else { return true }
+        guard MirrorServer.isLoopback(bind) else { return true }
         guard let authority else { return true }
         var host = Substring(authority)
         if host.hasPrefix("["), let close = host.firstIndex(of: "]") {

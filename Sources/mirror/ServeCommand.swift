@@ -25,7 +25,8 @@ struct ServeCommand: AsyncParsableCommand {
             is not whole --header-timeout after its first byte, or that takes none of its \
             response for --send-timeout. SIGTERM, SIGINT or SIGHUP stop it once the \
             responses in flight are sent, or --stop-grace later, cutting them; a second \
-            signal stops it at once.
+            signal stops it at once. An address beyond loopback (--bind 0.0.0.0) is \
+            served only with --open (every record to every client) or --device-tokens.
 
             Exit status: 0 stopped by a signal; 128 + N stopped at once by a second signal N \
             (143 SIGTERM, 130 SIGINT, 129 SIGHUP); 1 the server failed; 2 usage or config \
@@ -36,7 +37,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Argument(help: "Job files (optional): their output folder, and their jobs in status.") var files: [String] = []
     @Option(help: "Output folder (default: the job files' 'output:', else ./cache).") var output: String?
-    @Option(help: "Address to listen on; 0.0.0.0 for every interface.") var bind = "127.0.0.1"
+    @Option(help: "Address to listen on; 0.0.0.0 for every interface (with --open).") var bind = "127.0.0.1"
+    @Flag(help: "Serve every record to every client that can reach --bind, when it is beyond loopback.")
+    var open = false
     @Option(help: "Port to listen on (0: any free one).") var port = 8080
     @Option(name: .customLong("idle-timeout"), help: "Close a connection that sends nothing for this long.")
     var idleTimeout = "60s"
@@ -64,6 +67,12 @@ struct ServeCommand: AsyncParsableCommand {
         for (name, value) in [("idle-timeout", idleTimeout), ("header-timeout", headerTimeout),
                               ("send-timeout", sendTimeout), ("stop-grace", stopGrace)] where Self.limit(value) == nil {
             throw ValidationError("--\(name) must be a duration from 1ms to 24h such as 500ms, 10s or 2m, not '\(value)'")
+        }
+        guard open || MirrorServer.isLoopback(bind) else {
+            throw ValidationError("""
+                --bind \(bind) serves beyond this machine, to anyone who can reach it: give --device-tokens FILE \
+                to serve each device only its own accounts and tables, or --open to serve every record to every client
+                """)
         }
         guard let bytes = JobFileLoader.byteSize(pageCache), bytes <= Self.largestPageCache else {
             throw ValidationError("--page-cache must be a size from 0 to 1024GB such as 0, 64MB or 1GB, not '\(pageCache)'")
