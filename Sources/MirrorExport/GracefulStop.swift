@@ -10,7 +10,7 @@ import UnixSignals
 package struct StopSignals: Sendable {
     enum Signals: Sendable {
         case none
-        case process
+        case process(hangUp: Bool)
         case stream(AsyncStream<Int32>)
     }
 
@@ -21,7 +21,11 @@ package struct StopSignals: Sendable {
     package static let none = StopSignals(signals: .none)
 
     /// SIGINT (Ctrl-C), SIGTERM (systemd's stop, `kill`) and SIGHUP (a closed terminal).
-    package static let process = StopSignals(signals: .process)
+    package static let process = StopSignals(signals: .process(hangUp: true))
+
+    /// SIGINT and SIGTERM only: SIGHUP is left to the caller (serve reads its certificate
+    /// and device tokens again on it).
+    package static let interruptOrTerminate = StopSignals(signals: .process(hangUp: false))
 
     /// The signals `stream` yields, as if they came to the process: how a test sends one.
     package static func stream(_ stream: AsyncStream<Int32>) -> StopSignals {
@@ -86,8 +90,8 @@ package enum GracefulStop {
             switch signals.signals {
             case .none:
                 break
-            case .process:
-                let trapped = await UnixSignalsSequence(trapping: .sigint, .sigterm, .sighup)
+            case let .process(hangUp):
+                let trapped = await UnixSignalsSequence(trapping: hangUp ? [.sigint, .sigterm, .sighup] : [.sigint, .sigterm])
                 listeners.addTask {
                     for await signal in trapped { await request(.signal(signal.rawValue)) }
                 }

@@ -5,6 +5,7 @@ import MirrorModel
 import NIOCore
 import NIOHTTPTypes
 import NIOPosix
+import NIOSSL
 import Synchronization
 
 /// The time limits of one connection of `mirror serve`, kept where its bytes arrive and
@@ -173,7 +174,8 @@ final class OpenConnections: Sendable {
     }
 }
 
-/// Hummingbird's HTTP/1 connection with a `ConnectionGuard` in front of it and a
+/// Hummingbird's HTTP/1 connection with a `ConnectionGuard` in front of it (behind TLS, when
+/// served: the guard's limits count the bytes of requests and responses) and a
 /// `RequestMarker` behind its codec.
 struct GuardedHTTP1Channel: ServerChildChannel {
     typealias Value = HTTP1Channel.Value
@@ -182,21 +184,28 @@ struct GuardedHTTP1Channel: ServerChildChannel {
     let header: Duration
     let send: Duration
     let connections: OpenConnections
+    let tls: ServedTLS?
 
     init(responder: @escaping HTTPChannelHandler.Responder, idle: Duration, header: Duration, send: Duration,
-         connections: OpenConnections) {
+         connections: OpenConnections, tls: ServedTLS?) {
         http = HTTP1Channel(responder: responder, configuration: .init(
             additionalChannelHandlers: [RequestMarker()], idleTimeout: TimeAmount(idle)))
         self.header = header
         self.send = send
         self.connections = connections
+        self.tls = tls
     }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         let (header, send, connections, http) = (self.header, self.send, self.connections, self.http)
+        // The certificate current now, kept by this connection whatever a reload reads later.
+        let context = tls?.context
         return channel.eventLoop.makeCompletedFuture {
             try channel.pipeline.syncOperations.addHandler(
                 ConnectionGuard(header: header, send: send, connections: connections), position: .first)
+            if let context {
+                try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context), position: .first)
+            }
         }.flatMap {
             http.setup(channel: channel, logger: logger)
         }

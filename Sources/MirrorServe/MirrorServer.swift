@@ -8,6 +8,7 @@ import MirrorReplay
 import NIOCore
 import ServiceLifecycle
 import Synchronization
+import UnixSignals
 
 /// `mirror serve`: an HTTP server answering from an output folder, read-only, offline. The
 /// API's own URLs (`ReplayedPages`), a status page at `/`, the read API (`/_mirror/tables`,
@@ -36,13 +37,31 @@ package struct MirrorServer: Sendable {
         /// Bytes of replayed pages kept as they were assembled, to be sent again while
         /// nothing they are made of changes (see `PageCache`); 0 keeps none.
         package var pageCache = MirrorServer.defaultPageCache
+        /// The certificate and key to answer TLS with (`https://`), read again on a reload;
+        /// none: plain HTTP.
+        package var tls: TLSFiles?
 
         package init(output: String) {
             self.output = output
         }
+
+        /// Whether a reload (SIGHUP) has files to read again, rather than stopping the server.
+        package var reloads: Bool { tls != nil }
     }
 
-    /// The address could not be listened on (taken, not an address of this machine).
+    /// A PEM certificate chain, the server's first, and the PEM private key of its first.
+    package struct TLSFiles: Sendable {
+        package var certificate: String
+        package var key: String
+
+        package init(certificate: String, key: String) {
+            self.certificate = certificate
+            self.key = key
+        }
+    }
+
+    /// The address could not be listened on (taken, not an address of this machine), or a
+    /// file it needs to serve (the certificate) cannot be used.
     package struct ListenFailure: Error, CustomStringConvertible {
         package let description: String
     }
@@ -71,31 +90,56 @@ package struct MirrorServer: Sendable {
     /// `verify` and `snapshot` are (`GracefulStop`). The first signal closes the listening
     /// socket and the idle connections and lets the responses in flight end, for `stopGrace`
     /// at most, then cuts them; a second signal cuts them at once. `listening` gets the port
-    /// once the server listens.
-    package func run(logger: Logger, signals: StopSignals = .process,
+    /// once the server listens. Each element of `reloads` reads the certificate and key
+    /// again (see `ServedTLS`); the files are read first, before the server listens.
+    package func run(logger: Logger, signals: StopSignals = .process, reloads: AsyncStream<Void>? = nil,
                      listening: @escaping @Sendable (Int) -> Void = { _ in }) async throws -> Stop {
+        let tls = try options.tls.map { files throws(ListenFailure) in try ServedTLS(files) }
         let connections = OpenConnections()
-        let app = application(logger: logger, connections: connections, listening: listening)
+        let app = application(logger: logger, connections: connections, tls: tls, listening: listening)
         let forced = Mutex<Int32?>(nil)
         _ = try await GracefulStop.run(signals, forced: { signal in
             forced.withLock { $0 = $0 ?? signal }
             connections.closeAll()
         }) {
-            try await serve(app, connections: connections)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                if let reloads {
+                    group.addTask {
+                        for await _ in reloads { tls?.reload(logger: logger) }
+                    }
+                }
+                defer { group.cancelAll() }
+                try await serve(app, connections: connections)
+            }
         }
         return forced.withLock { $0 }.map { .forced(signal: $0) } ?? .graceful
     }
 
+    /// SIGHUP, each time it comes, for `run`'s `reloads`; trapped from now on, so it no
+    /// longer stops the process.
+    package static func hangUps() async -> AsyncStream<Void> {
+        let trapped = await UnixSignalsSequence(trapping: .sighup)
+        let (stream, continuation) = AsyncStream.makeStream(of: Void.self)
+        let task = Task {
+            for await _ in trapped { continuation.yield() }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
     /// Serves while `body` runs (given the port), then shuts down gracefully, as on SIGTERM:
     /// the responses still being sent `stopGrace` later are cut.
-    package func with<T: Sendable>(logger: Logger, _ body: (Int) async throws -> T) async throws -> T {
+    /// Each element of `reloads` reloads, as SIGHUP does.
+    package func with<T: Sendable>(logger: Logger, reloads: AsyncStream<Void>? = nil,
+                                   _ body: (Int) async throws -> T) async throws -> T {
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let (signals, signal) = AsyncStream.makeStream(of: Int32.self)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 // A server that never listens (the port is taken) ends the wait for its port.
                 defer { continuation.finish() }
-                _ = try await run(logger: logger, signals: .stream(signals)) { port in
+                _ = try await run(logger: logger, signals: .stream(signals), reloads: reloads) { port in
                     continuation.yield(port)
                     continuation.finish()
                 }
@@ -148,15 +192,15 @@ package struct MirrorServer: Sendable {
         }
     }
 
-    private func application(logger: Logger, connections: OpenConnections, listening: @escaping @Sendable (Int) -> Void)
-        -> Application<RouterResponder<ServeContext>> {
-        let address = ServerAddress(bind: options.bind, port: options.port)
+    private func application(logger: Logger, connections: OpenConnections, tls: ServedTLS?,
+                             listening: @escaping @Sendable (Int) -> Void) -> Application<RouterResponder<ServeContext>> {
+        let address = ServerAddress(scheme: tls == nil ? "http" : "https", bind: options.bind, port: options.port)
         let router = Self.router(api: ReadAPI(output: options.output, jobFiles: options.jobFiles),
                                  files: ServedFiles(output: options.output), pages: pages,
                                  address: address)
         let (idle, header, send) = (options.idleTimeout, options.headerTimeout, options.sendTimeout)
         let server = HTTPServerBuilder { responder in
-            GuardedHTTP1Channel(responder: responder, idle: idle, header: header, send: send, connections: connections)
+            GuardedHTTP1Channel(responder: responder, idle: idle, header: header, send: send, connections: connections, tls: tls)
         }
         return Application(
             responder: router.buildResponder(),
@@ -222,10 +266,13 @@ struct ServeContext: RequestContext {
 
 /// The address the server listens on, and the origin a client reached it at.
 final class ServerAddress: Sendable {
+    /// `http`, or `https` when the server answers TLS.
+    let scheme: String
     let bind: String
     private let port: Mutex<Int>
 
-    init(bind: String, port: Int) {
+    init(scheme: String = "http", bind: String, port: Int) {
+        self.scheme = scheme
         self.bind = bind
         self.port = Mutex(port)
     }
@@ -234,13 +281,13 @@ final class ServerAddress: Sendable {
         self.port.withLock { $0 = port }
     }
 
-    /// `http://` and the request's `Host` when it is a host name or address with an
-    /// optional port, else the address listened on: a `Host` is put into answers' URLs,
-    /// so nothing else of it is.
+    /// The scheme (`http://` or `https://`) and the request's `Host` when it is a host name
+    /// or address with an optional port, else the address listened on: a `Host` is put into
+    /// answers' URLs, so nothing else of it is.
     func origin(asked authority: String?) -> String {
-        if let authority, Self.isPlainAuthority(authority) { return "http://" + authority }
+        if let authority, Self.isPlainAuthority(authority) { return "\(scheme)://" + authority }
         let host = bind.contains(":") ? "[\(bind)]" : bind
-        return "http://\(host):\(port.withLock { $0 })"
+        return "\(scheme)://\(host):\(port.withLock { $0 })"
     }
 
     /// Whether `text` is a host name, an IPv4 address or a bracketed IPv6 address, in

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MirrorCore
+import MirrorExport
 import MirrorJobFile
 import MirrorModel
 import MirrorServe
@@ -25,7 +26,9 @@ struct ServeCommand: AsyncParsableCommand {
             is not whole --header-timeout after its first byte, or that takes none of its \
             response for --send-timeout. SIGTERM, SIGINT or SIGHUP stop it once the \
             responses in flight are sent, or --stop-grace later, cutting them; a second \
-            signal stops it at once. An address beyond loopback (--bind 0.0.0.0) is \
+            signal stops it at once. With --tls-cert and --tls-key it answers HTTPS, and \
+            SIGHUP reads both files again instead of stopping it: new connections get the \
+            new certificate, open ones keep theirs. An address beyond loopback (--bind 0.0.0.0) is \
             served only with --open (every record to every client) or --device-tokens.
 
             Exit status: 0 stopped by a signal; 128 + N stopped at once by a second signal N \
@@ -41,6 +44,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Serve every record to every client that can reach --bind, when it is beyond loopback.")
     var open = false
     @Option(help: "Port to listen on (0: any free one).") var port = 8080
+    @Option(name: .customLong("tls-cert"), help: "Answer HTTPS with this PEM certificate (chain), read again on SIGHUP (with --tls-key).")
+    var tlsCert: String?
+    @Option(name: .customLong("tls-key"), help: "The PEM private key of --tls-cert, read again on SIGHUP.")
+    var tlsKey: String?
     @Option(name: .customLong("idle-timeout"), help: "Close a connection that sends nothing for this long.")
     var idleTimeout = "60s"
     @Option(name: .customLong("header-timeout"), help: "Close a connection whose request head is not whole this long after its first byte.")
@@ -67,6 +74,9 @@ struct ServeCommand: AsyncParsableCommand {
         for (name, value) in [("idle-timeout", idleTimeout), ("header-timeout", headerTimeout),
                               ("send-timeout", sendTimeout), ("stop-grace", stopGrace)] where Self.limit(value) == nil {
             throw ValidationError("--\(name) must be a duration from 1ms to 24h such as 500ms, 10s or 2m, not '\(value)'")
+        }
+        guard (tlsCert == nil) == (tlsKey == nil) else {
+            throw ValidationError("--tls-cert and --tls-key go together: give both (the certificate and its key) or neither")
         }
         guard open || MirrorServer.isLoopback(bind) else {
             throw ValidationError("""
@@ -96,13 +106,19 @@ struct ServeCommand: AsyncParsableCommand {
         options.sendTimeout = Self.limit(sendTimeout) ?? options.sendTimeout
         options.stopGrace = Self.limit(stopGrace) ?? options.stopGrace
         options.pageCache = JobFileLoader.byteSize(pageCache) ?? options.pageCache
+        if let tlsCert, let tlsKey { options.tls = MirrorServer.TLSFiles(certificate: tlsCert, key: tlsKey) }
         let logger = LogSetup.bootstrap(quiet: false, verbose: false)
         let address = bind
         let folder = options.output
+        let scheme = options.tls == nil ? "http" : "https"
+        // With files to read again, SIGHUP reads them, and stops nothing.
+        let reloads = options.reloads ? await MirrorServer.hangUps() : nil
         let stop: MirrorServer.Stop
         do {
-            stop = try await MirrorServer(options: options).run(logger: logger) { port in
-                printError("serving '\(folder)' on http://\(address):\(port)/_mirror/tables")
+            stop = try await MirrorServer(options: options).run(
+                logger: logger, signals: reloads == nil ? .process : .interruptOrTerminate, reloads: reloads
+            ) { port in
+                printError("serving '\(folder)' on \(scheme)://\(address):\(port)/_mirror/tables")
             }
         } catch let failure as MirrorServer.ListenFailure {
             printError("error: \(failure)")

@@ -36,6 +36,20 @@ struct ServeExposureTests {
         }
     }
 
+    @Test("--tls-cert without --tls-key, or the key alone, is a usage error, exit 2")
+    func tlsFilesTogether() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for half in [["--tls-cert", "cert.pem"], ["--tls-key", "key.pem"]] {
+            let refused = try await mirror(["serve", "--output", "out", "--port", "0"] + half, in: folder, killAfter: .seconds(20))
+            #expect(refused.status == 2)
+            #expect(refused.stderr.hasPrefix("""
+                Error: --tls-cert and --tls-key go together: give both (the certificate and its key) or neither
+                Usage: mirror serve 
+                """), "\(refused.stderr)")
+        }
+    }
+
     @Test("loopback addresses are served as before, and a bind beyond loopback with --open is served on purpose")
     func loopbackAndOpen() async throws {
         let folder = try temporaryFolder()
