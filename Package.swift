@@ -143,6 +143,7 @@ let package = Package(
                 "MirrorDownload",
                 "MirrorExport",
                 "MirrorReplay",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),

@@ -28,6 +28,19 @@ package struct ReplayedPages: Sendable {
     /// 64 KB buffer it is sent in (NIO rounds a buffer's capacity up to a power of two).
     package static let piece = 48 << 10
 
+    /// 404: no page is held for `method target`; `closest` are the stored requests nearest it.
+    private static func missing(method: String, target: String, closest: [String]) -> ReplayAnswer {
+        var text = Array("{\"error\":".utf8)
+        JSONText.appendQuoted("the mirror holds no page for \(method) \(target)", to: &text)
+        text.append(contentsOf: ",\"closest\":[".utf8)
+        for (index, known) in closest.enumerated() {
+            if index > 0 { text.append(UInt8(ascii: ",")) }
+            JSONText.appendQuoted(known, to: &text)
+        }
+        text.append(contentsOf: "]}\n".utf8)
+        return .whole(status: 404, headers: [contentType], body: text)
+    }
+
     package let output: String
     let connections = ReadConnections.pages()
     package let cache: PageCache
@@ -70,24 +83,23 @@ package struct ReplayedPages: Sendable {
     /// reaches the mirror at `origin` (`http://127.0.0.1:8080`), read from the databases:
     /// SQLite's work, to be run where blocking is allowed. With `moment`, the moment of the
     /// databases before this answer reads them, a page is kept in the cache, or sent from it
-    /// when its ETag is the one it was kept with.
+    /// when its ETag is the one it was kept with. With `permits`, a page whose table and
+    /// account it refuses is answered as one the mirror does not hold, naming no other.
     package func assembled(method: String, target: String, body: [UInt8], origin: String, ifNoneMatch: String?,
-                           moment: CommitWatcher.Moment?) throws -> ReplayAnswer {
+                           moment: CommitWatcher.Moment?,
+                           permits: (@Sendable (_ table: String, _ account: String) -> Bool)? = nil) throws -> ReplayAnswer {
         let request = PageRequest(url: target)
         let page: FoundPage
         switch try PageLookup.find(request, body: body, in: output, connections: connections) {
+        case let .found(found) where permits.map({ !$0(found.table, found.account) }) ?? false:
+            found.finish()
+            return Self.missing(method: method, target: target, closest: [])
+        case .missing where permits != nil:
+            return Self.missing(method: method, target: target, closest: [])
         case let .found(found):
             page = found
         case let .missing(closest):
-            var text = Array("{\"error\":".utf8)
-            JSONText.appendQuoted("the mirror holds no page for \(method) \(target)", to: &text)
-            text.append(contentsOf: ",\"closest\":[".utf8)
-            for (index, known) in closest.enumerated() {
-                if index > 0 { text.append(UInt8(ascii: ",")) }
-                JSONText.appendQuoted(known, to: &text)
-            }
-            text.append(contentsOf: "]}\n".utf8)
-            return .whole(status: 404, headers: [Self.contentType], body: text)
+            return Self.missing(method: method, target: target, closest: closest)
         }
         let apiOrigin = PageRequest.origin(of: page.url)
         let head = Self.pointing(page.envelope.head, from: apiOrigin, to: origin)

@@ -18,43 +18,71 @@ extension MirrorServer {
     }
 
     /// The routes, behind what every request passes first: errors written as mirror's JSON,
-    /// the Host check and the methods a path takes.
-    static func router(api: ReadAPI, files: ServedFiles, pages: ReplayedPages, address: ServerAddress) -> Router<ServeContext> {
+    /// the Host check, the device token (when `tokens` are asked for) and the methods a path
+    /// takes. A token whose scope is not every account and table reads the records and
+    /// changes of its accounts and tables, and the API's pages that hold them, alone: the
+    /// rest, whether it exists or not, is `DeviceAuthorization.refused`.
+    static func router(api: ReadAPI, files: ServedFiles, pages: ReplayedPages, address: ServerAddress,
+                       tokens: DeviceTokenFile? = nil) -> Router<ServeContext> {
         typealias Handler = @Sendable (Request, ServeContext) async throws -> Response
         let router = Router(context: ServeContext.self)
         router.add(middleware: JSONErrors())
         router.add(middleware: RebindingGuard(bind: address.bind))
+        if let tokens { router.add(middleware: DeviceAuthorization(file: tokens)) }
         router.add(middleware: AllowedMethods())
+        /// Refuses a request whose token does not read every account and table.
+        @Sendable func whole(_ context: ServeContext) throws {
+            if let device = context.device, !device.isWhole { throw DeviceAuthorization.refused }
+        }
+        /// Refuses a request whose token does not read `account` (nil: every one) of `table`.
+        @Sendable func permitted(_ context: ServeContext, table: String, account: String?) throws {
+            if let device = context.device, !device.permits(table: table, account: account) { throw DeviceAuthorization.refused }
+        }
         func on(_ path: RouterPath, _ methods: [HTTPRequest.Method] = [.get, .head], use handler: @escaping Handler) {
             for method in methods { router.on(path, method: method, use: handler) }
         }
         // A replayed page, kept or assembled, is shown as a downloaded file is, never run.
         let replay: Handler = { request, context in
             try await shownNeverRun.handle(request, context: context) { request, context in
-                try await pages.response(to: request, origin: address.origin(asked: request.head.authority), loop: context.eventLoop)
+                try await pages.response(to: request, origin: address.origin(asked: request.head.authority), loop: context.eventLoop,
+                                         device: context.device)
             }
         }
-        let unknown: Handler = { request, _ in throw noSuchPath(request) }
+        let unknown: Handler = { request, context in
+            try whole(context)
+            throw noSuchPath(request)
+        }
 
         // `/` with a query is one of the API's URLs.
         on("/", [.get, .head, .post]) { request, context in
             guard isOwn(request.uri) else { return try await replay(request, context) }
+            try whole(context)
             return try await blocking { try api.statusPage() }.response
         }
-        on("/_mirror/status") { _, _ in try await blocking { try api.status() }.response }
-        on("/_mirror/tables") { _, _ in try await blocking { try api.tables() }.response }
+        on("/_mirror/status") { _, context in
+            try whole(context)
+            return try await blocking { try api.status() }.response
+        }
+        on("/_mirror/tables") { _, context in
+            try whole(context)
+            return try await blocking { try api.tables() }.response
+        }
         on("/_mirror/tables/:table") { request, context in
             let table = try name(context.parameters.get("table"), in: request)
             let (query, path) = (parameters(of: request), request.uri.path)
+            try permitted(context, table: table, account: query["account"])
             return try await blocking { try api.records(table: table, query: query, path: path) }.response
         }
         on("/_mirror/changes/:table") { request, context in
             let table = try name(context.parameters.get("table"), in: request)
             let query = parameters(of: request)
+            try permitted(context, table: table, account: query["account"])
             return try await blocking { try api.changes(table: table, query: query) }.response
         }
         let downloads = router.group("/_mirror/files").add(middleware: shownNeverRun)
+        // A downloaded file may be shared by the records of several accounts and tables.
         let file: Handler = { request, context in
+            try whole(context)
             // The rest of the path as sent, percent-decoded: `getCatchAll()` would drop an
             // empty segment, and a path with one is no file's.
             guard let path = context.parameters.get(String(Parameters.recursiveCaptureKey))?.removingPercentEncoding else {

@@ -40,13 +40,16 @@ package struct MirrorServer: Sendable {
         /// The certificate and key to answer TLS with (`https://`), read again on a reload;
         /// none: plain HTTP.
         package var tls: TLSFiles?
+        /// The device token file (`DeviceTokens`), read again on a reload; none: every
+        /// request is answered, with no token.
+        package var deviceTokens: String?
 
         package init(output: String) {
             self.output = output
         }
 
         /// Whether a reload (SIGHUP) has files to read again, rather than stopping the server.
-        package var reloads: Bool { tls != nil }
+        package var reloads: Bool { tls != nil || deviceTokens != nil }
     }
 
     /// A PEM certificate chain, the server's first, and the PEM private key of its first.
@@ -91,12 +94,14 @@ package struct MirrorServer: Sendable {
     /// socket and the idle connections and lets the responses in flight end, for `stopGrace`
     /// at most, then cuts them; a second signal cuts them at once. `listening` gets the port
     /// once the server listens. Each element of `reloads` reads the certificate and key
-    /// again (see `ServedTLS`); the files are read first, before the server listens.
+    /// and the device tokens again (see `ServedTLS`, `DeviceTokenFile`); the files are read
+    /// first, before the server listens.
     package func run(logger: Logger, signals: StopSignals = .process, reloads: AsyncStream<Void>? = nil,
                      listening: @escaping @Sendable (Int) -> Void = { _ in }) async throws -> Stop {
         let tls = try options.tls.map { files throws(ListenFailure) in try ServedTLS(files) }
+        let tokens = try options.deviceTokens.map { path throws(ListenFailure) in try DeviceTokenFile(path: path) }
         let connections = OpenConnections()
-        let app = application(logger: logger, connections: connections, tls: tls, listening: listening)
+        let app = application(logger: logger, connections: connections, tls: tls, tokens: tokens, listening: listening)
         let forced = Mutex<Int32?>(nil)
         _ = try await GracefulStop.run(signals, forced: { signal in
             forced.withLock { $0 = $0 ?? signal }
@@ -105,7 +110,10 @@ package struct MirrorServer: Sendable {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 if let reloads {
                     group.addTask {
-                        for await _ in reloads { tls?.reload(logger: logger) }
+                        for await _ in reloads {
+                            tls?.reload(logger: logger)
+                            tokens?.reload(logger: logger)
+                        }
                     }
                 }
                 defer { group.cancelAll() }
@@ -192,12 +200,12 @@ package struct MirrorServer: Sendable {
         }
     }
 
-    private func application(logger: Logger, connections: OpenConnections, tls: ServedTLS?,
+    private func application(logger: Logger, connections: OpenConnections, tls: ServedTLS?, tokens: DeviceTokenFile?,
                              listening: @escaping @Sendable (Int) -> Void) -> Application<RouterResponder<ServeContext>> {
         let address = ServerAddress(scheme: tls == nil ? "http" : "https", bind: options.bind, port: options.port)
         let router = Self.router(api: ReadAPI(output: options.output, jobFiles: options.jobFiles),
                                  files: ServedFiles(output: options.output), pages: pages,
-                                 address: address)
+                                 address: address, tokens: tokens)
         let (idle, header, send) = (options.idleTimeout, options.headerTimeout, options.sendTimeout)
         let server = HTTPServerBuilder { responder in
             GuardedHTTP1Channel(responder: responder, idle: idle, header: header, send: send, connections: connections, tls: tls)
@@ -252,11 +260,13 @@ package struct MirrorServer: Sendable {
     }
 }
 
-/// What a request of `mirror serve` knows of its connection: Hummingbird's own, and the
-/// connection's event loop, which a streamed answer waits on between pieces.
+/// What a request of `mirror serve` knows of its connection: Hummingbird's own, the
+/// connection's event loop, which a streamed answer waits on between pieces, and the scope
+/// of the device token it carries (`DeviceAuthorization`), when serve asks for one.
 struct ServeContext: RequestContext {
     var coreContext: CoreRequestContextStorage
     let eventLoop: any EventLoop
+    var device: DeviceScope?
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)

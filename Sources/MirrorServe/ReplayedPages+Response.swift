@@ -13,7 +13,10 @@ extension ReplayedPages {
 
     /// The answer to `request`, for a client that reaches this server at `origin`: the page
     /// the mirror holds for it. `loop` is the connection's event loop (see `MirrorServer.taken`).
-    func response(to request: Request, origin: String, loop: any EventLoop) async throws -> Response {
+    /// A `device` that reads only some accounts or tables gets the pages that hold them, read
+    /// from the databases (a kept page's account is not known without them); any other
+    /// page, or none, is `DeviceAuthorization.refused`.
+    func response(to request: Request, origin: String, loop: any EventLoop, device: DeviceScope? = nil) async throws -> Response {
         var request = request
         var body: [UInt8] = []
         if request.method == .post {
@@ -24,6 +27,14 @@ extension ReplayedPages {
             }
         }
         let (method, target, ifNoneMatch) = (request.method.rawValue, request.uri.string, request.headers[.ifNoneMatch])
+        if let device, !device.isWhole {
+            let answer = try await MirrorServer.blocking { [body] in
+                try self.assembled(method: method, target: target, body: body, origin: origin, ifNoneMatch: ifNoneMatch,
+                                   moment: nil, permits: { device.permits(table: $0, account: $1) })
+            }
+            if case let .whole(status, _, _) = answer, status == 404 { throw DeviceAuthorization.refused }
+            return await Self.response(answer, head: request.method == .head, loop: loop)
+        }
         let moment = moment()
         if let moment, case let .kept(entry, notModified)? = kept(target: target, body: body, origin: origin,
                                                                   ifNoneMatch: ifNoneMatch, at: moment) {

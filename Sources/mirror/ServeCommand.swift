@@ -28,7 +28,11 @@ struct ServeCommand: AsyncParsableCommand {
             responses in flight are sent, or --stop-grace later, cutting them; a second \
             signal stops it at once. With --tls-cert and --tls-key it answers HTTPS, and \
             SIGHUP reads both files again instead of stopping it: new connections get the \
-            new certificate, open ones keep theirs. An address beyond loopback (--bind 0.0.0.0) is \
+            new certificate, open ones keep theirs. With --device-tokens, every request \
+            needs a token of that file (Authorization: Bearer TOKEN; 401 without one) and \
+            gets only the accounts and tables its token names (403 otherwise, whether they \
+            exist or not); SIGHUP reads the file again. 'mirror device-token add' makes a \
+            token. An address beyond loopback (--bind 0.0.0.0) is \
             served only with --open (every record to every client) or --device-tokens.
 
             Exit status: 0 stopped by a signal; 128 + N stopped at once by a second signal N \
@@ -44,6 +48,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Serve every record to every client that can reach --bind, when it is beyond loopback.")
     var open = false
     @Option(help: "Port to listen on (0: any free one).") var port = 8080
+    @Option(name: .customLong("device-tokens"),
+            help: "Answer only requests with a device token of this file (Authorization: Bearer), each within its accounts and tables; read again on SIGHUP (see 'mirror device-token add').")
+    var deviceTokens: String?
     @Option(name: .customLong("tls-cert"), help: "Answer HTTPS with this PEM certificate (chain), read again on SIGHUP (with --tls-key).")
     var tlsCert: String?
     @Option(name: .customLong("tls-key"), help: "The PEM private key of --tls-cert, read again on SIGHUP.")
@@ -78,7 +85,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard (tlsCert == nil) == (tlsKey == nil) else {
             throw ValidationError("--tls-cert and --tls-key go together: give both (the certificate and its key) or neither")
         }
-        guard open || MirrorServer.isLoopback(bind) else {
+        guard open || deviceTokens != nil || MirrorServer.isLoopback(bind) else {
             throw ValidationError("""
                 --bind \(bind) serves beyond this machine, to anyone who can reach it: give --device-tokens FILE \
                 to serve each device only its own accounts and tables, or --open to serve every record to every client
@@ -106,6 +113,7 @@ struct ServeCommand: AsyncParsableCommand {
         options.sendTimeout = Self.limit(sendTimeout) ?? options.sendTimeout
         options.stopGrace = Self.limit(stopGrace) ?? options.stopGrace
         options.pageCache = JobFileLoader.byteSize(pageCache) ?? options.pageCache
+        options.deviceTokens = deviceTokens
         if let tlsCert, let tlsKey { options.tls = MirrorServer.TLSFiles(certificate: tlsCert, key: tlsKey) }
         let logger = LogSetup.bootstrap(quiet: false, verbose: false)
         let address = bind

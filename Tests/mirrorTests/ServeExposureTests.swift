@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Testing
 
@@ -48,6 +49,28 @@ struct ServeExposureTests {
                 Usage: mirror serve 
                 """), "\(refused.stderr)")
         }
+    }
+
+    @Test("device-token add prints a new token once and appends its SHA-256; serve beyond loopback with that file starts")
+    func tokenAdd() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let added = try await mirror(["device-token", "add", "kiosk-3", "--account", "north", "--table", "t_item",
+                                      "--device-tokens", "devices.jsonl"], in: folder, killAfter: .seconds(20))
+        #expect(added.status == 0 && added.stderr == "")
+        let token = added.stdout.trimmingCharacters(in: .newlines)
+        #expect(token.count == 43 && added.stdout == token + "\n")
+        let hash = SHA256.hash(data: Array(token.utf8)).map { String(format: "%02x", $0) }.joined()
+        #expect(try String(contentsOfFile: folder + "/devices.jsonl", encoding: .utf8)
+            == #"{"name":"kiosk-3","sha256":"\#(hash)","accounts":["north"],"tables":["t_item"]}"# + "\n")
+        let missing = try await mirror(["device-token", "add", "kiosk-4", "--table", "t_item", "--device-tokens", "devices.jsonl"],
+                                       in: folder, killAfter: .seconds(20))
+        #expect(missing.status == 2)
+        #expect(missing.stderr.hasPrefix("Error: --account is missing: name what the device may read, or '*' for every one\n"))
+        let (status, said) = try await serveUntilListening(["--bind", "0.0.0.0", "--device-tokens", "devices.jsonl"], in: folder)
+        #expect(status == 0, "\(said)")
+        #expect(said.contains("serving 'out' on http://0.0.0.0:"), "\(said)")
+        #expect(!said.contains(token))
     }
 
     @Test("loopback addresses are served as before, and a bind beyond loopback with --open is served on purpose")
