@@ -6,9 +6,10 @@ let package = Package(
     // Built and tested on Linux only. On macOS, Synchronization's Mutex and Atomic need 15 at
     // least. The C library is imported in MirrorFiles alone, with a Darwin path beside Glibc's
     // (no inotify there: serve lists the folder each time), but it has not been built there.
-    platforms: [.macOS(.v15)],
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .visionOS(.v2)],
     products: [
         .executable(name: "mirror", targets: ["mirror"]),
+        .library(name: "MirrorDevice", targets: ["MirrorDevice"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -132,6 +133,18 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // The device's end, a library an app links: a replica synced from a published prefix
+        // or a snapshot, answering the API's URLs offline. Only the lower floors: no NIO, no
+        // AsyncHTTPClient, no Hummingbird (its transfers are URLSession's).
+        .target(
+            name: "MirrorDevice",
+            dependencies: [
+                "MirrorFiles",
+                "MirrorModel",
+                "MirrorReplay",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         .target(
             name: "MirrorServe",
             dependencies: [
@@ -185,6 +198,7 @@ let package = Package(
                 "MirrorRemote",
                 "MirrorServe",
                 "MirrorCore",
+                "MirrorDevice",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -193,6 +207,7 @@ let package = Package(
             name: "MirrorTestSupport",
             dependencies: [
                 "MirrorModel",
+                "MirrorStore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -284,7 +299,12 @@ let package = Package(
         ),
         .testTarget(
             name: "MirrorReplayTests",
-            dependencies: ["MirrorModel", "MirrorStore", "MirrorReplay"]
+            dependencies: ["MirrorModel", "MirrorStore", "MirrorReplay", "MirrorTestSupport"]
+        ),
+        .testTarget(
+            name: "MirrorDeviceTests",
+            dependencies: ["MirrorModel", "MirrorReplay", "MirrorDevice", "MirrorTestSupport",
+                           .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(
             name: "MirrorServeTests",

@@ -92,11 +92,21 @@ package enum FileSystem {
     /// Takes an exclusive `flock` on the open file; `waiting` for it to be let go, else
     /// failing (`EWOULDBLOCK`) while another descriptor holds it.
     package static func lock(_ descriptor: Int32, waiting: Bool) throws(FileError) {
+        try lock(descriptor, LOCK_EX, waiting: waiting)
+    }
+
+    /// Takes a shared `flock` on the open file, which many descriptors may hold at once and
+    /// an exclusive one waits for (or fails at, not waiting).
+    package static func lockShared(_ descriptor: Int32, waiting: Bool) throws(FileError) {
+        try lock(descriptor, LOCK_SH, waiting: waiting)
+    }
+
+    private static func lock(_ descriptor: Int32, _ kind: Int32, waiting: Bool) throws(FileError) {
         guard waiting else {
-            guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { throw .last }
+            guard flock(descriptor, kind | LOCK_NB) == 0 else { throw .last }
             return
         }
-        while flock(descriptor, LOCK_EX) != 0 {
+        while flock(descriptor, kind) != 0 {
             guard errno == EINTR else { throw .last }
         }
     }
@@ -182,6 +192,18 @@ package enum FileSystem {
     }
 
     /// Moves the descriptor's position back to the file's start.
+    /// Moves the descriptor's offset to `offset` bytes from the start.
+    package static func seek(_ descriptor: Int32, to offset: Int) throws(FileError) {
+        guard lseek(descriptor, off_t(offset), SEEK_SET) == offset else { throw .last }
+    }
+
+    /// The size of the file open as `descriptor`.
+    package static func size(_ descriptor: Int32) throws(FileError) -> Int {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw .last }
+        return Int(status.st_size)
+    }
+
     package static func rewind(_ descriptor: Int32) throws(FileError) {
         guard lseek(descriptor, 0, SEEK_SET) == 0 else { throw .last }
     }

@@ -32,7 +32,8 @@ struct Mirror: AsyncParsableCommand {
             \(jobFileReference)
             """,
         version: "0.1.0",
-        subcommands: [RunCommand.self, ExportCommand.self, SnapshotCommand.self, PublishCommand.self, ServeCommand.self, DeviceTokenCommand.self, VerifyCommand.self, StatusCommand.self, CheckCommand.self,
+        subcommands: [RunCommand.self, ExportCommand.self, SnapshotCommand.self, PublishCommand.self, PullCommand.self, ServeCommand.self,
+                      DeviceTokenCommand.self, VerifyCommand.self, StatusCommand.self, CheckCommand.self,
                       PlanCommand.self, InferCommand.self, SchemaCommand.self])
 
     static func main() async {

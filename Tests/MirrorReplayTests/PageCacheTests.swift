@@ -1,5 +1,6 @@
 import Foundation
 import MirrorReplay
+import MirrorTestSupport
 import Testing
 
 @Suite("replayed pages kept as assembled", .timeLimit(.minutes(3)))

@@ -2,45 +2,8 @@ import Foundation
 import MirrorModel
 import MirrorReplay
 import MirrorStore
+import MirrorTestSupport
 import Testing
-
-/// A page as a run stores it: its URL, its records (id and JSON text) and its envelope, the
-/// response with `[]` where its records were.
-struct StoredPage {
-    var url: String
-    var records: [(id: String, json: String)]
-    var envelope: String
-}
-
-/// A fresh temporary folder whose `out/t_item.sqlite` holds `pages`, committed through
-/// MirrorStore's own API as a run commits them; the caller removes the folder.
-func storedFolder(_ pages: [StoredPage]) async throws -> String {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mirror-replay-\(UUID().uuidString)").path
-    let output = folder + "/out"
-    try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
-    let store = try TableStore(path: output + "/t_item.sqlite")
-    try await store.prepare(table: "t_item")
-    _ = try await store.startWalk(job: "items", account: "", table: "t_item", at: "2026-11-29T00:00:00Z", fresh: true)
-    var position = 0
-    for (index, page) in pages.enumerated() {
-        var builder = PageRecords.Builder(capacity: 0, count: page.records.count)
-        for record in page.records {
-            Array(record.id.utf8).withUnsafeBufferPointer { id in
-                builder.append(id: id) { $0.append(contentsOf: record.json.utf8) }
-            }
-        }
-        let text = Array(page.envelope.utf8)
-        let recordsAt = try #require(page.envelope.range(of: "[]")).lowerBound.utf16Offset(in: page.envelope)
-        _ = try await store.commit(PageCommit(
-            job: "items", account: "", table: "t_item", url: RedactedURL(real: page.url, redactor: Redactor(secrets: [])),
-            requestBody: "", page: index + 1, status: 200, responseBytes: text.count, records: builder.records,
-            envelope: PageEnvelope(text: text, recordsAt: recordsAt), elements: page.records.count, onChange: .replace,
-            firstPosition: position, nextPage: index + 2, time: "2026-11-29T00:00:00Z"))
-        position += page.records.count
-    }
-    try await store.checkpoint()
-    return folder
-}
 
 private func item(_ id: Int, _ name: String) -> (id: String, json: String) {
     (String(id), #"{"id":\#(id),"name":"\#(name)"}"#)

@@ -1,0 +1,137 @@
+public import Foundation
+#if canImport(FoundationNetworking)
+public import FoundationNetworking
+#endif
+import MirrorFiles
+import MirrorModel
+import MirrorReplay
+import Synchronization
+
+/// A copy of a published mirror on the device, answering the API's own URLs offline.
+///
+/// `sync(from:)` brings the replica to what a source's `manifest.json` names: a prefix
+/// `mirror publish` writes to (`https://cdn.example.com/events/`, `file:///srv/pub/events`) or
+/// a folder `mirror snapshot` wrote. Only objects whose SHA-256 the replica does not hold
+/// are fetched, each is checked (size and SHA-256) before anything reads it, and the new
+/// generation replaces the old in one rename. `response(for:)` answers a request for a page
+/// of the API as `mirror serve` does, from the generation the replica holds.
+///
+/// ```swift
+/// let replica = try Replica(folder: caches.appendingPathComponent("events"))
+/// try await replica.sync(from: URL(string: "https://cdn.example.com/events/")!)
+/// if let answer = try replica.response(for: URLRequest(url: URL(string: "https://api.example.com/events?page=2")!)) {
+///     print(answer.status, answer.body.count)
+/// }
+/// ```
+///
+/// One folder per account where the publish is per account (`--account`): a replica holds
+/// what one source names.
+public final class Replica: Sendable {
+    /// The replica's folder.
+    public let folder: URL
+    let layout: ReplicaFolder
+    /// The generation answers are read from, held while it is read (see `GenerationHold`).
+    private let reading = Mutex<Reading?>(nil)
+
+    private struct Reading {
+        let hold: GenerationHold
+        let pages: ReplayedPages
+    }
+
+    /// The bytes of answers kept in memory, to be sent again while the generation is the same.
+    static let cacheLimit = 8 << 20
+
+    /// A replica in `folder`, made if it is not there; what it holds stays until a sync
+    /// replaces it.
+    public init(folder: URL) throws {
+        self.folder = folder
+        layout = ReplicaFolder(path: folder.path)
+        try layout.prepare()
+    }
+
+    /// The generation the replica holds; nil before its first sync.
+    public var generation: String? { layout.current() }
+
+    /// The answer to `request` from the generation the replica holds, as `mirror serve`
+    /// gives it (status, the API's kept headers, `ETag`, body, a 304 to a matching
+    /// `If-None-Match`), with `X-Mirror-Replica` naming the generation; nil when the replica
+    /// holds no page for it (or nothing at all).
+    public func response(for request: URLRequest) throws -> ReplicaResponse? {
+        guard let url = request.url, let reading = current() else { return nil }
+        let origin = Self.origin(of: url)
+        var target = url.path.isEmpty ? "/" : url.path
+        if let query = url.query { target += "?" + query }
+        let body = request.httpBody.map { Array($0) } ?? []
+        let answer: ReplayAnswer
+        do {
+            answer = try reading.pages.answer(method: request.httpMethod ?? "GET", target: target, body: body, origin: origin,
+                                              ifNoneMatch: request.value(forHTTPHeaderField: "If-None-Match"))
+        } catch {
+            throw ReplicaError.folder("cannot read generation \(reading.hold.generation): \(error)")
+        }
+        let generation = ("X-Mirror-Replica", reading.hold.generation)
+        switch answer {
+        case let .whole(status, headers, body):
+            guard status != 404 else { return nil }
+            return ReplicaResponse(url: url, status: status, headers: headers + [generation], body: Data(body))
+        case let .kept(entry, notModified):
+            guard let kept = entry.answer as? KeptBytes else { return nil }
+            let headers = notModified ? kept.headers.filter { $0.0.lowercased() != "content-type" } : kept.headers
+            return ReplicaResponse(url: url, status: notModified ? 304 : kept.status, headers: headers + [generation],
+                                   body: notModified ? Data() : Data(kept.body))
+        case let .streamed(status, headers, page):
+            defer { page.finish() }
+            var whole = page.first
+            var cursor = PageStream.Cursor()
+            do {
+                while !cursor.done { whole += try page.piece(&cursor) }
+            } catch {
+                throw ReplicaError.folder("cannot read generation \(reading.hold.generation): \(error)")
+            }
+            whole += page.last
+            return ReplicaResponse(url: url, status: status, headers: headers + [generation], body: Data(whole))
+        }
+    }
+
+    /// The generation `current` names, opened (and the one before let go) when it changed.
+    private func current() -> Reading? {
+        let named = layout.current()
+        if let reading = reading.withLock({ $0 }), reading.hold.generation == named { return reading }
+        guard let hold = GenerationHold.current(in: layout) else {
+            reading.withLock { $0 = nil }
+            return nil
+        }
+        let opened = Reading(hold: hold, pages: ReplayedPages(output: hold.folder, cache: PageCache(limit: Self.cacheLimit)))
+        reading.withLock { $0 = opened }
+        return opened
+    }
+
+    /// `scheme://host[:port]` of `url`: the origin the answer's URLs of the API point to.
+    static func origin(of url: URL) -> String {
+        let scheme = url.scheme?.lowercased() ?? "https"
+        var origin = "\(scheme)://\(url.host ?? "")"
+        if let port = url.port { origin += ":\(port)" }
+        return origin
+    }
+}
+
+/// An answer from the replica.
+public struct ReplicaResponse: Sendable {
+    public let url: URL
+    public let status: Int
+    /// In the order they are set; `X-Mirror-Replica` (the generation) last.
+    public let headers: [(String, String)]
+    public let body: Data
+
+    /// The answer as `URLSession` gives one.
+    public var httpResponse: HTTPURLResponse {
+        var fields: [String: String] = [:]
+        for (name, value) in headers { fields[name] = value }
+        return HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: fields)!
+    }
+
+    /// The value of the header `name` (any case).
+    public func header(_ name: String) -> String? {
+        headers.last { $0.0.lowercased() == name.lowercased() }?.1
+    }
+}
