@@ -70,7 +70,7 @@ struct SyncPlan: Sendable, Equatable {
         var objects: [Object] = []
         for entry in manifest.entries {
             for object in entry.objects {
-                guard let remote = relativePath(object.key) else {
+                guard let remote = object.path ?? relativePath(object.key) else {
                     throw .manifest("shard \(entry.shard)'s object \(object.key) is not under generations/")
                 }
                 let parts = remote.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false)
@@ -98,7 +98,8 @@ struct SyncPlan: Sendable, Equatable {
         return try checked(unique)
     }
 
-    /// A key's path under the prefix: from its `generations/` folder on.
+    /// A key's path under the prefix, for a manifest that does not name it (`path`): from
+    /// its `generations/` folder on.
     static func relativePath(_ key: String) -> String? {
         if key.hasPrefix("generations/") { return key }
         guard let range = key.range(of: "/generations/") else { return nil }

@@ -48,7 +48,7 @@ private struct SnapshotSource {
         let manifest = SnapshotManifest(
             format: 1, mirrorVersion: "test", createdAt: "2026-11-29T00:00:00.000Z", account: nil,
             databases: [.init(path: "t_item.sqlite", bytes: dbBytes, sha256: dbHash, changesThrough: 0, feed: "f",
-                              tables: [.init(name: "t_item", records: 12)])],
+                              tables: [.init(name: "t_item", records: 12)], pages: true)],
             files: [.init(path: "files/3f/cover.jpg", bytes: fileBytes, sha256: fileHash)])
         let encoder = JSONEncoder()
         encoder.keyEncodingStrategy = .convertToSnakeCase
