@@ -96,7 +96,7 @@ final class Transfer: Sendable {
                 return error
             }
         }
-        if let failure { throw .folder("cannot read what was fetched of \(name): \(failure)") }
+        if let failure { throw .folder("cannot read what was fetched of \(name): \(SystemError.reason(failure))") }
     }
 
     var body: [UInt8] { state.withLock { $0.body } }
@@ -150,7 +150,7 @@ final class Transfer: Sendable {
                 try FileSystem.rewind(file)
                 try FileSystem.truncate(file, to: 0)
             } catch {
-                state.failure = .folder("cannot start \(name) again: \(error)")
+                state.failure = .folder("cannot start \(name) again: \(SystemError.reason(error))")
                 return false
             }
             state.sink = .file(file, offset: 0, name: name)
@@ -182,7 +182,7 @@ final class Transfer: Sendable {
                     }
                 }
                 if let written {
-                    state.failure = .folder("cannot write what is fetched of \(name): \(written)")
+                    state.failure = .folder("cannot write what is fetched of \(name): \(SystemError.reason(written))")
                     return 0
                 }
             }

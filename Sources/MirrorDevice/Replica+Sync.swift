@@ -120,7 +120,7 @@ extension Replica {
         do throws(FileError) {
             descriptor = try FileSystem.openLockFile(path, followingLinks: false)
         } catch {
-            throw .folder("cannot open \(path): \(error)")
+            throw .folder("cannot open \(path): \(SystemError.reason(error))")
         }
         do throws(FileError) {
             try FileSystem.lock(descriptor, waiting: false)
@@ -149,7 +149,7 @@ extension Replica {
         do throws(FileError) {
             descriptor = try FileSystem.openLockFile(piece, followingLinks: false)
         } catch {
-            throw .folder("cannot open \(piece): \(error)")
+            throw .folder("cannot open \(piece): \(SystemError.reason(error))")
         }
         defer { try? FileSystem.close(descriptor) }
         // What an earlier sync fetched of it: hashed again, and asked for from where it ends.
@@ -159,7 +159,7 @@ extension Replica {
             try FileSystem.truncate(descriptor, to: have)
             try FileSystem.seek(descriptor, to: have)
         } catch {
-            throw .folder("cannot write \(piece): \(error)")
+            throw .folder("cannot write \(piece): \(SystemError.reason(error))")
         }
         counter.add(have)
         let fetched: Fetched
@@ -168,7 +168,7 @@ extension Replica {
             do throws(FileError) {
                 fetched = Fetched(startedAt: have, sha256: Hex.string(try hashed(descriptor, upTo: have).finalize()))
             } catch {
-                throw .folder("cannot read \(piece): \(error)")
+                throw .folder("cannot read \(piece): \(SystemError.reason(error))")
             }
         } else {
             fetched = try await source.fetch(object.remote, into: descriptor, holding: have) { counter.add($0) }
@@ -179,7 +179,7 @@ extension Replica {
             size = try FileSystem.size(descriptor)
             try FileSystem.flush(descriptor)
         } catch {
-            throw .folder("cannot write \(piece): \(error)")
+            throw .folder("cannot write \(piece): \(SystemError.reason(error))")
         }
         let digest = fetched.sha256
         guard size == object.bytes, digest == object.sha256 else {
@@ -192,7 +192,7 @@ extension Replica {
         do throws(FileError) {
             try FileSystem.rename(piece, to: building + "/" + object.path)
         } catch {
-            throw .folder("cannot move \(object.path) into the new generation: \(error)")
+            throw .folder("cannot move \(object.path) into the new generation: \(SystemError.reason(error))")
         }
         counter.finished()
     }
@@ -219,7 +219,7 @@ extension Replica {
         do throws(FileError) {
             try FileSystem.rename(building, to: final)
         } catch {
-            throw .folder("cannot rename \(building) to \(final): \(error)")
+            throw .folder("cannot rename \(building) to \(final): \(SystemError.reason(error))")
         }
         ReplicaFolder.flush(folder: layout.generations)
         try layout.makeCurrent(generation)

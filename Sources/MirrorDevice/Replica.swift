@@ -67,7 +67,7 @@ public final class Replica: Sendable {
             answer = try reading.pages.answer(method: request.httpMethod ?? "GET", target: target, body: body, origin: origin,
                                               ifNoneMatch: request.value(forHTTPHeaderField: "If-None-Match"))
         } catch {
-            throw ReplicaError.folder("cannot read generation \(reading.hold.generation): \(error)")
+            throw ReplicaError.folder("cannot read generation \(reading.hold.generation): \(SystemError.reason(error))")
         }
         let generation = ("X-Mirror-Replica", reading.hold.generation)
         switch answer {
@@ -86,7 +86,7 @@ public final class Replica: Sendable {
             do {
                 while !cursor.done { whole += try page.piece(&cursor) }
             } catch {
-                throw ReplicaError.folder("cannot read generation \(reading.hold.generation): \(error)")
+                throw ReplicaError.folder("cannot read generation \(reading.hold.generation): \(SystemError.reason(error))")
             }
             whole += page.last
             return ReplicaResponse(url: url, status: status, headers: headers + [generation], body: Data(whole))
@@ -104,6 +104,13 @@ public final class Replica: Sendable {
         let opened = Reading(hold: hold, pages: ReplayedPages(output: hold.folder, cache: PageCache(limit: Self.cacheLimit)))
         reading.withLock { $0 = opened }
         return opened
+    }
+
+    /// The folder a server answers from for `folder`: a replica's `current` (which a sync
+    /// replaces as a whole, and whose files a server sees replaced), else `folder` itself.
+    package static func answeredFolder(_ folder: String) -> String {
+        let layout = ReplicaFolder(path: folder)
+        return layout.current() != nil && FileSystem.exists(layout.generations) ? layout.currentLink : folder
     }
 
     /// `scheme://host[:port]` of `url`: the origin the answer's URLs of the API point to.

@@ -68,7 +68,7 @@ struct FolderSource: SyncSource {
     func manifest(unless etag: String?) async throws(ReplicaError) -> (bytes: [UInt8], etag: String)? {
         let path = folder + "/manifest.json"
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw .source("\(path): \(FileSystem.absence(path).map { "\($0)" } ?? "cannot be read")")
+            throw .source("\(path): \(FileSystem.absence(path).map { SystemError.reason($0) } ?? "cannot be read")")
         }
         let tag = "\"" + Hex.string(SHA256.hash(data: data)) + "\""
         return tag == etag ? nil : (Array(data), tag)
@@ -81,13 +81,13 @@ struct FolderSource: SyncSource {
         do throws(FileError) {
             hash = try hashed(file, upTo: offset)
         } catch {
-            throw .folder("cannot read what was fetched of \(remote): \(error)")
+            throw .folder("cannot read what was fetched of \(remote): \(SystemError.reason(error))")
         }
         let input: Int32
         do throws(FileError) {
             input = try FileSystem.openForReading(path)
         } catch {
-            throw .source("\(path): \(error)")
+            throw .source("\(path): \(SystemError.reason(error))")
         }
         defer { try? FileSystem.close(input) }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
@@ -99,7 +99,7 @@ struct FolderSource: SyncSource {
             do throws(FileError) {
                 got = try FileSystem.read(input, into: buffer, at: at)
             } catch {
-                throw .source("\(path): \(error)")
+                throw .source("\(path): \(SystemError.reason(error))")
             }
             if got == 0 { return Fetched(startedAt: offset, sha256: Hex.string(hash.finalize())) }
             let piece = UnsafeRawBufferPointer(rebasing: buffer[..<got])
@@ -107,7 +107,7 @@ struct FolderSource: SyncSource {
             do throws(FileError) {
                 try FileSystem.write(piece, to: file)
             } catch {
-                throw .folder("cannot write what is fetched of \(remote): \(error)")
+                throw .folder("cannot write what is fetched of \(remote): \(SystemError.reason(error))")
             }
             at += got
             received(got)

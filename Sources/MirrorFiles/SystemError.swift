@@ -12,6 +12,7 @@ package enum SystemError {
     /// The errno's text, lowercased, when `error` is one or wraps one (a Foundation file
     /// error on a full disk, a refused permission); else what `error` says of itself.
     package static func reason(_ error: any Error) -> String {
+        if let file = error as? FileError { return text(errno: file.code) }
         if let code = errno(of: error) { return text(errno: code) }
         if let cocoa = error as? CocoaError, cocoa.code == .fileNoSuchFile || cocoa.code == .fileReadNoSuchFile {
             return text(errno: ENOENT)

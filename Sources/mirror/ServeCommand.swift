@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MirrorCore
+import MirrorDevice
 import MirrorExport
 import MirrorJobFile
 import MirrorModel
@@ -104,7 +105,8 @@ struct ServeCommand: AsyncParsableCommand {
         guard folders.count <= 1 else {
             throw UsageError("the job files name \(folders.count) output folders; serve one at a time (--output)")
         }
-        var options = MirrorServer.Options(output: output ?? folders.first ?? "cache")
+        // A replica `mirror pull` keeps is answered from the generation it holds, followed as pulls replace it.
+        var options = MirrorServer.Options(output: Replica.answeredFolder(output ?? folders.first ?? "cache"))
         options.jobFiles = loaded
         options.bind = bind
         options.port = port
