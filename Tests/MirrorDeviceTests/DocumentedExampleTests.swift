@@ -21,7 +21,7 @@ func showEvents(caches: URL) async throws -> Data? {
     return answer.body
 }
 
-@Suite("the documented example")
+@Suite("the documented example", .timeLimit(.minutes(1)))
 struct DocumentedExampleTests {
     @Test("docs/devices.md shows the very code compiled here")
     func same() throws {
