@@ -10,7 +10,8 @@
 # 4. runs .build/debug/mirror run jobs/sample.yaml (SAMPLE_PORT set to that port),
 # 5. shows stored records: mirror export, and sqlite3 with json_extract; takes a snapshot
 #    and reads the change feed,
-# 6. stops the sample API and asks `mirror serve` for its pages, answered from the mirror.
+# 6. publishes a generation to a folder and pulls it into a device's copy, as a kiosk would,
+# 7. stops the sample API and asks `mirror serve` for its pages, answered from that copy.
 # Exits with mirror run's status. Records land in ./cache; run it again to see an
 # incremental run (nothing new, nothing changed).
 set -euo pipefail
@@ -161,10 +162,16 @@ if [ -f cache/t_event.sqlite ]; then
         "$MIRROR" export --table t_event --changes-since "$since" | cut -c1-150 || echo "(export failed with status $?)"
     fi
 
-    step "$MIRROR serve --port 0  (the sample API is stopped: the mirror answers its URLs, offline)"
+    step "$MIRROR publish file://\$TMP/pub, then $MIRROR pull file://\$TMP/pub --output \$TMP/device  (a device's copy)"
+    served=cache
+    if "$MIRROR" publish "file://$TMP/pub" && "$MIRROR" pull "file://$TMP/pub" --output "$TMP/device"; then
+        served="$TMP/device"
+    fi
+
+    step "$MIRROR serve --output ${served/#$TMP/\$TMP} --port 0  (the sample API is stopped: the pulled copy answers its URLs, offline)"
     stop "$API_PID"
     API_PID=""
-    "$MIRROR" serve --port 0 2>"$TMP/serve.err" &
+    "$MIRROR" serve --output "$served" --port 0 2>"$TMP/serve.err" &
     SERVE_PID=$!
     serve_port=""
     for _ in $(seq 1 100); do
