@@ -191,7 +191,6 @@ package enum FileSystem {
         guard ftruncate(descriptor, off_t(size)) == 0 else { throw .last }
     }
 
-    /// Moves the descriptor's position back to the file's start.
     /// Moves the descriptor's offset to `offset` bytes from the start.
     package static func seek(_ descriptor: Int32, to offset: Int) throws(FileError) {
         guard lseek(descriptor, off_t(offset), SEEK_SET) == offset else { throw .last }
@@ -204,6 +203,7 @@ package enum FileSystem {
         return Int(status.st_size)
     }
 
+    /// Moves the descriptor's position back to the file's start.
     package static func rewind(_ descriptor: Int32) throws(FileError) {
         guard lseek(descriptor, 0, SEEK_SET) == 0 else { throw .last }
     }
