@@ -46,6 +46,18 @@ package struct SnapshotManifest: Codable, Sendable, Equatable {
             self.tables = tables
             self.pages = pages
         }
+
+        /// A manifest written before `pages` was: its databases hold none.
+        package init(from decoder: any Decoder) throws {
+            let members = try decoder.container(keyedBy: CodingKeys.self)
+            path = try members.decode(String.self, forKey: .path)
+            bytes = try members.decode(Int.self, forKey: .bytes)
+            sha256 = try members.decode(String.self, forKey: .sha256)
+            changesThrough = try members.decode(Int.self, forKey: .changesThrough)
+            feed = try members.decode(String.self, forKey: .feed)
+            tables = try members.decode([Table].self, forKey: .tables)
+            pages = try members.decodeIfPresent(Bool.self, forKey: .pages) ?? false
+        }
     }
 
     package struct Table: Codable, Sendable, Equatable {
