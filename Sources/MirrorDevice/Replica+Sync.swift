@@ -81,15 +81,22 @@ extension Replica {
         }
         var kept = 0
         var fetching: [SyncPlan.Object] = []
+        // Objects whose bytes another object of the plan fetches: linked to it once it is in.
+        var copies: [(path: String, of: String)] = []
+        var fetched: [String: String] = [:]
         for object in plan.objects {
             let target = building + "/" + object.path
             try makeParent(of: target)
             if let existing = holding[object.sha256], (try? FileSystem.link(existing, at: target)) != nil {
                 kept += 1
+            } else if let first = fetched[object.sha256] {
+                copies.append((object.path, first))
             } else {
+                fetched[object.sha256] = object.path
                 fetching.append(object)
             }
         }
+        kept += copies.count
         let total = Int64(fetching.reduce(0) { $0 + $1.bytes })
         let counter = Progress(total: total, objects: plan.objects.count, kept: kept, report: progress)
         counter.report()
@@ -102,6 +109,13 @@ extension Replica {
                 }
                 for _ in 0..<Self.transfersAtOnce { start() }
                 while try await group.next() != nil { start() }
+            }
+            for copy in copies {
+                do throws(FileError) {
+                    try FileSystem.link(building + "/" + copy.of, at: building + "/" + copy.path)
+                } catch {
+                    throw ReplicaError.folder("cannot link \(copy.path) to \(copy.of): \(SystemError.reason(error))")
+                }
             }
             try finish(building, as: generation, plan: plan, source: source, etag: manifest.etag, manifest: manifest.bytes)
         } catch {

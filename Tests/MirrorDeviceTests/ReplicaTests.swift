@@ -201,6 +201,32 @@ struct ReplicaTests {
         #expect(try replica.response(for: URLRequest(url: URL(string: "https://api.example.com/items?page=3")!))?.status == 200)
     }
 
+    @Test("two objects with the same bytes at two paths are fetched once, and both are in the generation")
+    func sameBytesTwice() async throws {
+        let source = try await SnapshotSource.make()
+        defer { try? FileManager.default.removeItem(atPath: source.root) }
+        try FileManager.default.createDirectory(atPath: source.folder + "/files/4a", withIntermediateDirectories: true)
+        try source.bytes("files/3f/cover.jpg").write(to: URL(fileURLWithPath: source.folder + "/files/4a/copy.jpg"))
+        var manifest = try JSONSerialization.jsonObject(with: source.bytes("manifest.json")) as? [String: Any] ?? [:]
+        var files = manifest["files"] as? [[String: Any]] ?? []
+        var copy = try #require(files.first)
+        copy["path"] = "files/4a/copy.jpg"
+        files.append(copy)
+        manifest["files"] = files
+        try JSONSerialization.data(withJSONObject: manifest).write(to: URL(fileURLWithPath: source.folder + "/manifest.json"))
+        let folder = replicaFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await FixtureServer.with(staticFiles(source.folder)) { server in
+            let outcome = try await Replica(folder: folder).sync(from: URL(string: server.base)!)
+            #expect(outcome.changed && outcome.fetchedObjects == 2 && outcome.keptObjects == 1)
+            #expect(server.requests.map(\.path).sorted() == ["/files/3f/cover.jpg", "/manifest.json", "/t_item.sqlite"])
+            let generation = folder.path + "/generations/" + outcome.generation
+            for path in ["files/3f/cover.jpg", "files/4a/copy.jpg"] {
+                #expect(FileManager.default.contents(atPath: generation + "/" + path) == Data("cover bytes".utf8), "\(path)")
+            }
+        }
+    }
+
     @Test("an object a sync had half fetched is asked for from where it ends, with Range, and checked whole")
     func resumes() async throws {
         let source = try await SnapshotSource.make()
