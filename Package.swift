@@ -306,7 +306,8 @@ let package = Package(
         .testTarget(
             name: "MirrorDeviceTests",
             dependencies: ["MirrorModel", "MirrorReplay", "MirrorDevice", "MirrorTestSupport",
-                           .product(name: "Crypto", package: "swift-crypto")]
+                           .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(
             name: "MirrorServeTests",

@@ -97,12 +97,15 @@ public final class Replica: Sendable {
     private func current() -> Reading? {
         let named = layout.current()
         if let reading = reading.withLock({ $0 }), reading.hold.generation == named { return reading }
-        guard let hold = GenerationHold.current(in: layout) else {
-            reading.withLock { $0 = nil }
-            return nil
+        let opened = GenerationHold.current(in: layout).map {
+            Reading(hold: $0, pages: ReplayedPages(output: $0.folder, cache: PageCache(limit: Self.cacheLimit)))
         }
-        let opened = Reading(hold: hold, pages: ReplayedPages(output: hold.folder, cache: PageCache(limit: Self.cacheLimit)))
-        reading.withLock { $0 = opened }
+        // Let go after the lock: the last hold of a replaced generation removes it.
+        let previous = reading.withLock { reading in
+            defer { reading = opened }
+            return reading
+        }
+        withExtendedLifetime(previous) {}
         return opened
     }
 

@@ -23,6 +23,7 @@ enum Generation {
 ///     current                     a link to generations/<id>: the generation readers open
 ///     generations/<id>/           a whole generation: its objects, .replica.json, .readers
 ///     generations/<id>.partial/   one being put together (removed by the next sync)
+///     generations/<id>.removed/   one being removed (what a removal cut short left, likewise)
 ///     partial/<sha256>            objects being fetched, kept to resume with a Range request
 ///     .sync.lock                  held by the sync under way
 ///
@@ -93,7 +94,7 @@ struct ReplicaFolder: Sendable {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: generations)) ?? []
         for name in names where name != keeping {
             let folder = generations + "/" + name
-            if name.hasSuffix(".partial") {
+            if name.hasSuffix(".partial") || name.hasSuffix(Self.removedSuffix) {
                 try? FileManager.default.removeItem(atPath: folder)
                 continue
             }
@@ -106,11 +107,22 @@ struct ReplicaFolder: Sendable {
             }
             defer { try? FileSystem.close(readers) }
             guard (try? FileSystem.lock(readers, waiting: false)) != nil else { continue }
-            try? FileManager.default.removeItem(atPath: folder)
+            remove(name)
         }
         for name in (try? FileManager.default.contentsOfDirectory(atPath: partial)) ?? [] where !wanted.contains(name) {
             try? FileManager.default.removeItem(atPath: partial + "/" + name)
         }
+    }
+
+    /// What a generation being removed is renamed to first, so that a removal cut short
+    /// leaves no folder that looks whole; the next sync removes what is left.
+    static let removedSuffix = ".removed"
+
+    /// Removes the generation `name`, whose `.readers` the caller holds exclusively.
+    func remove(_ name: String) {
+        let removed = folder(of: name) + Self.removedSuffix
+        guard (try? FileSystem.rename(folder(of: name), to: removed)) != nil else { return }
+        try? FileManager.default.removeItem(atPath: removed)
     }
 
     /// `fsync` of a folder: the entries made or renamed in it are on the disk.
@@ -126,6 +138,7 @@ struct ReplicaFolder: Sendable {
 final class GenerationHold: Sendable {
     let generation: String
     let folder: String
+    private let replica: ReplicaFolder
     private let descriptor: Int32
 
     /// Holds the generation `current` names, opening `current` again when the generation
@@ -140,18 +153,24 @@ final class GenerationHold: Sendable {
                 try? FileSystem.close(descriptor)
                 continue
             }
-            return GenerationHold(generation: generation, folder: folder, descriptor: descriptor)
+            return GenerationHold(generation: generation, folder: folder, replica: replica, descriptor: descriptor)
         }
         return nil
     }
 
-    private init(generation: String, folder: String, descriptor: Int32) {
+    private init(generation: String, folder: String, replica: ReplicaFolder, descriptor: Int32) {
         self.generation = generation
         self.folder = folder
+        self.replica = replica
         self.descriptor = descriptor
     }
 
+    /// The last reader of a generation a sync has replaced removes it: the disk it takes is
+    /// given back when it is let go, not at the next sync.
     deinit {
+        if replica.current() != generation, (try? FileSystem.lock(descriptor, waiting: false)) != nil {
+            replica.remove(generation)
+        }
         try? FileSystem.close(descriptor)
     }
 }
