@@ -13,7 +13,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        // `swift package generate-documentation --target MirrorDevice`: the device library's DocC.
+        // The device library's DocC (MirrorDevice.docc says how: MirrorReplica and MirrorDevice in one archive).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
@@ -120,8 +120,12 @@ let package = Package(
                 "MirrorJobFile",
                 "MirrorHTTP",
                 "MirrorExport",
+                "MirrorReplica",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -135,15 +139,27 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        // The device's end, a library an app links: a replica synced from a published prefix
-        // or a snapshot, answering the API's URLs offline. Only the lower floors: no NIO, no
-        // AsyncHTTPClient, no Hummingbird (its transfers are URLSession's).
+        // A replica synced from a published prefix or a snapshot, answering the API's URLs
+        // offline, with no HTTP client of its own: `mirror pull` gives it one over
+        // AsyncHTTPClient, MirrorDevice one over URLSession (so the executable does not link
+        // FoundationNetworking, nor libcurl under it).
+        .target(
+            name: "MirrorReplica",
+            dependencies: [
+                "MirrorFiles",
+                "MirrorModel",
+                "MirrorReplay",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        // The device's end, a library an app links: MirrorReplica with URLSession's
+        // transfers. Only the lower floors: no NIO, no AsyncHTTPClient, no Hummingbird.
         .target(
             name: "MirrorDevice",
             dependencies: [
                 "MirrorFiles",
                 "MirrorModel",
-                "MirrorReplay",
+                "MirrorReplica",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -200,7 +216,7 @@ let package = Package(
                 "MirrorRemote",
                 "MirrorServe",
                 "MirrorCore",
-                "MirrorDevice",
+                "MirrorReplica",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -210,6 +226,7 @@ let package = Package(
             dependencies: [
                 "MirrorModel",
                 "MirrorStore",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -280,6 +297,7 @@ let package = Package(
                 "MirrorStore",
                 "MirrorHTTP",
                 "MirrorRemote",
+                "MirrorReplica",
                 "MirrorTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -305,7 +323,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MirrorDeviceTests",
-            dependencies: ["MirrorModel", "MirrorReplay", "MirrorDevice", "MirrorTestSupport",
+            dependencies: ["MirrorModel", "MirrorReplay", "MirrorReplica", "MirrorDevice", "MirrorTestSupport",
                            .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "GRDB", package: "GRDB.swift")]
         ),

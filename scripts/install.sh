@@ -4,7 +4,7 @@
 #
 #   scripts/install.sh [PREFIX]      # default /usr/local
 #
-#   PREFIX/bin/mirror                                   stripped; needs libc, libstdc++, libz, libsqlite3, libcurl
+#   PREFIX/bin/mirror                                   stripped; needs libc, libstdc++, libz, libsqlite3
 #   PREFIX/share/man/man1/mirror.1                      rendered from the help texts
 #   PREFIX/share/bash-completion/completions/mirror
 #   PREFIX/share/zsh/site-functions/_mirror
@@ -21,11 +21,6 @@ LOG=.build/install.log
 
 [ -e /usr/include/sqlite3.h ] || {
     echo "install: libsqlite3-dev is missing: apt-get install libsqlite3-dev" >&2
-    exit 1
-}
-# FoundationNetworking, linked in for URLSession, is linked against libcurl.
-[ -e /usr/include/x86_64-linux-gnu/curl/curl.h ] || [ -e /usr/include/aarch64-linux-gnu/curl/curl.h ] || [ -e /usr/include/curl/curl.h ] || {
-    echo "install: libcurl4-openssl-dev is missing: apt-get install libcurl4-openssl-dev" >&2
     exit 1
 }
 

@@ -5,6 +5,7 @@ import FoundationNetworking
 #endif
 import MirrorFiles
 import MirrorModel
+import MirrorReplica
 import Synchronization
 
 /// A published prefix or a snapshot at an `http(s)://` base URL, fetched with `URLSession`:
@@ -12,22 +13,13 @@ import Synchronization
 /// and resumed with `Range` where a piece of them is there already.
 struct HTTPSource: SyncSource {
     let base: URL
-    let session: URLSession
+    /// The sync's own session, let go when it is done.
+    let session = TransferDelegate.session()
 
     var shown: String { ReplicaError.shown(base) }
 
-    /// The URL of `path` under the base, whose own query (a presigned signature, say) the
-    /// object's URL keeps.
-    func url(of path: String) -> URL {
-        guard var parts = URLComponents(url: base, resolvingAgainstBaseURL: false) else { return base }
-        parts.percentEncodedPath = (parts.percentEncodedPath.hasSuffix("/") ? parts.percentEncodedPath : parts.percentEncodedPath + "/")
-            + path.split(separator: "/").map { $0.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? String($0) }
-                .joined(separator: "/")
-        return parts.url ?? base
-    }
-
     func manifest(unless etag: String?) async throws(ReplicaError) -> (bytes: [UInt8], etag: String)? {
-        var request = URLRequest(url: url(of: "manifest.json"))
+        var request = URLRequest(url: objectURL("manifest.json", under: base))
         if let etag { request.setValue(etag, forHTTPHeaderField: "If-None-Match") }
         request.setValue("no-cache", forHTTPHeaderField: "Cache-Control")
         let transfer = try Transfer(sink: .memory(limit: 64 << 20))
@@ -41,7 +33,7 @@ struct HTTPSource: SyncSource {
 
     func fetch(_ remote: String, into file: Int32, holding offset: Int,
                received: @escaping @Sendable (Int) -> Void) async throws(ReplicaError) -> Fetched {
-        var request = URLRequest(url: url(of: remote))
+        var request = URLRequest(url: objectURL(remote, under: base))
         if offset > 0 { request.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range") }
         let transfer = try Transfer(sink: .file(file, offset: offset, name: remote), received: received)
         let answer = try await transfer.run(request, in: session)
@@ -49,6 +41,10 @@ struct HTTPSource: SyncSource {
             throw .source("GET \(ReplicaError.shown(request.url!)): HTTP \(answer.status)")
         }
         return transfer.fetched
+    }
+
+    func close() async {
+        session.finishTasksAndInvalidate()
     }
 }
 

@@ -1,7 +1,8 @@
 import ArgumentParser
 import Foundation
-import MirrorDevice
 import MirrorExport
+import MirrorRemote
+import MirrorReplica
 
 struct PullCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -45,7 +46,7 @@ struct PullCommand: AsyncParsableCommand {
         let started = Date()
         let (result, stop) = try await GracefulStop.run(.process) {
             do {
-                let replica = try Replica(folder: URL(fileURLWithPath: folder))
+                let replica = try Replica(folder: URL(fileURLWithPath: folder), remote: { PullSource(base: $0) })
                 return Result<SyncOutcome, any Error>.success(try await replica.sync(from: Self.url(source)))
             } catch {
                 return .failure(error)

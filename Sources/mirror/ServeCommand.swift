@@ -1,10 +1,10 @@
 import ArgumentParser
 import Foundation
 import MirrorCore
-import MirrorDevice
 import MirrorExport
 import MirrorJobFile
 import MirrorModel
+import MirrorReplica
 import MirrorServe
 
 struct ServeCommand: AsyncParsableCommand {

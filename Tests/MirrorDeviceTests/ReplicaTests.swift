@@ -3,63 +3,16 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@testable import MirrorDevice
 import GRDB
+import MirrorDevice
 import MirrorModel
+@testable import MirrorReplica
 import MirrorReplay
 import MirrorTestSupport
 import Synchronization
 import Testing
 
-/// A source as `mirror snapshot` lays one out: `t_item.sqlite` (pages of an API stored as a
-/// run stores them), a downloaded file, and `manifest.json` naming both.
-private struct SnapshotSource {
-    let folder: String
-
-    static func make(pages: Int = 3, file: String = "cover bytes") async throws -> SnapshotSource {
-        let stored = try await storedFolder((1...pages).map { page in
-            StoredPage(url: "https://api.example.com/items?page=\(page)",
-                       records: (1...4).map { index in
-                           let id = (page - 1) * 4 + index
-                           return (String(id), #"{"id":\#(id),"name":"item \#(id)"}"#)
-                       },
-                       envelope: page < pages ? #"{"data":[],"next":"https://api.example.com/items?page=\#(page + 1)"}"# : #"{"data":[]}"#)
-        })
-        let source = SnapshotSource(folder: stored + "/src")
-        try FileManager.default.createDirectory(atPath: source.folder + "/files/3f", withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: stored + "/out/t_item.sqlite", toPath: source.folder + "/t_item.sqlite")
-        // In rollback-journal mode, as `mirror snapshot` writes its databases.
-        try await DatabaseQueue(path: source.folder + "/t_item.sqlite").writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA journal_mode = DELETE")
-        }
-        try Data(file.utf8).write(to: URL(fileURLWithPath: source.folder + "/files/3f/cover.jpg"))
-        try source.writeManifest()
-        return source
-    }
-
-    var root: String { (folder as NSString).deletingLastPathComponent }
-    var output: String { root + "/out" }
-
-    func bytes(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: folder + "/" + path)) }
-
-    /// `manifest.json` naming the database and the file as they are now.
-    func writeManifest() throws {
-        func digest(_ path: String) throws -> (Int, String) {
-            let data = try bytes(path)
-            return (data.count, SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined())
-        }
-        let (dbBytes, dbHash) = try digest("t_item.sqlite")
-        let (fileBytes, fileHash) = try digest("files/3f/cover.jpg")
-        let manifest = SnapshotManifest(
-            format: 1, mirrorVersion: "test", createdAt: "2026-11-29T00:00:00.000Z", account: nil,
-            databases: [.init(path: "t_item.sqlite", bytes: dbBytes, sha256: dbHash, changesThrough: 0, feed: "f",
-                              tables: [.init(name: "t_item", records: 12)], pages: true)],
-            files: [.init(path: "files/3f/cover.jpg", bytes: fileBytes, sha256: fileHash)])
-        let encoder = JSONEncoder()
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        try encoder.encode(manifest).write(to: URL(fileURLWithPath: folder + "/manifest.json"))
-    }
-
+extension SnapshotSource {
     /// What `mirror serve` would answer for `target` from the output folder the snapshot was made of.
     func served(_ target: String) throws -> [UInt8] {
         let pages = ReplayedPages(output: output, cache: PageCache(limit: 0))
@@ -69,32 +22,6 @@ private struct SnapshotSource {
         case .streamed: return []
         }
     }
-}
-
-/// Serves a folder as a static file server does: `ETag` (the SHA-256 of the bytes) and 304
-/// to `If-None-Match`, and `Range: bytes=N-` answered with a 206.
-private func staticFiles(_ folder: String) -> @Sendable (FixtureRequest) async -> FixtureResponse {
-    { request in
-        guard let data = FileManager.default.contents(atPath: folder + request.path) else {
-            return .text("not found", status: 404)
-        }
-        let etag = "\"" + SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined() + "\""
-        if request.headers["if-none-match"] == etag { return FixtureResponse(status: 304, headers: [("ETag", etag)], body: []) }
-        if let range = request.headers["range"], range.hasPrefix("bytes="), range.hasSuffix("-"),
-           let start = Int(range.dropFirst(6).dropLast()), start < data.count {
-            return FixtureResponse(status: 206, headers: [("ETag", etag), ("Content-Range", "bytes \(start)-\(data.count - 1)/\(data.count)")],
-                                   body: Array(data[start...]))
-        }
-        return FixtureResponse(status: 200, headers: [("ETag", etag)], body: Array(data))
-    }
-}
-
-private func replicaFolder() -> URL {
-    FileManager.default.temporaryDirectory.appendingPathComponent("mirror-replica-\(UUID().uuidString)")
-}
-
-private func names(in folder: String) -> [String] {
-    ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
 }
 
 @Suite("a replica on the device", .timeLimit(.minutes(3)))

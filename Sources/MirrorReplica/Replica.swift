@@ -1,7 +1,4 @@
 public import Foundation
-#if canImport(FoundationNetworking)
-public import FoundationNetworking
-#endif
 import MirrorFiles
 import MirrorModel
 import MirrorReplay
@@ -38,13 +35,18 @@ public final class Replica: Sendable {
         let pages: ReplayedPages
     }
 
+    /// Where an `http(s)://` source is read from: `MirrorDevice`'s `URLSession`, the
+    /// command line's HTTP client.
+    let remote: RemoteSources
+
     /// The bytes of answers kept in memory, to be sent again while the generation is the same.
     static let cacheLimit = 8 << 20
 
-    /// A replica in `folder`, made if it is not there; what it holds stays until a sync
-    /// replaces it.
-    public init(folder: URL) throws {
+    /// A replica in `folder`, made if it is not there, that reads `http(s)://` sources
+    /// through `remote`; what it holds stays until a sync replaces it.
+    package init(folder: URL, remote: @escaping RemoteSources) throws {
         self.folder = folder
+        self.remote = remote
         layout = ReplicaFolder(path: folder.path)
         try layout.prepare()
     }
@@ -52,20 +54,19 @@ public final class Replica: Sendable {
     /// The generation the replica holds; nil before its first sync.
     public var generation: String? { layout.current() }
 
-    /// The answer to `request` from the generation the replica holds, as `mirror serve`
-    /// gives it (status, the API's kept headers, `ETag`, body, a 304 to a matching
+    /// The answer to a request for `url` from the generation the replica holds, as `mirror
+    /// serve` gives it (status, the API's kept headers, `ETag`, body, a 304 to a matching
     /// `If-None-Match`), with `X-Mirror-Replica` naming the generation; nil when the replica
     /// holds no page for it (or nothing at all).
-    public func response(for request: URLRequest) throws -> ReplicaResponse? {
-        guard let url = request.url, let reading = current() else { return nil }
+    package func answer(_ url: URL, method: String, body: [UInt8], ifNoneMatch: String?) throws -> ReplicaResponse? {
+        guard let reading = current() else { return nil }
         let origin = Self.origin(of: url)
         var target = url.path.isEmpty ? "/" : url.path
         if let query = url.query { target += "?" + query }
-        let body = request.httpBody.map { Array($0) } ?? []
         let answer: ReplayAnswer
         do {
-            answer = try reading.pages.answer(method: request.httpMethod ?? "GET", target: target, body: body, origin: origin,
-                                              ifNoneMatch: request.value(forHTTPHeaderField: "If-None-Match"))
+            answer = try reading.pages.answer(method: method, target: target, body: body, origin: origin,
+                                              ifNoneMatch: ifNoneMatch)
         } catch {
             throw ReplicaError.folder("cannot read generation \(reading.hold.generation): \(SystemError.reason(error))")
         }
@@ -127,18 +128,18 @@ public final class Replica: Sendable {
 
 /// An answer from the replica.
 public struct ReplicaResponse: Sendable {
+    package init(url: URL, status: Int, headers: [(String, String)], body: Data) {
+        self.url = url
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
     public let url: URL
     public let status: Int
     /// In the order they are set; `X-Mirror-Replica` (the generation) last.
     public let headers: [(String, String)]
     public let body: Data
-
-    /// The answer as `URLSession` gives one.
-    public var httpResponse: HTTPURLResponse {
-        var fields: [String: String] = [:]
-        for (name, value) in headers { fields[name] = value }
-        return HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: fields)!
-    }
 
     /// The value of the header `name` (any case).
     public func header(_ name: String) -> String? {

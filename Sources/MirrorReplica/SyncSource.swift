@@ -1,15 +1,12 @@
-import Crypto
-import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-import MirrorFiles
+package import Crypto
+package import Foundation
+package import MirrorFiles
 import MirrorModel
 
 /// Where a sync reads a `manifest.json` and the objects it names: a folder (`file://`, or a
 /// path), or an `http(s)://` base URL (a CDN, a bucket's public website, `mirror serve`'s
 /// files, a presigned-URL front).
-protocol SyncSource: Sendable {
+package protocol SyncSource: Sendable {
     /// The source as messages show it.
     var shown: String { get }
 
@@ -20,19 +17,44 @@ protocol SyncSource: Sendable {
     /// `offset` bytes already. `received` is told of each piece.
     func fetch(_ remote: String, into file: Int32, holding offset: Int,
                received: @escaping @Sendable (Int) -> Void) async throws(ReplicaError) -> Fetched
+
+    /// Lets go of what the source holds (connections) once the sync is done with it.
+    func close() async
+}
+
+extension SyncSource {
+    package func close() async {}
+}
+
+/// Makes the source of an `http(s)://` base URL.
+package typealias RemoteSources = @Sendable (URL) -> any SyncSource
+
+/// The URL of `path` under an `http(s)://` source's `base`, whose own query (a presigned
+/// signature, say) the object's URL keeps.
+package func objectURL(_ path: String, under base: URL) -> URL {
+    guard var parts = URLComponents(url: base, resolvingAgainstBaseURL: false) else { return base }
+    parts.percentEncodedPath = (parts.percentEncodedPath.hasSuffix("/") ? parts.percentEncodedPath : parts.percentEncodedPath + "/")
+        + path.split(separator: "/").map { $0.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? String($0) }
+            .joined(separator: "/")
+    return parts.url ?? base
 }
 
 /// What a fetch left in its file.
-struct Fetched: Sendable {
+package struct Fetched: Sendable {
     /// Where the bytes it wrote start: the offset it was given, or 0 when the source sent the
     /// whole object again.
-    let startedAt: Int
+    package let startedAt: Int
     /// The SHA-256 of the whole file, in hex.
-    let sha256: String
+    package let sha256: String
+
+    package init(startedAt: Int, sha256: String) {
+        self.startedAt = startedAt
+        self.sha256 = sha256
+    }
 }
 
 /// The SHA-256 of the first `size` bytes of `file` (what an earlier sync fetched), to go on from.
-func hashed(_ file: Int32, upTo size: Int) throws(FileError) -> SHA256 {
+package func hashed(_ file: Int32, upTo size: Int) throws(FileError) -> SHA256 {
     var hash = SHA256()
     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
     defer { buffer.deallocate() }
@@ -46,15 +68,17 @@ func hashed(_ file: Int32, upTo size: Int) throws(FileError) -> SHA256 {
     return hash
 }
 
-/// The source `url` names.
-func syncSource(at url: URL, session: URLSession) throws(ReplicaError) -> any SyncSource {
+extension Replica {
+    /// The source `url` names.
+    func source(at url: URL) throws(ReplicaError) -> any SyncSource {
         switch url.scheme?.lowercased() {
-    case "file", nil:
-        return FolderSource(folder: url.path)
-    case "http", "https":
-        return HTTPSource(base: url, session: session)
-    default:
+        case "file", nil:
+            return FolderSource(folder: url.path)
+        case "http", "https":
+            return remote(url)
+        default:
             throw .source("\(ReplicaError.shown(url)): a source is an http://, https:// or file:// URL, or a folder")
+        }
     }
 }
 

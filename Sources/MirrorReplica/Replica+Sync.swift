@@ -1,7 +1,4 @@
 public import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Crypto
 import MirrorFiles
 import MirrorModel
@@ -38,9 +35,18 @@ extension Replica {
     }
 
     func sync(from url: URL, progress: (@Sendable (SyncProgress) -> Void)?) async throws(ReplicaError) -> SyncOutcome {
-        let session = TransferDelegate.session()
-        defer { session.finishTasksAndInvalidate() }
-        let source = try syncSource(at: url, session: session)
+        let source = try source(at: url)
+        do throws(ReplicaError) {
+            let outcome = try await sync(from: source, progress: progress)
+            await source.close()
+            return outcome
+        } catch {
+            await source.close()
+            throw error
+        }
+    }
+
+    private func sync(from source: any SyncSource, progress: (@Sendable (SyncProgress) -> Void)?) async throws(ReplicaError) -> SyncOutcome {
         try layout.prepare()
         let lock = try syncLock()
         defer { try? FileSystem.close(lock) }

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// Why a sync or an answer failed. A sync that fails leaves the replica at the generation it
 /// had: nothing half-written is ever read.
@@ -29,10 +29,11 @@ public enum ReplicaError: Error, Sendable, CustomStringConvertible, Equatable {
     }
 
     /// `url` as messages show it: without its query, which may hold a signature.
-    static func shown(_ url: URL) -> String {
+    package static func shown(_ url: URL) -> String {
         guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
-        if parts.query != nil { parts.query = "…" }
+        let query = parts.query != nil
+        parts.query = nil
         parts.password = nil
-        return parts.string ?? url.absoluteString
+        return (parts.string ?? url.absoluteString) + (query ? "?…" : "")
     }
 }
