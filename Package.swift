@@ -367,6 +367,7 @@ let package = Package(
                 "mirror",
                 "MirrorModel",
                 "MirrorJobFile",
+                "MirrorDevice",
                 "MirrorHTTP",
                 "MirrorExport",
                 "MirrorRemote",

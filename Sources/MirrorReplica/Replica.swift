@@ -94,6 +94,13 @@ public final class Replica: Sendable {
         }
     }
 
+    /// Runs `body` with the id and folder of the generation the replica holds, held while
+    /// `body` reads it; nil before the first sync.
+    package func withGeneration<T>(_ body: (_ id: String, _ folder: String) throws -> T) rethrows -> T? {
+        guard let reading = current() else { return nil }
+        return try withExtendedLifetime(reading.hold) { try body(reading.hold.generation, reading.hold.folder) }
+    }
+
     /// The generation `current` names, opened (and the one before let go) when it changed.
     private func current() -> Reading? {
         let named = layout.current()

@@ -38,4 +38,19 @@ struct DocumentedExampleTests {
         let imports = "import Foundation\n#if canImport(FoundationNetworking)\nimport FoundationNetworking  // URLRequest on Linux\n#endif\nimport MirrorDevice\n\n"
         #expect(imports + compiled == example)
     }
+
+    @Test("docs/devices.md shows the very code of the URL protocol's example compiled here")
+    func sameProtocolExample() throws {
+        let here = URL(fileURLWithPath: #filePath)
+        let root = here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let docs = try String(contentsOf: root.appendingPathComponent("docs/devices.md"), encoding: .utf8)
+        let chapter = try #require(docs.range(of: "### The app's own requests: `ReplicaURLProtocol`"))
+        let rest = docs[chapter.upperBound...]
+        let start = try #require(rest.range(of: "```swift\n"))
+        let end = try #require(rest[start.upperBound...].range(of: "```\n"))
+        let example = String(rest[start.upperBound..<end.lowerBound])
+        let source = try String(contentsOf: here.deletingLastPathComponent().appendingPathComponent("DocumentedProtocolExample.swift"),
+                                encoding: .utf8)
+        #expect(source.components(separatedBy: "as it is written there.\n\n")[1] == example)
+    }
 }
