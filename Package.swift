@@ -159,7 +159,9 @@ let package = Package(
             dependencies: [
                 "MirrorFiles",
                 "MirrorModel",
+                "MirrorReplay",
                 "MirrorReplica",
+                "MirrorStore",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

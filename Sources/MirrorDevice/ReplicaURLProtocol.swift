@@ -17,7 +17,8 @@ import Synchronization
 ///
 /// A request to an origin no replica is registered for is not taken: the session's other
 /// protocols send it. An answer from the replica is `response(for:)`'s (a page as
-/// `mirror serve` gives it) and carries `X-Mirror-Replica: <generation>`; an answer from the
+/// `mirror serve` gives it) or, for the URL a file was downloaded from, `fileResponse(for:)`'s
+/// (the file's bytes and content type), and carries `X-Mirror-Replica: <generation>`; an answer from the
 /// network is the API's, passed through as it came (status, headers, body), without it.
 /// The network is reached through a session of its own that does not hold this class.
 public final class ReplicaURLProtocol: URLProtocol {
@@ -117,7 +118,7 @@ public final class ReplicaURLProtocol: URLProtocol {
         switch route.policy {
         case .cacheOnly:
             do {
-                if let answer = try replica.response(for: request) {
+                if let answer = try Self.answer(of: replica, to: request) {
                     send(answer)
                 } else {
                     sendMiss()
@@ -126,7 +127,7 @@ public final class ReplicaURLProtocol: URLProtocol {
                 client?.urlProtocol(self, didFailWithError: error)
             }
         case .cacheElseNetwork:
-            if let answer = try? replica.response(for: request) {
+            if let answer = try? Self.answer(of: replica, to: request) {
                 send(answer)
             } else {
                 await sendNetwork(else: nil)
@@ -135,12 +136,17 @@ public final class ReplicaURLProtocol: URLProtocol {
             await sendNetwork(else: replica)
         case let .maxAge(seconds):
             if let created = replica.createdAt, Date().timeIntervalSince(created) < seconds,
-               let answer = try? replica.response(for: request) {
+               let answer = try? Self.answer(of: replica, to: request) {
                 send(answer)
             } else {
                 await sendNetwork(else: replica)
             }
         }
+    }
+
+    /// The replica's answer: the page, else the downloaded file, that it holds for `request`.
+    private static func answer(of replica: Replica, to request: URLRequest) throws -> ReplicaResponse? {
+        try replica.response(for: request) ?? replica.fileResponse(for: request)
     }
 
     /// The network's answer; when it cannot be reached, `fallback`'s, if it has one.
@@ -153,7 +159,7 @@ public final class ReplicaURLProtocol: URLProtocol {
             client?.urlProtocolDidFinishLoading(self)
         } catch {
             guard !Task.isCancelled else { return }
-            if let fallback, let answer = try? fallback.response(for: request) {
+            if let fallback, let answer = try? Self.answer(of: fallback, to: request) {
                 send(answer)
             } else {
                 client?.urlProtocol(self, didFailWithError: error)

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -140,6 +141,40 @@ struct ReplicaProtocolTests {
         // Not registered any more: the session sends it, and the stopped API cannot be reached.
         ReplicaURLProtocol.unregister(origin)
         await #expect { try await get(session, base + "/events?page=1") } throws: { unreachable($0) }
+    }
+
+    @Test("the API stopped: a record's cover URL is answered with the downloaded file's bytes and content type, from the replica")
+    func filesOffline() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (replica, base) = try await FixtureServer.with(eventsAPI(SharedCounter())) { server in
+            (try await replicated(server, in: folder), server.base)
+        }
+        let origin = URL(string: base)!
+        ReplicaURLProtocol.register(replica, for: origin, policy: .cacheOnly)
+        defer { ReplicaURLProtocol.unregister(origin) }
+        let session = replicaSession()
+        for id in [11, 12, 21, 22, 31, 32] {
+            let (body, response) = try await session.data(for: URLRequest(url: URL(string: base + "/img/\(id).png")!))
+            let http = try #require(response as? HTTPURLResponse)
+            #expect(http.statusCode == 200, "cover \(id)")
+            #expect(String(decoding: body, as: UTF8.self) == cover("/img/\(id).png"))
+            #expect(http.value(forHTTPHeaderField: "Content-Type") == "image/png")
+            #expect(http.value(forHTTPHeaderField: "X-Mirror-Replica") == replica.generation)
+            let sha256 = SHA256.hash(data: body).map { String(format: "%02x", $0) }.joined()
+            #expect(http.value(forHTTPHeaderField: "ETag") == "\"\(sha256)\"")
+            // The local file: the generation's copy, under files/.
+            let local = try #require(try replica.fileURL(for: URL(string: base + "/img/\(id).png")!))
+            #expect(local.path.hasPrefix(folder + "/device/generations/\(replica.generation ?? "")/files/"))
+            #expect(try Data(contentsOf: local) == body)
+            var again = URLRequest(url: URL(string: base + "/img/\(id).png")!)
+            again.setValue("\"\(sha256)\"", forHTTPHeaderField: "If-None-Match")
+            let (empty, notModified) = try await session.data(for: again)
+            #expect((notModified as? HTTPURLResponse)?.statusCode == 304 && empty.isEmpty)
+        }
+        #expect(try await get(session, base + "/img/99.png").status == 504)
+        #expect(try replica.fileURL(for: URL(string: base + "/img/99.png")!) == nil)
+        #expect(try replica.fileURL(for: URL(string: base + "/events?page=1")!) == nil)
     }
 
     @Test("cacheOnly: the replica's answer, API up or down; a request it holds no answer to gets the 504, and the API is never asked")
