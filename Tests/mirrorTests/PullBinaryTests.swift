@@ -122,6 +122,40 @@ struct PullBinaryTests {
         #expect(absent.stderr == "error: \(folder)/nowhere/manifest.json: no such file or directory\n")
     }
 
+    @Test("a replica pulled with its files: serve answers /_mirror/files/… from it as from the output folder")
+    func filesServed() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try await FixtureServer.with({ request in
+            if request.path.hasPrefix("/img/") {
+                return FixtureResponse(headers: [("Content-Type", "image/png")], body: Array("bytes of \(request.path)".utf8))
+            }
+            guard request.parameter("page") == "1" else { return .json(#"{"list":[]}"#) }
+            return .json(#"{"list":[{"id":1,"cover":"\#(request.base)/img/1.png"}]}"#)
+        }) { server in
+            try """
+                version: 1
+                jobs:
+                  - { name: events, url: "\(server.base)/events?page={page}", records: list, id: id, table: t_event, downloads: [cover] }
+                """.write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+            let ran = try await mirror(["run", "jobs.yaml", "--quiet", "--output", "out"], in: folder)
+            #expect(ran.status == 0, "\(ran.stderr)")
+        }
+        let path = try await sqlite(folder + "/out/t_event.sqlite", "SELECT path FROM _mirror_files")
+        #expect(path.hasPrefix("files/") && path.hasSuffix(".png\n"))
+        let target = "/_mirror/" + path.dropLast()
+        let published = try await mirror(["publish", "file://\(folder)/pub", "--output", "out", "--with-files"], in: folder)
+        #expect(published.status == 0, "\(published.stderr)")
+        let pulled = try await mirror(["pull", "file://\(folder)/pub", "--output", "device"], in: folder)
+        #expect(pulled.status == 0, "\(pulled.stderr)")
+        for output in ["out", "device"] {
+            let served = try await ServedFolder.start(output, in: folder)
+            let got = try await served.get(target)
+            #expect(got == "200\nbytes of /img/1.png", "\(output)")
+            await served.stop()
+        }
+    }
+
     @Test("kill -9 during a pull, 20 times at random moments: the replica is always a whole generation, and the next pull finishes")
     func killed() async throws {
         let folder = try temporaryFolder()
