@@ -7,8 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 missing=()
 # chromium: the status page of `mirror serve` is checked in a real headless browser;
-# openssl makes the keys the JWT tests sign with.
-for package in libsqlite3-dev sqlite3 chromium openssl; do
+# openssl makes the keys the JWT tests sign with; nginx serves a published prefix for a
+# replica's sync, as a device's web server would.
+for package in libsqlite3-dev sqlite3 chromium openssl nginx; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
 done
 if [ ${#missing[@]} -gt 0 ]; then
