@@ -2,7 +2,8 @@
 """moto's S3 in server mode, checking SigV4 signatures, for mirror's S3 client tests. Run it
 with the venv from setup.sh:
 
-    python s3_server.py [--port 0] [--region us-east-1] [--put-delay 0] [--ignore-stdin] [--verbose]
+    python s3_server.py [--port 0] [--region us-east-1] [--put-delay 0] [--request-log FILE]
+                        [--ignore-stdin] [--verbose]
 
 When ready it prints one JSON line to stdout (then flushes):
 
@@ -21,6 +22,16 @@ S3 requests as the user's key does, and moto checks the token. AWS takes that on
 unsigned (the web identity token is the credential); moto's authentication would ask it for
 a signature too, so that one action is let through unsigned, as AWS lets it (moto does not
 check the token itself).
+
+An unsigned GET or HEAD of an object (a public URL, as a device or a CDN reads one) is
+judged as AWS judges it, by the bucket's policy and the object's ACL: moto's authentication
+would ask it for a signature (and fail with a 500 on the missing Authorization header), so
+it is passed on unsigned to moto's own check, which answers 403 unless a policy or ACL lets
+everyone read it. Every other unsigned request still goes to moto's authentication.
+
+--request-log FILE appends one line per request answered, `METHOD TARGET STATUS RANGE`
+(`-` without a Range header), as a web server's access log does (in place of --verbose's
+lines).
 
 --put-delay S makes every PUT wait S seconds before it is handled: a distant bucket, for
 scripts/check/chaos-state.py.
@@ -42,9 +53,11 @@ from stopping import stop_event
 
 import boto3
 from moto.core.responses import BaseResponse
+from moto.s3.responses import S3Response
 from moto.server import ThreadedMotoServer
 
 _authenticate = BaseResponse._authenticate_and_authorize_normal_action
+_authenticate_s3 = S3Response._authenticate_and_authorize_s3_action
 
 
 def _unsigned_web_identity(self, resource="*"):
@@ -55,6 +68,17 @@ def _unsigned_web_identity(self, resource="*"):
 
 
 BaseResponse._authenticate_and_authorize_normal_action = _unsigned_web_identity
+
+
+def _anonymous_object_reads(self, bucket_name=None, key_name=None):
+    """An unsigned read of an object is left to the bucket's policy and the object's ACL."""
+    unsigned = "Authorization" not in self.headers and "Signature=" not in self.uri
+    if unsigned and key_name is not None and self.method in ("GET", "HEAD"):
+        return None
+    return _authenticate_s3(self, bucket_name=bucket_name, key_name=key_name)
+
+
+S3Response._authenticate_and_authorize_s3_action = _anonymous_object_reads
 
 ROLE_TRUST = json.dumps({
     "Version": "2012-10-17",
@@ -74,10 +98,25 @@ def parse_args(argv):
     p.add_argument("--region", default="us-east-1")
     p.add_argument("--put-delay", type=float, default=0.0,
                    help="seconds every PUT waits before it is handled")
+    p.add_argument("--request-log", help="a file to append `METHOD TARGET STATUS RANGE` to, per request")
     p.add_argument("--ignore-stdin", action="store_true",
                    help="do not exit when standard input closes")
     p.add_argument("--verbose", action="store_true", help="log requests to stderr")
     return p.parse_args(argv)
+
+
+def log_requests(path):
+    """Appends each request werkzeug answers to `path`, one line each, as it is answered."""
+    import threading
+    from werkzeug.serving import WSGIRequestHandler
+    lock = threading.Lock()
+
+    def log_request(self, code="-", size="-"):
+        line = "%s %s %s %s\n" % (self.command, self.path, getattr(code, "value", code), self.headers.get("Range") or "-")
+        with lock, open(path, "a") as log:
+            log.write(line)
+
+    WSGIRequestHandler.log_request = log_request
 
 
 def main():
@@ -94,6 +133,8 @@ def main():
             return handle(self)
 
         WSGIRequestHandler.run_wsgi = slow_put
+    if args.request_log:
+        log_requests(args.request_log)
     server = ThreadedMotoServer(ip_address=args.host, port=args.port, verbose=False)
     server.start()
     _, port = server.get_host_and_port()
