@@ -223,6 +223,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The device library as an app links it, measured by scripts/bench/bench-device.sh.
+        .executableTarget(
+            name: "replica-bench",
+            dependencies: ["MirrorDevice"],
+            path: "Benchmarks/ReplicaBench"
+        ),
         .target(
             name: "MirrorTestSupport",
             dependencies: [
