@@ -149,7 +149,9 @@ let package = Package(
                 "MirrorFiles",
                 "MirrorModel",
                 "MirrorReplay",
+                "MirrorStore",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         // The device's end, a library an app links: MirrorReplica with URLSession's
@@ -331,7 +333,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MirrorDeviceTests",
-            dependencies: ["MirrorModel", "MirrorReplay", "MirrorReplica", "MirrorDevice", "MirrorTestSupport",
+            dependencies: ["MirrorJSON", "MirrorModel", "MirrorReplay", "MirrorReplica", "MirrorDevice", "MirrorTestSupport",
                            .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "GRDB", package: "GRDB.swift")]
         ),

@@ -16,6 +16,9 @@ public enum ReplicaError: Error, Sendable, CustomStringConvertible, Equatable {
     case busy(String)
     /// The sync was cancelled; what it had fetched is kept for the next one.
     case cancelled
+    /// A read of the replica's records that cannot be answered: no such table or column, a
+    /// record that does not decode.
+    case query(String)
 
     public var description: String {
         switch self {
@@ -25,6 +28,7 @@ public enum ReplicaError: Error, Sendable, CustomStringConvertible, Equatable {
         case let .folder(what): what
         case let .busy(folder): "another sync of \(folder) is under way"
         case .cancelled: "cancelled"
+        case let .query(what): what
         }
     }
 

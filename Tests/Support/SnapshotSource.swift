@@ -1,22 +1,28 @@
 import Crypto
 package import Foundation
 import GRDB
-import MirrorModel
+package import MirrorModel
 
 /// A snapshot of a stored folder as `mirror snapshot` lays it out: `t_item.sqlite` (the
 /// pages' records, with the pages), `files/3f/cover.jpg`, and `manifest.json` naming both.
 package struct SnapshotSource {
     package let folder: String
 
+    /// `pages` pages of 4 records each (`{"id":N,"name":"item N"}`).
     package static func make(pages: Int = 3, file: String = "cover bytes") async throws -> SnapshotSource {
-        let stored = try await storedFolder((1...pages).map { page in
+        try await make((1...pages).map { page in
             StoredPage(url: "https://api.example.com/items?page=\(page)",
                        records: (1...4).map { index in
                            let id = (page - 1) * 4 + index
                            return (String(id), #"{"id":\#(id),"name":"item \#(id)"}"#)
                        },
                        envelope: page < pages ? #"{"data":[],"next":"https://api.example.com/items?page=\#(page + 1)"}"# : #"{"data":[]}"#)
-        })
+        }, file: file)
+    }
+
+    /// `pages` as stored in a table with the generated `columns`.
+    package static func make(_ pages: [StoredPage], columns: [RecordColumn] = [], file: String = "cover bytes") async throws -> SnapshotSource {
+        let stored = try await storedFolder(pages, columns: columns)
         let source = SnapshotSource(folder: stored + "/src")
         try FileManager.default.createDirectory(atPath: source.folder + "/files/3f", withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: stored + "/out/t_item.sqlite", toPath: source.folder + "/t_item.sqlite")

@@ -1,5 +1,5 @@
 import Foundation
-import MirrorModel
+package import MirrorModel
 import MirrorStore
 
 /// A page as a run stores it: its URL, its records (id and JSON text) and its envelope, the
@@ -17,13 +17,14 @@ package struct StoredPage: Sendable {
 }
 
 /// A fresh temporary folder whose `out/t_item.sqlite` holds `pages`, committed through
-/// MirrorStore's own API as a run commits them; the caller removes the folder.
-package func storedFolder(_ pages: [StoredPage]) async throws -> String {
+/// MirrorStore's own API as a run commits them, in a table with the generated `columns`;
+/// the caller removes the folder.
+package func storedFolder(_ pages: [StoredPage], columns: [RecordColumn] = []) async throws -> String {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mirror-replay-\(UUID().uuidString)").path
     let output = folder + "/out"
     try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
     let store = try TableStore(path: output + "/t_item.sqlite")
-    try await store.prepare(table: "t_item")
+    _ = try await store.prepare(table: "t_item", columns: columns)
     _ = try await store.startWalk(job: "items", account: "", table: "t_item", at: "2026-11-29T00:00:00Z", fresh: true)
     var position = 0
     for (index, page) in pages.enumerated() {
@@ -43,6 +44,9 @@ package func storedFolder(_ pages: [StoredPage]) async throws -> String {
             firstPosition: position, nextPage: index + 2, time: "2026-11-29T00:00:00Z"))
         position += page.records.count
     }
+    // As a walk ends: the columns made, then their indexes.
+    try await store.completeColumns(table: "t_item", columns: columns)
+    try await store.indexColumns(table: "t_item", columns: columns)
     try await store.checkpoint()
     return folder
 }
