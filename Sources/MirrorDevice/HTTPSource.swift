@@ -22,7 +22,7 @@ struct HTTPSource: SyncSource {
         var request = URLRequest(url: objectURL("manifest.json", under: base))
         if let etag { request.setValue(etag, forHTTPHeaderField: "If-None-Match") }
         request.setValue("no-cache", forHTTPHeaderField: "Cache-Control")
-        let transfer = try Transfer(sink: .memory(limit: 64 << 20))
+        let transfer = try Transfer(sink: .memory(limit: 64 << 20, name: "the manifest"))
         let answer = try await transfer.run(request, in: session)
         if answer.status == 304 { return nil }
         guard answer.status == 200 else {
@@ -43,6 +43,16 @@ struct HTTPSource: SyncSource {
         return transfer.fetched
     }
 
+    func get(_ url: URL, token: String?, limit: Int) async throws(ReplicaError) -> (status: Int, body: [UInt8]) {
+        var request = URLRequest(url: url)
+        if let token { request.setValue("Bearer " + token, forHTTPHeaderField: "Authorization") }
+        request.setValue("no-cache", forHTTPHeaderField: "Cache-Control")
+        let transfer = try Transfer(sink: .memory(limit: limit, name: "the answer of GET \(ReplicaError.shown(url))"),
+                                    wholeAnyStatus: true)
+        let answer = try await transfer.run(request, in: session)
+        return (answer.status, transfer.body)
+    }
+
     func close() async {
         session.finishTasksAndInvalidate()
     }
@@ -52,7 +62,8 @@ struct HTTPSource: SyncSource {
 /// `URLSession` tells it of the answer through `TransferDelegate`.
 final class Transfer: Sendable {
     enum Sink: Sendable {
-        case memory(limit: Int)
+        /// Kept in memory, up to `limit` bytes; `name` says what it is.
+        case memory(limit: Int, name: String)
         /// Written to `file`, which holds `offset` bytes already, and hashed.
         case file(Int32, offset: Int, name: String)
     }
@@ -76,9 +87,12 @@ final class Transfer: Sendable {
 
     private let state: Mutex<State>
     private let received: (@Sendable (Int) -> Void)?
+    /// Whether the body of an answer of any status is taken (an error's JSON), not only of a 2xx.
+    private let wholeAnyStatus: Bool
 
     /// A transfer into `sink`; the bytes a file holds already are hashed first.
-    init(sink: Sink, received: (@Sendable (Int) -> Void)? = nil) throws(ReplicaError) {
+    init(sink: Sink, received: (@Sendable (Int) -> Void)? = nil, wholeAnyStatus: Bool = false) throws(ReplicaError) {
+        self.wholeAnyStatus = wholeAnyStatus
         var offset = 0
         if case let .file(_, at, _) = sink { offset = at }
         state = Mutex(State(sink: sink, startedAt: offset))
@@ -131,7 +145,7 @@ final class Transfer: Sendable {
         return state.withLock { state in
             state.status = response.statusCode
             state.etag = headers["etag"]
-            guard (200..<300).contains(response.statusCode) else { return false }
+            guard (200..<300).contains(response.statusCode) || wholeAnyStatus else { return false }
             guard case let .file(file, offset, name) = state.sink, offset > 0 else { return true }
             // A resumed object: a 206 from where the file ends, or the whole object again.
             if response.statusCode == 206 {
@@ -161,9 +175,9 @@ final class Transfer: Sendable {
         let count = state.withLock { state -> Int in
             guard state.failure == nil else { return 0 }
             switch state.sink {
-            case let .memory(limit):
+            case let .memory(limit, name):
                 guard state.body.count + data.count <= limit else {
-                    state.failure = .source("the manifest is larger than \(limit >> 20) MiB")
+                    state.failure = .source("\(name) is larger than \(limit >> 20) MiB")
                     return 0
                 }
                 state.body.append(contentsOf: data)

@@ -133,8 +133,8 @@ extension Replica {
                            fetchedBytes: counter.done, keptObjects: kept, manifestUnchanged: false)
     }
 
-    /// The sync's lock: one sync of a folder at a time.
-    private func syncLock() throws(ReplicaError) -> Int32 {
+    /// The sync's lock: one sync (or catch-up) of a folder at a time.
+    func syncLock() throws(ReplicaError) -> Int32 {
         let path = layout.path + "/.sync.lock"
         let descriptor: Int32
         do throws(FileError) {

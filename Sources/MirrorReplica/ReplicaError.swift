@@ -19,6 +19,9 @@ public enum ReplicaError: Error, Sendable, CustomStringConvertible, Equatable {
     /// A read of the replica's records that cannot be answered: no such table or column, a
     /// record that does not decode.
     case query(String)
+    /// The change feed no longer holds the replica's mark (compacted past it, or another
+    /// feed), and no source was given to sync from whole: serve's reason.
+    case behind(String)
 
     public var description: String {
         switch self {
@@ -29,6 +32,7 @@ public enum ReplicaError: Error, Sendable, CustomStringConvertible, Equatable {
         case let .busy(folder): "another sync of \(folder) is under way"
         case .cancelled: "cancelled"
         case let .query(what): what
+        case let .behind(reason): "\(reason); the replica keeps the generation it had: sync it from a snapshot or a published prefix"
         }
     }
 

@@ -18,12 +18,21 @@ package protocol SyncSource: Sendable {
     func fetch(_ remote: String, into file: Int32, holding offset: Int,
                received: @escaping @Sendable (Int) -> Void) async throws(ReplicaError) -> Fetched
 
+    /// The status and body of a GET of `url` (an address of its own, such as `mirror serve`'s
+    /// change feed), sending `Authorization: Bearer <token>` when a token is given. A body
+    /// longer than `limit` bytes fails.
+    func get(_ url: URL, token: String?, limit: Int) async throws(ReplicaError) -> (status: Int, body: [UInt8])
+
     /// Lets go of what the source holds (connections) once the sync is done with it.
     func close() async
 }
 
 extension SyncSource {
     package func close() async {}
+
+    package func get(_ url: URL, token: String?, limit: Int) async throws(ReplicaError) -> (status: Int, body: [UInt8]) {
+        throw .source("\(ReplicaError.shown(url)): \(shown) reads no addresses but its own; read it over http(s)")
+    }
 }
 
 /// Makes the source of an `http(s)://` base URL.

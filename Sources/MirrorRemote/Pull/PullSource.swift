@@ -111,6 +111,21 @@ package struct PullSource: SyncSource {
         return Fetched(startedAt: startedAt, sha256: Hex.string(hash.finalize()))
     }
 
+    package func get(_ url: URL, token: String?, limit: Int) async throws(ReplicaError) -> (status: Int, body: [UInt8]) {
+        var request = HTTPClientRequest(url: url.absoluteString)
+        if let token { request.headers.add(name: "Authorization", value: "Bearer " + token) }
+        request.headers.add(name: "Cache-Control", value: "no-cache")
+        let response = try await send(request, url)
+        do {
+            let body = try await response.body.collect(upTo: limit)
+            return (Int(response.status.code), Array(buffer: body))
+        } catch is NIOTooManyBytesError {
+            throw .source("GET \(ReplicaError.shown(url)): the answer is larger than \(limit >> 20) MiB")
+        } catch {
+            throw failure(error, url)
+        }
+    }
+
     package func close() async {
         try? await client.shutdown()
     }
