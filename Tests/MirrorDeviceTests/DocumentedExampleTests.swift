@@ -5,7 +5,7 @@ import FoundationNetworking  // URLRequest on Linux
 import MirrorDevice
 import Testing
 
-// The example of docs/devices.md ("In an app: `MirrorDevice`"), as it is written there.
+// The example of README.md ("On the device") and docs/devices.md ("In an app: `MirrorDevice`"), as it is written there.
 
 /// Brings the app's replica up to date, then answers a request for a page from it.
 func showEvents(caches: URL) async throws -> Data? {
@@ -23,12 +23,14 @@ func showEvents(caches: URL) async throws -> Data? {
 
 @Suite("the documented example", .timeLimit(.minutes(1)))
 struct DocumentedExampleTests {
-    @Test("docs/devices.md shows the very code compiled here")
-    func same() throws {
+    @Test("README.md and docs/devices.md show the very code compiled here", arguments: [
+        ("README.md", "## On the device"), ("docs/devices.md", "### In an app: `MirrorDevice`"),
+    ])
+    func same(file: String, chapter heading: String) throws {
         let here = URL(fileURLWithPath: #filePath)
         let root = here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let docs = try String(contentsOf: root.appendingPathComponent("docs/devices.md"), encoding: .utf8)
-        let chapter = try #require(docs.range(of: "### In an app: `MirrorDevice`"))
+        let docs = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
+        let chapter = try #require(docs.range(of: heading + "\n"))
         let rest = docs[chapter.upperBound...]
         let start = try #require(rest.range(of: "```swift\n"))
         let end = try #require(rest[start.upperBound...].range(of: "```\n"))

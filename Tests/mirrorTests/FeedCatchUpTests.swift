@@ -157,8 +157,9 @@ struct FeedCatchUpTests {
             let pulledGeneration = try current()
             let before = try tables.map { try dump(folder + "/device/current/" + $0) }
 
-            // A reader holds the pulled generation while the replica catches up.
-            let readers = open(folder + "/device/" + pulledGeneration + "/.readers", O_RDONLY)
+            // A reader holds the pulled generation while the replica catches up (close-on-exec: a
+            // process another test starts meanwhile must not inherit the lock and keep it).
+            let readers = open(folder + "/device/" + pulledGeneration + "/.readers", O_RDONLY | O_CLOEXEC)
             #expect(flock(readers, LOCK_SH) == 0)
 
             api.set(second)

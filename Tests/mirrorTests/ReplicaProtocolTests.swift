@@ -94,8 +94,10 @@ private func answer(_ replica: Replica, _ url: String) throws -> Got? {
 }
 
 /// Whether `error` is a transport error of the session (the API is down).
+/// A transport error from a stopped API: refused, or, when its port was taken meanwhile by a
+/// server another test started (the tests run side by side), reset.
 private func unreachable(_ error: any Error) -> Bool {
-    (error as? URLError)?.code == .cannotConnectToHost
+    [.cannotConnectToHost, .networkConnectionLost].contains((error as? URLError)?.code)
 }
 
 @Suite("an app's URLSession answered from a replica", .timeLimit(.minutes(3)))
