@@ -68,25 +68,8 @@ struct PullCommand: AsyncParsableCommand {
         let folder = output ?? "replica"
         let started = Date()
         if let changesFrom { return try await catchUp(URL(string: changesFrom)!, folder: folder, started: started) }
-        let (result, stop) = try await GracefulStop.run(.process) {
-            do {
-                let replica = try Replica(folder: URL(fileURLWithPath: folder), remote: { PullSource(base: $0) })
-                return Result<SyncOutcome, any Error>.success(try await replica.sync(from: Self.url(source)))
-            } catch {
-                return .failure(error)
-            }
-        }
-        let outcome: SyncOutcome
-        do {
-            outcome = try result.get()
-        } catch ReplicaError.busy(let folder) {
-            printError("error: \(ReplicaError.busy(folder))")
-            throw ExitCode(3)
-        } catch {
-            if let signal = stop?.signal { throw Interrupted(signal: signal) }
-            printError("error: \(error)")
-            throw ExitCode(1)
-        }
+        let url = Self.url(source)
+        let outcome = try await replicaDoing(in: folder) { try await $0.sync(from: url) }
         let seconds = String(format: "%.2fs", Date().timeIntervalSince(started))
         guard outcome.changed else {
             try printOut("pulled \(source): generation \(outcome.generation), up to date, \(seconds)")
@@ -97,22 +80,21 @@ struct PullCommand: AsyncParsableCommand {
             + "(\(outcome.fetchedBytes) bytes), \(outcome.keptObjects) kept, \(seconds)")
     }
 
-    /// `--changes-from`: the replica caught up through serve's change feed, SOURCE pulled
-    /// whole when the feed cannot serve its marks.
-    private func catchUp(_ serve: URL, folder: String, started: Date) async throws {
-        let token = try readToken()
+    /// What `work` does with the replica in `folder`, stopped by a signal as every command is;
+    /// a failure said on stderr and turned into the exit status (3 another pull under way, 1
+    /// any other).
+    private func replicaDoing<Outcome: Sendable>(in folder: String,
+                                                 _ work: @escaping @Sendable (Replica) async throws -> Outcome) async throws -> Outcome {
         let (result, stop) = try await GracefulStop.run(.process) {
             do {
                 let replica = try Replica(folder: URL(fileURLWithPath: folder), remote: { PullSource(base: $0) })
-                return Result<CatchUpOutcome, any Error>.success(
-                    try await replica.catchUp(from: serve, token: token, else: Self.url(source)))
+                return Result<Outcome, any Error>.success(try await work(replica))
             } catch {
                 return .failure(error)
             }
         }
-        let outcome: CatchUpOutcome
         do {
-            outcome = try result.get()
+            return try result.get()
         } catch ReplicaError.busy(let folder) {
             printError("error: \(ReplicaError.busy(folder))")
             throw ExitCode(3)
@@ -121,6 +103,14 @@ struct PullCommand: AsyncParsableCommand {
             printError("error: \(error)")
             throw ExitCode(1)
         }
+    }
+
+    /// `--changes-from`: the replica caught up through serve's change feed, SOURCE pulled
+    /// whole when the feed cannot serve its marks.
+    private func catchUp(_ serve: URL, folder: String, started: Date) async throws {
+        let token = try readToken()
+        let url = Self.url(source)
+        let outcome = try await replicaDoing(in: folder) { try await $0.catchUp(from: serve, token: token, else: url) }
         let seconds = String(format: "%.2fs", Date().timeIntervalSince(started))
         let shown = ReplicaError.shown(serve)
         if let full = outcome.fullSync {

@@ -44,7 +44,7 @@ struct ReadmeTests {
             guard let open = line.range(of: "]("), let close = line[open.upperBound...].firstIndex(of: ")") else { return "" }
             return String(line[open.upperBound..<close])
         }
-        #expect(sections == ["#install", "#your-first-job", "#commands"])
+        #expect(sections == ["#install", "#your-first-job", "#on-the-device", "#commands"])
         #expect(docs.count == 14)
         #expect(links.prefix(sections.count) == sections[...])
         #expect(links.dropFirst(sections.count).sorted() == docs.map { "docs/" + $0 })
