@@ -34,8 +34,13 @@ package struct PageRequest: Sendable, Equatable {
 
     /// The path is percent-decoded but for `%2F`: `/a%2Fb` and `/a/b` are two paths.
     package init(path: String, query: String?) {
-        let kept = path.replacingOccurrences(of: "%2F", with: "%252F", options: .caseInsensitive)
-        self.path = path.isEmpty ? "/" : (kept.removingPercentEncoding ?? path)
+        if path.utf8.contains(UInt8(ascii: "%")) {
+            let kept = path.replacingOccurrences(of: "%2F", with: "%252F", options: .caseInsensitive)
+            self.path = kept.removingPercentEncoding ?? path
+        } else {
+            // Nothing to decode (most paths): Foundation's string search is left out.
+            self.path = path.isEmpty ? "/" : path
+        }
         pairs = (query ?? "").split(separator: "&").map { part in
             let equals = part.firstIndex(of: "=")
             return Pair(name: Self.decode(equals.map { part[..<$0] } ?? part),
@@ -44,6 +49,9 @@ package struct PageRequest: Sendable, Equatable {
     }
 
     private static func decode(_ text: Substring) -> String {
+        let utf8 = text.utf8
+        // Nothing to decode (most names and values): Foundation's string search is left out.
+        guard utf8.contains(UInt8(ascii: "+")) || utf8.contains(UInt8(ascii: "%")) else { return String(text) }
         let spaced = text.replacingOccurrences(of: "+", with: " ")
         return spaced.removingPercentEncoding ?? spaced
     }

@@ -42,11 +42,11 @@ package enum PageLookup {
             opened.append(lent)
             let index = opened.count - 1
             try lent.queue.inDatabase { db in
-                let rows = try Row.fetchCursor(db, sql: """
+                let rows = try Row.fetchCursor(db.cachedStatement(sql: """
                     SELECT rowid, url, body, fetched_at FROM \(StoreSchema.pages)
                     WHERE request_key IN (\(databaseQuestionMarks(count: probes.count))) AND envelope IS NOT NULL
                     ORDER BY fetched_at DESC
-                    """, arguments: StatementArguments(probes))
+                    """), arguments: StatementArguments(probes))
                 while let row = try rows.next() {
                     if request.matches(PageRequest(url: row["url"])), PageRequest.bodyMatches(body, stored: row["body"]) {
                         consider(index, row["rowid"], row["fetched_at"])
@@ -141,7 +141,7 @@ package final class FoundPage: Sendable {
             // snapshot has no feed of its own: it names the feed, and the change, it holds.
             var headers = "headers"
             var version = "(SELECT feed_id FROM \(StoreSchema.feed)) AS feed, (SELECT max(seq) FROM \(StoreSchema.changes)) AS seq"
-            if try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0 < StoreSchema.headersVersion {
+            if try Int.fetchOne(db.cachedStatement(sql: "PRAGMA user_version")) ?? 0 < StoreSchema.headersVersion {
                 if try db.tableExists(SnapshotCopy.snapshotTable) {
                     version = "(SELECT min(feed) FROM \(SnapshotCopy.snapshotTable)) AS feed, "
                         + "(SELECT min(changes_through) FROM \(SnapshotCopy.snapshotTable)) AS seq"
@@ -149,11 +149,11 @@ package final class FoundPage: Sendable {
                     headers = "NULL"
                 }
             }
-            return try Row.fetchOne(db, sql: """
+            return try Row.fetchOne(db.cachedStatement(sql: """
                 SELECT url, status, envelope, records_at, ids, table_name, account, next_url, \(headers) AS headers,
                   \(version)
                 FROM \(StoreSchema.pages) WHERE rowid = ?
-                """, arguments: [rowid])
+                """), arguments: [rowid])
         }
         guard let row else { throw RecordReader.Failure(description: "a stored page of '\(database)' went away") }
         url = row["url"]

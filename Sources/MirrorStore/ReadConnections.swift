@@ -52,7 +52,7 @@ package final class ReadConnections: Sendable {
         guard let file = DatabaseFiles.Identity(path) else { return nil }
         while let lent = idle.withLock({ $0[path]?.popLast() }) {
             guard lent.file == file else { continue }
-            try lent.queue.inDatabase { db in try db.execute(sql: "BEGIN DEFERRED") }
+            try lent.queue.inDatabase { db in try db.cachedStatement(sql: "BEGIN DEFERRED").execute() }
             return lent
         }
         var configuration = RecordReader.readOnly
@@ -76,7 +76,7 @@ package final class ReadConnections: Sendable {
 
     /// Ends the connection's read transaction and keeps it for the next request.
     package func give(_ lent: Lent) {
-        guard (try? lent.queue.inDatabase({ db in try db.execute(sql: "COMMIT") })) != nil else { return }
+        guard (try? lent.queue.inDatabase({ db in try db.cachedStatement(sql: "COMMIT").execute() })) != nil else { return }
         idle.withLock { idle in
             if idle[lent.path, default: []].count < Self.idlePerDatabase { idle[lent.path, default: []].append(lent) }
         }
