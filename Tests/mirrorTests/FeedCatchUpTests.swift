@@ -55,24 +55,19 @@ private let third = EventsAPI.Data(events: [1, 2, 3, 4, 6, 7, 8].map { event($0,
 
 /// The rows of a database's record tables (account, id, parent, JSON) and of its
 /// `_mirror_snapshot` (table, mark, feed, account, records), as `sqlite3` prints them.
-private func dump(_ database: String) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-    process.arguments = ["-readonly", "-bail", database]
-    let input = Pipe(), output = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    try process.run()
+private func dump(_ database: String) async throws -> String {
     let child = database.hasSuffix("t_comment.sqlite")
-    input.fileHandleForWriting.write(Data("""
+    return try await sqlite(database, """
         SELECT table_name, changes_through, feed, quote(account), records FROM _mirror_snapshot ORDER BY table_name;
         SELECT account, id, \(child ? "parent_id" : "''"), record FROM \(child ? "t_comment" : "t_event") ORDER BY account, id;
+        """)
+}
 
-        """.utf8))
-    try input.fileHandleForWriting.close()
-    let out = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: out, as: UTF8.self)
+/// `dump` of each of `tables` in `folder`.
+private func dump(_ tables: [String], in folder: String) async throws -> [String] {
+    var dumps: [String] = []
+    for table in tables { dumps.append(try await dump(folder + "/" + table)) }
+    return dumps
 }
 
 /// What is wrong with the generation `replica/current` names: each object its record lists
@@ -155,7 +150,7 @@ struct FeedCatchUpTests {
             let pulled = try await mirror(["pull", "file://\(folder)/pub", "--output", "device"], in: folder)
             #expect(pulled.status == 0, "\(pulled.stderr)")
             let pulledGeneration = try current()
-            let before = try tables.map { try dump(folder + "/device/current/" + $0) }
+            let before = try await dump(tables, in: folder + "/device/current")
 
             // A reader holds the pulled generation while the replica catches up (close-on-exec: a
             // process another test starts meanwhile must not inherit the lock and keep it).
@@ -180,9 +175,9 @@ struct FeedCatchUpTests {
             #expect(caughtGeneration == "generations/" + line.output.2)
             try await snapshot("fresh")
             for table in tables {
-                #expect(try dump(folder + "/device/current/" + table) == dump(folder + "/fresh/" + table), "\(table)")
+                #expect(try await dump(folder + "/device/current/" + table) == dump(folder + "/fresh/" + table), "\(table)")
             }
-            #expect(try dump(folder + "/device/current/t_event.sqlite").contains(#"|7||{"id":7,"title":"event 7","v":1,"n":123456789012345678901234567890}"#))
+            #expect(try await dump(folder + "/device/current/t_event.sqlite").contains(#"|7||{"id":7,"title":"event 7","v":1,"n":123456789012345678901234567890}"#))
 
             let device = try await Serve.start("device", in: folder)
             running.append(device.child.pid)
@@ -195,7 +190,7 @@ struct FeedCatchUpTests {
             running.removeLast()
 
             // The held generation is whole, as pulled, until its reader lets go.
-            #expect(try tables.map { try dump(folder + "/device/" + pulledGeneration + "/" + $0) } == before)
+            #expect(try await dump(tables, in: folder + "/device/" + pulledGeneration) == before)
             #expect(names(in: folder + "/device/generations").count == 2)
             close(readers)
 
@@ -223,7 +218,7 @@ struct FeedCatchUpTests {
                 + "\(through - 1) are gone; take a new snapshot: pulling file://\(folder)/pub whole\n")
             #expect(fellBack.stdout.hasPrefix("pulled file://\(folder)/pub: generation "))
             for table in tables {
-                #expect(try dump(folder + "/device/current/" + table) == dump(folder + "/fresh2/" + table), "\(table)")
+                #expect(try await dump(folder + "/device/current/" + table) == dump(folder + "/fresh2/" + table), "\(table)")
             }
 
             // The database made again: another feed, the published prefix pulled whole.
@@ -243,7 +238,7 @@ struct FeedCatchUpTests {
             #expect(otherFeed.stderr.hasSuffix(", not the one that mark came from: the database was made again since; take a new "
                 + "snapshot: pulling file://\(folder)/pub whole\n"))
             for table in tables {
-                #expect(try dump(folder + "/device/current/" + table) == dump(folder + "/fresh3/" + table), "\(table)")
+                #expect(try await dump(folder + "/device/current/" + table) == dump(folder + "/fresh3/" + table), "\(table)")
             }
             await serve.stop()
             running = []
@@ -337,7 +332,7 @@ struct FeedCatchUpTests {
                 #expect(names(in: folder + "/device/generations") == [String(current.dropFirst("generations/".count))], "round \(round)")
                 #expect(names(in: folder + "/device/partial") == [], "round \(round)")
                 for table in ["t_comment.sqlite", "t_event.sqlite"] {
-                    #expect(try dump(folder + "/device/current/" + table) == dump(folder + "/reference/current/" + table), "round \(round)")
+                    #expect(try await dump(folder + "/device/current/" + table) == dump(folder + "/reference/current/" + table), "round \(round)")
                 }
             }
             await serve.stop()
