@@ -182,17 +182,16 @@ final class Transfer: Sendable {
                 }
                 state.body.append(contentsOf: data)
             case let .file(file, _, name):
-                let written: FileError? = data.withUnsafeBytes { bytes in
-                    state.hash.update(bufferPointer: bytes)
-                    do throws(FileError) {
-                        try FileSystem.write(bytes, to: file)
+                let failure: ReplicaError? = data.withUnsafeBytes { bytes in
+                    do throws(ReplicaError) {
+                        try keep(bytes, of: name, in: file, hashing: &state.hash)
                         return nil
                     } catch {
                         return error
                     }
                 }
-                if let written {
-                    state.failure = .folder("cannot write what is fetched of \(name): \(SystemError.reason(written))")
+                if let failure {
+                    state.failure = failure
                     return 0
                 }
             }

@@ -48,6 +48,17 @@ package func objectURL(_ path: String, under base: URL) -> URL {
     return parts.url ?? base
 }
 
+/// Hashes a piece of `remote` that arrived and writes it at the end of `file`.
+package func keep(_ piece: UnsafeRawBufferPointer, of remote: String, in file: Int32,
+                  hashing hash: inout SHA256) throws(ReplicaError) {
+    hash.update(bufferPointer: piece)
+    do throws(FileError) {
+        try FileSystem.write(piece, to: file)
+    } catch {
+        throw .folder("cannot write what is fetched of \(remote): \(SystemError.reason(error))")
+    }
+}
+
 /// What a fetch left in its file.
 package struct Fetched: Sendable {
     /// Where the bytes it wrote start: the offset it was given, or 0 when the source sent the
@@ -135,13 +146,7 @@ struct FolderSource: SyncSource {
                 throw .source("\(path): \(SystemError.reason(error))")
             }
             if got == 0 { return Fetched(startedAt: offset, sha256: Hex.string(hash.finalize())) }
-            let piece = UnsafeRawBufferPointer(rebasing: buffer[..<got])
-            hash.update(bufferPointer: piece)
-            do throws(FileError) {
-                try FileSystem.write(piece, to: file)
-            } catch {
-                throw .folder("cannot write what is fetched of \(remote): \(SystemError.reason(error))")
-            }
+            try keep(UnsafeRawBufferPointer(rebasing: buffer[..<got]), of: remote, in: file, hashing: &hash)
             at += got
             received(got)
         }

@@ -89,17 +89,8 @@ package struct PullSource: SyncSource {
         }
         do {
             for try await piece in response.body {
-                let written: FileError? = piece.withUnsafeReadableBytes { bytes in
-                    hash.update(bufferPointer: bytes)
-                    do throws(FileError) {
-                        try FileSystem.write(bytes, to: file)
-                        return nil
-                    } catch {
-                        return error
-                    }
-                }
-                if let written {
-                    throw ReplicaError.folder("cannot write what is fetched of \(remote): \(SystemError.reason(written))")
+                try piece.withUnsafeReadableBytes { (bytes) throws(ReplicaError) in
+                    try keep(bytes, of: remote, in: file, hashing: &hash)
                 }
                 received(piece.readableBytes)
             }
