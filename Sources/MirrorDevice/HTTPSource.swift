@@ -228,9 +228,7 @@ final class TransferDelegate: NSObject, URLSessionDataDelegate, Sendable {
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.urlCache = nil
         configuration.timeoutIntervalForRequest = 60
-        let queue = OperationQueue()
-        queue.maxConcurrentOperationCount = 1
-        return URLSession(configuration: configuration, delegate: TransferDelegate(), delegateQueue: queue)
+        return URLSession(configuration: configuration, delegate: TransferDelegate(), delegateQueue: PacedQueue())
     }
 
     func add(_ transfer: Transfer, for task: URLSessionTask) {
@@ -253,5 +251,37 @@ final class TransferDelegate: NSObject, URLSessionDataDelegate, Sendable {
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let transfer = transfers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
         transfer?.ended(error)
+    }
+}
+
+/// The serial queue a sync's `URLSession` calls its delegate on, holding at most `room`
+/// operations that wait: whoever adds one more waits for one to end.
+///
+/// swift-corelibs-foundation's `URLSession` hands each piece of a body (at most 16 KiB,
+/// libcurl's write size) to the delegate queue as it is read and reads on, with no regard
+/// for whether the delegate keeps up. When writing and hashing fall behind the network, the
+/// pieces waiting pile up in memory. Adding an operation here blocks the session's own
+/// thread instead, so libcurl stops reading the socket and TCP slows the server down: at
+/// most `room` pieces (4 MiB) wait. An operation added from the queue itself never waits.
+final class PacedQueue: OperationQueue, @unchecked Sendable {
+    /// How many operations may wait.
+    static let room = 256
+
+    private let free: DispatchSemaphore
+
+    init(room: Int = PacedQueue.room) {
+        free = DispatchSemaphore(value: room)
+        super.init()
+        maxConcurrentOperationCount = 1
+    }
+
+    override func addOperation(_ block: @escaping @Sendable () -> Void) {
+        let waits = OperationQueue.current !== self
+        if waits { free.wait() }
+        let free = self.free
+        super.addOperation {
+            block()
+            if waits { free.signal() }
+        }
     }
 }
