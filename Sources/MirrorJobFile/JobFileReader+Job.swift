@@ -7,6 +7,8 @@ import Yams
 struct JobNodes {
     package let node: Node
     package let keys: [JobKey: (key: Node, value: Node)]
+    /// The keys the job sets itself, not through `defaults`.
+    package let own: Set<JobKey>
     package let label: String
     /// The `headers` mappings of `defaults` and of the job, in that order: the job's are
     /// merged over the others, name by name.
@@ -29,7 +31,7 @@ extension JobFileReader {
         if let nameText, let nameNode = own[.name]?.value, !Self.isValidName(nameText) {
             error(nameNode, "job name '\(nameText)' must use only letters, digits, '_' and '-'")
         }
-        let job = JobNodes(node: node, keys: keys, label: nameText.map { "job '\($0)'" } ?? "job",
+        let job = JobNodes(node: node, keys: keys, own: Set(own.keys), label: nameText.map { "job '\($0)'" } ?? "job",
                            headers: [defaults[.headers]?.value, own[.headers]?.value].compactMap { $0 })
         _ = required(.name, of: job)
 
@@ -44,7 +46,9 @@ extension JobFileReader {
                 error(job.keys[.headers]?.value, "header '\(header.name)' of \(job.label) uses {cursor} but 'next' gives no cursor")
             }
         }
-        let storage = readStorage(job)
+        let format = readFormat(job)
+        let storage = readStorage(job, format: format)
+        if format != .json { checkBodyPaths(job, format: format) }
         let fetching = readFetching(job)
         let files = readDownloads(job)
         let validate = readValidate(job)
@@ -64,7 +68,7 @@ extension JobFileReader {
         return JobSpec(
             name: name, url: RequestTemplate(real: url.value, shown: url.shown), method: request.method, body: request.body,
             headers: request.headers.map { Header(name: $0.name, value: RedactedText(real: $0.value, redactor: redactor)) },
-            pages: paging.pages, next: paging.next, records: records, id: id, table: table,
+            pages: paging.pages, next: paging.next, format: format, records: records, id: id, table: table,
             database: database, account: storage.account, stop: storage.stop, onChange: storage.onChange,
             prune: storage.prune, shareTable: storage.shareTable, timeout: fetching.timeout, retries: fetching.retries, rateLimit: fetching.rateLimit,
             maxWait: fetching.maxWait, concurrency: fetching.concurrency, refreshAfter: fetching.refreshAfter, maxPageSize: fetching.maxPageSize,
@@ -242,6 +246,49 @@ extension JobFileReader {
         return (pages, next)
     }
 
+    // MARK: What a response is
+
+    /// `format`.
+    private mutating func readFormat(_ job: JobNodes) -> JobSpec.Format {
+        var format = JobSpec.Format.json
+        if let n = job.keys[.format]?.value, let text = string(n, key: "format") {
+            switch text.value {
+            case "json": format = .json
+            case "ndjson", "jsonl": format = .ndjson
+            default: error(n, "'format' of \(job.label) must be json, ndjson or jsonl, not '\(text.shown)'")
+            }
+        }
+        return format
+    }
+
+    /// A body that is not JSON has no paths into it: `next`, `stop` and `validate` may not
+    /// name one. Paging by a `Link` header, a header cursor or `{page}` reads no body.
+    private mutating func checkBodyPaths(_ job: JobNodes, format: JobSpec.Format) {
+        let instead = "page it by 'next: link', 'next: { header: NAME }' or {page} in the url"
+        if let next = job.keys[.next]?.value {
+            var readsBody = true
+            if case .mapping = next {
+                readsBody = mapping(next, keys: NextKey.self, context: nil, report: false)[.header] == nil
+            } else if scalarText(next) == "link" {
+                readsBody = false
+            }
+            if readsBody {
+                error(next, "'next' of \(job.label) is a path in the response, which format \(format.name) has none of: \(instead)")
+            }
+        }
+        if let stop = job.keys[.stop]?.value, case .mapping = stop {
+            let map = mapping(stop, keys: StopKey.self, context: nil, report: false)
+            for key in [StopKey.lastPage, .total, .hasMore, .pages] {
+                guard let pair = map[key] else { continue }
+                error(pair.key, "'stop.\(key.rawValue)' of \(job.label) is a path in the response, which format \(format.name) "
+                    + "has none of: stop on an empty page (the default) or 'stop.short'")
+            }
+        }
+        if let validate = job.keys[.validate] {
+            error(validate.key, "'validate' of \(job.label) checks paths in the response, which format \(format.name) has none of: remove it")
+        }
+    }
+
     // MARK: Where records go
 
     private struct Storage {
@@ -256,9 +303,16 @@ extension JobFileReader {
         var shareTable: Bool
     }
 
-    /// `records`, `id`, `table`, `database`, `account`, `stop`, `on_change`, `prune`.
-    private mutating func readStorage(_ job: JobNodes) -> Storage {
-        let records = path(required(.records, of: job), key: "records")
+    /// `records`, `id`, `table`, `database`, `account`, `stop`, `on_change`, `prune`. A body
+    /// that is not JSON is read as an array of its records: `records` is `.`, and the job
+    /// may not set it (from `defaults` it is let be).
+    private mutating func readStorage(_ job: JobNodes, format: JobSpec.Format) -> Storage {
+        var records = JSONPath(".")
+        if format == .json {
+            records = path(required(.records, of: job), key: "records")
+        } else if job.own.contains(.records), let pair = job.keys[.records] {
+            error(pair.key, "'records' does not apply to \(job.label), whose format \(format.name) makes each line a record: remove it")
+        }
         let id = path(required(.id, of: job), key: "id")
 
         var table: String?

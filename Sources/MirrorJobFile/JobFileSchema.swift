@@ -30,7 +30,7 @@ package enum JobFileSchema {
                         ("properties", .object([(FileKey.defaults.rawValue, .object([("required", .array([.string(key.rawValue)]))]))])),
                     ])),
                     ("else", .object([
-                        ("properties", .object([(FileKey.jobs.rawValue, .object([("items", .object([("required", .array([.string(key.rawValue)]))]))]))])),
+                        ("properties", .object([(FileKey.jobs.rawValue, .object([("items", requiredInJob(key))]))])),
                     ])),
                 ])
             })),
@@ -56,6 +56,16 @@ package enum JobFileSchema {
                     ("oneOf", .array(AuthType.allCases.map(\.schema))),
                 ])),
             ])),
+        ])
+    }
+
+    /// A job's schema requiring `key`; `records` only where the job's format is JSON.
+    static func requiredInJob(_ key: JobKey) -> SchemaValue {
+        let required = SchemaValue.object([("required", .array([.string(key.rawValue)]))])
+        guard key == .records else { return required }
+        return .object([
+            ("if", .object([("required", ["format"]), ("properties", .object([("format", .object([("enum", ["ndjson", "jsonl"])]))]))])),
+            ("else", required),
         ])
     }
 
@@ -173,7 +183,7 @@ extension JobKey {
         case .name, .url, .records, .id, .table: true
         case .method, .body, .headers, .pages, .next, .database, .account, .stop, .onChange, .prune, .shareTable, .timeout, .retries,
              .rateLimit, .concurrency, .refreshAfter, .validate, .downloads, .downloadConcurrency, .maxFileSize, .minDownloadRate, .maxPageSize,
-             .incremental, .deleted, .parent, .auth, .maxWait, .shard, .columns, .explode, .drop, .hash:
+             .incremental, .deleted, .parent, .auth, .maxWait, .shard, .columns, .explode, .drop, .hash, .format:
             false
         }
     }
@@ -375,6 +385,13 @@ extension JobKey {
                     + "deleted, downloads). Not the id, nor a path a column reads.")),
                 ("anyOf", .array([pathValue("A record path.", examples: ["email"]),
                                   .object([("type", "array"), ("items", pathValue("A record path.", examples: ["contact.phone"]))])])),
+            ])
+        case .format:
+            .object([
+                ("description", .string("What a response body is: json; ndjson (or jsonl), JSON Lines, each line that is not "
+                    + "blank a record. With ndjson there is no 'records' and no path into the response: page by 'link', a "
+                    + "header or {page}.")),
+                ("type", "string"), ("enum", ["json", "ndjson", "jsonl"]), ("default", "json"),
             ])
         case .hash:
             .object([

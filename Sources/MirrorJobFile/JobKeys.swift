@@ -23,7 +23,7 @@ enum JobKey: String, CaseIterable {
     case maxPageSize = "max_page_size"
     case incremental, deleted, parent, auth
     case maxWait = "max_wait"
-    case shard, columns, explode, drop, hash
+    case shard, columns, explode, drop, hash, format
 
     /// Keys that `defaults` may not set.
     var isJobOnly: Bool { self == .name || self == .url || self == .table }

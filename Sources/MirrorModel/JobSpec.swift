@@ -21,6 +21,22 @@ package struct JobSpec: Sendable {
     package enum Method: String, Sendable { case get = "GET", post = "POST" }
     package enum OnChange: String, Sendable { case replace, keep }
 
+    /// What a response body is (`format`). Each form but JSON is read as a JSON array of its
+    /// records, whose records path is `.`.
+    package enum Format: Sendable, Equatable {
+        case json
+        /// JSON Lines: each line that is not blank is one record.
+        case ndjson
+
+        /// How a job file and messages name it.
+        package var name: String {
+            switch self {
+            case .json: "json"
+            case .ndjson: "ndjson"
+            }
+        }
+    }
+
     /// How the walk finds the next page after `{page}` has been advanced.
     package enum Next: Sendable, Equatable {
         /// A path in the body holding the next cursor, or the next URL: an http(s) URL, or
@@ -164,6 +180,8 @@ package struct JobSpec: Sendable {
     package internal(set) var headers: [Header]
     package let pages: Pages
     package let next: Next?
+    /// What a response body is: paths into it (`records`, `next`, `stop`) are JSON's only.
+    package let format: Format
     package let records: JSONPath
     package let id: JSONPath
     package let table: String
@@ -230,6 +248,7 @@ package struct JobSpec: Sendable {
         headers: [Header],
         pages: Pages,
         next: Next? = nil,
+        format: Format = .json,
         records: JSONPath,
         id: JSONPath,
         table: String,
@@ -271,6 +290,7 @@ package struct JobSpec: Sendable {
         self.headers = headers
         self.pages = pages
         self.next = next
+        self.format = format
         self.records = records
         self.id = id
         self.table = table

@@ -10,10 +10,13 @@ struct PageReader: Sendable {
     package let job: JobSpec
     /// The job's typed columns, whose mismatches each page's records are checked for.
     private let columnTypes: ColumnTypes?
+    /// How a body that is not JSON becomes the array of its records.
+    private let recordBody: RecordBody
 
     package init(job: JobSpec) {
         self.job = job
         columnTypes = ColumnTypes(job.columns)
+        recordBody = RecordBody(format: job.format)
     }
 
     /// Turns a final response into a parsed page, a clean stop or a fault.
@@ -138,9 +141,18 @@ struct PageReader: Sendable {
     /// on its own when its id is read, and only the record's place is kept.
     package func parse(_ response: HTTPResponse, url: RedactedURL, page: Int) throws -> ParsedPage {
         let html = Self.looksLikeHTML(response)
+        var body = response.takeBody()
+        if job.format != .json {
+            guard !html else { throw PageFault(url: url, status: response.status, problem: "response is HTML, not \(job.format.name)") }
+            do {
+                body = try recordBody.json(body)
+            } catch {
+                throw PageFault(url: url, status: response.status, problem: error.description)
+            }
+        }
         let document: JSONDocument
         do {
-            document = try JSONDocument(compacting: response.takeBody(), foldingAt: job.records.segments.count + 1)
+            document = try JSONDocument(compacting: body, foldingAt: job.records.segments.count + 1)
         } catch {
             throw PageFault(url: url, status: response.status,
                             problem: html ? "response is HTML, not JSON" : "response is not JSON: \(error)")
@@ -173,6 +185,8 @@ struct PageReader: Sendable {
         let facts = facts(of: collected.records)
         var envelope = PageEnvelope(document: document, records: list, redactor: job.redactor)
         envelope.headers = PageEnvelope.kept(response.headers, redactor: job.redactor)
+        // Served again as the JSON array it was read as, not as the API's lines.
+        if job.format != .json { envelope.headers.removeAll { $0.name == "content-type" } }
         return ParsedPage(document: document, envelope: envelope,
                           elementCount: collected.elementCount, records: facts.kept,
                           rejected: collected.rejected, repeated: collected.repeated, files: facts.files,
