@@ -248,14 +248,30 @@ extension JobFileReader {
 
     // MARK: What a response is
 
-    /// `format`.
+    /// `format` and `csv`.
     private mutating func readFormat(_ job: JobNodes) -> JobSpec.Format {
         var format = JobSpec.Format.json
         if let n = job.keys[.format]?.value, let text = string(n, key: "format") {
             switch text.value {
             case "json": format = .json
             case "ndjson", "jsonl": format = .ndjson
-            default: error(n, "'format' of \(job.label) must be json, ndjson or jsonl, not '\(text.shown)'")
+            case "csv": format = .csv(delimiter: UInt8(ascii: ","))
+            default: error(n, "'format' of \(job.label) must be json, ndjson, jsonl or csv, not '\(text.shown)'")
+            }
+        }
+        guard let csvNode = job.keys[.csv] else { return format }
+        guard case .csv = format else {
+            error(csvNode.key, "'csv' of \(job.label) goes with 'format: csv' only")
+            return format
+        }
+        let map = mapping(csvNode.value, keys: CSVKey.self, context: "csv")
+        if let n = map[.delimiter]?.value, let text = string(n, key: "csv.delimiter") {
+            let bytes = Array(text.value.utf8)
+            if bytes.count == 1, ![UInt8(ascii: "\""), UInt8(ascii: "\r"), UInt8(ascii: "\n")].contains(bytes[0]) {
+                format = .csv(delimiter: bytes[0])
+            } else {
+                error(n, "'csv.delimiter' of \(job.label) must be one ASCII character such as ';' or a tab (\"\\t\"), "
+                    + "not a quote or line break, not '\(text.shown)'")
             }
         }
         return format
@@ -311,7 +327,8 @@ extension JobFileReader {
         if format == .json {
             records = path(required(.records, of: job), key: "records")
         } else if job.own.contains(.records), let pair = job.keys[.records] {
-            error(pair.key, "'records' does not apply to \(job.label), whose format \(format.name) makes each line a record: remove it")
+            error(pair.key, "'records' does not apply to \(job.label), whose format \(format.name) makes each "
+                + (format == .ndjson ? "line" : "row") + " a record: remove it")
         }
         let id = path(required(.id, of: job), key: "id")
 

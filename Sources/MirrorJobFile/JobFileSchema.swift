@@ -64,7 +64,7 @@ package enum JobFileSchema {
         let required = SchemaValue.object([("required", .array([.string(key.rawValue)]))])
         guard key == .records else { return required }
         return .object([
-            ("if", .object([("required", ["format"]), ("properties", .object([("format", .object([("enum", ["ndjson", "jsonl"])]))]))])),
+            ("if", .object([("required", ["format"]), ("properties", .object([("format", .object([("enum", ["ndjson", "jsonl", "csv"])]))]))])),
             ("else", required),
         ])
     }
@@ -183,7 +183,7 @@ extension JobKey {
         case .name, .url, .records, .id, .table: true
         case .method, .body, .headers, .pages, .next, .database, .account, .stop, .onChange, .prune, .shareTable, .timeout, .retries,
              .rateLimit, .concurrency, .refreshAfter, .validate, .downloads, .downloadConcurrency, .maxFileSize, .minDownloadRate, .maxPageSize,
-             .incremental, .deleted, .parent, .auth, .maxWait, .shard, .columns, .explode, .drop, .hash, .format:
+             .incremental, .deleted, .parent, .auth, .maxWait, .shard, .columns, .explode, .drop, .hash, .format, .csv:
             false
         }
     }
@@ -389,9 +389,17 @@ extension JobKey {
         case .format:
             .object([
                 ("description", .string("What a response body is: json; ndjson (or jsonl), JSON Lines, each line that is not "
-                    + "blank a record. With ndjson there is no 'records' and no path into the response: page by 'link', a "
-                    + "header or {page}.")),
-                ("type", "string"), ("enum", ["json", "ndjson", "jsonl"]), ("default", "json"),
+                    + "blank a record; csv, a header row then one record per row, each a JSON object of strings (typed where "
+                    + "'columns' gives the header's name a type). With ndjson and csv there is no 'records' and no path into "
+                    + "the response: page by 'link', a header or {page}.")),
+                ("type", "string"), ("enum", ["json", "ndjson", "jsonl", "csv"]), ("default", "json"),
+            ])
+        case .csv:
+            .object([
+                ("description", "How a CSV body is read, with format: csv."),
+                ("type", "object"),
+                ("properties", .object(CSVKey.allCases.map { ($0.rawValue, $0.schema) })),
+                ("additionalProperties", false),
             ])
         case .hash:
             .object([
@@ -490,6 +498,17 @@ extension ExplodeKey {
 /// `name` matched whatever its case, whole: `[Ii][Dd][Xx]$`.
 private func caseless(_ name: String) -> String {
     name.map { $0.isLetter ? "[\($0.uppercased())\($0.lowercased())]" : String($0) }.joined() + "$"
+}
+
+extension CSVKey {
+    package var schema: SchemaValue {
+        switch self {
+        case .delimiter:
+            .object([("description", "The byte between fields: one ASCII character, not a quote or line break."),
+                     ("type", "string"), ("minLength", 1), ("maxLength", 1), ("not", .object([("enum", ["\"", "\r", "\n"])])),
+                     ("default", ","), ("examples", [";", "\t", "|"])])
+        }
+    }
 }
 
 extension HashKey {

@@ -23,7 +23,7 @@ enum JobKey: String, CaseIterable {
     case maxPageSize = "max_page_size"
     case incremental, deleted, parent, auth
     case maxWait = "max_wait"
-    case shard, columns, explode, drop, hash, format
+    case shard, columns, explode, drop, hash, format, csv
 
     /// Keys that `defaults` may not set.
     var isJobOnly: Bool { self == .name || self == .url || self == .table }
@@ -37,6 +37,11 @@ enum ColumnKey: String, CaseIterable {
 /// The keys of an `explode:` entry's long form.
 enum ExplodeKey: String, CaseIterable {
     case path, columns
+}
+
+/// The keys of `csv:`.
+enum CSVKey: String, CaseIterable {
+    case delimiter
 }
 
 /// The keys of `hash:`.

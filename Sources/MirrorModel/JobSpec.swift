@@ -27,12 +27,15 @@ package struct JobSpec: Sendable {
         case json
         /// JSON Lines: each line that is not blank is one record.
         case ndjson
+        /// A header row naming the fields, then one record per row, split at `delimiter`.
+        case csv(delimiter: UInt8)
 
         /// How a job file and messages name it.
         package var name: String {
             switch self {
             case .json: "json"
             case .ndjson: "ndjson"
+            case .csv: "csv"
             }
         }
     }

@@ -16,7 +16,7 @@ struct PageReader: Sendable {
     package init(job: JobSpec) {
         self.job = job
         columnTypes = ColumnTypes(job.columns)
-        recordBody = RecordBody(format: job.format)
+        recordBody = RecordBody(format: job.format, columns: job.columns)
     }
 
     /// Turns a final response into a parsed page, a clean stop or a fault.
@@ -185,7 +185,7 @@ struct PageReader: Sendable {
         let facts = facts(of: collected.records)
         var envelope = PageEnvelope(document: document, records: list, redactor: job.redactor)
         envelope.headers = PageEnvelope.kept(response.headers, redactor: job.redactor)
-        // Served again as the JSON array it was read as, not as the API's lines.
+        // Served again as the JSON array it was read as, not as the API's CSV or lines.
         if job.format != .json { envelope.headers.removeAll { $0.name == "content-type" } }
         return ParsedPage(document: document, envelope: envelope,
                           elementCount: collected.elementCount, records: facts.kept,

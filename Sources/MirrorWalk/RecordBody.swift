@@ -11,9 +11,18 @@ struct RecordBody {
     }
 
     let format: JobSpec.Format
+    /// The job's typed columns whose path is one name: a CSV field of that name is stored
+    /// as the column's type reads it.
+    private let types: [String: RecordColumn.Kind]
 
-    init(format: JobSpec.Format) {
+    init(format: JobSpec.Format, columns: [RecordColumn]) {
         self.format = format
+        var types: [String: RecordColumn.Kind] = [:]
+        for column in columns {
+            guard let type = column.type, column.path.segments.count == 1, case let .key(name) = column.path.segments[0] else { continue }
+            types[name] = types[name] ?? type
+        }
+        self.types = types
     }
 
     /// `body` as a JSON array of records; JSON is returned as it is.
@@ -21,6 +30,7 @@ struct RecordBody {
         switch format {
         case .json: body
         case .ndjson: try lines(body)
+        case let .csv(delimiter): try rows(body, delimiter: delimiter)
         }
     }
 
@@ -46,6 +56,97 @@ struct RecordBody {
         }
         out.append(UInt8(ascii: "]"))
         return out
+    }
+
+    /// CSV: the first row names the fields; each row after it is an object of the header's
+    /// names, its values strings, or typed where `columns` types a name. A row of more or
+    /// fewer fields than the header fails the page.
+    private func rows(_ body: [UInt8], delimiter: UInt8) throws(Problem) -> [UInt8] {
+        var reader = CSVRows(body, delimiter: delimiter)
+        var out: [UInt8] = [UInt8(ascii: "[")]
+        out.reserveCapacity(body.count + body.count / 2)
+        do {
+            guard let header = try reader.next() else { return Array("[]".utf8) }
+            // Each name quoted once, with its colon, and the type its column gives it.
+            let names: [(key: [UInt8], type: RecordColumn.Kind?)] = header.map { field in
+                let name = reader.text(of: field)
+                var key: [UInt8] = []
+                JSONText.appendQuoted(name, to: &key)
+                key.append(UInt8(ascii: ":"))
+                return (key, types[name])
+            }
+            while let row = try reader.next() {
+                guard row.count == header.count else {
+                    throw Problem(description: "CSV row \(reader.row) has \(row.count) field\(row.count == 1 ? "" : "s") "
+                        + "where the header (row 1) has \(header.count)")
+                }
+                if out.count > 1 { out.append(UInt8(ascii: ",")) }
+                out.append(UInt8(ascii: "{"))
+                for (index, field) in row.enumerated() {
+                    if index > 0 { out.append(UInt8(ascii: ",")) }
+                    out += names[index].key
+                    Self.append(reader.bytes(of: field), as: names[index].type, to: &out)
+                }
+                out.append(UInt8(ascii: "}"))
+            }
+        } catch let problem as CSVRows.Problem {
+            throw Problem(description: "CSV " + problem.message)
+        } catch let problem as Problem {
+            throw problem
+        } catch {
+            throw Problem(description: "\(error)")
+        }
+        out.append(UInt8(ascii: "]"))
+        return out
+    }
+
+    /// A field's value: a string, or for a typed column null when empty, a JSON number
+    /// (its text exact, however many digits) for `integer` and `real`, true or false for
+    /// `boolean`. A value its type cannot read stays a string, as the API sent it.
+    static func append(_ field: ArraySlice<UInt8>, as type: RecordColumn.Kind?, to out: inout [UInt8]) {
+        guard let type else {
+            JSONText.appendQuoted(field, to: &out)
+            return
+        }
+        if field.isEmpty {
+            out += Array("null".utf8)
+            return
+        }
+        switch type {
+        case .integer where isNumber(field, fraction: false), .real where isNumber(field, fraction: true):
+            out += field
+        case .boolean where field.elementsEqual("true".utf8) || field.elementsEqual("false".utf8):
+            out += field
+        default:
+            JSONText.appendQuoted(field, to: &out)
+        }
+    }
+
+    /// A JSON number: `-`, digits without a leading zero, and with `fraction` a fraction
+    /// and an exponent.
+    static func isNumber(_ text: ArraySlice<UInt8>, fraction: Bool) -> Bool {
+        var index = text.startIndex
+        func digits() -> Int {
+            let start = index
+            while index < text.endIndex, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(text[index]) { index += 1 }
+            return index - start
+        }
+        if index < text.endIndex, text[index] == UInt8(ascii: "-") { index += 1 }
+        let first = index
+        let count = digits()
+        guard count > 0, count == 1 || text[first] != UInt8(ascii: "0") else { return false }
+        if fraction {
+            if index < text.endIndex, text[index] == UInt8(ascii: ".") {
+                index += 1
+                guard digits() > 0 else { return false }
+            }
+            if index < text.endIndex, text[index] | 0x20 == UInt8(ascii: "e") {
+                index += 1
+                if index < text.endIndex, text[index] == UInt8(ascii: "+") || text[index] == UInt8(ascii: "-") { index += 1 }
+                guard digits() > 0 else { return false }
+            }
+        }
+        return index == text.endIndex
     }
 
     static func isSpace(_ byte: UInt8) -> Bool {

@@ -499,7 +499,7 @@ struct JobFileLoaderTests {
         #expect(diagnostics(yaml) == ["jobs/x.yaml:3:112: 'stop.known' must be true, false, page, record or since, not 'true'"])
     }
 
-    @Test("format: ndjson reads records without 'records'; paths into the body are refused where they are written")
+    @Test("format: ndjson and csv read records without 'records'; paths into the body are refused where they are written")
     func formats() throws {
         let file = try JobFileLoader(environment: [:]).parse(text: """
             version: 1
@@ -508,11 +508,12 @@ struct JobFileLoaderTests {
             jobs:
               - { name: a, url: "https://x.test/a?page={page}", format: ndjson, id: id, table: t_a }
               - { name: b, url: "https://x.test/b", format: jsonl, id: id, table: t_b, next: { header: X-Next } }
-              - { name: c, url: "https://x.test/c", format: ndjson, id: id, table: t_c, next: link, stop: { short: 50 } }
+              - { name: c, url: "https://x.test/c", format: csv, id: id, table: t_c, next: link, stop: { short: 50 } }
+              - { name: d, url: "https://x.test/d", format: csv, csv: { delimiter: "\\t" }, id: id, table: t_d }
               - { name: e, url: "https://x.test/e", format: json, id: id, table: t_e }
             """, path: "jobs/x.yaml", folder: "jobs")
-        #expect(file.jobs.map(\.format) == [.ndjson, .ndjson, .ndjson, .json])
-        #expect(file.jobs.map(\.records.description) == [".", ".", ".", "data"])
+        #expect(file.jobs.map(\.format) == [.ndjson, .ndjson, .csv(delimiter: UInt8(ascii: ",")), .csv(delimiter: 0x09), .json])
+        #expect(file.jobs.map(\.records.description) == [".", ".", ".", ".", "data"])
 
         #expect(diagnostics("""
             version: 1
@@ -525,21 +526,25 @@ struct JobFileLoaderTests {
                 table: t_a
               - name: b
                 url: "https://x.test/b"
-                format: jsonl
+                format: csv
                 next: body.next
                 stop: { total: meta.total }
                 id: id
                 table: t_b
               - { name: c, url: "https://x.test/c", format: xml, records: feed, id: id, table: t_c }
-              - { name: e, url: "https://x.test/e", format: ndjson, validate: { a: array }, id: id, table: t_e }
+              - { name: d, url: "https://x.test/d", records: l, csv: { delimiter: ";" }, id: id, table: t_d }
+              - { name: e, url: "https://x.test/e", format: csv, csv: { delimiter: ";;" }, validate: { a: array }, id: id, table: t_e }
             """) == [
             "jobs/x.yaml:6:5: 'records' does not apply to job 'a', whose format ndjson makes each line a record: remove it",
-            "jobs/x.yaml:12:11: 'next' of job 'b' is a path in the response, which format ndjson has none of: "
+            "jobs/x.yaml:12:11: 'next' of job 'b' is a path in the response, which format csv has none of: "
                 + "page it by 'next: link', 'next: { header: NAME }' or {page} in the url",
-            "jobs/x.yaml:13:13: 'stop.total' of job 'b' is a path in the response, which format ndjson has none of: "
+            "jobs/x.yaml:13:13: 'stop.total' of job 'b' is a path in the response, which format csv has none of: "
                 + "stop on an empty page (the default) or 'stop.short'",
-            "jobs/x.yaml:16:49: 'format' of job 'c' must be json, ndjson or jsonl, not 'xml'",
-            "jobs/x.yaml:17:57: 'validate' of job 'e' checks paths in the response, which format ndjson has none of: remove it",
+            "jobs/x.yaml:16:49: 'format' of job 'c' must be json, ndjson, jsonl or csv, not 'xml'",
+            "jobs/x.yaml:17:53: 'csv' of job 'd' goes with 'format: csv' only",
+            "jobs/x.yaml:18:72: 'csv.delimiter' of job 'e' must be one ASCII character such as ';' or a tab (\"\\t\"), "
+                + "not a quote or line break, not ';;'",
+            "jobs/x.yaml:18:80: 'validate' of job 'e' checks paths in the response, which format csv has none of: remove it",
         ])
     }
 }
