@@ -1,0 +1,63 @@
+import MirrorJSON
+
+extension JobProposal {
+    /// The job file: a comment above each detected key saying why it was chosen, and the
+    /// notes atop it. `auth` is the text of an `auth:` value, written under the job as given.
+    package func yaml(auth: String? = nil) -> String {
+        var lines = ["# written by `mirror init` from the API's answers; check it with `mirror check`, then `mirror run` it"]
+        lines += notes.map { "# " + Self.oneLine($0) }
+        lines += ["version: 1", "jobs:", "  - name: " + Self.scalar(name)]
+        func key(_ name: String, _ value: String, why: String? = nil) {
+            if let why { lines.append("    # " + Self.oneLine(why)) }
+            lines.append("    \(name): \(value)")
+        }
+        let pagingWhy = pagingWhy + (confirmation.map { " (\($0))" } ?? "")
+        switch paging {
+        case .single:
+            key("url", Self.scalar(url), why: pagingWhy)
+        case let .nextURL(path):
+            key("url", Self.scalar(url))
+            key("next", "{ url: \(Self.scalar(path)) }", why: pagingWhy)
+        case .link:
+            key("url", Self.scalar(url))
+            key("next", "link", why: pagingWhy)
+        case let .cursor(path, _, hasMore):
+            key("url", Self.scalar(url), why: "the first request leaves the `{cursor}` parameter out")
+            key("next", "{ cursor: \(Self.scalar(path)) }", why: pagingWhy)
+            if let hasMore { key("stop", "{ has_more: \(Self.scalar(hasMore)) }") }
+        case let .numbers(_, from, step, stop):
+            key("url", Self.scalar(url), why: pagingWhy)
+            key("pages", "{ from: \(from), step: \(step) }")
+            switch stop {
+            case let .total(path): key("stop", "{ total: \(Self.scalar(path)) }")
+            case let .lastPage(path): key("stop", "{ last_page: \(Self.scalar(path)) }")
+            case let .pages(path): key("stop", "{ pages: \(Self.scalar(path)) }")
+            case let .short(size): key("stop", "{ short: \(size) }")
+            case .empty: break
+            }
+        }
+        key("records", Self.scalar(records.path), why: records.why)
+        key("id", Self.scalar(id.path), why: id.why)
+        key("table", Self.scalar(table))
+        if let auth {
+            let value = auth.split(separator: "\n", omittingEmptySubsequences: false)
+            lines.append("    auth:" + (value.first.map { $0.isEmpty ? "" : " " + $0 } ?? ""))
+            lines += value.dropFirst().filter { !$0.allSatisfy(\.isWhitespace) }.map { "    " + $0 }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// A plain scalar where YAML reads it back as the same string, else a double-quoted one
+    /// (JSON's escapes are YAML's).
+    static func scalar(_ text: String) -> String {
+        let words: Set<String> = ["true", "false", "yes", "no", "on", "off", "y", "n", "null", "link"]
+        let plain = text.first.map { $0.isASCII && ($0.isLetter || $0 == "_") } == true
+            && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == ".") }
+            && !words.contains(text.lowercased())
+        return plain ? text : JSONText.quoted(text)
+    }
+
+    static func oneLine(_ text: String) -> String {
+        String(text.map { $0.isNewline || $0.unicodeScalars.contains { $0.properties.generalCategory == .control } ? " " : $0 })
+    }
+}

@@ -1,0 +1,174 @@
+import Foundation
+@testable import MirrorCore
+import Testing
+
+/// `mirror init`: what one answer of an API says of the job that walks it.
+@Suite("init detection")
+struct InitDetectionTests {
+    private func detect(_ body: String, url: String = "https://api.example.com/v1/items", headers: [String: String] = [:],
+                        name: String = "items") throws -> [JobProposal] {
+        try JobProposal.detect(url: url, status: 200, headers: headers, body: Array(body.utf8), name: name)
+    }
+
+    private func failure(_ body: String, url: String = "https://api.example.com/v1/items") -> String? {
+        do {
+            _ = try detect(body, url: url)
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test("a next URL in the body, DRF's `next`, with its `count`")
+    func nextURL() throws {
+        let proposals = try detect(#"{"count":3,"next":"https://api.example.com/v1/items?page=2","previous":null,"#
+            + #""results":[{"id":1},{"id":2}]}"#)
+        #expect(proposals.count == 1)
+        let proposal = proposals[0]
+        #expect(proposal.paging == .nextURL(path: "next"))
+        #expect(proposal.records == .init(path: "results", why: "the array of objects, 2 of them"))
+        #expect(proposal.id == .init(path: "id", why: "named like an id, present and unique in all 2 records"))
+        #expect(proposal.url == "https://api.example.com/v1/items")
+        #expect(proposal.notes == [])
+    }
+
+    @Test("next URLs in HAL, OData, JSON:API and Datasette answers; a cursor named `next` is not one")
+    func nextURLPaths() throws {
+        #expect(try detect(#"{"_embedded":{"orders":[{"id":"a"}]},"_links":{"next":{"href":"/orders?page=2"}}}"#)[0].paging
+            == .nextURL(path: "_links.next.href"))
+        #expect(try detect(#"{"value":[{"id":"a"}],"@odata.nextLink":"https://h/x?$skip=1"}"#)[0].paging
+            == .nextURL(path: "/@odata.nextLink"))
+        #expect(try detect(#"{"data":[{"id":"a"}],"links":{"next":"https://h/x?page%5Bnumber%5D=2"}}"#)[0].paging
+            == .nextURL(path: "links.next"))
+        #expect(try detect(#"{"rows":[{"id":1}],"next":"1","next_url":"http://h/db/items.json?_next=1"}"#)[0].paging
+            == .nextURL(path: "next_url"))
+    }
+
+    @Test("a Link header with rel=next over a top-level array")
+    func link() throws {
+        let proposal = try detect(#"[{"id":1},{"id":2}]"#, url: "https://api.example.com/issues?per_page=2",
+                                  headers: ["link": #"<https://api.example.com/issues?per_page=2&page=2>; rel="next""#])[0]
+        #expect(proposal.paging == .link)
+        #expect(proposal.records.path == ".")
+        #expect(proposal.url == "https://api.example.com/issues?per_page=2")
+    }
+
+    @Test("a cursor plus has_more: each likely query parameter in turn")
+    func cursor() throws {
+        let proposals = try detect(#"{"results":[{"uuid":"u1"},{"uuid":"u2"}],"next_cursor":"abc","has_more":true}"#)
+        #expect(proposals.map(\.paging) == [
+            .cursor(path: "next_cursor", parameter: "cursor", hasMore: "has_more"),
+            .cursor(path: "next_cursor", parameter: "next_cursor", hasMore: "has_more"),
+            .cursor(path: "next_cursor", parameter: "after", hasMore: "has_more"),
+        ])
+        #expect(proposals.map(\.url) == ["https://api.example.com/v1/items?cursor={cursor}",
+                                         "https://api.example.com/v1/items?next_cursor={cursor}",
+                                         "https://api.example.com/v1/items?after={cursor}"])
+        #expect(proposals[0].id.path == "uuid")
+    }
+
+    @Test("has_more with no cursor: the last record's id, as Stripe pages")
+    func keyset() throws {
+        let proposal = try detect(#"{"object":"list","data":[{"id":"cus_1"},{"id":"cus_2"}],"has_more":true}"#,
+                                  url: "https://api.example.com/v1/customers?limit=2")[0]
+        #expect(proposal.paging == .cursor(path: "data.-1.id", parameter: "starting_after", hasMore: "has_more"))
+        #expect(proposal.url == "https://api.example.com/v1/customers?limit=2&starting_after={cursor}")
+    }
+
+    @Test("page numbers in the URL, with a total of pages, a last page, a total or a page size")
+    func pageNumbers() throws {
+        let url = "https://api.example.com/v1/items?page=1&per_page=2"
+        let pages = try detect(#"{"items":[{"id":1},{"id":2}],"meta":{"total_pages":3}}"#, url: url)[0]
+        #expect(pages.paging == .numbers(parameter: "page", from: 1, step: 1, stop: .pages("meta.total_pages")))
+        #expect(pages.url == "https://api.example.com/v1/items?page={page}&per_page=2")
+        #expect(try detect(#"{"items":[{"id":1}],"last_page":4}"#, url: url)[0].paging
+            == .numbers(parameter: "page", from: 1, step: 1, stop: .lastPage("last_page")))
+        #expect(try detect(#"{"items":[{"id":1}],"total":9}"#, url: url)[0].paging
+            == .numbers(parameter: "page", from: 1, step: 1, stop: .total("total")))
+        #expect(try detect(#"{"items":[{"id":1},{"id":2}]}"#, url: url)[0].paging
+            == .numbers(parameter: "page", from: 1, step: 1, stop: .short(2)))
+        #expect(try detect(#"{"items":[{"id":1},{"id":2}]}"#, url: "https://h/items?page=0")[0].paging
+            == .numbers(parameter: "page", from: 0, step: 1, stop: .empty))
+    }
+
+    @Test("page and offset numbers echoed in the body are added to the URL")
+    func echoed() throws {
+        let page = try detect(#"{"page":1,"per_page":2,"data":[{"id":1},{"id":2}]}"#)[0]
+        #expect(page.paging == .numbers(parameter: "page", from: 1, step: 1, stop: .short(2)))
+        #expect(page.url == "https://api.example.com/v1/items?page={page}")
+        let offset = try detect(#"{"offset":0,"limit":2,"total":5,"data":[{"id":1},{"id":2}]}"#)[0]
+        #expect(offset.paging == .numbers(parameter: "offset", from: 0, step: 2, stop: .total("total")))
+        #expect(offset.url == "https://api.example.com/v1/items?offset={page}&limit=2")
+        let query = try detect(#"{"data":[{"id":1},{"id":2}]}"#, url: "https://h/items?limit=2&offset=0")[0]
+        #expect(query.paging == .numbers(parameter: "offset", from: 0, step: 2, stop: .short(2)))
+        #expect(query.url == "https://h/items?limit=2&offset={page}")
+    }
+
+    @Test("two arrays of objects: the larger is chosen, and both are named")
+    func twoArrays() throws {
+        let proposal = try detect(#"{"included":[{"id":"p1"},{"id":"p2"}],"data":[{"id":"1"},{"id":"2"},{"id":"3"}]}"#)[0]
+        #expect(proposal.records == .init(path: "data", why: "the largest of two arrays of objects"))
+        #expect(proposal.notes == ["two arrays of objects: `data` (3) and `included` (2); chose `data`",
+                                   "no paging seen: the job makes one request"])
+        // Ties go to the shallower array, then to the first name.
+        let tie = try detect(#"{"b":[{"id":1}],"a":[{"id":2}],"meta":{"x":[{"id":3}]}}"#)[0]
+        #expect(tie.notes[0] == "three arrays of objects: `a` (1), `b` (1) and `meta.x` (1); chose `a`")
+    }
+
+    @Test("the id: named like one, unique, scalar; 64-bit-unsafe integers kept exact")
+    func id() throws {
+        let big = try detect(#"{"data":[{"id":12345678901234567890123,"name":"a"},{"id":12345678901234567890124,"name":"b"}]}"#)[0]
+        #expect(big.id == .init(path: "id", why: "named like an id, present and unique in all 2 records; "
+            + "numbers past 64 bits are kept exactly as written"))
+        #expect(try detect(#"{"data":[{"code":"x","item_id":7},{"code":"y","item_id":8}]}"#)[0].id.path == "item_id")
+        #expect(try detect(#"{"data":[{"id":1,"slug":"a"},{"id":1,"slug":"b"}]}"#)[0].id.path == "slug")
+        #expect(try detect(#"{"data":[{"customerId":"c1"},{"customerId":"c2"}]}"#)[0].id.path == "customerId")
+    }
+
+    @Test("what cannot be decided: no array of objects, no unique id, not JSON")
+    func undecidable() {
+        #expect(failure(#"{"status":"ok","data":{"name":"x"}}"#) == "GET https://api.example.com/v1/items: HTTP 200: "
+            + "no array of objects in the answer (its members: `status`, `data`); no job written: "
+            + "name the records with `records:` in a job written by hand")
+        #expect(failure(#"[1,2,3]"#) == "GET https://api.example.com/v1/items: HTTP 200: the answer is an array of other values "
+            + "than objects: no records to walk; no job written")
+        #expect(failure(#"{"data":[{"id":1,"name":"a"},{"id":1,"name":"b"}]}"#) == "GET https://api.example.com/v1/items: "
+            + "HTTP 200: no id in the 2 records of `data`: `id` '1' repeats (records 1 and 2); no job written")
+        #expect(failure(#"{"data":[{"name":"a"},{"name":"b"}]}"#) == "GET https://api.example.com/v1/items: HTTP 200: "
+            + "no id in the 2 records of `data`: no member is named like an id (id, uuid, item_id, key, slug, …Id); no job written")
+        #expect(failure("<html>") == "GET https://api.example.com/v1/items: HTTP 200: the answer is not JSON; no job written")
+    }
+
+    @Test("the job file: a comment above each detected key, quoted where YAML needs it")
+    func yaml() throws {
+        var proposal = try detect(#"{"value":[{"id":"a"}],"@odata.nextLink":"https://h/x?$skip=1"}"#,
+                                  url: "https://api.example.com/v1.0/users?$top=1", name: "users")[0]
+        proposal.confirmation = "page 2 confirmed: 1 new ids"
+        #expect(proposal.yaml(auth: "\n  type: bearer\n  token: \"${TOKEN}\"\n") == """
+            # written by `mirror init` from the API's answers; check it with `mirror check`, then `mirror run` it
+            version: 1
+            jobs:
+              - name: users
+                url: "https://api.example.com/v1.0/users?$top=1"
+                # the answer's `/@odata.nextLink` holds the next page's URL (page 2 confirmed: 1 new ids)
+                next: { url: "/@odata.nextLink" }
+                # the array of objects, 1 of them
+                records: value
+                # named like an id, present and unique in all 1 records
+                id: id
+                table: users
+                auth:
+                  type: bearer
+                  token: "${TOKEN}"
+
+            """)
+    }
+
+    @Test("a name from the URL's last path segment")
+    func name() {
+        #expect(JobProposal.name(fromURL: "https://h/api/items/") == "items")
+        #expect(JobProposal.name(fromURL: "https://h/db/items.json?_shape=objects") == "items")
+        #expect(JobProposal.name(fromURL: "https://api.example.com/") == "api")
+        #expect(JobProposal.tableName("2024-events") == "t_2024_events")
+    }
+}
