@@ -34,7 +34,7 @@ struct Mirror: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [RunCommand.self, ExportCommand.self, SnapshotCommand.self, PublishCommand.self, PullCommand.self, ServeCommand.self,
                       DeviceTokenCommand.self, VerifyCommand.self, StatusCommand.self, CheckCommand.self,
-                      PlanCommand.self, InferCommand.self, SchemaCommand.self])
+                      PlanCommand.self, InitCommand.self, InferCommand.self, SchemaCommand.self])
 
     static func main() async {
         // A closed stdout or stderr (a pipe whose reader left) is a write error, not a kill.

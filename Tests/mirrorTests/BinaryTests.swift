@@ -463,7 +463,7 @@ struct BinaryTests {
             }
         }
         // No help text is cut by a line continuation written twice.
-        for command in ["run", "export", "snapshot", "publish", "serve", "verify", "status", "check", "plan", "schema", "infer"] {
+        for command in ["run", "export", "snapshot", "publish", "serve", "verify", "status", "check", "plan", "schema", "infer", "init"] {
             let help = try await mirror([command, "--help"], in: folder)
             #expect(help.status == 0 && !help.stdout.contains("\\"), "\(command)")
         }
