@@ -21,7 +21,7 @@ struct InitBinaryTests {
 
     /// Runs init, check and run in a fresh folder; the ids the run stored, in walk order.
     private func initCheckRun(_ url: String, in folder: String, environment: [String: String] = [:],
-                              expect stdout: String? = nil) async throws -> (ids: [String], file: String, stderr: String) {
+                              expect stdout: String? = nil, table: String = "items") async throws -> (ids: [String], file: String, stderr: String) {
         let initialized = try await mirror(["init", url, "--out", "jobs/api.yaml"], in: folder, environment: environment)
         #expect(initialized.status == 0, "\(initialized.stderr)")
         #expect(initialized.stdout == (stdout ?? "wrote jobs/api.yaml (job 'items', table 'items')\nnext: mirror run jobs/api.yaml\n"))
@@ -29,7 +29,7 @@ struct InitBinaryTests {
         #expect(checked.status == 0, "\(checked.stderr)")
         let run = try await mirror(["run", "jobs/api.yaml", "--output", "out", "--quiet"], in: folder, environment: environment)
         #expect(run.status == 0, "\(run.stdout) \(run.stderr)")
-        let stored = try await sqlite(folder + "/out/items.sqlite", "SELECT id FROM items ORDER BY position")
+        let stored = try await sqlite(folder + "/out/\(table).sqlite", "SELECT id FROM \(table) ORDER BY position")
         let file = try String(contentsOfFile: folder + "/jobs/api.yaml", encoding: .utf8)
         return (stored.split(separator: "\n").map(String.init), file, initialized.stderr)
     }
@@ -119,6 +119,32 @@ struct InitBinaryTests {
                     stop: { has_more: has_more }
 
                 """))
+        }
+    }
+
+    @Test("two arrays of objects (JSON:API's data and included): the larger is walked, both named on stderr and in the file")
+    func twoArrays() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try await FixtureServer.with({ request in
+            let page = Int(request.parameter("page%5Bnumber%5D") ?? "1") ?? 1
+            let next = page * 3 < Self.ids.count ? #""\#(request.base)/articles?page%5Bnumber%5D=\#(page + 1)""# : "null"
+            let data = Self.slice(page, size: 3).map { #"{"type":"articles","id":"\#($0)"}"# }.joined(separator: ",")
+            return .json(#"{"data":[\#(data)],"included":[{"type":"people","id":"9"}],"links":{"next":\#(next)}}"#)
+        }) { server in
+            let (ids, file, stderr) = try await initCheckRun(server.base + "/articles", in: folder,
+                                                             expect: "wrote jobs/api.yaml (job 'articles', table 'articles')\n"
+                                                                 + "next: mirror run jobs/api.yaml\n", table: "articles")
+            #expect(ids == Self.ids)
+            #expect(stderr == "two arrays of objects: `data` (3) and `included` (1); chose `data`\n")
+            #expect(file.hasPrefix("""
+                # written by `mirror init` from the API's answers; check it with `mirror check`, then `mirror run` it
+                # two arrays of objects: `data` (3) and `included` (1); chose `data`
+                version: 1
+
+                """))
+            #expect(file.contains("    # the largest of two arrays of objects\n    records: data\n"))
+            #expect(file.contains("    next: { url: links.next }\n"))
         }
     }
 
