@@ -215,3 +215,35 @@ struct InitBinaryTests {
         }
     }
 }
+
+/// `mirror init` on Datasette itself (`scripts/auth-servers/datasette_server.py`).
+@Suite("mirror init on Datasette", .enabled(if: AuthServer.python != nil, "MIRROR_TEST_PYTHON is not set (scripts/test.sh sets it)"),
+       .timeLimit(.minutes(3)))
+struct InitDatasetteTests {
+    @Test("Datasette's next_url: the job walks every row of the table")
+    func datasette() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try await AuthServer.with("datasette_server.py", ["--rows", "8"]) { server in
+            let url = server.base + "/items/items.json?_shape=objects&_size=3"
+            let initialized = try await mirror(["init", url], in: folder)
+            #expect(initialized.status == 0, "\(initialized.stderr)")
+            #expect(initialized.stdout == "wrote jobs/items.yaml (job 'items', table 'items')\nnext: mirror run jobs/items.yaml\n")
+            #expect(initialized.stderr == "")
+            let file = try String(contentsOfFile: folder + "/jobs/items.yaml", encoding: .utf8)
+            #expect(file.contains("""
+                    url: "\(url)"
+                    # the answer's `next_url` holds the next page's URL (page 2 confirmed: 3 new ids)
+                    next: { url: next_url }
+                    # the array of objects, 3 of them
+                    records: rows
+
+                """))
+            #expect(try await mirror(["check", "jobs/items.yaml"], in: folder).status == 0)
+            let run = try await mirror(["run", "jobs/items.yaml", "--output", "out", "--quiet"], in: folder)
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(try await sqlite(folder + "/out/items.sqlite", "SELECT id FROM items ORDER BY position")
+                == (1...8).map { "\($0)\n" }.joined())
+        }
+    }
+}
