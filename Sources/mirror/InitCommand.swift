@@ -46,10 +46,7 @@ struct InitCommand: AsyncParsableCommand {
                 + "next: mirror run \(written.path)")
         } catch let failure as InitFailure {
             printError("error: \(failure)")
-            throw ExitCode(failure.isUnreachable ? 1 : 2)
-        } catch let failure as ValidationFailure {
-            printError("error: \(failure)")
-            throw ExitCode(2)
+            throw ExitCode(failure.status)
         }
     }
 }

@@ -186,6 +186,7 @@ struct InitBinaryTests {
             switch request.path {
             case "/same": return .json(#"{"data":[{"id":1},{"id":2}]}"#)
             case "/repeats": return .json(#"{"data":[{"id":1},{"id":1}]}"#)
+            case "/missing": return .text("not here", status: 404)
             default: return .json(#"{"status":"ok"}"#)
             }
         }) { server in
@@ -204,6 +205,13 @@ struct InitBinaryTests {
             #expect(none.status == 2)
             #expect(none.stderr == "error: GET \(server.base)/status: HTTP 200: no array of objects in the answer "
                 + "(its members: `status`); no job written: name the records with `records:` in a job written by hand\n")
+            #expect(!FileManager.default.fileExists(atPath: folder + "/jobs"))
+            let missing = try await mirror(["init", server.base + "/missing"], in: folder)
+            #expect(missing.status == 1)
+            #expect(missing.stderr == "error: GET \(server.base)/missing: HTTP 404: not here; no job written\n")
+            let ftp = try await mirror(["init", "ftp://example.com/items"], in: folder)
+            #expect(ftp.status == 2)
+            #expect(ftp.stderr == "error: 'ftp://example.com/items' is not an http or https URL\n")
             #expect(!FileManager.default.fileExists(atPath: folder + "/jobs"))
 
             try "kept\n".write(toFile: folder + "/kept.yaml", atomically: true, encoding: .utf8)

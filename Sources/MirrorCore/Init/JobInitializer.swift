@@ -56,7 +56,7 @@ package struct JobInitializer: Sendable {
             if !folder.isEmpty { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
             try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
-            throw InitFailure.unreachable("cannot write \(path): \(JobFileLoader.reason(error))")
+            throw InitFailure.failed("cannot write \(path): \(JobFileLoader.reason(error))")
         }
         return (path, proposal)
     }
@@ -65,11 +65,11 @@ package struct JobInitializer: Sendable {
     /// its line and the indented lines below it.
     static func authBlock(in file: String) throws -> String {
         guard let data = FileManager.default.contents(atPath: file), let text = String(data: data, encoding: .utf8) else {
-            throw ValidationFailure("cannot read the auth file \(file)")
+            throw UsageError("cannot read the auth file \(file)")
         }
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         guard let start = lines.firstIndex(where: { $0.hasPrefix("auth:") }) else {
-            throw ValidationFailure("\(file) holds no top-level `auth:` key: write the auth block as README's kinds show it")
+            throw UsageError("\(file) holds no top-level `auth:` key: write the auth block as README's kinds show it")
         }
         lines = Array(lines[start...])
         var block = [String(lines[0].dropFirst("auth:".count).drop { $0 == " " })]
@@ -85,7 +85,7 @@ package struct JobInitializer: Sendable {
     package func propose(url: String, name: String?, auth: String?, path: String,
                          authFile: String? = nil) async throws -> (proposal: JobProposal, text: String) {
         guard HTTPClient.isHTTP(url) else {
-            throw ValidationFailure("'\(url)' is not an http or https URL")
+            throw UsageError("'\(url)' is not an http or https URL")
         }
         let name = name ?? JobProposal.name(fromURL: url)
         let loader = JobFileLoader(environment: environment)
@@ -98,7 +98,7 @@ package struct JobInitializer: Sendable {
             probe = try loader.parse(text: bare.yaml(auth: auth), path: path, folder: ".").jobs[0]
         } catch {
             // The job's own keys are init's: what is wrong is in the auth block.
-            throw ValidationFailure(error.diagnostics.map { "\(authFile ?? path): \($0.message)" }.joined(separator: "\n")
+            throw UsageError(error.diagnostics.map { "\(authFile ?? path): \($0.message)" }.joined(separator: "\n")
                 + "; no job written")
         }
         let request = HTTPRequest(method: "GET", url: probe.requestURL(page: probe.pages.from, cursor: nil), headers: probe.headers,
@@ -108,11 +108,11 @@ package struct JobInitializer: Sendable {
         do {
             response = try await client.send(request)
         } catch {
-            throw InitFailure.unreachable(probe.redactor.redact("GET \(request.url): \(error); no job written"))
+            throw InitFailure.failed(probe.redactor.redact("GET \(request.url): \(error); no job written"))
         }
         guard (200..<300).contains(response.status) else {
             let said = String(decoding: response.body.prefix(200), as: UTF8.self).split(whereSeparator: \.isNewline).joined(separator: " ")
-            throw InitFailure.unreachable(probe.redactor.redact("GET \(request.url): HTTP \(response.status)"
+            throw InitFailure.failed(probe.redactor.redact("GET \(request.url): HTTP \(response.status)"
                 + (said.isEmpty ? "" : ": \(said)") + "; no job written"))
         }
         let proposals: [JobProposal]
@@ -182,10 +182,4 @@ package struct JobInitializer: Sendable {
         let description: String
         init(_ description: String) { self.description = description }
     }
-}
-
-/// An argument that cannot be used: exit 2.
-package struct ValidationFailure: Error, Sendable, CustomStringConvertible {
-    package let description: String
-    package init(_ description: String) { self.description = description }
 }

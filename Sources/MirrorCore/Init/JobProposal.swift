@@ -53,18 +53,19 @@ package struct JobProposal: Sendable, Equatable {
 
 /// Why `mirror init` wrote no job.
 package struct InitFailure: Error, Sendable, CustomStringConvertible {
-    private enum Code: Sendable { case undecidable, unreachable, exists }
+    private enum Code: Sendable { case undecidable, failed, exists }
     private let code: Code
     private let message: String
 
     /// The answers leave the job undecided: exit 2.
     package static func undecidable(_ message: String) -> InitFailure { InitFailure(code: .undecidable, message: message) }
-    /// The API could not be asked: exit 1.
-    package static func unreachable(_ message: String) -> InitFailure { InitFailure(code: .unreachable, message: message) }
+    /// The API could not be asked, or the file not written: exit 1.
+    package static func failed(_ message: String) -> InitFailure { InitFailure(code: .failed, message: message) }
     /// The job file is there already: exit 2.
     package static func exists(_ message: String) -> InitFailure { InitFailure(code: .exists, message: message) }
 
-    package var isUnreachable: Bool { code == .unreachable }
+    /// The exit status: 1 when the API could not be asked or the file not written, else 2.
+    package var status: Int32 { code == .failed ? 1 : 2 }
     package var description: String { message }
 }
 
