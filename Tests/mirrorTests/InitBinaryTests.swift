@@ -148,6 +148,26 @@ struct InitBinaryTests {
         }
     }
 
+    @Test("one page, its next URL null: the paging is written, and said to be unconfirmed")
+    func onePage() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try await FixtureServer.with({ _ in .json(#"{"count":2,"next":null,"results":[{"id":"a"},{"id":"b"}]}"#) }) { server in
+            let (ids, file, stderr) = try await initCheckRun(server.base + "/api/items/", in: folder)
+            #expect(ids == ["a", "b"])
+            #expect(stderr == "page 2 not confirmed: no next page after page 1\n")
+            #expect(file.contains("""
+                # page 2 not confirmed: no next page after page 1
+                version: 1
+                """))
+            #expect(file.contains("""
+                    # the answer's `next` is null: a next page's URL goes there, none on this one (page 2 not confirmed: no next page after page 1)
+                    next: { url: next }
+
+                """))
+        }
+    }
+
     @Test("--auth: the block is copied with its placeholder, the secret sent and never written or printed")
     func auth() async throws {
         let folder = try temporaryFolder()

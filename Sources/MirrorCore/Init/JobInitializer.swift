@@ -128,7 +128,8 @@ package struct JobInitializer: Sendable {
             if case .single = proposal.paging { return (proposal, proposal.yaml(auth: auth)) }
             switch await confirm(job, paging: proposal.paging) {
             case let .success(confirmation):
-                proposal.confirmation = confirmation
+                proposal.confirmation = confirmation.description
+                if !confirmation.confirmed { proposal.notes.append(confirmation.description) }
                 return (proposal, proposal.yaml(auth: auth))
             case let .failure(problem):
                 failures.append(job.redactor.redact(problem.description))
@@ -139,7 +140,7 @@ package struct JobInitializer: Sendable {
     }
 
     /// Walks the job's first two pages; what page 2 brought, or why the paging is wrong.
-    private func confirm(_ job: JobSpec, paging: JobProposal.Paging) async -> Result<String, Problem> {
+    private func confirm(_ job: JobSpec, paging: JobProposal.Paging) async -> Result<Confirmation, Problem> {
         let recorder = IDRecorder()
         let start = WalkStart(startedAt: Timestamp.string(Date()), page: nil, nextURL: nil, cursor: nil, position: 0)
         let walk = await PageWalker(job: job, store: recorder, client: client, maxPages: 2, refresh: true, retry: RetryPolicy(),
@@ -154,7 +155,7 @@ package struct JobInitializer: Sendable {
             return .failure(Problem("\(what): id '\(repeated.id)' repeats within page \(repeated.page)"))
         }
         guard pages.count >= 2 else {
-            return .success("the walk ended after page 1 (\(walk.stop)): page 2 not confirmed")
+            return .success(Confirmation(description: "page 2 not confirmed: \(walk.stop)", confirmed: false))
         }
         let first = Set(pages[0])
         let again = pages[1].filter(first.contains)
@@ -164,7 +165,7 @@ package struct JobInitializer: Sendable {
         if let id = again.first {
             return .failure(Problem("\(what): page 2 repeats \(again.count) of page 1's ids ('\(id)'…): the API does not page this way"))
         }
-        return .success("page 2 confirmed: \(pages[1].count) new ids")
+        return .success(Confirmation(description: "page 2 confirmed: \(pages[1].count) new ids", confirmed: true))
     }
 
     /// Which paging the walk tried, in words.
@@ -176,6 +177,12 @@ package struct JobInitializer: Sendable {
         case let .cursor(path, parameter, _): "paging by the cursor in `\(path)` sent as `\(parameter)`"
         case let .numbers(parameter, _, _, _): "paging by `\(parameter)` numbers"
         }
+    }
+
+    /// What the walk of two pages showed: page 2's new ids, or why there was no page 2.
+    struct Confirmation {
+        let description: String
+        let confirmed: Bool
     }
 
     struct Problem: Error, CustomStringConvertible {

@@ -43,7 +43,7 @@ package struct JobProposal: Sendable, Equatable {
     package var id: Choice
     package var paging: Paging
     package var pagingWhy: String
-    /// What the walk of two pages showed, once `JobInitializer` confirmed the paging.
+    /// What the walk of two pages showed, once `JobInitializer` walked them.
     package var confirmation: String?
     /// What was seen and not chosen, or could not be decided: said on stderr and atop the file.
     package var notes: [String] = []
