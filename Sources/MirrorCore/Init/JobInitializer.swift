@@ -90,9 +90,8 @@ package struct JobInitializer: Sendable {
         let name = name ?? JobProposal.name(fromURL: url)
         let loader = JobFileLoader(environment: environment)
         // The job as its first request needs it: its auth, read as the file will be read.
-        var bare = JobProposal(name: name, table: JobProposal.tableName(name), url: url, records: .init(path: ".", why: ""),
+        let bare = JobProposal(name: name, table: JobProposal.tableName(name), url: url, records: .init(path: ".", why: ""),
                                id: .init(path: "id", why: ""), paging: .single, pagingWhy: "", firstPageCount: 0)
-        bare.notes = []
         let probe: JobSpec
         do {
             probe = try loader.parse(text: bare.yaml(auth: auth), path: path, folder: ".").jobs[0]
@@ -111,7 +110,9 @@ package struct JobInitializer: Sendable {
             throw InitFailure.failed(probe.redactor.redact("GET \(request.url): \(error); no job written"))
         }
         guard (200..<300).contains(response.status) else {
-            let said = String(decoding: response.body.prefix(200), as: UTF8.self).split(whereSeparator: \.isNewline).joined(separator: " ")
+            // What the server said, on one line, unless it is a web page.
+            let text = String(decoding: response.body.prefix(200), as: UTF8.self)
+            let said = text.hasPrefix("<") ? "" : text.split(whereSeparator: \.isNewline).joined(separator: " ")
             throw InitFailure.failed(probe.redactor.redact("GET \(request.url): HTTP \(response.status)"
                 + (said.isEmpty ? "" : ": \(said)") + "; no job written"))
         }

@@ -338,9 +338,10 @@ extension JobProposal {
         return table
     }
 
+    /// `two`, `three`, … for the counts a note names; digits past nine.
     static func count(_ n: Int) -> String {
-        ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"].indices.contains(n)
-            ? ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"][n] : String(n)
+        let words = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
+        return words.indices.contains(n) ? words[n] : String(n)
     }
 
     /// A dot path, or a JSON Pointer for keys a dot path cannot name.
