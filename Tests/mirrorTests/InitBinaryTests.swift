@@ -6,8 +6,8 @@ import Testing
 /// `mirror run` of it stores every record the API holds.
 @Suite("mirror init, the binary", .timeLimit(.minutes(3)))
 struct InitBinaryTests {
-    /// Seven records, `id`s 101…107.
-    private static let ids = (101...107).map(String.init)
+    /// Seven records, their `id`s integers past 64 bits (12345678901234567891…7).
+    private static let ids = (1...7).map { "1234567890123456789\($0)" }
 
     private static func records(_ page: ArraySlice<String>) -> String {
         "[" + page.map { #"{"id":\#($0),"name":"n\#($0)"}"# }.joined(separator: ",") + "]"
@@ -56,7 +56,7 @@ struct InitBinaryTests {
                     next: { url: next }
                     # the array of objects, 3 of them
                     records: results
-                    # named like an id, present and unique in all 3 records
+                    # named like an id, present and unique in all 3 records; numbers past 64 bits are kept exactly as written
                     id: id
                     table: items
 
