@@ -46,11 +46,11 @@ struct InitDetectionTests {
 
     @Test("a Link header with rel=next over a top-level array")
     func link() throws {
-        let proposal = try detect(#"[{"id":1},{"id":2}]"#, url: "https://api.example.com/issues?per_page=2",
-                                  headers: ["link": #"<https://api.example.com/issues?per_page=2&page=2>; rel="next""#])[0]
+        let proposal = try detect(#"[{"id":1},{"id":2}]"#, url: "https://api.example.com/orders?per_page=2",
+                                  headers: ["link": #"<https://api.example.com/orders?per_page=2&page=2>; rel="next""#])[0]
         #expect(proposal.paging == .link)
         #expect(proposal.records.path == ".")
-        #expect(proposal.url == "https://api.example.com/issues?per_page=2")
+        #expect(proposal.url == "https://api.example.com/orders?per_page=2")
     }
 
     @Test("a cursor plus has_more: each likely query parameter in turn")
