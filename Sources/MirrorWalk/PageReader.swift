@@ -152,7 +152,7 @@ struct PageReader: Sendable {
         }
         let document: JSONDocument
         do {
-            document = try JSONDocument(compacting: body, foldingAt: job.records.segments.count + 1)
+            document = try JSONDocument(compacting: consume body, foldingAt: job.records.segments.count + 1)
         } catch {
             throw PageFault(url: url, status: response.status,
                             problem: html ? "response is HTML, not JSON" : "response is not JSON: \(error)")
