@@ -48,7 +48,7 @@ extension JobFileReader {
         }
         let format = readFormat(job)
         let storage = readStorage(job, format: format)
-        if format != .json { checkBodyPaths(job, format: format) }
+        if format != .json, format != .xml { checkBodyPaths(job, format: format) }
         let fetching = readFetching(job)
         let files = readDownloads(job)
         let validate = readValidate(job)
@@ -256,7 +256,8 @@ extension JobFileReader {
             case "json": format = .json
             case "ndjson", "jsonl": format = .ndjson
             case "csv": format = .csv(delimiter: UInt8(ascii: ","))
-            default: error(n, "'format' of \(job.label) must be json, ndjson, jsonl or csv, not '\(text.shown)'")
+            case "xml": format = .xml
+            default: error(n, "'format' of \(job.label) must be json, ndjson, jsonl, csv or xml, not '\(text.shown)'")
             }
         }
         guard let csvNode = job.keys[.csv] else { return format }
@@ -319,12 +320,12 @@ extension JobFileReader {
         var shareTable: Bool
     }
 
-    /// `records`, `id`, `table`, `database`, `account`, `stop`, `on_change`, `prune`. A body
-    /// that is not JSON is read as an array of its records: `records` is `.`, and the job
-    /// may not set it (from `defaults` it is let be).
+    /// `records`, `id`, `table`, `database`, `account`, `stop`, `on_change`, `prune`. An
+    /// NDJSON or CSV body is read as an array of its records: `records` is `.`, and the job
+    /// may not set it (from `defaults` it is let be). XML names its records by element path.
     private mutating func readStorage(_ job: JobNodes, format: JobSpec.Format) -> Storage {
         var records = JSONPath(".")
-        if format == .json {
+        if format == .json || format == .xml {
             records = path(required(.records, of: job), key: "records")
         } else if job.own.contains(.records), let pair = job.keys[.records] {
             error(pair.key, "'records' does not apply to \(job.label), whose format \(format.name) makes each "

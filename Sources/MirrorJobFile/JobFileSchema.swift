@@ -391,8 +391,10 @@ extension JobKey {
                 ("description", .string("What a response body is: json; ndjson (or jsonl), JSON Lines, each line that is not "
                     + "blank a record; csv, a header row then one record per row, each a JSON object of strings (typed where "
                     + "'columns' gives the header's name a type). With ndjson and csv there is no 'records' and no path into "
-                    + "the response: page by 'link', a header or {page}.")),
-                ("type", "string"), ("enum", ["json", "ndjson", "jsonl", "csv"]), ("default", "json"),
+                    + "the response: page by 'link', a header or {page}. xml, an XML document read as JSON (attributes as "
+                    + "'@name', repeated elements as arrays, mixed text as '#text'), 'records' an element path such as "
+                    + "feed.entry; no DOCTYPE is read, no entity expanded.")),
+                ("type", "string"), ("enum", ["json", "ndjson", "jsonl", "csv", "xml"]), ("default", "json"),
             ])
         case .csv:
             .object([

@@ -21,14 +21,16 @@ package struct JobSpec: Sendable {
     package enum Method: String, Sendable { case get = "GET", post = "POST" }
     package enum OnChange: String, Sendable { case replace, keep }
 
-    /// What a response body is (`format`). Each form but JSON is read as a JSON array of its
-    /// records, whose records path is `.`.
+    /// What a response body is (`format`). NDJSON and CSV are read as a JSON array of their
+    /// records, whose records path is `.`; XML as the JSON its elements map to.
     package enum Format: Sendable, Equatable {
         case json
         /// JSON Lines: each line that is not blank is one record.
         case ndjson
         /// A header row naming the fields, then one record per row, split at `delimiter`.
         case csv(delimiter: UInt8)
+        /// An XML document, read as the JSON its elements map to; `records` is an element path.
+        case xml
 
         /// How a job file and messages name it.
         package var name: String {
@@ -36,6 +38,7 @@ package struct JobSpec: Sendable {
             case .json: "json"
             case .ndjson: "ndjson"
             case .csv: "csv"
+            case .xml: "xml"
             }
         }
     }

@@ -16,7 +16,7 @@ struct PageReader: Sendable {
     package init(job: JobSpec) {
         self.job = job
         columnTypes = ColumnTypes(job.columns)
-        recordBody = RecordBody(format: job.format, columns: job.columns)
+        recordBody = RecordBody(format: job.format, columns: job.columns, records: job.records)
     }
 
     /// Turns a final response into a parsed page, a clean stop or a fault.
@@ -140,7 +140,7 @@ struct PageReader: Sendable {
     /// records. The records array is folded (see `JSONDocument`): each record is parsed
     /// on its own when its id is read, and only the record's place is kept.
     package func parse(_ response: HTTPResponse, url: RedactedURL, page: Int) throws -> ParsedPage {
-        let html = Self.looksLikeHTML(response)
+        let html = job.format == .xml ? Self.looksLikeHTMLPage(response) : Self.looksLikeHTML(response)
         var body = response.takeBody()
         if job.format != .json {
             guard !html else { throw PageFault(url: url, status: response.status, problem: "response is HTML, not \(job.format.name)") }
@@ -185,7 +185,7 @@ struct PageReader: Sendable {
         let facts = facts(of: collected.records)
         var envelope = PageEnvelope(document: document, records: list, redactor: job.redactor)
         envelope.headers = PageEnvelope.kept(response.headers, redactor: job.redactor)
-        // Served again as the JSON array it was read as, not as the API's CSV or lines.
+        // Served again as the JSON it was read as, not as the API's CSV, XML or lines.
         if job.format != .json { envelope.headers.removeAll { $0.name == "content-type" } }
         return ParsedPage(document: document, envelope: envelope,
                           elementCount: collected.elementCount, records: facts.kept,
@@ -319,6 +319,14 @@ struct PageReader: Sendable {
         if let type = response.headers["content-type"], type.lowercased().contains("html") { return true }
         let prefix = response.body.prefix(64).drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
         return prefix.first == UInt8(ascii: "<")
+    }
+
+    /// For an XML job, whose bodies start with `<` too: an HTML content type, or a body
+    /// opening with `<!doctype html` or `<html`.
+    static func looksLikeHTMLPage(_ response: HTTPResponse) -> Bool {
+        if let type = response.headers["content-type"], type.lowercased().contains("html") { return true }
+        let prefix = String(decoding: response.body.prefix(64), as: UTF8.self).drop { $0.isWhitespace }.lowercased()
+        return prefix.hasPrefix("<!doctype html") || prefix.hasPrefix("<html")
     }
 
     static func statusProblem(_ response: HTTPResponse, redactor: Redactor) -> String {

@@ -14,9 +14,15 @@ struct RecordBody {
     /// The job's typed columns whose path is one name: a CSV field of that name is stored
     /// as the column's type reads it.
     private let types: [String: RecordColumn.Kind]
+    /// The records path's keys, which an XML body's mapping keeps an array at.
+    private let records: [String]
 
-    init(format: JobSpec.Format, columns: [RecordColumn]) {
+    init(format: JobSpec.Format, columns: [RecordColumn], records: JSONPath = JSONPath(segments: [], description: ".")) {
         self.format = format
+        self.records = records.segments.compactMap { segment in
+            guard case let .key(name) = segment else { return nil }
+            return name
+        }
         var types: [String: RecordColumn.Kind] = [:]
         for column in columns {
             guard let type = column.type, column.path.segments.count == 1, case let .key(name) = column.path.segments[0] else { continue }
@@ -25,12 +31,23 @@ struct RecordBody {
         self.types = types
     }
 
-    /// `body` as a JSON array of records; JSON is returned as it is.
+    /// `body` as a JSON array of records, or for XML the JSON document its elements map
+    /// to; JSON is returned as it is.
     func json(_ body: [UInt8]) throws(Problem) -> [UInt8] {
         switch format {
         case .json: body
         case .ndjson: try lines(body)
         case let .csv(delimiter): try rows(body, delimiter: delimiter)
+        case .xml: try document(body)
+        }
+    }
+
+    /// XML: the document's elements as JSON, the records path an array.
+    private func document(_ body: [UInt8]) throws(Problem) -> [UInt8] {
+        do {
+            return try XMLTree(body).json(records: records)
+        } catch {
+            throw Problem(description: error.message)
         }
     }
 

@@ -531,7 +531,7 @@ struct JobFileLoaderTests {
                 stop: { total: meta.total }
                 id: id
                 table: t_b
-              - { name: c, url: "https://x.test/c", format: xml, records: feed, id: id, table: t_c }
+              - { name: c, url: "https://x.test/c", format: yaml, records: feed, id: id, table: t_c }
               - { name: d, url: "https://x.test/d", records: l, csv: { delimiter: ";" }, id: id, table: t_d }
               - { name: e, url: "https://x.test/e", format: csv, csv: { delimiter: ";;" }, validate: { a: array }, id: id, table: t_e }
             """) == [
@@ -540,11 +540,40 @@ struct JobFileLoaderTests {
                 + "page it by 'next: link', 'next: { header: NAME }' or {page} in the url",
             "jobs/x.yaml:13:13: 'stop.total' of job 'b' is a path in the response, which format csv has none of: "
                 + "stop on an empty page (the default) or 'stop.short'",
-            "jobs/x.yaml:16:49: 'format' of job 'c' must be json, ndjson, jsonl or csv, not 'xml'",
+            "jobs/x.yaml:16:49: 'format' of job 'c' must be json, ndjson, jsonl, csv or xml, not 'yaml'",
             "jobs/x.yaml:17:53: 'csv' of job 'd' goes with 'format: csv' only",
             "jobs/x.yaml:18:72: 'csv.delimiter' of job 'e' must be one ASCII character such as ';' or a tab (\"\\t\"), "
                 + "not a quote or line break, not ';;'",
             "jobs/x.yaml:18:80: 'validate' of job 'e' checks paths in the response, which format csv has none of: remove it",
+        ])
+    }
+
+    @Test("format: xml takes 'records' as an element path and paths into the body for next, stop and validate")
+    func xmlFormat() throws {
+        let file = try JobFileLoader(environment: [:]).parse(text: """
+            version: 1
+            jobs:
+              - name: a
+                url: "https://x.test/feed"
+                format: xml
+                records: feed.entry
+                next: { url: "feed.link[@rel=next].@href" }
+                stop: { total: feed.total }
+                id: id
+                table: t_a
+            """, path: "jobs/x.yaml", folder: "jobs")
+        #expect(file.jobs.map(\.format) == [.xml])
+        #expect(file.jobs.map(\.records.description) == ["feed.entry"])
+        #expect(file.jobs[0].next == .url(JSONPath("feed.link[@rel=next].@href")!))
+
+        #expect(diagnostics("""
+            version: 1
+            jobs:
+              - { name: a, url: "https://x.test/a", format: xml, id: id, table: t_a }
+              - { name: b, url: "https://x.test/b", format: xml, records: feed.entry, csv: { delimiter: ";" }, id: id, table: t_b }
+            """) == [
+            "jobs/x.yaml:3:5: job 'a' is missing required key 'records'",
+            "jobs/x.yaml:4:75: 'csv' of job 'b' goes with 'format: csv' only",
         ])
     }
 }
