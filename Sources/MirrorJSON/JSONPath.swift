@@ -8,7 +8,9 @@
 /// A filter `[key=value]` visits the elements of an array that are objects whose member
 /// `key` is `value` (a string's text, a number as written, `true`, `false`):
 /// `links[rel=next].href`, `[rel=next].href` on a top-level array, and in a pointer the
-/// segment `/links/[rel=next]/href` (on an object, that segment stays a key).
+/// segment `/links/[rel=next]/href` (on an object, that segment stays a key). In a dot
+/// path, a filter on an object reads it as an array of one: the object itself when its
+/// member matches (an XML feed's lone `<link>`).
 
 package struct JSONPath: Sendable, Hashable, CustomStringConvertible {
     package enum Segment: Sendable, Hashable {
@@ -193,8 +195,13 @@ extension JSONValue {
         }
         guard open.kind == .array else {
             // A pointer's `[…]` segment on an object is the member of that name.
-            guard let key = filter.orKey, let child = open[key] else { return true }
-            return child.visit(after, body)
+            if let key = filter.orKey {
+                guard let child = open[key] else { return true }
+                return child.visit(after, body)
+            }
+            // In a dot path, an object is read as an array of one (XML's lone element).
+            guard open.kind == .object, open[filter.key]?.scalarText == filter.value else { return true }
+            return open.visit(after, body)
         }
         return open.document.forEachChild(of: open.index) { child in
             let element = JSONValue(document: open.document, index: child)

@@ -179,6 +179,18 @@ struct JSONDocumentTests {
         #expect(JSONPath("data.list") == JSONPath("data.list"))
     }
 
+    @Test("a dot path's filter on an object reads it as an array of one: XML's lone <link> is found as two are")
+    func filterOnObject() throws {
+        let one = try parse(#"{"feed":{"link":{"@rel":"next","@href":"/feed?after=3"}}}"#).root
+        #expect(one.value(at: path("feed.link[@rel=next].@href"))?.stringValue == "/feed?after=3")
+        #expect(one.value(at: path("feed.link[@rel=self].@href")) == nil)
+        #expect(one.value(at: path("feed[@rel=next]")) == nil)
+        // A pointer's `[…]` segment on an object is still the member of that name.
+        #expect(one.value(at: path("/feed/link/[@rel=next]/@href")) == nil)
+        let two = try parse(#"{"feed":{"link":[{"@rel":"self","@href":"/feed"},{"@rel":"next","@href":"/feed?after=2"}]}}"#).root
+        #expect(two.value(at: path("feed.link[@rel=next].@href"))?.stringValue == "/feed?after=2")
+    }
+
     @Test("filters pick array elements by a member: in dot paths, alone, quoted, and as a pointer segment")
     func filters() throws {
         let document = try parse(#"""
