@@ -104,6 +104,21 @@ struct InitDetectionTests {
         #expect(query.url == "https://h/items?limit=2&offset={page}")
     }
 
+    @Test("flask-smorest's X-Pagination header: page numbers, the first full page's size ends the walk")
+    func paginationHeader() throws {
+        let header = #"{"total": 5, "total_pages": 3, "first_page": 1, "last_page": 3, "page": 1, "next_page": 2}"#
+        let proposal = try detect(#"[{"id":1},{"id":2}]"#, headers: ["x-pagination": header])[0]
+        #expect(proposal.paging == .numbers(parameter: "page", from: 1, step: 1, stop: .short(2)))
+        #expect(proposal.url == "https://api.example.com/v1/items?page={page}")
+        #expect(proposal.pagingWhy == "the answer's X-Pagination header names page 1 and a next page 2: page numbers; "
+            + "a page of fewer than 2 records is the last (the header's `total_pages` is 3, and a walk reads no stop from a header)")
+        let query = try detect(#"[{"id":1},{"id":2}]"#, url: "https://h/items?page=2&page_size=2",
+                               headers: ["x-pagination": #"{"total": 5, "page": 2, "next_page": 3}"#])[0]
+        #expect(query.paging == .numbers(parameter: "page", from: 2, step: 1, stop: .short(2)))
+        #expect(query.url == "https://h/items?page={page}&page_size=2")
+        #expect(try detect(#"[{"id":1},{"id":2}]"#, headers: ["x-pagination": #"{"total": 2, "page": 1}"#])[0].paging == .single)
+    }
+
     @Test("two arrays of objects: the larger is chosen, and both are named")
     func twoArrays() throws {
         let proposal = try detect(#"{"included":[{"id":"p1"},{"id":"p2"}],"data":[{"id":"1"},{"id":"2"},{"id":"3"}]}"#)[0]

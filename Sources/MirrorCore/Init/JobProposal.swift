@@ -148,8 +148,9 @@ extension JobProposal {
                 return proposal
             }
         }
-        // 4. Page or offset numbers, in the URL or echoed in the body.
-        if let numbers = pageNumbers(root, url: url, count: elements.count) {
+        // 4. Page or offset numbers, in flask-smorest's X-Pagination header, in the URL or echoed in the body.
+        if let numbers = paginationHeader(headers, url: url, count: elements.count)
+            ?? pageNumbers(root, url: url, count: elements.count) {
             base.url = numbers.url
             base.paging = numbers.paging
             base.pagingWhy = numbers.why
@@ -307,6 +308,22 @@ extension JobProposal {
         }
         return (template, .numbers(parameter: page.name, from: page.value, step: 1, stop: stop),
                 "\(page.seen): page numbers; " + stopWhy(stop, total: total?.1))
+    }
+
+    /// flask-smorest's `X-Pagination: {"total": 53, "total_pages": 6, "page": 1, "next_page": 2, …}`
+    /// over a page that has a next one. The walk reads no stop from a header, so the first page,
+    /// full since another follows, gives the size a shorter last page falls under.
+    private static func paginationHeader(_ headers: [String: String], url: String,
+                                         count: Int) -> (url: String, paging: Paging, why: String)? {
+        guard count > 0, let text = headers["x-pagination"], let header = try? JSONDocument(parsing: Array(text.utf8)),
+              let page = header.root["page"]?.intValue, let next = header.root["next_page"]?.intValue else { return nil }
+        let named = queryPairs(url).contains { $0.0 == "page" }
+        let template = named ? replacing("page", with: "{page}", in: url) : adding("page", "{page}", to: url)
+        let stop = Stop.short(count)
+        let pages = header.root["total_pages"]?.intValue.map { " (the header's `total_pages` is \($0), and a walk reads no stop from a header)" } ?? ""
+        return (template, .numbers(parameter: "page", from: page, step: 1, stop: stop),
+                "the answer's X-Pagination header names page \(page) and a next page \(next): page numbers; "
+                    + stopWhy(stop, total: nil) + pages)
     }
 
     private static func stopWhy(_ stop: Stop, total: Int?) -> String {
