@@ -1,0 +1,32 @@
+import Foundation
+import MirrorTestSupport
+import Testing
+
+/// `mirror init` on the paginations of real web frameworks (`scripts/auth-servers/frameworks_server.py`):
+/// the job it writes, unedited, walks every record of the table the server pages through.
+@Suite("mirror init on web frameworks", .enabled(if: AuthServer.python != nil, "MIRROR_TEST_PYTHON is not set (scripts/test.sh sets it)"),
+       .timeLimit(.minutes(3)))
+struct InitFrameworkTests {
+    @Test("the written job walks ids 1 to 53, as the framework's table holds them", arguments: [
+        ("/drf/page/", "page", "next: { url: next }"), ("/drf/limit/", "limit", "next: { url: next }"),
+        ("/drf/cursor/", "cursor", "next: { url: next }"), ("/fastapi/items", "items", "stop: { pages: pages }"),
+        ("/fastapi/limit", "limit", "stop: { total: total }"), ("/smorest/items", "items", "stop: { short: 10 }"),
+    ])
+    func walk(path: String, table: String, paging: String) async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try await AuthServer.withShared("frameworks_server.py") { server in
+            let initialized = try await mirror(["init", server.base + path, "--out", "job.yaml"], in: folder)
+            #expect(initialized.status == 0, "\(initialized.stderr)")
+            #expect(initialized.stdout == "wrote job.yaml (job '\(table)', table '\(table)')\nnext: mirror run job.yaml\n")
+            let file = try String(contentsOfFile: folder + "/job.yaml", encoding: .utf8)
+            #expect(file.split(separator: "\n").contains { $0.trimmingCharacters(in: .whitespaces) == paging }, "\(file)")
+            let check = try await mirror(["check", "job.yaml"], in: folder)
+            #expect(check.status == 0, "\(check.stderr)")
+            let run = try await mirror(["run", "job.yaml", "--output", "out", "--quiet"], in: folder)
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(try await sqlite(folder + "/out/\(table).sqlite", "SELECT id FROM \"\(table)\" ORDER BY position")
+                == (1...53).map { "\($0)\n" }.joined())
+        }
+    }
+}

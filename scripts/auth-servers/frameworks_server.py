@@ -1,0 +1,190 @@
+"""One table of numbered rows served through the paginations of real web frameworks, for
+mirror init's tests: each pagination its own path, all in one server.
+
+    python frameworks_server.py --rows 53
+
+When ready it prints one JSON line to stdout (then flushes):
+
+    {"port": P, "url": "http://127.0.0.1:P", "ids": [1, 2, …], "paths": ["/drf/page/", …]}
+
+| path | framework | pagination |
+| --- | --- | --- |
+| `/drf/page/` | Django REST framework | `PageNumberPagination`, 10 a page: `count`, `next`, `previous`, `results` |
+| `/drf/limit/` | Django REST framework | `LimitOffsetPagination`, 10 a page: `count`, `next`, `previous`, `results` |
+| `/drf/cursor/` | Django REST framework | `CursorPagination`, 10 a page, ordered by `id`: `next`, `previous`, `results` |
+| `/fastapi/items` | FastAPI, fastapi-pagination | `Page` (50 a page): `items`, `total`, `page`, `size`, `pages` |
+| `/fastapi/limit` | FastAPI, fastapi-pagination | `LimitOffsetPage` (50 a page): `items`, `total`, `limit`, `offset` |
+| `/smorest/items` | flask-smorest | `@blp.paginate()` (10 a page): the records as a top-level array, the page in the `X-Pagination` header |
+
+Every record is `{"id": N, "name": "nN"}`, N from 1 to --rows, in id order. Django and
+Flask are WSGI apps and run behind uvicorn's WSGI middleware; one ASGI app sends each path
+to its framework. The server stops on SIGTERM, SIGINT or the end of its stdin.
+"""
+import argparse
+import asyncio
+import json
+import socket
+import sys
+import threading
+
+from stopping import stop_event
+
+import django  # noqa: E402
+from django.conf import settings  # noqa: E402
+
+
+def django_app(rows):
+    settings.configure(
+        DEBUG=False, ALLOWED_HOSTS=["*"], ROOT_URLCONF=__name__, SECRET_KEY="mirror-frameworks",
+        INSTALLED_APPS=["django.contrib.contenttypes", "django.contrib.auth", "rest_framework"],
+        DATABASES={}, MIDDLEWARE=[], USE_TZ=True,
+        REST_FRAMEWORK={"DEFAULT_AUTHENTICATION_CLASSES": [], "DEFAULT_PERMISSION_CLASSES": [],
+                        "UNAUTHENTICATED_USER": None, "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]},
+    )
+    django.setup()
+    from django.core.wsgi import get_wsgi_application
+    from django.urls import path
+    from rest_framework import pagination
+    from rest_framework.response import Response
+    from rest_framework.views import APIView
+
+    class Record(dict):
+        """A row; CursorPagination reads its ordering field as an attribute."""
+        def __getattr__(self, name):
+            try:
+                return self[name]
+            except KeyError:
+                raise AttributeError(name) from None
+
+    class Rows(list):
+        """The rows as a queryset enough for CursorPagination: `order_by` and `filter(id__gt=…)`."""
+        def order_by(self, *fields):
+            reverse = fields[0].startswith("-")
+            return Rows(sorted(self, key=lambda row: row["id"], reverse=reverse))
+
+        def filter(self, *args, **lookups):
+            (lookup, value), = lookups.items()
+            value = int(value)
+            keep = {"id__gt": lambda n: n > value, "id__gte": lambda n: n >= value,
+                    "id__lt": lambda n: n < value, "id__lte": lambda n: n <= value}[lookup]
+            return Rows(row for row in self if keep(row["id"]))
+
+    table = [Record(row) for row in rows]
+
+    class Pages(pagination.PageNumberPagination):
+        page_size = 10
+
+    class Limits(pagination.LimitOffsetPagination):
+        default_limit = 10
+
+    class Cursors(pagination.CursorPagination):
+        page_size = 10
+        ordering = "id"
+
+    def view(paginator):
+        class Items(APIView):
+            pagination_class = paginator
+
+            def get(self, request):
+                pages = self.pagination_class()
+                page = pages.paginate_queryset(Rows(table), request, view=self)
+                return pages.get_paginated_response([dict(row) for row in page])
+        return Items.as_view()
+
+    module = sys.modules[__name__]
+    module.urlpatterns = [path("drf/page/", view(Pages)), path("drf/limit/", view(Limits)),
+                          path("drf/cursor/", view(Cursors))]
+    return get_wsgi_application()
+
+
+def fastapi_app(rows):
+    from fastapi import FastAPI
+    from fastapi_pagination import LimitOffsetPage, Page, add_pagination, paginate
+    from fastapi_pagination.utils import disable_installed_extensions_check
+    from pydantic import BaseModel
+
+    class Item(BaseModel):
+        id: int
+        name: str
+
+    # Django is installed for the DRF paths; the rows are a list, paged by the default `paginate`.
+    disable_installed_extensions_check()
+    app = FastAPI()
+    items = [Item(**row) for row in rows]
+
+    @app.get("/fastapi/items")
+    def page() -> Page[Item]:
+        return paginate(items)
+
+    @app.get("/fastapi/limit")
+    def limit() -> LimitOffsetPage[Item]:
+        return paginate(items)
+
+    add_pagination(app)
+    return app
+
+
+def smorest_app(rows):
+    from flask import Flask
+    from flask.views import MethodView
+    from flask_smorest import Api, Blueprint
+    import marshmallow as ma
+
+    app = Flask("frameworks")
+    app.config.update(API_TITLE="frameworks", API_VERSION="1", OPENAPI_VERSION="3.0.2")
+    api = Api(app)
+    blp = Blueprint("items", "items", url_prefix="/smorest")
+
+    class ItemSchema(ma.Schema):
+        id = ma.fields.Int()
+        name = ma.fields.Str()
+
+    @blp.route("/items")
+    class Items(MethodView):
+        @blp.response(200, ItemSchema(many=True))
+        @blp.paginate()
+        def get(self, pagination_parameters):
+            pagination_parameters.item_count = len(rows)
+            first = pagination_parameters.first_item
+            return rows[first:first + pagination_parameters.page_size]
+
+    api.register_blueprint(blp)
+    return app
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=53)
+    args = parser.parse_args()
+    rows = [{"id": i, "name": f"n{i}"} for i in range(1, args.rows + 1)]
+
+    import uvicorn
+    from uvicorn.middleware.wsgi import WSGIMiddleware
+
+    drf = WSGIMiddleware(django_app(rows))
+    fastapi = fastapi_app(rows)
+    smorest = WSGIMiddleware(smorest_app(rows))
+
+    async def app(scope, receive, send):
+        path = scope.get("path", "")
+        target = drf if path.startswith("/drf/") else smorest if path.startswith("/smorest/") else fastapi
+        await target(scope, receive, send)
+
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 0))
+    # Listening before the ready line: a connection waits in the backlog until uvicorn accepts it.
+    listener.listen(128)
+    port = listener.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    stop = stop_event()
+    threading.Thread(target=lambda: (stop.wait(), setattr(server, "should_exit", True)), daemon=True).start()
+    base = f"http://127.0.0.1:{port}"
+    paths = ["/drf/page/", "/drf/limit/", "/drf/cursor/", "/fastapi/items", "/fastapi/limit", "/smorest/items"]
+    print(json.dumps({"port": port, "url": base, "ids": [row["id"] for row in rows], "paths": paths}), flush=True)
+    asyncio.run(server.serve(sockets=[listener]))
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
