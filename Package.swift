@@ -333,7 +333,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MirrorDeviceTests",
-            dependencies: ["MirrorJSON", "MirrorModel", "MirrorReplay", "MirrorReplica", "MirrorDevice", "MirrorTestSupport",
+            dependencies: ["MirrorFiles", "MirrorJSON", "MirrorModel", "MirrorReplay", "MirrorReplica", "MirrorDevice", "MirrorTestSupport",
                            .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "GRDB", package: "GRDB.swift")]
         ),

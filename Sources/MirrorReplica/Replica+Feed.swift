@@ -76,7 +76,7 @@ extension Replica {
 
     private func catchUp(through source: any SyncSource, serve: URL, token: String?) async throws(ReplicaError) -> FeedReach {
         try layout.prepare()
-        let lock = try syncLock()
+        let lock = try await syncLock()
         defer { try? FileSystem.close(lock) }
         guard let held = layout.current(), let record = layout.record(of: held) else {
             return .unreachable("the replica holds no generation yet")

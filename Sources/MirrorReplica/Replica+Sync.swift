@@ -48,7 +48,7 @@ extension Replica {
 
     private func sync(from source: any SyncSource, progress: (@Sendable (SyncProgress) -> Void)?) async throws(ReplicaError) -> SyncOutcome {
         try layout.prepare()
-        let lock = try syncLock()
+        let lock = try await syncLock()
         defer { try? FileSystem.close(lock) }
 
         let held = layout.current()
@@ -133,8 +133,27 @@ extension Replica {
                            fetchedBytes: counter.done, keptObjects: kept, manifestUnchanged: false)
     }
 
-    /// The sync's lock: one sync (or catch-up) of a folder at a time.
-    func syncLock() throws(ReplicaError) -> Int32 {
+    /// How long a sync waits for the lock before it says another is under way: a process
+    /// being started (`posix_spawn`) holds a copy of every descriptor until it execs, the
+    /// lock's too, for a moment.
+    static let lockPatience: Duration = .seconds(2)
+
+    /// The sync's lock: one sync (or catch-up) of a folder at a time. A lock held by someone
+    /// else is tried again every 10 ms for `lockPatience`.
+    func syncLock() async throws(ReplicaError) -> Int32 {
+        let clock = ContinuousClock()
+        let deadline = clock.now + Self.lockPatience
+        while true {
+            do throws(ReplicaError) {
+                return try syncLockNow()
+            } catch {
+                guard case .busy = error, clock.now < deadline, !Task.isCancelled else { throw error }
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+        }
+    }
+
+    private func syncLockNow() throws(ReplicaError) -> Int32 {
         let path = layout.path + "/.sync.lock"
         let descriptor: Int32
         do throws(FileError) {

@@ -6,6 +6,7 @@ import FoundationNetworking
 import GRDB
 import MirrorDevice
 import MirrorModel
+import MirrorFiles
 @testable import MirrorReplica
 import MirrorReplay
 import MirrorTestSupport
@@ -98,6 +99,33 @@ struct ReplicaTests {
             #expect(try replica.response(for: URLRequest(url: URL(string: "https://api.example.com/items?page=3")!)) == nil)
             #expect(try replica.response(for: URLRequest(url: URL(string: "https://api.example.com/items?page=2")!))?.status == 200)
             #expect(names(in: folder.path + "/generations") == [third.generation])
+        }
+    }
+
+    @Test("the sync lock held a moment by another descriptor (a process being started holds a copy) is waited for; held on, it is another sync under way")
+    func lockHeldAMoment() async throws {
+        let source = try await SnapshotSource.make()
+        defer { try? FileManager.default.removeItem(atPath: source.root) }
+        let folder = replicaFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let replica = try Replica(folder: folder)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let lockPath = folder.path + "/.sync.lock"
+        let other = try FileSystem.openLockFile(lockPath, followingLinks: false)
+        try FileSystem.lock(other, waiting: false)
+        let letGo = Task {
+            try await Task.sleep(for: .milliseconds(50))
+            try FileSystem.close(other)
+        }
+        let outcome = try await replica.sync(from: URL(fileURLWithPath: source.folder))
+        try await letGo.value
+        #expect(outcome.changed && outcome.fetchedObjects == 2)
+
+        let holder = try FileSystem.openLockFile(lockPath, followingLinks: false)
+        defer { try? FileSystem.close(holder) }
+        try FileSystem.lock(holder, waiting: false)
+        await #expect(throws: ReplicaError.busy(folder.path)) {
+            try await replica.sync(from: URL(fileURLWithPath: source.folder))
         }
     }
 
