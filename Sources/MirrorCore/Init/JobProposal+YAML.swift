@@ -6,7 +6,14 @@ extension JobProposal {
     package func yaml(auth: String? = nil) -> String {
         var lines = ["# written by `mirror init` from the API's answers; check it with `mirror check`, then `mirror run` it"]
         lines += notes.map { "# " + Self.oneLine($0) }
-        lines += ["version: 1", "jobs:", "  - name: " + Self.scalar(name)]
+        lines += ["version: 1", "jobs:"]
+        return (lines + jobLines(auth: auth)).joined(separator: "\n") + "\n"
+    }
+
+    /// The job's item of the `jobs:` list, a comment above each key saying why it was chosen.
+    func jobLines(auth: String?) -> [String] {
+        var lines = ["  - name: " + Self.scalar(name)]
+        if let parent { lines.append("    parent: " + Self.scalar(parent)) }
         func key(_ name: String, _ value: String, why: String? = nil) {
             if let why { lines.append("    # " + Self.oneLine(why)) }
             lines.append("    \(name): \(value)")
@@ -44,7 +51,7 @@ extension JobProposal {
             lines.append("    auth:" + (value.first.map { $0.isEmpty ? "" : " " + $0 } ?? ""))
             lines += value.dropFirst().filter { !$0.allSatisfy(\.isWhitespace) }.map { "    " + $0 }
         }
-        return lines.joined(separator: "\n") + "\n"
+        return lines
     }
 
     /// A plain scalar where YAML reads it back as the same string, else a double-quoted one

@@ -36,6 +36,8 @@ package struct JobProposal: Sendable, Equatable {
     }
 
     package var name: String
+    /// The job walked once per record of this one (`parent:`), `{parent.…}` in `url`.
+    package var parent: String? = nil
     package var table: String
     /// The job's `url`, `{page}` or `{cursor}` in it.
     package var url: String
@@ -210,21 +212,9 @@ extension JobProposal {
     /// The id: a scalar member of every record, unique among them, named like an id.
     private static func idChoice(_ records: [JSONValue], table: String, records path: String, url: String,
                                  status: Int) throws(InitFailure) -> Choice {
-        let singular = table.hasSuffix("s") ? String(table.dropLast()) : table
-        func rank(_ key: String) -> Int? {
-            switch key {
-            case "id": return 0
-            case "uuid": return 1
-            case table + "_id", singular + "_id": return 2
-            case "key": return 3
-            case "slug": return 4
-            case "_id": return 5
-            default:
-                return key.count > 2 && (key.hasSuffix("Id") || key.hasSuffix("_id") || key.hasSuffix("ID")) ? 6 : nil
-            }
-        }
+        let singular = singular(table)
         let keys = records.first?.members.map(\.key) ?? []
-        let candidates = keys.compactMap { key in rank(key).map { (key, $0) } }.sorted { $0.1 != $1.1 ? $0.1 < $1.1 : $0.0 < $1.0 }
+        let candidates = keys.compactMap { key in idRank(key, table: table).map { (key, $0) } }.sorted { $0.1 != $1.1 ? $0.1 < $1.1 : $0.0 < $1.0 }
         var rejected: [String] = []
         for (key, _) in candidates {
             var seen: [String: Int] = [:]
@@ -255,6 +245,23 @@ extension JobProposal {
                                 : rejected.joined(separator: "; "))
             + "; no job written")
     }
+
+    /// How much a member's name looks like the id of a `table`'s records: 0 the likeliest, nil not at all.
+    static func idRank(_ key: String, table: String) -> Int? {
+        let singular = singular(table)
+        switch key {
+        case "id": return 0
+        case "uuid": return 1
+        case table + "_id", singular + "_id": return 2
+        case "key": return 3
+        case "slug": return 4
+        case "_id": return 5
+        default:
+            return key.count > 2 && (key.hasSuffix("Id") || key.hasSuffix("_id") || key.hasSuffix("ID")) ? 6 : nil
+        }
+    }
+
+    static func singular(_ name: String) -> String { name.hasSuffix("s") ? String(name.dropLast()) : name }
 
     /// Page or offset numbers in the URL's query or echoed in the body, with their stop.
     private static func pageNumbers(_ root: JSONValue, url: String,
@@ -326,7 +333,7 @@ extension JobProposal {
                     + stopWhy(stop, total: nil) + pages)
     }
 
-    private static func stopWhy(_ stop: Stop, total: Int?) -> String {
+    static func stopWhy(_ stop: Stop, total: Int?) -> String {
         switch stop {
         case let .total(path): return "the walk ends when the records reach `\(path)`\(total.map { " (\($0))" } ?? "")"
         case let .lastPage(path): return "the walk ends at the page `\(path)` names"

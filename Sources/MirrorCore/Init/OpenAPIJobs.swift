@@ -1,0 +1,417 @@
+import Foundation
+
+/// `mirror init --openapi`: the jobs an OpenAPI 3.x description says walk its lists, one per
+/// GET whose 200 answer is an array of objects or an object holding one, with the paging its
+/// parameters and answer schema show, the id its records' schema names, the `auth:`
+/// definitions its security schemes give, and a child job for a list under another list's
+/// id. What it cannot walk is said as a comment. Pure: a file in, the job file's text out.
+package struct OpenAPIJobs: Sendable {
+    /// A top-level `auth:` definition: its name and its lines under that name.
+    package struct Auth: Sendable, Equatable {
+        package var name: String
+        package var lines: [String]
+    }
+
+    /// A job and the name of the `auth:` definition it uses.
+    package struct Job: Sendable, Equatable {
+        package var proposal: JobProposal
+        package var auth: String?
+    }
+
+    package var jobs: [Job]
+    package var auth: [Auth]
+    /// `GET /search: the 200 response has no array of objects`, one for each GET not written.
+    package var refused: [String]
+    /// What was not decided for the whole file: said atop it.
+    package var notes: [String]
+    /// The description's file name, for the file's first line.
+    package var source: String
+
+    /// Query parameters that take the next page's cursor.
+    static let cursorParameters = ["cursor", "starting_after", "page_token", "pageToken", "after"]
+    static let pageParameters = ["page", "page_number", "pageNumber"]
+    static let sizeParameters = ["per_page", "page_size", "pageSize", "perPage", "size", "limit"]
+    static let totalMembers = ["total", "count", "total_count", "totalCount", "total_results", "totalResults"]
+    static let pagesMembers = ["total_pages", "totalPages", "pages", "page_count", "pageCount", "num_pages"]
+    /// Members that hold a list's records when an answer has several arrays of objects, the likeliest first.
+    static let recordMembers = ["data", "results", "items"]
+
+    /// The jobs of the description at `path`; `baseURL` replaces its `servers[0].url`.
+    package static func read(path: String, baseURL: String?) throws(InitFailure) -> OpenAPIJobs {
+        let document = try OpenAPIDocument(path: path)
+        let root = document.root
+        let shown = (path as NSString).lastPathComponent
+        guard let version = root.node["openapi"]?.text, version.hasPrefix("3.") else {
+            let said = root.node["openapi"]?.text.map { "its `openapi` is '\($0)'" }
+                ?? root.node["swagger"]?.text.map { "it is Swagger '\($0)'" } ?? "it has no `openapi` key"
+            throw .undecidable("\(path) is not an OpenAPI 3.x description (\(said)); no job written")
+        }
+        var base = baseURL
+        if base == nil, let server = root["servers"]?.node.elements.first {
+            var url = server["url"]?.text ?? ""
+            for (name, variable) in server["variables"]?.members ?? [] {
+                url = url.replacingOccurrences(of: "{\(name)}", with: variable["default"]?.text ?? "")
+            }
+            guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
+                throw .undecidable("\(path): servers[0].url '\(url)' is not an http or https URL: give the API's with --base-url; no job written")
+            }
+            base = url
+        }
+        guard var base else {
+            throw .undecidable("\(path) names no server: give the API's URL with --base-url; no job written")
+        }
+        while base.hasSuffix("/") { base.removeLast() }
+
+        var result = OpenAPIJobs(jobs: [], auth: [], refused: [], notes: [], source: shown)
+        let schemes = root["components"]?["securitySchemes"]
+        let globalSecurity = root["security"]
+        var lists: [(path: String, job: Job)] = []
+        var children: [(path: String, parameter: String, job: Job)] = []
+        for (apiPath, item) in root["paths"]?.node.members ?? [] {
+            let pathItem = try document.resolve(OpenAPIDocument.Located(node: item, file: root.file))
+            guard let operation = pathItem["get"] else { continue }
+            let label = "GET \(apiPath)"
+            do throws(Refusal) {
+                let proposal = try proposal(document, path: apiPath, pathItem: pathItem, operation: operation, base: base)
+                let job = Job(proposal: proposal, auth: try authName(document, operation: operation, global: globalSecurity,
+                                                                     schemes: schemes, label: label, into: &result))
+                let parameters = pathParameters(apiPath)
+                switch parameters.count {
+                case 0: lists.append((apiPath, job))
+                case 1: children.append((apiPath, parameters[0], job))
+                default: throw Refusal("\(parameters.count) path parameters (\(parameters.map { "{\($0)}" }.joined(separator: ", "))): "
+                    + "a child job takes one parent's id")
+                }
+            } catch {
+                result.refused.append("\(label): \(error.reason)")
+            }
+        }
+        var jobs = lists.map(\.job)
+        for child in children {
+            let prefix = String(child.path[..<child.path.range(of: "/{\(child.parameter)}")!.lowerBound])
+            guard let parent = lists.first(where: { $0.path == prefix }),
+                  child.parameter == "id" || child.parameter == parent.job.proposal.id.path
+                    || JobProposal.idRank(child.parameter, table: lastSegment(prefix)) == 2
+                    || child.parameter == JobProposal.singular(lastSegment(prefix)) + "Id" else {
+                result.refused.append("GET \(child.path): its path parameter {\(child.parameter)} names no list's id "
+                    + "(a child job's parent is the list at the path before it)")
+                continue
+            }
+            var job = child.job
+            let parentID = parent.job.proposal.id.path
+            job.proposal.parent = parent.job.proposal.name
+            job.proposal.url = job.proposal.url.replacingOccurrences(of: "{\(child.parameter)}", with: "{parent.\(parentID)}")
+            job.proposal.pagingWhy += "; walked once per record of `\(parent.job.proposal.name)`, its `\(parentID)` in the path"
+            jobs.append(job)
+        }
+        // Names from paths can meet (`/pets` and `/v2/pets`): the later ones get a number.
+        var taken: Set<String> = []
+        for index in jobs.indices {
+            var name = jobs[index].proposal.name
+            var number = 2
+            while taken.contains(name) { name = jobs[index].proposal.table + "_\(number)"; number += 1 }
+            taken.insert(name)
+            jobs[index].proposal.name = name
+            jobs[index].proposal.table = name
+        }
+        guard !jobs.isEmpty else {
+            throw .undecidable("\(path): no GET operation answers a list of objects"
+                + (result.refused.isEmpty ? "" : " (" + result.refused.joined(separator: "; ") + ")") + "; no job written")
+        }
+        result.jobs = jobs
+        return result
+    }
+
+    /// Why an operation is written as a comment.
+    struct Refusal: Error {
+        let reason: String
+        init(_ reason: String) { self.reason = reason }
+    }
+
+    /// The job of one GET, or why there is none.
+    private static func proposal(_ document: OpenAPIDocument, path: String, pathItem: OpenAPIDocument.Located,
+                                 operation: OpenAPIDocument.Located, base: String) throws(Refusal) -> JobProposal {
+        do {
+            let operation = try document.resolve(operation)
+            guard let response = operation["responses"]?["200"] else { throw Refusal("no 200 response") }
+            let content = try document.resolve(response)["content"]
+            guard let json = content?.node.members.first(where: { $0.key.lowercased().contains("json") }),
+                  let schema = json.value["schema"] else {
+                throw Refusal("the 200 response has no JSON schema")
+            }
+            let answer = OpenAPIDocument.Located(node: schema, file: content!.file)
+            let table = JobProposal.tableName(tableName(path))
+            // The records: the answer itself, or its one array of objects.
+            var records: JobProposal.Choice
+            let item: OpenAPIDocument.Located
+            if let items = try document.objectItems(answer) {
+                records = .init(path: ".", why: "the 200 response's schema is an array of objects")
+                item = items
+            } else {
+                var found: [(name: String, item: OpenAPIDocument.Located)] = []
+                for property in try document.properties(answer).properties {
+                    if let items = try document.objectItems(property.schema) { found.append((property.name, items)) }
+                }
+                guard let chosen = found.count == 1 ? found[0] : recordMembers.lazy.compactMap({ name in found.first { $0.name == name } }).first
+                else {
+                    throw Refusal(found.isEmpty ? "the 200 response has no array of objects"
+                        : "the 200 response has \(found.count) arrays of objects (\(found.map { "`\($0.name)`" }.joined(separator: ", "))) and none is named data, results or items")
+                }
+                let path = JobProposal.pathText(chosen.name)
+                records = .init(path: path, why: "the 200 response's `\(chosen.name)` is its array of objects")
+                if found.count > 1 {
+                    records.why = "the 200 response has \(JobProposal.count(found.count)) arrays of objects, "
+                        + found.map { "`\($0.name)`" }.joined(separator: ", ") + "; chose `\(chosen.name)`"
+                }
+                item = chosen.item
+            }
+            // The id: `id`, else a required member named like one.
+            let (properties, required) = try document.properties(item)
+            let names = properties.map(\.name)
+            let id: JobProposal.Choice
+            if names.contains("id") {
+                id = .init(path: "id", why: "the records' schema has `id`")
+            } else if let best = idCandidates(names.filter(required.contains), table: table).first {
+                id = .init(path: JobProposal.pathText(best), why: "the records' schema requires `\(best)`, named like an id")
+            } else {
+                throw Refusal("the records' schema has no `id` and requires no member named like an id (uuid, \(JobProposal.singular(table))_id, key, slug, …Id)")
+            }
+            var parameters: [String: OpenAPIDocument.Located] = [:]
+            for list in [pathItem["parameters"], operation["parameters"]].compactMap({ $0 }) {
+                for parameter in list.node.elements {
+                    let resolved = try document.resolve(.init(node: parameter, file: list.file))
+                    guard resolved.node["in"]?.text == "query", let name = resolved.node["name"]?.text else { continue }
+                    parameters[name] = resolved
+                }
+            }
+            let answerObject = records.path == "." ? nil : answer
+            var job = JobProposal(name: table, table: table, url: base + path, records: records, id: id, paging: .single,
+                                  pagingWhy: "", firstPageCount: 0)
+            try page(&job, document: document, parameters: parameters, answer: answerObject)
+            return job
+        } catch let failure as InitFailure {
+            throw Refusal(failure.description.replacingOccurrences(of: "; no job written", with: ""))
+        } catch let refusal as Refusal {
+            throw refusal
+        } catch {
+            throw Refusal("\(error)")
+        }
+    }
+
+    /// The names ranked as `mirror init URL` ranks an id's, the likeliest first.
+    private static func idCandidates(_ names: [String], table: String) -> [String] {
+        let ranked: [(name: String, rank: Int)] = names.compactMap { name in
+            guard let rank = JobProposal.idRank(name, table: table) else { return nil }
+            return (name, rank)
+        }
+        return ranked.sorted { $0.rank != $1.rank ? $0.rank < $1.rank : $0.name < $1.name }.map(\.name)
+    }
+
+    /// The paging the query parameters and the answer's members show, the likeliest first: a
+    /// next URL in the answer, a cursor, offsets, page numbers; else one request.
+    private static func page(_ job: inout JobProposal, document: OpenAPIDocument, parameters: [String: OpenAPIDocument.Located],
+                             answer: OpenAPIDocument.Located?) throws {
+        func member(_ names: [String]) throws -> String? {
+            guard let answer else { return nil }
+            for prefix in JobProposal.echoes {
+                for name in names where try document.member(prefix + name, of: answer) != nil { return prefix + name }
+            }
+            return nil
+        }
+        func number(_ parameter: String, _ key: String) throws -> Int? {
+            guard let schema = parameters[parameter]?["schema"] else { return parameters[parameter]?.node[key]?.int }
+            return try document.types(schema).schema.node[key]?.int
+        }
+        let cursor = cursorParameters.first { parameters[$0] != nil }
+        let base = job.url
+        if let answer {
+            for path in JobProposal.nextURLPaths where !path.contains("/") && !path.contains("[") {
+                guard let schema = try document.member(path, of: answer) else { continue }
+                let (types, resolved) = try document.types(schema)
+                guard types.contains("string") else { continue }
+                // A cursor parameter with a `next` that is not said to be a URL: `next` is the cursor.
+                if cursor != nil, resolved.node["format"]?.text != "uri", !path.lowercased().contains("url") { continue }
+                job.paging = .nextURL(path: path)
+                job.pagingWhy = "the 200 response's `\(path)` is a string: the next page's URL"
+                return
+            }
+        }
+        let size = sizeParameters.first { parameters[$0] != nil }
+        let sizeValue = try size.flatMap { try number($0, "default") ?? number($0, "maximum") }
+        if let cursor {
+            let hasMore = try member(JobProposal.hasMorePaths.filter { !$0.contains(".") })
+            let path: String
+            let why: String
+            if cursor == "starting_after" {
+                path = (job.records.path == "." ? "-1" : job.records.path + ".-1") + "." + job.id.path
+                why = "query parameter `starting_after`: the last record's id goes back in it"
+            } else if let next = try member(JobProposal.cursorPaths.map(\.path).filter { $0 != cursor }) {
+                path = next
+                why = "query parameter `\(cursor)`: the 200 response's `\(next)` holds the next page's cursor"
+            } else {
+                throw Refusal("query parameter `\(cursor)` takes a cursor, but no member of the 200 response holds the next one")
+            }
+            job.url = JobProposal.adding(cursor, "{cursor}", to: base)
+            job.paging = .cursor(path: path, parameter: cursor, hasMore: hasMore)
+            job.pagingWhy = why + (hasMore.map { " and `\($0)` says whether more follow" } ?? "")
+            return
+        }
+        if parameters["offset"] != nil {
+            let limit = size ?? "limit"
+            let step = sizeValue ?? 100
+            let from = try number("offset", "default") ?? 0
+            let total = try member(totalMembers)
+            let stop: JobProposal.Stop = total.map { .total($0) } ?? .short(step)
+            job.url = JobProposal.adding(limit, String(step), to: JobProposal.adding("offset", "{page}", to: base))
+            job.paging = .numbers(parameter: "offset", from: from, step: step, stop: stop)
+            job.pagingWhy = "query parameters `offset` and `\(limit)` (\(step), "
+                + (sizeValue == nil ? "no default or maximum in the description" : "its \(try number(limit, "default") != nil ? "default" : "maximum")")
+                + "): offsets that move by \(step) a page; " + JobProposal.stopWhy(stop, total: nil)
+            return
+        }
+        if let page = pageParameters.first(where: { parameters[$0] != nil }) {
+            let from = try number(page, "default") ?? number(page, "minimum") ?? 1
+            let stop: JobProposal.Stop
+            if let last = try member(["last_page", "lastPage"]) {
+                stop = .lastPage(last)
+            } else if let pages = try member(pagesMembers) {
+                stop = .pages(pages)
+            } else if let total = try member(totalMembers) {
+                stop = .total(total)
+            } else if let sizeValue {
+                stop = .short(sizeValue)
+            } else {
+                stop = .empty
+            }
+            var url = JobProposal.adding(page, "{page}", to: base)
+            if let size, let sizeValue { url = JobProposal.adding(size, String(sizeValue), to: url) }
+            job.url = url
+            job.paging = .numbers(parameter: page, from: from, step: 1, stop: stop)
+            job.pagingWhy = "query parameter `\(page)` (from \(from))" + (size.map { name in sizeValue.map { " and `\(name)` (\($0))" } ?? "" } ?? "")
+                + ": page numbers; " + JobProposal.stopWhy(stop, total: nil)
+            return
+        }
+        job.pagingWhy = "no page, offset or cursor parameter and no next URL in the 200 response: one request"
+    }
+
+    /// The `auth:` definition the operation's security (else the description's) names, added
+    /// to `result` once; nil when the operation needs none. A scheme mirror cannot write is a note.
+    private static func authName(_ document: OpenAPIDocument, operation: OpenAPIDocument.Located,
+                                 global: OpenAPIDocument.Located?, schemes: OpenAPIDocument.Located?, label: String,
+                                 into result: inout OpenAPIJobs) throws(Refusal) -> String? {
+        let requirements = (operation["security"] ?? global)?.node.elements ?? []
+        if requirements.isEmpty || requirements.contains(where: { $0.members.isEmpty }) { return nil }
+        var unwritten: [String] = []
+        for requirement in requirements where requirement.members.count == 1 {
+            let scheme = requirement.members[0].key
+            if result.auth.contains(where: { $0.name == authName(scheme) }) { return authName(scheme) }
+            guard let definition = schemes?[scheme] else {
+                unwritten.append("'\(scheme)' (not in components.securitySchemes)")
+                continue
+            }
+            let resolved: OpenAPIDocument.Located
+            do { resolved = try document.resolve(definition) } catch { throw Refusal(error.description) }
+            switch authLines(resolved.node, variable: variable(scheme)) {
+            case let .success(lines):
+                result.auth.append(Auth(name: authName(scheme), lines: lines))
+                return authName(scheme)
+            case let .failure(refusal):
+                unwritten.append("'\(scheme)' (\(refusal.reason))")
+            }
+        }
+        let note = "\(label): no security scheme mirror writes: " + (unwritten.isEmpty ? "each requirement names several" : unwritten.joined(separator: ", "))
+            + "; write its `auth:` by hand"
+        if !result.notes.contains(note) { result.notes.append(note) }
+        return nil
+    }
+
+    /// A scheme's `auth:` keys, secrets as `${VARIABLE_…}` from the environment.
+    private static func authLines(_ scheme: OpenAPIDocument.Node, variable: String) -> Result<[String], Refusal> {
+        let type = scheme["type"]?.text ?? ""
+        switch (type, scheme["scheme"]?.text?.lowercased()) {
+        case ("http", "bearer"):
+            return .success(["type: bearer", "token: \"${\(variable)_TOKEN}\""])
+        case ("http", "basic"):
+            return .success(["type: basic", "username: \"${\(variable)_USERNAME}\"", "password: \"${\(variable)_PASSWORD}\""])
+        case ("http", let other):
+            return .failure(Refusal("http \(other ?? "without a scheme")"))
+        case ("apiKey", _):
+            guard let place = scheme["in"]?.text, ["header", "query", "cookie"].contains(place), let name = scheme["name"]?.text else {
+                return .failure(Refusal("apiKey without `in` and `name`"))
+            }
+            return .success(["type: api_key", "\(place): \(JobProposal.scalar(name))", "value: \"${\(variable)_KEY}\""])
+        case ("oauth2", _):
+            guard let url = scheme["flows"]?["clientCredentials"]?["tokenUrl"]?.text else {
+                return .failure(Refusal("oauth2 without a clientCredentials flow"))
+            }
+            return .success(["type: oauth2", "token_url: \(JobProposal.scalar(url))", "client_id: \"${\(variable)_CLIENT_ID}\"",
+                             "client_secret: \"${\(variable)_CLIENT_SECRET}\""])
+        default:
+            return .failure(Refusal(type.isEmpty ? "no type" : type))
+        }
+    }
+
+    /// An `auth:` name from a scheme's: letters, digits, `_` and `-`.
+    static func authName(_ scheme: String) -> String {
+        let name = String(scheme.map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") ? $0 : "_" })
+        return name.isEmpty ? "api" : name
+    }
+
+    /// `bearerAuth` → `BEARER_AUTH`: the start of the environment variables a scheme's secrets are read from.
+    static func variable(_ scheme: String) -> String {
+        var out = ""
+        var previous: Character?
+        for character in scheme {
+            if character.isASCII && (character.isLetter || character.isNumber) {
+                if character.isUppercase, let previous, previous.isLowercase || previous.isNumber { out.append("_") }
+                out.append(Character(character.uppercased()))
+            } else if !out.isEmpty, out.last != "_" {
+                out.append("_")
+            }
+            previous = character
+        }
+        while out.hasSuffix("_") { out.removeLast() }
+        return out.isEmpty ? "API" : out
+    }
+
+    /// The names of a path's `{parameters}`.
+    static func pathParameters(_ path: String) -> [String] {
+        path.split(separator: "/").filter { $0.hasPrefix("{") && $0.hasSuffix("}") }.map { String($0.dropFirst().dropLast()) }
+    }
+
+    /// `/v1/users/{id}/repos` → `users_repos`: the path's words, without parameters, versions or `api`.
+    static func tableName(_ path: String) -> String {
+        let words = path.split(separator: "/").filter { segment in
+            !segment.hasPrefix("{") && segment.lowercased() != "api"
+                && !(segment.count > 1 && segment.first == "v" && segment.dropFirst().allSatisfy(\.isNumber))
+        }.map { segment in
+            String(segment.split(separator: ".").first ?? segment)
+                .map { $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "_" }
+        }.map { String($0) }
+        let name = words.joined(separator: "_")
+        return name.isEmpty ? "records" : name
+    }
+
+    private static func lastSegment(_ path: String) -> String {
+        tableName(String(path.split(separator: "/").last(where: { !$0.hasPrefix("{") }) ?? ""))
+    }
+
+    /// The job file: the jobs, each key with why it was chosen, the `auth:` definitions they
+    /// name, and a comment for each GET that is not a job.
+    package func yaml() -> String {
+        var lines = ["# written by `mirror init --openapi` from \(JobProposal.oneLine(source)); check it with `mirror check`, then `mirror run` it"]
+        lines += notes.map { "# " + JobProposal.oneLine($0) }
+        lines.append("version: 1")
+        if !auth.isEmpty {
+            lines.append("auth:")
+            for definition in auth {
+                lines.append("  \(JobProposal.scalar(definition.name)):")
+                lines += definition.lines.map { "    " + $0 }
+            }
+        }
+        lines.append("jobs:")
+        for job in jobs { lines += job.proposal.jobLines(auth: job.auth.map(JobProposal.scalar)) }
+        lines += refused.map { "# " + JobProposal.oneLine($0) }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
