@@ -1,4 +1,5 @@
 import Foundation
+import MirrorJobFile
 
 /// `mirror init --openapi`: the jobs an OpenAPI 3.x description says walk its lists, one per
 /// GET whose 200 answer is an array of objects or an object holding one, with the paging its
@@ -120,6 +121,24 @@ package struct OpenAPIJobs: Sendable {
         }
         result.jobs = jobs
         return result
+    }
+
+    /// Reads the description at `path` and writes its job file to `out` (default
+    /// `jobs/NAME.yaml`, NAME the description's), which must not exist unless `force`.
+    package static func write(path: String, baseURL: String?, out: String?, force: Bool) throws(InitFailure) -> (path: String, jobs: OpenAPIJobs) {
+        let target = out ?? "jobs/\(((path as NSString).lastPathComponent as NSString).deletingPathExtension).yaml"
+        if !force, FileManager.default.fileExists(atPath: target) {
+            throw .exists("\(target) exists: give another --out, or --force to overwrite it")
+        }
+        let jobs = try read(path: path, baseURL: baseURL)
+        do {
+            let folder = (target as NSString).deletingLastPathComponent
+            if !folder.isEmpty { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+            try Data(jobs.yaml().utf8).write(to: URL(fileURLWithPath: target), options: .atomic)
+        } catch {
+            throw .failed("cannot write \(target): \(JobFileLoader.reason(error))")
+        }
+        return (target, jobs)
     }
 
     /// Why an operation is written as a comment.
