@@ -32,31 +32,37 @@ struct InitFrameworkTests {
         }
     }
 
-    @Test("the jobs FastAPI's own description gives walk ids 1 to 53 through fastapi-pagination's Page and LimitOffsetPage")
-    func openAPI() async throws {
+    @Test("the jobs a framework's own description gives walk ids 1 to 53", arguments: [
+        ("/openapi.json", ["fastapi_items", "fastapi_limit"], [
+            "url: \"{base}/fastapi/items?page={page}&size=50\"", "stop: { pages: pages }", "records: items",
+            "url: \"{base}/fastapi/limit?offset={page}&limit=50\"", "stop: { total: total }", "records: items",
+        ]),
+        ("/smorest/openapi.json", ["smorest_items"], ["url: \"{base}/smorest/items?page={page}&page_size=10\"", "stop: { short: 10 }",
+                                                     "records: \".\""]),
+    ])
+    func openAPI(path: String, tables: [String], keys: [String]) async throws {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try await AuthServer.withShared("frameworks_server.py") { server in
             let description = try await HTTPClient().send(HTTPRequest(
-                method: "GET", url: RedactedURL(real: server.base + "/openapi.json", redactor: .none),
+                method: "GET", url: RedactedURL(real: server.base + path, redactor: .none),
                 headers: [], body: nil, timeout: 10, maxBytes: 16 << 20))
             #expect(description.status == 200)
             try Data(description.body).write(to: URL(fileURLWithPath: folder + "/openapi.json"))
             let initialized = try await mirror(["init", "--openapi", "openapi.json", "--base-url", server.base, "--out", "job.yaml"],
                                                in: folder)
             #expect(initialized.status == 0, "\(initialized.stderr)")
-            #expect(initialized.stdout == "wrote job.yaml (2 jobs: fastapi_items, fastapi_limit)\nnext: mirror check job.yaml, then mirror run job.yaml\n")
+            #expect(initialized.stdout == "wrote job.yaml (\(tables.count) job\(tables.count == 1 ? "" : "s"): \(tables.joined(separator: ", ")))\n"
+                + "next: mirror check job.yaml, then mirror run job.yaml\n")
             let file = try String(contentsOfFile: folder + "/job.yaml", encoding: .utf8)
             let lines = file.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
-            #expect(lines.filter { $0.hasPrefix("url:") || $0.hasPrefix("stop:") || $0.hasPrefix("records:") } == [
-                "url: \"\(server.base)/fastapi/items?page={page}&size=50\"", "stop: { pages: pages }", "records: items",
-                "url: \"\(server.base)/fastapi/limit?offset={page}&limit=50\"", "stop: { total: total }", "records: items",
-            ], "\(file)")
+            #expect(lines.filter { $0.hasPrefix("url:") || $0.hasPrefix("stop:") || $0.hasPrefix("records:") }
+                == keys.map { $0.replacingOccurrences(of: "{base}", with: server.base) }, "\(file)")
             let check = try await mirror(["check", "job.yaml"], in: folder)
             #expect(check.status == 0, "\(check.stderr)")
             let run = try await mirror(["run", "job.yaml", "--output", "out", "--quiet"], in: folder)
             #expect(run.status == 0, "\(run.stderr)")
-            for table in ["fastapi_items", "fastapi_limit"] {
+            for table in tables {
                 #expect(try await sqlite(folder + "/out/\(table).sqlite", "SELECT id FROM \"\(table)\" ORDER BY position")
                     == (1...53).map { "\($0)\n" }.joined())
             }

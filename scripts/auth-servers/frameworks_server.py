@@ -15,6 +15,8 @@ When ready it prints one JSON line to stdout (then flushes):
 | `/fastapi/items` | FastAPI, fastapi-pagination | `Page` (50 a page): `items`, `total`, `page`, `size`, `pages` |
 | `/fastapi/limit` | FastAPI, fastapi-pagination | `LimitOffsetPage` (50 a page): `items`, `total`, `limit`, `offset` |
 | `/smorest/items` | flask-smorest | `@blp.paginate()` (10 a page): the records as a top-level array, the page in the `X-Pagination` header |
+| `/openapi.json` | FastAPI | its own OpenAPI 3.1 description of `/fastapi/items` and `/fastapi/limit` |
+| `/smorest/openapi.json` | flask-smorest | its own OpenAPI 3.0.2 description of `/smorest/items` |
 
 Every record is `{"id": N, "name": "nN"}`, N from 1 to --rows, in id order. Django and
 Flask are WSGI apps and run behind uvicorn's WSGI middleware; one ASGI app sends each path
@@ -131,7 +133,8 @@ def smorest_app(rows):
     import marshmallow as ma
 
     app = Flask("frameworks")
-    app.config.update(API_TITLE="frameworks", API_VERSION="1", OPENAPI_VERSION="3.0.2")
+    app.config.update(API_TITLE="frameworks", API_VERSION="1", OPENAPI_VERSION="3.0.2",
+                      OPENAPI_URL_PREFIX="/smorest", OPENAPI_JSON_PATH="openapi.json")
     api = Api(app)
     blp = Blueprint("items", "items", url_prefix="/smorest")
 
