@@ -154,7 +154,7 @@ struct InitOpenAPITests {
         """# + "\n")
     }
 
-    @Test("Swagger 2.0, a relative server without --base-url, and no list operation: no job, a message saying why")
+    @Test("Swagger 2.0, a relative server without --base-url, and no list operation (a parameter inside a segment too): no job, a message saying why")
     func refused() throws {
         let swagger = try read([("swagger.yaml", "swagger: \"2.0\"\npaths: {}\n")])
         #expect(swagger.error == "\(swagger.folder)/swagger.yaml is not an OpenAPI 3.x description (it is Swagger '2.0'); no job written")
@@ -163,7 +163,8 @@ struct InitOpenAPITests {
             + "give the API's with --base-url; no job written")
         let none = try read([("status.yaml", Self.noList)])
         #expect(none.error == "\(none.folder)/status.yaml: no GET operation answers a list of objects "
-            + "(GET /status: the 200 response has no array of objects); no job written")
+            + "(GET /status: the 200 response has no array of objects; GET /exports/{day}.json: its path parameter {day} "
+            + "names no list's id (a child job's parent is the list at the path before it)); no job written")
         for folder in [swagger.folder, relative.folder, none.folder] { try? FileManager.default.removeItem(atPath: folder) }
     }
 
@@ -324,5 +325,12 @@ struct InitOpenAPITests {
                   content:
                     application/json:
                       schema: {type: object}
+          /exports/{day}.json:
+            get:
+              responses:
+                "200":
+                  content:
+                    application/json:
+                      schema: {type: array, items: {type: object, properties: {id: {type: integer}}}}
         """# + "\n"
 }

@@ -89,11 +89,11 @@ package struct OpenAPIJobs: Sendable {
         }
         var jobs = lists.map(\.job)
         for child in children {
-            let prefix = String(child.path[..<child.path.range(of: "/{\(child.parameter)}")!.lowerBound])
+            let prefix = child.path.range(of: "/{\(child.parameter)}").map { String(child.path[..<$0.lowerBound]) }
             guard let parent = lists.first(where: { $0.path == prefix }),
                   child.parameter == "id" || child.parameter == parent.job.proposal.id.path
-                    || JobProposal.idRank(child.parameter, table: lastSegment(prefix)) == 2
-                    || child.parameter == JobProposal.singular(lastSegment(prefix)) + "Id" else {
+                    || JobProposal.idRank(child.parameter, table: lastSegment(parent.path)) == 2
+                    || child.parameter == JobProposal.singular(lastSegment(parent.path)) + "Id" else {
                 result.refused.append("GET \(child.path): its path parameter {\(child.parameter)} names no list's id "
                     + "(a child job's parent is the list at the path before it)")
                 continue
@@ -393,9 +393,9 @@ package struct OpenAPIJobs: Sendable {
         return out.isEmpty ? "API" : out
     }
 
-    /// The names of a path's `{parameters}`.
+    /// The names of a path's `{parameters}`, whole segments or inside one (`/exports/{day}.json`).
     static func pathParameters(_ path: String) -> [String] {
-        path.split(separator: "/").filter { $0.hasPrefix("{") && $0.hasSuffix("}") }.map { String($0.dropFirst().dropLast()) }
+        path.split(separator: "{").dropFirst().compactMap { part in part.firstIndex(of: "}").map { String(part[..<$0]) } }
     }
 
     /// `/v1/users/{id}/repos` → `users_repos`: the path's words, without parameters, versions or `api`.
