@@ -17,9 +17,24 @@ package enum JSONText {
 
     /// Appends UTF-8 text as a quoted JSON string (see `appendQuoted(_:to:)`).
     package static func appendQuoted<Text: Collection<UInt8>>(_ text: Text, to out: inout [UInt8]) {
-        out.reserveCapacity(out.count + text.count + 2)
+        // Called from other modules, this generic is not specialized there: read the bytes
+        // in place where they are contiguous (arrays, slices, native strings), so the loop
+        // below runs on a plain buffer rather than through a generic iterator.
+        if text.withContiguousStorageIfAvailable({ appendQuoted(contiguous: $0, to: &out) }) != nil { return }
+        Array(text).withUnsafeBufferPointer { appendQuoted(contiguous: $0, to: &out) }
+    }
+
+    /// The bytes between two that need an escape are copied as one run. `out` grows as
+    /// appends grow it (doubling): a `reserveCapacity` for each string would reallocate to
+    /// the exact size every time `out` is full.
+    private static func appendQuoted(contiguous text: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        for byte in text {
+        var run = 0
+        for index in 0 ..< text.count {
+            let byte = text[index]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            if run < index { out.append(contentsOf: UnsafeBufferPointer(rebasing: text[run ..< index])) }
+            run = index + 1
             switch byte {
             case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(UInt8(ascii: "\\")); out.append(byte)
             case 0x0A: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "n"))
@@ -27,12 +42,12 @@ package enum JSONText {
             case 0x09: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "t"))
             case 0x08: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "b"))
             case 0x0C: out.append(UInt8(ascii: "\\")); out.append(UInt8(ascii: "f"))
-            case 0 ..< 0x20:
+            default:
                 out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
                                         hexDigit(byte >> 4), hexDigit(byte & 0xF)])
-            default: out.append(byte)
             }
         }
+        if run < text.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: text[run...])) }
         out.append(UInt8(ascii: "\""))
     }
 
