@@ -142,7 +142,10 @@ struct PageReader: Sendable {
     package func parse(_ response: HTTPResponse, url: RedactedURL, page: Int) throws -> ParsedPage {
         let html = job.format == .xml ? Self.looksLikeHTMLPage(response) : Self.looksLikeHTML(response)
         var body = response.takeBody()
+        // JSON Lines are parsed once, joined: the lines are kept to name the bad one.
+        var lines: [UInt8] = []
         if job.format != .json {
+            if job.format == .ndjson { lines = body }
             guard !html else { throw PageFault(url: url, status: response.status, problem: "response is HTML, not \(job.format.name)") }
             do {
                 body = try recordBody.json(body)
@@ -154,9 +157,11 @@ struct PageReader: Sendable {
         do {
             document = try JSONDocument(compacting: consume body, foldingAt: job.records.segments.count + 1)
         } catch {
+            if let bad = recordBody.badLine(lines) { throw PageFault(url: url, status: response.status, problem: bad.description) }
             throw PageFault(url: url, status: response.status,
                             problem: html ? "response is HTML, not JSON" : "response is not JSON: \(error)")
         }
+        lines = []
         // GraphQL says a failure with a 200: `errors` with no data is one; beside data, a warning.
         var warnings: [String] = []
         if job.isGraphQL, let errors = document.root["errors"]?.elements, !errors.isEmpty {

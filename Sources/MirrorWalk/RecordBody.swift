@@ -52,6 +52,10 @@ struct RecordBody {
     }
 
     /// JSON Lines: each line that is not blank must be JSON. CRLF and LF end lines alike.
+    /// The lines are joined as an array's elements without being parsed here: the walk
+    /// parses the array once, and `badLine` names the line when that fails. A line is only
+    /// scanned for what would join into more or fewer elements than one (a comma outside
+    /// brackets and strings, brackets that do not close on it), so each line is one record.
     private func lines(_ body: [UInt8]) throws(Problem) -> [UInt8] {
         var out: [UInt8] = [UInt8(ascii: "[")]
         out.reserveCapacity(body.count + 2)
@@ -63,16 +67,71 @@ struct RecordBody {
             let line = body[start ..< end]
             start = end + 1
             guard line.contains(where: { !Self.isSpace($0) }) else { continue }
-            do {
-                _ = try line.withUnsafeBytes { try JSONDocument(parsing: $0) }
-            } catch {
-                throw Problem(description: "line \(number) is not JSON: \(error)")
+            guard Self.isOneValue(line) else {
+                throw Self.problem(line: line, number: number) ?? Problem(description: "line \(number) holds more than one JSON value")
             }
             if out.count > 1 { out.append(UInt8(ascii: ",")) }
             out += line
         }
         out.append(UInt8(ascii: "]"))
         return out
+    }
+
+    /// The first line of a JSON Lines body that is not JSON, for a body whose lines,
+    /// joined by `lines`, did not parse; nil when every line parses alone.
+    func badLine(_ body: [UInt8]) -> Problem? {
+        var start = body.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        var number = 0
+        while start < body.count {
+            let end = body[start...].firstIndex(of: UInt8(ascii: "\n")) ?? body.count
+            number += 1
+            let line = body[start ..< end]
+            start = end + 1
+            guard line.contains(where: { !Self.isSpace($0) }) else { continue }
+            if let problem = Self.problem(line: line, number: number) { return problem }
+        }
+        return nil
+    }
+
+    /// What parsing `line` alone says is wrong with it; nil if it is JSON.
+    private static func problem(line: ArraySlice<UInt8>, number: Int) -> Problem? {
+        do {
+            _ = try line.withUnsafeBytes { try JSONDocument(parsing: $0) }
+            return nil
+        } catch {
+            return Problem(description: "line \(number) is not JSON: \(error)")
+        }
+    }
+
+    /// Whether `line`, if it is JSON, is one value: no comma outside its brackets and
+    /// strings, and every bracket opened on it closed on it, none closed before it opens.
+    static func isOneValue(_ line: ArraySlice<UInt8>) -> Bool {
+        var depth = 0
+        var inString = false
+        var escaped = false
+        for byte in line {
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "["), UInt8(ascii: "{"): depth += 1
+            case UInt8(ascii: "]"), UInt8(ascii: "}"):
+                depth -= 1
+                if depth < 0 { return false }
+            case UInt8(ascii: ","):
+                if depth == 0 { return false }
+            default: break
+            }
+        }
+        return depth == 0 && !inString
     }
 
     /// CSV: the first row names the fields; each row after it is an object of the header's

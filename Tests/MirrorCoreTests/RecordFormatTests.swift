@@ -78,6 +78,26 @@ struct RecordFormatTests {
         #expect(try harness.typedRows("SELECT page FROM _mirror_pages") == [["integer:1"]])
     }
 
+    @Test("ndjson: two records on one line, or one record over two lines, fail the page naming the line")
+    func ndjsonLineHoldsOneRecord() async throws {
+        let bodies = [
+            "{\"id\":\"1\"}\n{\"id\":\"2\"}, {\"id\":\"3\"}\n": "line 2 is not JSON: extra data after the JSON value at byte 10",
+            "{\"id\":\"1\"}\n{\"id\":\"2\",\n\"n\":[1,\n2]}\n": "line 2 is not JSON: unexpected end of input",
+            "[{\"id\":\"1\"}\n]\n": "line 1 is not JSON: unexpected end of input",
+            "{\"id\":\"1\"}\n{\"id\":\"2\"} {\"id\":\"3\"}\n": "line 2 is not JSON: extra data after the JSON value at byte 11",
+        ]
+        for (body, problem) in bodies {
+            let harness = try Harness()
+            let summary = try await FixtureServer.with({ _ in FixtureResponse(body: Array(body.utf8)) }) { server in
+                let summary = try await harness.run(formatJob("format: ndjson\nconcurrency: 1"), server: server)
+                #expect(summary.jobs[0].error == "job 'items': GET \(server.base)/items?page=1: HTTP 200: \(problem); page 1 not stored, nothing stored")
+                return summary
+            }
+            #expect(summary.jobs.map(\.status) == [.failed])
+            #expect(try harness.ids() == [])
+        }
+    }
+
     @Test("csv paged by a Link header: RFC 4180 quoting, a gzip body sent as text/csv, columns typing fields; served back as JSON")
     func csvLinkPages() async throws {
         let harness = try Harness()
