@@ -10,11 +10,14 @@ import Testing
        .timeLimit(.minutes(3)))
 struct InitFrameworkTests {
     @Test("the written job walks ids 1 to 53, as the framework's table holds them", arguments: [
-        ("/drf/page/", "page", "next: { url: next }"), ("/drf/limit/", "limit", "next: { url: next }"),
-        ("/drf/cursor/", "cursor", "next: { url: next }"), ("/fastapi/items", "items", "stop: { pages: pages }"),
-        ("/fastapi/limit", "limit", "stop: { total: total }"), ("/smorest/items", "items", "stop: { short: 10 }"),
+        ("/drf/page/", "page", "next: { url: next }", "integer"), ("/drf/limit/", "limit", "next: { url: next }", "integer"),
+        ("/drf/cursor/", "cursor", "next: { url: next }", "integer"), ("/fastapi/items", "items", "stop: { pages: pages }", "integer"),
+        ("/fastapi/limit", "limit", "stop: { total: total }", "integer"), ("/smorest/items", "items", "stop: { short: 10 }", "integer"),
+        // JSON:API (djangorestframework-jsonapi): ids are strings, the records `data`, the next page `links.next`
+        ("/drf/jsonapi/", "jsonapi", "next: { url: links.next }", "text"),
+        ("/drf/jsonapi/limit/", "limit", "next: { url: links.next }", "text"),
     ])
-    func walk(path: String, table: String, paging: String) async throws {
+    func walk(path: String, table: String, paging: String, idType: String) async throws {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try await AuthServer.withShared("frameworks_server.py") { server in
@@ -27,8 +30,8 @@ struct InitFrameworkTests {
             #expect(check.status == 0, "\(check.stderr)")
             let run = try await mirror(["run", "job.yaml", "--output", "out", "--quiet"], in: folder)
             #expect(run.status == 0, "\(run.stderr)")
-            #expect(try await sqlite(folder + "/out/\(table).sqlite", "SELECT id FROM \"\(table)\" ORDER BY position")
-                == (1...53).map { "\($0)\n" }.joined())
+            #expect(try await sqlite(folder + "/out/\(table).sqlite", "SELECT id, json_type(record, '$.id') FROM \"\(table)\" ORDER BY position")
+                == (1...53).map { "\($0)|\(idType)\n" }.joined())
         }
     }
 

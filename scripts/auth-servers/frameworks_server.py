@@ -12,13 +12,16 @@ When ready it prints one JSON line to stdout (then flushes):
 | `/drf/page/` | Django REST framework | `PageNumberPagination`, 10 a page: `count`, `next`, `previous`, `results` |
 | `/drf/limit/` | Django REST framework | `LimitOffsetPagination`, 10 a page: `count`, `next`, `previous`, `results` |
 | `/drf/cursor/` | Django REST framework | `CursorPagination`, 10 a page, ordered by `id`: `next`, `previous`, `results` |
+| `/drf/jsonapi/` | Django REST framework, djangorestframework-jsonapi | JSON:API documents, `JsonApiPageNumberPagination` (`page[number]`), 10 a page: `data`, `links.next`, `meta.pagination` |
+| `/drf/jsonapi/limit/` | Django REST framework, djangorestframework-jsonapi | JSON:API documents, `JsonApiLimitOffsetPagination` (`page[limit]`, `page[offset]`), 10 a page: `data`, `links.next`, `meta.pagination` |
 | `/fastapi/items` | FastAPI, fastapi-pagination | `Page` (50 a page): `items`, `total`, `page`, `size`, `pages` |
 | `/fastapi/limit` | FastAPI, fastapi-pagination | `LimitOffsetPage` (50 a page): `items`, `total`, `limit`, `offset` |
 | `/smorest/items` | flask-smorest | `@blp.paginate()` (10 a page): the records as a top-level array, the page in the `X-Pagination` header |
 | `/openapi.json` | FastAPI | its own OpenAPI 3.1 description of `/fastapi/items` and `/fastapi/limit` |
 | `/smorest/openapi.json` | flask-smorest | its own OpenAPI 3.0.2 description of `/smorest/items` |
 
-Every record is `{"id": N, "name": "nN"}`, N from 1 to --rows, in id order. Django and
+Every record is `{"id": N, "name": "nN"}`, N from 1 to --rows, in id order; a JSON:API
+document holds it as `{"type": "items", "id": "N", "attributes": {"name": "nN"}}`. Django and
 Flask are WSGI apps and run behind uvicorn's WSGI middleware; one ASGI app sends each path
 to its framework. The server stops on SIGTERM, SIGINT or the end of its stdin.
 """
@@ -46,9 +49,9 @@ def django_app(rows):
     django.setup()
     from django.core.wsgi import get_wsgi_application
     from django.urls import path
-    from rest_framework import pagination
-    from rest_framework.response import Response
-    from rest_framework.views import APIView
+    from rest_framework import pagination, serializers
+    from rest_framework.generics import ListAPIView
+    from rest_framework_json_api import pagination as json_api_pagination, renderers as json_api_renderers
 
     class Record(dict):
         """A row; CursorPagination reads its ordering field as an attribute."""
@@ -83,19 +86,33 @@ def django_app(rows):
         page_size = 10
         ordering = "id"
 
-    def view(paginator):
-        class Items(APIView):
-            pagination_class = paginator
+    class JsonApiPages(json_api_pagination.JsonApiPageNumberPagination):
+        page_size = 10
 
-            def get(self, request):
-                pages = self.pagination_class()
-                page = pages.paginate_queryset(Rows(table), request, view=self)
-                return pages.get_paginated_response([dict(row) for row in page])
+    class JsonApiLimits(json_api_pagination.JsonApiLimitOffsetPagination):
+        default_limit = 10
+
+    class ItemSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        name = serializers.CharField()
+
+    def view(paginator, json_api=False):
+        class Items(ListAPIView):
+            pagination_class = paginator
+            serializer_class = ItemSerializer
+
+            def get_queryset(self):
+                return Rows(table)
+
+        if json_api:
+            Items.renderer_classes = [json_api_renderers.JSONRenderer]
+            Items.resource_name = "items"
         return Items.as_view()
 
     module = sys.modules[__name__]
     module.urlpatterns = [path("drf/page/", view(Pages)), path("drf/limit/", view(Limits)),
-                          path("drf/cursor/", view(Cursors))]
+                          path("drf/cursor/", view(Cursors)), path("drf/jsonapi/", view(JsonApiPages, True)),
+                          path("drf/jsonapi/limit/", view(JsonApiLimits, True))]
     return get_wsgi_application()
 
 
@@ -183,7 +200,7 @@ def main():
     stop = stop_event()
     threading.Thread(target=lambda: (stop.wait(), setattr(server, "should_exit", True)), daemon=True).start()
     base = f"http://127.0.0.1:{port}"
-    paths = ["/drf/page/", "/drf/limit/", "/drf/cursor/", "/fastapi/items", "/fastapi/limit", "/smorest/items"]
+    paths = ["/drf/page/", "/drf/limit/", "/drf/cursor/", "/drf/jsonapi/", "/drf/jsonapi/limit/", "/fastapi/items", "/fastapi/limit", "/smorest/items"]
     print(json.dumps({"port": port, "url": base, "ids": [row["id"] for row in rows], "paths": paths}), flush=True)
     asyncio.run(server.serve(sockets=[listener]))
     sys.exit(0)
