@@ -72,3 +72,40 @@ struct InitFrameworkTests {
         }
     }
 }
+
+extension InitFrameworkTests {
+    @Test("the jobs drf-spectacular's description of Django REST framework gives walk ids 1 to 53", arguments: [
+        ("/drf/schema/?format=json", "openapi.json"), ("/drf/schema/", "openapi.yaml"),
+    ])
+    func drfSpectacular(path: String, file: String) async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try await AuthServer.withShared("frameworks_server.py") { server in
+            let description = try await HTTPClient().send(HTTPRequest(
+                method: "GET", url: RedactedURL(real: server.base + path, redactor: .none),
+                headers: [], body: nil, timeout: 10, maxBytes: 16 << 20))
+            #expect(description.status == 200)
+            try Data(description.body).write(to: URL(fileURLWithPath: folder + "/" + file))
+            let initialized = try await mirror(["init", "--openapi", file, "--base-url", server.base, "--out", "job.yaml"], in: folder)
+            #expect(initialized.status == 0, "\(initialized.stderr)")
+            #expect(initialized.stdout == "wrote job.yaml (3 jobs: drf_cursor, drf_limit, drf_page)\n"
+                + "next: mirror check job.yaml, then mirror run job.yaml\n")
+            let text = try String(contentsOfFile: folder + "/job.yaml", encoding: .utf8)
+            let lines = text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            let keys = ["- name:", "url:", "next:", "stop:", "records:", "id:", "table:", "# GET"]
+            // The schema view describes itself too: an object, not a list, so a comment.
+            #expect(lines.filter { line in keys.contains { line.hasPrefix($0) } } == ["cursor", "limit", "page"].flatMap { name in [
+                "- name: drf_\(name)", "url: \"\(server.base)/drf/\(name)/\"", "next: { url: next }", "records: results", "id: id",
+                "table: drf_\(name)",
+            ] } + ["# GET /drf/schema/: the 200 response has no array of objects"], "\(text)")
+            let check = try await mirror(["check", "job.yaml"], in: folder)
+            #expect(check.status == 0, "\(check.stderr)")
+            let run = try await mirror(["run", "job.yaml", "--output", "out", "--quiet"], in: folder)
+            #expect(run.status == 0, "\(run.stderr)")
+            for table in ["drf_cursor", "drf_limit", "drf_page"] {
+                #expect(try await sqlite(folder + "/out/\(table).sqlite", "SELECT id FROM \"\(table)\" ORDER BY position")
+                    == (1...53).map { "\($0)\n" }.joined())
+            }
+        }
+    }
+}

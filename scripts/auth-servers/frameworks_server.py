@@ -17,6 +17,7 @@ When ready it prints one JSON line to stdout (then flushes):
 | `/fastapi/items` | FastAPI, fastapi-pagination | `Page` (50 a page): `items`, `total`, `page`, `size`, `pages` |
 | `/fastapi/limit` | FastAPI, fastapi-pagination | `LimitOffsetPage` (50 a page): `items`, `total`, `limit`, `offset` |
 | `/smorest/items` | flask-smorest | `@blp.paginate()` (10 a page): the records as a top-level array, the page in the `X-Pagination` header |
+| `/drf/schema/` | Django REST framework, drf-spectacular | its own OpenAPI 3.0.3 description of `/drf/page/`, `/drf/limit/` and `/drf/cursor/` (YAML; JSON with `?format=json`) |
 | `/openapi.json` | FastAPI | its own OpenAPI 3.1 description of `/fastapi/items` and `/fastapi/limit` |
 | `/smorest/openapi.json` | flask-smorest | its own OpenAPI 3.0.2 description of `/smorest/items` |
 
@@ -41,10 +42,11 @@ from django.conf import settings  # noqa: E402
 def django_app(rows):
     settings.configure(
         DEBUG=False, ALLOWED_HOSTS=["*"], ROOT_URLCONF=__name__, SECRET_KEY="mirror-frameworks",
-        INSTALLED_APPS=["django.contrib.contenttypes", "django.contrib.auth", "rest_framework"],
+        INSTALLED_APPS=["django.contrib.contenttypes", "django.contrib.auth", "rest_framework", "drf_spectacular"],
         DATABASES={}, MIDDLEWARE=[], USE_TZ=True,
         REST_FRAMEWORK={"DEFAULT_AUTHENTICATION_CLASSES": [], "DEFAULT_PERMISSION_CLASSES": [],
-                        "UNAUTHENTICATED_USER": None, "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]},
+                        "UNAUTHENTICATED_USER": None, "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+                        "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema"},
     )
     django.setup()
     from django.core.wsgi import get_wsgi_application
@@ -99,7 +101,9 @@ def django_app(rows):
     def view(paginator, json_api=False):
         class Items(ListAPIView):
             pagination_class = paginator
-            serializer_class = ItemSerializer
+            # One serializer a pagination, so that drf-spectacular names each paged list apart
+            # (PaginatedPageItemList, …) rather than describing all three as one of them.
+            serializer_class = type(paginator.__name__.rstrip("s") + "ItemSerializer", (ItemSerializer,), {})
 
             def get_queryset(self):
                 return Rows(table)
@@ -107,12 +111,20 @@ def django_app(rows):
         if json_api:
             Items.renderer_classes = [json_api_renderers.JSONRenderer]
             Items.resource_name = "items"
+            Items.schema = None  # left out of /drf/schema/
         return Items.as_view()
+
+    from drf_spectacular.views import SpectacularAPIView
 
     module = sys.modules[__name__]
     module.urlpatterns = [path("drf/page/", view(Pages)), path("drf/limit/", view(Limits)),
                           path("drf/cursor/", view(Cursors)), path("drf/jsonapi/", view(JsonApiPages, True)),
-                          path("drf/jsonapi/limit/", view(JsonApiLimits, True))]
+                          path("drf/jsonapi/limit/", view(JsonApiLimits, True)),
+                          path("drf/schema/", SpectacularAPIView.as_view())]
+    # drf-spectacular loads its extensions' target classes on a description's first making, and
+    # two threads doing so at once make it fail (HTTP 500): the first one is made here, in one.
+    from drf_spectacular.generators import SchemaGenerator
+    SchemaGenerator().get_schema(request=None, public=True)
     return get_wsgi_application()
 
 
