@@ -359,3 +359,22 @@ package protocol PageStore: Sendable {
     /// Keeps the empty page that ended a walk, for `mirror serve`.
     func keepEndPage(_ page: EndPage) async throws
 }
+
+/// A store that keeps no page: each page a walk commits is handed to `observe`, which
+/// says what it counts; nothing is stored before, so nothing is replayed and no end page
+/// is kept. `verify` and `init` walk with one.
+package struct PageObserver: PageStore {
+    private let observe: @Sendable (PageCommit) -> CommitCounts
+
+    package init(_ observe: @escaping @Sendable (PageCommit) -> CommitCounts) {
+        self.observe = observe
+    }
+
+    package func commit(_ page: PageCommit) async throws -> CommitCounts { observe(page) }
+
+    package func replay(_ replay: PageReplay) async throws -> CommitCounts { CommitCounts() }
+
+    package func storedPage(job: String, account: String, url: String, requestBody: String) async throws -> StoredPage? { nil }
+
+    package func keepEndPage(_ page: EndPage) async throws {}
+}

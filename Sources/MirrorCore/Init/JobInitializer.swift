@@ -7,24 +7,20 @@ import MirrorWalk
 import Synchronization
 
 /// Where the confirming walk puts its pages: nowhere. It keeps each page's ids in walk order.
-final class IDRecorder: PageStore {
+final class IDRecorder: Sendable {
     private let pages = Mutex<[[String]]>([])
 
     var ids: [[String]] { pages.withLock { $0 } }
 
-    func commit(_ page: PageCommit) async throws -> CommitCounts {
-        let ids = page.records.ids
-        pages.withLock { $0.append(ids) }
-        var counts = CommitCounts()
-        counts.new = ids.count
-        return counts
+    var store: PageObserver {
+        PageObserver { page in
+            let ids = page.records.ids
+            self.pages.withLock { $0.append(ids) }
+            var counts = CommitCounts()
+            counts.new = ids.count
+            return counts
+        }
     }
-
-    func replay(_ replay: PageReplay) async throws -> CommitCounts { CommitCounts() }
-
-    func storedPage(job: String, account: String, url: String, requestBody: String) async throws -> StoredPage? { nil }
-
-    func keepEndPage(_ page: EndPage) async throws {}
 }
 
 /// `mirror init URL`: asks the API for its first page, proposes the job that walks it
@@ -144,7 +140,7 @@ package struct JobInitializer: Sendable {
     private func confirm(_ job: JobSpec, paging: JobProposal.Paging) async -> Result<Confirmation, Problem> {
         let recorder = IDRecorder()
         let start = WalkStart(startedAt: Timestamp.string(Date()), page: nil, nextURL: nil, cursor: nil, position: 0)
-        let walk = await PageWalker(job: job, store: recorder, client: client, maxPages: 2, refresh: true, retry: RetryPolicy(),
+        let walk = await PageWalker(job: job, store: recorder.store, client: client, maxPages: 2, refresh: true, retry: RetryPolicy(),
                                     limiter: RateLimiter(), quota: QuotaPacer(clock: client.clock), logger: logger)
             .walk(from: start)
         let pages = recorder.ids

@@ -35,7 +35,7 @@ package struct WalkFault: Sendable, Equatable, CustomStringConvertible {
 ///
 /// For a job with children (`parent`), it keeps the first `keep` records it is given, whose
 /// children are walked next.
-final class WalkRecorder: PageStore {
+final class WalkRecorder: Sendable {
     private let state = Mutex<(firstPages: FirstPages, drift: [WalkFault], kept: [(id: String, record: String)])>((FirstPages(), [], []))
     private let keep: Int
 
@@ -46,7 +46,9 @@ final class WalkRecorder: PageStore {
     var drift: [WalkFault] { state.withLock { $0.drift } }
     var kept: [(id: String, record: String)] { state.withLock { $0.kept } }
 
-    func commit(_ page: PageCommit) async throws -> CommitCounts {
+    var store: PageObserver { PageObserver { self.commit($0) } }
+
+    private func commit(_ page: PageCommit) -> CommitCounts {
         state.withLock { state in
             if state.kept.count < keep {
                 page.records.forEach { id, json in
@@ -67,11 +69,6 @@ final class WalkRecorder: PageStore {
         return counts
     }
 
-    func replay(_ replay: PageReplay) async throws -> CommitCounts { CommitCounts() }
-
-    func storedPage(job: String, account: String, url: String, requestBody: String) async throws -> StoredPage? { nil }
-
-    func keepEndPage(_ page: EndPage) async throws {}
 }
 
 /// One job's verification.
@@ -232,7 +229,7 @@ package struct Verifier: Sendable {
         // An incremental job is walked from `initial`, as a first run would.
         let job = job.incremental == nil ? job : job.filling("since", with: job.incremental?.initial)
         let start = WalkStart(startedAt: Timestamp.string(Date()), page: nil, nextURL: nil, cursor: nil, position: 0)
-        let walk = await PageWalker(job: job, store: recorder, client: client, maxPages: options.maxPages, refresh: true,
+        let walk = await PageWalker(job: job, store: recorder.store, client: client, maxPages: options.maxPages, refresh: true,
                                     retry: options.retry, limiter: limiter, quota: quota, logger: logger)
             .walk(from: start)
         let elapsed = ContinuousClock.now - clock
