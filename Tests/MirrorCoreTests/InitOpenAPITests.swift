@@ -168,6 +168,43 @@ struct InitOpenAPITests {
         for folder in [swagger.folder, relative.folder, none.folder] { try? FileManager.default.removeItem(atPath: folder) }
     }
 
+    @Test("a list renamed for a name already taken is the parent of the child jobs under its own path")
+    func renamedParent() throws {
+        let read = try read([("zoo.yaml", Self.twoPets)])
+        defer { try? FileManager.default.removeItem(atPath: read.folder) }
+        #expect(read.error == nil)
+        #expect(read.yaml == #"""
+        # written by `mirror init --openapi` from zoo.yaml; check it with `mirror check`, then `mirror run` it
+        version: 1
+        jobs:
+          - name: pets
+            # no page, offset or cursor parameter and no next URL in the 200 response: one request
+            url: "http://zoo.test/pets"
+            # the 200 response's schema is an array of objects
+            records: "."
+            # the records' schema has `id`
+            id: id
+            table: pets
+          - name: pets_2
+            # no page, offset or cursor parameter and no next URL in the 200 response: one request
+            url: "http://zoo.test/v2/pets"
+            # the 200 response's schema is an array of objects
+            records: "."
+            # the records' schema has `id`
+            id: id
+            table: pets_2
+          - name: pets_visits
+            parent: pets_2
+            # no page, offset or cursor parameter and no next URL in the 200 response: one request; walked once per record of `pets_2`, its `id` in the path
+            url: "http://zoo.test/v2/pets/{parent.id}/visits"
+            # the 200 response's schema is an array of objects
+            records: "."
+            # the records' schema has `id`
+            id: id
+            table: pets_visits
+        """# + "\n")
+    }
+
     static let pets = #"""
         openapi: 3.0.3
         servers:
@@ -332,5 +369,26 @@ struct InitOpenAPITests {
                   content:
                     application/json:
                       schema: {type: array, items: {type: object, properties: {id: {type: integer}}}}
+        """# + "\n"
+
+    static let twoPets = #"""
+        openapi: 3.0.0
+        servers: [{url: "http://zoo.test"}]
+        paths:
+          /pets:
+            get:
+              responses:
+                "200": { content: { application/json: { schema: { $ref: "#/components/schemas/Pets" } } } }
+          /v2/pets:
+            get:
+              responses:
+                "200": { content: { application/json: { schema: { $ref: "#/components/schemas/Pets" } } } }
+          /v2/pets/{id}/visits:
+            get:
+              responses:
+                "200": { content: { application/json: { schema: { $ref: "#/components/schemas/Pets" } } } }
+        components:
+          schemas:
+            Pets: { type: array, items: { type: object, properties: { id: { type: integer } } } }
         """# + "\n"
 }

@@ -87,6 +87,9 @@ package struct OpenAPIJobs: Sendable {
                 result.refused.append("\(label): \(error.reason)")
             }
         }
+        // Lists are named before their children, so a child names its parent as written.
+        var taken: Set<String> = []
+        for index in lists.indices { name(&lists[index].job, taken: &taken) }
         var jobs = lists.map(\.job)
         for child in children {
             let prefix = child.path.range(of: "/{\(child.parameter)}").map { String(child.path[..<$0.lowerBound]) }
@@ -106,15 +109,7 @@ package struct OpenAPIJobs: Sendable {
             jobs.append(job)
         }
         // Names from paths can meet (`/pets` and `/v2/pets`): the later ones get a number.
-        var taken: Set<String> = []
-        for index in jobs.indices {
-            var name = jobs[index].proposal.name
-            var number = 2
-            while taken.contains(name) { name = jobs[index].proposal.table + "_\(number)"; number += 1 }
-            taken.insert(name)
-            jobs[index].proposal.name = name
-            jobs[index].proposal.table = name
-        }
+        for index in jobs.indices.dropFirst(lists.count) { name(&jobs[index], taken: &taken) }
         guard !jobs.isEmpty else {
             throw .undecidable("\(path): no GET operation answers a list of objects"
                 + (result.refused.isEmpty ? "" : " (" + result.refused.joined(separator: "; ") + ")") + "; no job written")
@@ -139,6 +134,16 @@ package struct OpenAPIJobs: Sendable {
             throw .failed("cannot write \(target): \(JobFileLoader.reason(error))")
         }
         return (target, jobs)
+    }
+
+    /// Names the job and its table from its table's name, with `_2`, `_3`, … when that is taken.
+    private static func name(_ job: inout Job, taken: inout Set<String>) {
+        var name = job.proposal.table
+        var number = 2
+        while taken.contains(name) { name = job.proposal.table + "_\(number)"; number += 1 }
+        taken.insert(name)
+        job.proposal.name = name
+        job.proposal.table = name
     }
 
     /// Why an operation is written as a comment.
