@@ -205,6 +205,27 @@ struct InitOpenAPITests {
         """# + "\n")
     }
 
+    @Test("a $ref on another host stops init with its place, unless only an operation init does not write uses it")
+    func remoteReference() throws {
+        let remote = try read([("remote.yaml", Self.remote)])
+        defer { try? FileManager.default.removeItem(atPath: remote.folder) }
+        #expect(remote.error == "remote.yaml at /paths/~1pets/get/responses/200/content/application~1json/schema/items: "
+            + "the $ref 'https://schemas.example.com/pet.yaml#/components/schemas/Pet' is on another host and init never fetches: "
+            + "save that file beside remote.yaml and point the $ref at it ('pet.yaml#/components/schemas/Pet'); no job written")
+        let out = remote.folder + "/jobs/remote.yaml"
+        #expect(throws: InitFailure.self) { try OpenAPIJobs.write(path: remote.folder + "/remote.yaml", baseURL: nil, out: out, force: false) }
+        #expect(!FileManager.default.fileExists(atPath: out))
+        let hostOnly = Self.remote.replacingOccurrences(of: "https://schemas.example.com/pet.yaml", with: "//schemas.example.com/pet.yaml")
+        let unused = try read([("unused.yaml", hostOnly.replacingOccurrences(of: "/pets:\n    get:", with: "/pets:\n    put:"))])
+        defer { try? FileManager.default.removeItem(atPath: unused.folder) }
+        #expect(unused.error == nil)
+        #expect(unused.yaml?.contains("  - name: owners\n") == true)
+        let stopped = try read([("host.yaml", hostOnly)])
+        defer { try? FileManager.default.removeItem(atPath: stopped.folder) }
+        #expect(stopped.error?.hasPrefix("host.yaml at /paths/~1pets/get/responses/200/content/application~1json/schema/items: "
+            + "the $ref '//schemas.example.com/pet.yaml#/components/schemas/Pet' is on another host") == true)
+    }
+
     static let pets = #"""
         openapi: 3.0.3
         servers:
@@ -390,5 +411,25 @@ struct InitOpenAPITests {
         components:
           schemas:
             Pets: { type: array, items: { type: object, properties: { id: { type: integer } } } }
+        """# + "\n"
+
+    static let remote = #"""
+        openapi: 3.0.0
+        servers: [{url: "http://zoo.test"}]
+        paths:
+          /owners:
+            get:
+              responses:
+                "200": { content: { application/json: { schema: { type: array, items: { type: object, properties: { id: { type: integer } } } } } } }
+                "404": { content: { application/json: { schema: { $ref: "https://schemas.example.com/errors.yaml#/Error" } } } }
+          /pets:
+            get:
+              responses:
+                "200":
+                  content:
+                    application/json:
+                      schema:
+                        type: array
+                        items: { $ref: "https://schemas.example.com/pet.yaml#/components/schemas/Pet" }
         """# + "\n"
 }

@@ -55,12 +55,15 @@ package struct JobProposal: Sendable, Equatable {
 
 /// Why `mirror init` wrote no job.
 package struct InitFailure: Error, Sendable, CustomStringConvertible {
-    private enum Code: Sendable { case undecidable, failed, exists }
+    private enum Code: Sendable { case undecidable, remote, failed, exists }
     private let code: Code
     private let message: String
 
     /// The answers leave the job undecided: exit 2.
     package static func undecidable(_ message: String) -> InitFailure { InitFailure(code: .undecidable, message: message) }
+    /// A description's `$ref` names a file on another host, which init never fetches: exit 2,
+    /// whatever operation met it.
+    package static func remote(_ message: String) -> InitFailure { InitFailure(code: .remote, message: message) }
     /// The API could not be asked, or the file not written: exit 1.
     package static func failed(_ message: String) -> InitFailure { InitFailure(code: .failed, message: message) }
     /// The job file is there already: exit 2.
@@ -68,6 +71,8 @@ package struct InitFailure: Error, Sendable, CustomStringConvertible {
 
     /// The exit status: 1 when the API could not be asked or the file not written, else 2.
     package var status: Int32 { code == .failed ? 1 : 2 }
+    /// Stops a description's reading, rather than leaving out the one operation that met it.
+    package var stopsReading: Bool { code == .remote }
     package var description: String { message }
 }
 

@@ -89,6 +89,7 @@ final class OpenAPIDocument {
         var seen: Set<String> = []
         while let reference = current.node["$ref"]?.text {
             let parts = reference.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)
+            if parts[0].hasPrefix("//") || parts[0].contains("://") { throw remote(reference, in: current.file) }
             var file = current.file
             if !parts[0].isEmpty {
                 let folder = (current.file as NSString).deletingLastPathComponent
@@ -98,7 +99,7 @@ final class OpenAPIDocument {
                 throw .undecidable("the $ref '\(reference)' leads back to itself; no job written")
             }
             if files[file] == nil {
-                guard !file.hasPrefix("http:"), !file.hasPrefix("https:"), FileManager.default.fileExists(atPath: file) else {
+                guard FileManager.default.fileExists(atPath: file) else {
                     throw .undecidable("the $ref '\(reference)' names no file beside the description; no job written")
                 }
                 files[file] = try Self.read(file, shown: file)
@@ -119,6 +120,29 @@ final class OpenAPIDocument {
             current = Located(node: node, file: file)
         }
         return current
+    }
+
+    /// Why a `$ref` into another host stops init: where it is (a JSON pointer into its file)
+    /// and the local ref to write instead, once its file is saved beside the description.
+    private func remote(_ reference: String, in file: String) -> InitFailure {
+        func place(_ node: Node, _ pointer: String) -> String? {
+            if node["$ref"]?.text == reference { return pointer.isEmpty ? "/" : pointer }
+            for (key, value) in node.members {
+                let token = key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+                if let found = place(value, pointer + "/" + token) { return found }
+            }
+            for (index, element) in node.elements.enumerated() {
+                if let found = place(element, pointer + "/\(index)") { return found }
+            }
+            return nil
+        }
+        let shown = (file as NSString).lastPathComponent
+        let parts = reference.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)
+        let remoteFile = parts[0].split(separator: "?").first.map { ($0 as NSString).lastPathComponent } ?? ""
+        let local = (remoteFile.isEmpty ? "FILE.yaml" : remoteFile) + (parts.count > 1 ? "#" + parts[1] : "")
+        return .remote("\(shown)\(files[file].flatMap { place($0, "") }.map { " at " + $0 } ?? ""): the $ref '\(reference)' "
+            + "is on another host and init never fetches: save that file beside \((root.file as NSString).lastPathComponent) "
+            + "and point the $ref at it ('\(local)'); no job written")
     }
 
     /// A schema's types: `type` as a word or a list (3.1), or the one that is not null of an

@@ -84,6 +84,7 @@ package struct OpenAPIJobs: Sendable {
                     + "a child job takes one parent's id")
                 }
             } catch {
+                if let stop = error.stop { throw stop }
                 result.refused.append("\(label): \(error.reason)")
             }
         }
@@ -149,7 +150,13 @@ package struct OpenAPIJobs: Sendable {
     /// Why an operation is written as a comment.
     struct Refusal: Error {
         let reason: String
+        /// What stops the whole description rather than this operation (a `$ref` on another host).
+        var stop: InitFailure?
         init(_ reason: String) { self.reason = reason }
+        init(_ failure: InitFailure) {
+            reason = failure.description.replacingOccurrences(of: "; no job written", with: "")
+            stop = failure.stopsReading ? failure : nil
+        }
     }
 
     /// The job of one GET, or why there is none.
@@ -214,7 +221,7 @@ package struct OpenAPIJobs: Sendable {
             try page(&job, document: document, parameters: parameters, answer: answerObject)
             return job
         } catch let failure as InitFailure {
-            throw Refusal(failure.description.replacingOccurrences(of: "; no job written", with: ""))
+            throw Refusal(failure)
         } catch let refusal as Refusal {
             throw refusal
         } catch {
@@ -334,7 +341,7 @@ package struct OpenAPIJobs: Sendable {
                 continue
             }
             let resolved: OpenAPIDocument.Located
-            do { resolved = try document.resolve(definition) } catch { throw Refusal(error.description) }
+            do { resolved = try document.resolve(definition) } catch { throw Refusal(error) }
             switch authLines(resolved.node, variable: variable(scheme)) {
             case let .success(lines):
                 result.auth.append(Auth(name: authName(scheme), lines: lines))
