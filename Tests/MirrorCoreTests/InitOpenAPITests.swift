@@ -226,6 +226,33 @@ struct InitOpenAPITests {
             + "the $ref '//schemas.example.com/pet.yaml#/components/schemas/Pet' is on another host") == true)
     }
 
+    @Test("oauth2 asks for the scopes the written jobs' requirements name, in the flow's order, else the flow's own")
+    func oauthScopes() throws {
+        let read = try read([("scoped.yaml", Self.scoped)])
+        defer { try? FileManager.default.removeItem(atPath: read.folder) }
+        #expect(read.error == nil)
+        #expect(read.yaml?.components(separatedBy: "jobs:\n")[0] == #"""
+        # written by `mirror init --openapi` from scoped.yaml; check it with `mirror check`, then `mirror run` it
+        version: 1
+        auth:
+          oauth:
+            type: oauth2
+            token_url: "https://zoo.test/token"
+            client_id: "${OAUTH_CLIENT_ID}"
+            client_secret: "${OAUTH_CLIENT_SECRET}"
+            # the scopes the written jobs' security requirements name
+            scope: "read:pets read:owners zoo:extra"
+          partner:
+            type: oauth2
+            token_url: "https://zoo.test/partner/token"
+            client_id: "${PARTNER_CLIENT_ID}"
+            client_secret: "${PARTNER_CLIENT_SECRET}"
+            # the scopes of its clientCredentials flow: no written job's requirement names one
+            scope: "b a"
+
+        """#)
+    }
+
     static let pets = #"""
         openapi: 3.0.3
         servers:
@@ -431,5 +458,44 @@ struct InitOpenAPITests {
                       schema:
                         type: array
                         items: { $ref: "https://schemas.example.com/pet.yaml#/components/schemas/Pet" }
+        """# + "\n"
+
+    static let scoped = #"""
+        openapi: 3.0.0
+        servers: [{url: "http://zoo.test"}]
+        paths:
+          /pets:
+            get:
+              security: [{ oauth: [read:pets] }]
+              responses:
+                "200": { content: { application/json: { schema: { $ref: "#/components/schemas/List" } } } }
+          /owners:
+            get:
+              security: [{ oauth: [zoo:extra, read:owners, read:pets] }]
+              responses:
+                "200": { content: { application/json: { schema: { $ref: "#/components/schemas/List" } } } }
+          /keepers:
+            get:
+              security: [{ oauth: [write:pets] }]
+              responses:
+                "200": { content: { application/json: { schema: { type: object } } } }
+          /partners:
+            get:
+              security: [{ partner: [] }]
+              responses:
+                "200": { content: { application/json: { schema: { $ref: "#/components/schemas/List" } } } }
+        components:
+          securitySchemes:
+            oauth:
+              type: oauth2
+              flows:
+                clientCredentials:
+                  tokenUrl: https://zoo.test/token
+                  scopes: { read:pets: pets, write:pets: change pets, read:owners: owners }
+            partner:
+              type: oauth2
+              flows: { clientCredentials: { tokenUrl: https://zoo.test/partner/token, scopes: { b: b, a: a } } }
+          schemas:
+            List: { type: array, items: { type: object, properties: { id: { type: integer } } } }
         """# + "\n"
 }

@@ -11,12 +11,16 @@ package struct OpenAPIJobs: Sendable {
     package struct Auth: Sendable, Equatable {
         package var name: String
         package var lines: [String]
+        /// An oauth2 clientCredentials flow's scopes, in the order written; nil for another scheme.
+        package var flowScopes: [String]? = nil
     }
 
     /// A job and the name of the `auth:` definition it uses.
     package struct Job: Sendable, Equatable {
         package var proposal: JobProposal
         package var auth: String?
+        /// The scopes the operation's security requirement names.
+        package var scopes: [String] = []
     }
 
     package var jobs: [Job]
@@ -74,8 +78,9 @@ package struct OpenAPIJobs: Sendable {
             let label = "GET \(apiPath)"
             do throws(Refusal) {
                 let proposal = try proposal(document, path: apiPath, pathItem: pathItem, operation: operation, base: base)
-                let job = Job(proposal: proposal, auth: try authName(document, operation: operation, global: globalSecurity,
-                                                                     schemes: schemes, label: label, into: &result))
+                let security = try authName(document, operation: operation, global: globalSecurity, schemes: schemes,
+                                            label: label, into: &result)
+                let job = Job(proposal: proposal, auth: security?.name, scopes: security?.scopes ?? [])
                 let parameters = pathParameters(apiPath)
                 switch parameters.count {
                 case 0: lists.append((apiPath, job))
@@ -116,6 +121,19 @@ package struct OpenAPIJobs: Sendable {
                 + (result.refused.isEmpty ? "" : " (" + result.refused.joined(separator: "; ") + ")") + "; no job written")
         }
         result.jobs = jobs
+        for index in result.auth.indices {
+            guard let declared = result.auth[index].flowScopes else { continue }
+            var named: [String] = []
+            for job in jobs where job.auth == result.auth[index].name {
+                named += job.scopes.filter { !named.contains($0) }
+            }
+            let scopes = named.isEmpty ? declared
+                : declared.filter(named.contains) + named.filter { !declared.contains($0) }.sorted()
+            guard !scopes.isEmpty else { continue }
+            result.auth[index].lines += [named.isEmpty ? "# the scopes of its clientCredentials flow: no written job's requirement names one"
+                                            : "# the scopes the written jobs' security requirements name",
+                                         "scope: " + JobProposal.scalar(scopes.joined(separator: " "))]
+        }
         return result
     }
 
@@ -326,16 +344,18 @@ package struct OpenAPIJobs: Sendable {
     }
 
     /// The `auth:` definition the operation's security (else the description's) names, added
-    /// to `result` once; nil when the operation needs none. A scheme mirror cannot write is a note.
+    /// to `result` once, and the scopes its requirement names; nil when the operation needs
+    /// none. A scheme mirror cannot write is a note.
     private static func authName(_ document: OpenAPIDocument, operation: OpenAPIDocument.Located,
                                  global: OpenAPIDocument.Located?, schemes: OpenAPIDocument.Located?, label: String,
-                                 into result: inout OpenAPIJobs) throws(Refusal) -> String? {
+                                 into result: inout OpenAPIJobs) throws(Refusal) -> (name: String, scopes: [String])? {
         let requirements = (operation["security"] ?? global)?.node.elements ?? []
         if requirements.isEmpty || requirements.contains(where: { $0.members.isEmpty }) { return nil }
         var unwritten: [String] = []
         for requirement in requirements where requirement.members.count == 1 {
             let scheme = requirement.members[0].key
-            if result.auth.contains(where: { $0.name == authName(scheme) }) { return authName(scheme) }
+            let scopes = requirement.members[0].value.elements.compactMap(\.text)
+            if result.auth.contains(where: { $0.name == authName(scheme) }) { return (authName(scheme), scopes) }
             guard let definition = schemes?[scheme] else {
                 unwritten.append("'\(scheme)' (not in components.securitySchemes)")
                 continue
@@ -344,8 +364,10 @@ package struct OpenAPIJobs: Sendable {
             do { resolved = try document.resolve(definition) } catch { throw Refusal(error) }
             switch authLines(resolved.node, variable: variable(scheme)) {
             case let .success(lines):
-                result.auth.append(Auth(name: authName(scheme), lines: lines))
-                return authName(scheme)
+                let flowScopes = resolved.node["type"]?.text == "oauth2"
+                    ? resolved.node["flows"]?["clientCredentials"]?["scopes"]?.members.map(\.key) ?? [] : nil
+                result.auth.append(Auth(name: authName(scheme), lines: lines, flowScopes: flowScopes))
+                return (authName(scheme), scopes)
             case let .failure(refusal):
                 unwritten.append("'\(scheme)' (\(refusal.reason))")
             }
