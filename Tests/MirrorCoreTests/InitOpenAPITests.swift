@@ -253,6 +253,49 @@ struct InitOpenAPITests {
         """#)
     }
 
+    @Test("schemes one requirement combines: one as auth, the rest as headers, else the operation left out; of alternatives, the first mirror writes")
+    func combinedSecurity() throws {
+        let read = try read([("guarded.yaml", Self.guarded)])
+        defer { try? FileManager.default.removeItem(atPath: read.folder) }
+        #expect(read.error == nil)
+        #expect(read.yaml == #"""
+        # written by `mirror init --openapi` from guarded.yaml; check it with `mirror check`, then `mirror run` it
+        version: 1
+        auth:
+          basicAuth:
+            type: basic
+            username: "${BASIC_AUTH_USERNAME}"
+            password: "${BASIC_AUTH_PASSWORD}"
+          key:
+            type: api_key
+            header: "X-Api-Key"
+            value: "${KEY_KEY}"
+        jobs:
+          - name: pets
+            # no page, offset or cursor parameter and no next URL in the 200 response: one request
+            url: "http://zoo.test/pets"
+            # the 200 response's schema is an array of objects
+            records: "."
+            # the records' schema has `id`
+            id: id
+            table: pets
+            # its security requirement sends 'basicAuth' and 'key' together: 'basicAuth' as `auth:`, 'key' in `headers:`
+            auth: basicAuth
+            headers: { "X-Api-Key": "${KEY_KEY}" }
+          - name: owners
+            # no page, offset or cursor parameter and no next URL in the 200 response: one request
+            url: "http://zoo.test/owners"
+            # the 200 response's schema is an array of objects
+            records: "."
+            # the records' schema has `id`
+            id: id
+            table: owners
+            # the first of its security requirements mirror writes; the others: 'openid' (openIdConnect), 'basicAuth'
+            auth: key
+        # GET /keepers: its security requirement sends 'basicAuth' and 'oauth' together, and a job carries one `auth:` and fixed `headers:`: only an apiKey in a header or an http bearer token is a fixed header, not 'basicAuth' (http basic) or 'oauth' (oauth2)
+        """# + "\n")
+    }
+
     static let pets = #"""
         openapi: 3.0.3
         servers:
@@ -495,6 +538,35 @@ struct InitOpenAPITests {
             partner:
               type: oauth2
               flows: { clientCredentials: { tokenUrl: https://zoo.test/partner/token, scopes: { b: b, a: a } } }
+          schemas:
+            List: { type: array, items: { type: object, properties: { id: { type: integer } } } }
+        """# + "\n"
+
+    static let guarded = #"""
+        openapi: 3.0.0
+        servers: [{url: "http://zoo.test"}]
+        paths:
+          /pets:
+            get:
+              security: [{ basicAuth: [], key: [] }]
+              responses:
+                "200": { content: { application/json: { schema: { $ref: "#/components/schemas/List" } } } }
+          /owners:
+            get:
+              security: [{ openid: [] }, { key: [] }, { basicAuth: [] }]
+              responses:
+                "200": { content: { application/json: { schema: { $ref: "#/components/schemas/List" } } } }
+          /keepers:
+            get:
+              security: [{ basicAuth: [], oauth: [] }]
+              responses:
+                "200": { content: { application/json: { schema: { $ref: "#/components/schemas/List" } } } }
+        components:
+          securitySchemes:
+            basicAuth: { type: http, scheme: basic }
+            key: { type: apiKey, in: header, name: X-Api-Key }
+            openid: { type: openIdConnect, openIdConnectUrl: "https://zoo.test/.well-known/openid-configuration" }
+            oauth: { type: oauth2, flows: { clientCredentials: { tokenUrl: "https://zoo.test/token", scopes: {} } } }
           schemas:
             List: { type: array, items: { type: object, properties: { id: { type: integer } } } }
         """# + "\n"

@@ -10,8 +10,9 @@ extension JobProposal {
         return (lines + jobLines(auth: auth)).joined(separator: "\n") + "\n"
     }
 
-    /// The job's item of the `jobs:` list, a comment above each key saying why it was chosen.
-    func jobLines(auth: String?) -> [String] {
+    /// The job's item of the `jobs:` list, a comment above each key saying why it was chosen;
+    /// `headers`, a flow mapping, follows `auth`.
+    func jobLines(auth: String?, authWhy: String? = nil, headers: String? = nil) -> [String] {
         var lines = ["  - name: " + Self.scalar(name)]
         if let parent { lines.append("    parent: " + Self.scalar(parent)) }
         func key(_ name: String, _ value: String, why: String? = nil) {
@@ -46,11 +47,13 @@ extension JobProposal {
         key("records", Self.scalar(records.path), why: records.why)
         key("id", Self.scalar(id.path), why: id.why)
         key("table", Self.scalar(table))
+        if let authWhy { lines.append("    # " + Self.oneLine(authWhy)) }
         if let auth {
             let value = auth.split(separator: "\n", omittingEmptySubsequences: false)
             lines.append("    auth:" + (value.first.map { $0.isEmpty ? "" : " " + $0 } ?? ""))
             lines += value.dropFirst().filter { !$0.allSatisfy(\.isWhitespace) }.map { "    " + $0 }
         }
+        if let headers { key("headers", headers) }
         return lines
     }
 

@@ -21,6 +21,10 @@ package struct OpenAPIJobs: Sendable {
         package var auth: String?
         /// The scopes the operation's security requirement names.
         package var scopes: [String] = []
+        /// `headers:` as a flow mapping: schemes sent beside `auth:`.
+        package var headers: String? = nil
+        /// Why `auth:` is the one chosen, when there was a choice.
+        package var authWhy: String? = nil
     }
 
     package var jobs: [Job]
@@ -78,9 +82,10 @@ package struct OpenAPIJobs: Sendable {
             let label = "GET \(apiPath)"
             do throws(Refusal) {
                 let proposal = try proposal(document, path: apiPath, pathItem: pathItem, operation: operation, base: base)
-                let security = try authName(document, operation: operation, global: globalSecurity, schemes: schemes,
+                let security = try security(document, operation: operation, global: globalSecurity, schemes: schemes,
                                             label: label, into: &result)
-                let job = Job(proposal: proposal, auth: security?.name, scopes: security?.scopes ?? [])
+                let job = Job(proposal: proposal, auth: security?.name, scopes: security?.scopes ?? [],
+                              headers: security?.headers, authWhy: security?.why)
                 let parameters = pathParameters(apiPath)
                 switch parameters.count {
                 case 0: lists.append((apiPath, job))
@@ -343,39 +348,119 @@ package struct OpenAPIJobs: Sendable {
         job.pagingWhy = "no page, offset or cursor parameter and no next URL in the 200 response: one request"
     }
 
-    /// The `auth:` definition the operation's security (else the description's) names, added
-    /// to `result` once, and the scopes its requirement names; nil when the operation needs
-    /// none. A scheme mirror cannot write is a note.
-    private static func authName(_ document: OpenAPIDocument, operation: OpenAPIDocument.Located,
+    /// What a job sends for its operation's security: an `auth:` definition, added to the
+    /// file's once, the scopes its requirement names, and the schemes sent beside it as headers.
+    struct Security {
+        var name: String
+        var scopes: [String]
+        /// A flow mapping of `headers:`, when the requirement combines schemes.
+        var headers: String?
+        var why: String?
+    }
+
+    /// The security the operation's requirements (else the description's) ask for: the first
+    /// requirement mirror writes, a scheme alone or schemes sent together (one as `auth:`, the
+    /// others as fixed headers); nil when the operation needs none. A scheme mirror cannot
+    /// write is a note; a combination it cannot send, when nothing else will do, a refusal.
+    private static func security(_ document: OpenAPIDocument, operation: OpenAPIDocument.Located,
                                  global: OpenAPIDocument.Located?, schemes: OpenAPIDocument.Located?, label: String,
-                                 into result: inout OpenAPIJobs) throws(Refusal) -> (name: String, scopes: [String])? {
+                                 into result: inout OpenAPIJobs) throws(Refusal) -> Security? {
         let requirements = (operation["security"] ?? global)?.node.elements ?? []
         if requirements.isEmpty || requirements.contains(where: { $0.members.isEmpty }) { return nil }
+        func together(_ requirement: OpenAPIDocument.Node) -> String {
+            let names = requirement.members.map { "'\($0.key)'" }
+            return names.count == 1 ? names[0] : names.dropLast().joined(separator: ", ") + " and \(names.last!) together"
+        }
         var unwritten: [String] = []
-        for requirement in requirements where requirement.members.count == 1 {
-            let scheme = requirement.members[0].key
-            let scopes = requirement.members[0].value.elements.compactMap(\.text)
-            if result.auth.contains(where: { $0.name == authName(scheme) }) { return (authName(scheme), scopes) }
-            guard let definition = schemes?[scheme] else {
-                unwritten.append("'\(scheme)' (not in components.securitySchemes)")
+        var combinations: [String] = []
+        var tried: [String] = []
+        for (index, requirement) in requirements.enumerated() {
+            var parts: [(scheme: String, scopes: [String], node: OpenAPIDocument.Node, lines: [String])] = []
+            var failed: [String] = []
+            for (scheme, scopes) in requirement.members {
+                guard let definition = schemes?[scheme] else {
+                    failed.append("'\(scheme)' (not in components.securitySchemes)")
+                    continue
+                }
+                let resolved: OpenAPIDocument.Located
+                do { resolved = try document.resolve(definition) } catch { throw Refusal(error) }
+                switch authLines(resolved.node, variable: variable(scheme)) {
+                case let .success(lines): parts.append((scheme, scopes.elements.compactMap(\.text), resolved.node, lines))
+                case let .failure(refusal): failed.append("'\(scheme)' (\(refusal.reason))")
+                }
+            }
+            let sends = "its security requirement sends \(together(requirement))"
+            if requirement.members.count == 1, !failed.isEmpty {
+                unwritten += failed
+                tried += failed
                 continue
             }
-            let resolved: OpenAPIDocument.Located
-            do { resolved = try document.resolve(definition) } catch { throw Refusal(error) }
-            switch authLines(resolved.node, variable: variable(scheme)) {
-            case let .success(lines):
-                let flowScopes = resolved.node["type"]?.text == "oauth2"
-                    ? resolved.node["flows"]?["clientCredentials"]?["scopes"]?.members.map(\.key) ?? [] : nil
-                result.auth.append(Auth(name: authName(scheme), lines: lines, flowScopes: flowScopes))
-                return (authName(scheme), scopes)
-            case let .failure(refusal):
-                unwritten.append("'\(scheme)' (\(refusal.reason))")
+            if !failed.isEmpty {
+                combinations.append(sends + ", and mirror writes no `auth:` for " + failed.joined(separator: ", "))
+                tried.append(together(requirement))
+                continue
             }
+            var chosen = 0
+            var headers: String?
+            var why: String?
+            if parts.count > 1 {
+                let forms = parts.map { header($0.node, variable: variable($0.scheme)) }
+                let bare = forms.indices.filter { forms[$0] == nil }
+                guard bare.count <= 1 else {
+                    combinations.append(sends + ", and a job carries one `auth:` and fixed `headers:`: only an apiKey in a header "
+                        + "or an http bearer token is a fixed header, not "
+                        + bare.map { "'\(parts[$0].scheme)' (\(kind(parts[$0].node)))" }.joined(separator: " or "))
+                    tried.append(together(requirement))
+                    continue
+                }
+                chosen = bare.first ?? 0
+                let sent = forms.indices.filter { $0 != chosen }.compactMap { forms[$0] }
+                var names = Set<String>()
+                let clash = ([forms[chosen]?.name].compactMap { $0 } + sent.map(\.name)).first { !names.insert($0.lowercased()).inserted }
+                if let clash {
+                    combinations.append(sends + ", and two of them send the header '\(clash)'")
+                    tried.append(together(requirement))
+                    continue
+                }
+                headers = "{ " + sent.map { "\(JobProposal.scalar($0.name)): \(JobProposal.scalar($0.value))" }.joined(separator: ", ") + " }"
+                why = sends + ": '\(parts[chosen].scheme)' as `auth:`, "
+                    + parts.indices.filter { $0 != chosen }.map { "'\(parts[$0].scheme)'" }.joined(separator: ", ") + " in `headers:`"
+            }
+            let part = parts[chosen]
+            if !result.auth.contains(where: { $0.name == authName(part.scheme) }) {
+                let flowScopes = part.node["type"]?.text == "oauth2"
+                    ? part.node["flows"]?["clientCredentials"]?["scopes"]?.members.map(\.key) ?? [] : nil
+                result.auth.append(Auth(name: authName(part.scheme), lines: part.lines, flowScopes: flowScopes))
+            }
+            if requirements.count > 1 {
+                let others = tried + requirements[(index + 1)...].map(together)
+                why = (why.map { $0 + "; " } ?? "") + "the first of its security requirements mirror writes; the others: "
+                    + others.joined(separator: ", ")
+            }
+            return Security(name: authName(part.scheme), scopes: part.scopes, headers: headers, why: why)
         }
-        let note = "\(label): no security scheme mirror writes: " + (unwritten.isEmpty ? "each requirement names several" : unwritten.joined(separator: ", "))
-            + "; write its `auth:` by hand"
+        if !combinations.isEmpty { throw Refusal(combinations.joined(separator: "; ")) }
+        let note = "\(label): no security scheme mirror writes: " + unwritten.joined(separator: ", ") + "; write its `auth:` by hand"
         if !result.notes.contains(note) { result.notes.append(note) }
         return nil
+    }
+
+    /// The fixed header a scheme is sent as beside another's `auth:`: an apiKey in a header,
+    /// or an http bearer token; nil for any other.
+    private static func header(_ scheme: OpenAPIDocument.Node, variable: String) -> (name: String, value: String)? {
+        switch (scheme["type"]?.text, scheme["scheme"]?.text?.lowercased(), scheme["in"]?.text) {
+        case ("apiKey", _, "header"): scheme["name"]?.text.map { ($0, "${\(variable)_KEY}") }
+        case ("http", "bearer", _): ("Authorization", "Bearer ${\(variable)_TOKEN}")
+        default: nil
+        }
+    }
+
+    /// `http basic`, `apiKey in query`, `oauth2`: a scheme's kind, for a message.
+    private static func kind(_ scheme: OpenAPIDocument.Node) -> String {
+        let type = scheme["type"]?.text ?? "no type"
+        if let word = scheme["scheme"]?.text, type == "http" { return "http \(word.lowercased())" }
+        if let place = scheme["in"]?.text, type == "apiKey" { return "apiKey in \(place)" }
+        return type
     }
 
     /// A scheme's `auth:` keys, secrets as `${VARIABLE_…}` from the environment.
@@ -463,7 +548,7 @@ package struct OpenAPIJobs: Sendable {
             }
         }
         lines.append("jobs:")
-        for job in jobs { lines += job.proposal.jobLines(auth: job.auth.map(JobProposal.scalar)) }
+        for job in jobs { lines += job.proposal.jobLines(auth: job.auth.map(JobProposal.scalar), authWhy: job.authWhy, headers: job.headers) }
         lines += refused.map { "# " + JobProposal.oneLine($0) }
         return lines.joined(separator: "\n") + "\n"
     }
