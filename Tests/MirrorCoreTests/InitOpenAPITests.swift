@@ -162,7 +162,7 @@ struct InitOpenAPITests {
         #expect(relative.error == "\(relative.folder)/petstore.yaml: servers[0].url '/api/v3' is not an http or https URL: "
             + "give the API's with --base-url; no job written")
         let none = try read([("status.yaml", Self.noList)])
-        #expect(none.error == "\(none.folder)/status.yaml: no GET operation answers a list of objects "
+        #expect(none.error == "\(none.folder)/status.yaml: no GET or POST search answers a list of objects "
             + "(GET /status: the 200 response has no array of objects; GET /exports/{day}.json: its path parameter {day} "
             + "names no list's id (a child job's parent is the list at the path before it)); no job written")
         for folder in [swagger.folder, relative.folder, none.folder] { try? FileManager.default.removeItem(atPath: folder) }
@@ -293,6 +293,44 @@ struct InitOpenAPITests {
             # the first of its security requirements mirror writes; the others: 'openid' (openIdConnect), 'basicAuth'
             auth: key
         # GET /keepers: its security requirement sends 'basicAuth' and 'oauth' together, and a job carries one `auth:` and fixed `headers:`: only an apiKey in a header or an http bearer token is a fixed header, not 'basicAuth' (http basic) or 'oauth' (oauth2)
+        """# + "\n")
+    }
+
+    @Test("a POST search pages in its body: page numbers and a cursor; a POST that creates or has no paging members stays out")
+    func postSearch() throws {
+        let read = try read([("search.yaml", Self.search)])
+        defer { try? FileManager.default.removeItem(atPath: read.folder) }
+        #expect(read.error == nil)
+        #expect(read.yaml == #"""
+        # written by `mirror init --openapi` from search.yaml; check it with `mirror check`, then `mirror run` it
+        version: 1
+        jobs:
+          - name: pets_search
+            # body member `page` (from 1) and `per_page` (2): page numbers; the walk ends after the `total_pages` pages
+            url: "http://zoo.test/pets/search"
+            method: POST
+            body: { query: "", page: "{page}", per_page: 2 }
+            pages: { from: 1, step: 1 }
+            stop: { pages: total_pages }
+            # the 200 response's `results` is its array of objects
+            records: results
+            # the records' schema has `id`
+            id: id
+            table: pets_search
+          - name: events
+            # the first request leaves the body's `cursor` out
+            url: "http://zoo.test/events"
+            method: POST
+            body: { cursor: "{cursor}" }
+            # body member `cursor`: the 200 response's `next_cursor` holds the next page's cursor and `has_more` says whether more follow
+            next: { cursor: next_cursor }
+            stop: { has_more: has_more }
+            # the 200 response's `data` is its array of objects
+            records: data
+            # the records' schema has `id`
+            id: id
+            table: events
+        # POST /owners/search: its request body requires `name`, which has no default or example to send
         """# + "\n")
     }
 
@@ -569,5 +607,75 @@ struct InitOpenAPITests {
             oauth: { type: oauth2, flows: { clientCredentials: { tokenUrl: "https://zoo.test/token", scopes: {} } } }
           schemas:
             List: { type: array, items: { type: object, properties: { id: { type: integer } } } }
+        """# + "\n"
+
+    static let search = #"""
+        openapi: 3.0.0
+        servers: [{url: "http://zoo.test"}]
+        paths:
+          /pets/search:
+            post:
+              requestBody:
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      required: [query]
+                      properties:
+                        query: { type: string, default: "" }
+                        page: { type: integer, minimum: 1 }
+                        per_page: { type: integer, default: 2 }
+                        sort: { type: string }
+              responses:
+                "200":
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        properties:
+                          results: { type: array, items: { $ref: "#/components/schemas/Pet" } }
+                          total_pages: { type: integer }
+          /events:
+            post:
+              requestBody: { $ref: "#/components/requestBodies/Cursor" }
+              responses:
+                "200":
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        properties:
+                          data: { type: array, items: { $ref: "#/components/schemas/Pet" } }
+                          next_cursor: { type: string }
+                          has_more: { type: boolean }
+          /pets:
+            post:
+              requestBody: { content: { application/json: { schema: { $ref: "#/components/schemas/Pet" } } } }
+              responses:
+                "201": { content: { application/json: { schema: { $ref: "#/components/schemas/Pet" } } } }
+          /reports:
+            post:
+              requestBody: { content: { application/json: { schema: { type: object, properties: { q: { type: string } } } } } }
+              responses:
+                "200": { content: { application/json: { schema: { type: array, items: { $ref: "#/components/schemas/Pet" } } } } }
+          /owners/search:
+            post:
+              requestBody:
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      required: [name]
+                      properties: { name: { type: string }, offset: { type: integer }, limit: { type: integer, maximum: 50 } }
+              responses:
+                "200": { content: { application/json: { schema: { type: array, items: { $ref: "#/components/schemas/Pet" } } } } }
+        components:
+          requestBodies:
+            Cursor:
+              content:
+                application/json:
+                  schema: { type: object, properties: { cursor: { type: string }, limit: { type: integer, default: 100 } } }
+          schemas:
+            Pet: { type: object, properties: { id: { type: integer } } }
         """# + "\n"
 }

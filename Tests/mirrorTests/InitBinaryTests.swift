@@ -242,6 +242,56 @@ struct InitBinaryTests {
             #expect(server.requests.filter { $0.path == "/same" }.map(\.query) == ["page=1", "page=1", "page=2"])
         }
     }
+
+    @Test("--openapi: a POST search paging by a page number in its body walks every record")
+    func openAPIPostSearch() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try await FixtureServer.with({ request in
+            guard request.method == "POST", request.path == "/items/search",
+                  let body = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any],
+                  body["query"] as? String == "", let page = body["page"] as? Int, body["size"] as? Int == 3 else {
+                return .text("no", status: 400)
+            }
+            return .json(#"{"total_pages":3,"results":\#(Self.records(Self.slice(page, size: 3)))}"#)
+        }) { server in
+            try """
+                openapi: 3.1.0
+                servers: [{url: "\(server.base)"}]
+                paths:
+                  /items/search:
+                    post:
+                      requestBody:
+                        content:
+                          application/json:
+                            schema:
+                              type: object
+                              required: [query]
+                              properties:
+                                query: { type: string, example: "" }
+                                page: { type: integer, default: 1 }
+                                size: { type: integer, default: 3 }
+                      responses:
+                        "200":
+                          content:
+                            application/json:
+                              schema:
+                                type: object
+                                properties:
+                                  results: { type: array, items: { type: object, properties: { id: { type: integer } } } }
+                                  total_pages: { type: integer }
+
+                """.write(toFile: folder + "/api.yaml", atomically: true, encoding: .utf8)
+            let initialized = try await mirror(["init", "--openapi", "api.yaml", "--out", "jobs/api.yaml"], in: folder)
+            #expect(initialized.status == 0, "\(initialized.stderr)")
+            let checked = try await mirror(["check", "jobs/api.yaml"], in: folder)
+            #expect(checked.status == 0, "\(checked.stderr)")
+            let run = try await mirror(["run", "jobs/api.yaml", "--output", "out", "--quiet"], in: folder)
+            #expect(run.status == 0, "\(run.stdout) \(run.stderr)")
+            #expect(try await sqlite(folder + "/out/items_search.sqlite", "SELECT id FROM items_search ORDER BY position")
+                == Self.ids.map { $0 + "\n" }.joined())
+        }
+    }
 }
 
 /// `mirror init` on Datasette itself (`scripts/auth-servers/datasette_server.py`).

@@ -19,22 +19,29 @@ extension JobProposal {
             if let why { lines.append("    # " + Self.oneLine(why)) }
             lines.append("    \(name): \(value)")
         }
+        /// `url`, then a POST's method and body.
+        func request(why: String? = nil) {
+            key("url", Self.scalar(url), why: why)
+            if let method { key("method", method) }
+            if let body { key("body", body) }
+        }
         let pagingWhy = pagingWhy + (confirmation.map { " (\($0))" } ?? "")
         switch paging {
         case .single:
-            key("url", Self.scalar(url), why: pagingWhy)
+            request(why: pagingWhy)
         case let .nextURL(path):
-            key("url", Self.scalar(url))
+            request()
             key("next", "{ url: \(Self.scalar(path)) }", why: pagingWhy)
         case .link:
-            key("url", Self.scalar(url))
+            request()
             key("next", "link", why: pagingWhy)
-        case let .cursor(path, _, hasMore):
-            key("url", Self.scalar(url), why: "the first request leaves the `{cursor}` parameter out")
+        case let .cursor(path, parameter, hasMore):
+            request(why: body?.contains("\"{cursor}\"") == true ? "the first request leaves the body's `\(parameter)` out"
+                : "the first request leaves the `{cursor}` parameter out")
             key("next", "{ cursor: \(Self.scalar(path)) }", why: pagingWhy)
             if let hasMore { key("stop", "{ has_more: \(Self.scalar(hasMore)) }") }
         case let .numbers(_, from, step, stop):
-            key("url", Self.scalar(url), why: pagingWhy)
+            request(why: pagingWhy)
             key("pages", "{ from: \(from), step: \(step) }")
             switch stop {
             case let .total(path): key("stop", "{ total: \(Self.scalar(path)) }")

@@ -41,6 +41,10 @@ package struct JobProposal: Sendable, Equatable {
     package var table: String
     /// The job's `url`, `{page}` or `{cursor}` in it.
     package var url: String
+    /// `POST` for a search that pages in its body; nil for a GET.
+    package var method: String? = nil
+    /// The POST's `body:` as a flow mapping, `"{page}"` or `"{cursor}"` in it.
+    package var body: String? = nil
     package var records: Choice
     package var id: Choice
     package var paging: Paging

@@ -1,8 +1,9 @@
 import Foundation
 import MirrorJobFile
+import MirrorJSON
 
 /// `mirror init --openapi`: the jobs an OpenAPI 3.x description says walk its lists, one per
-/// GET whose 200 answer is an array of objects or an object holding one, with the paging its
+/// GET (or POST search) whose 200 answer is an array of objects or an object holding one, with the paging its
 /// parameters and answer schema show, the id its records' schema names, the `auth:`
 /// definitions its security schemes give, and a child job for a list under another list's
 /// id. What it cannot walk is said as a comment. Pure: a file in, the job file's text out.
@@ -29,7 +30,7 @@ package struct OpenAPIJobs: Sendable {
 
     package var jobs: [Job]
     package var auth: [Auth]
-    /// `GET /search: the 200 response has no array of objects`, one for each GET not written.
+    /// `GET /search: the 200 response has no array of objects`, one for each GET or POST search not written.
     package var refused: [String]
     /// What was not decided for the whole file: said atop it.
     package var notes: [String]
@@ -78,24 +79,29 @@ package struct OpenAPIJobs: Sendable {
         var children: [(path: String, parameter: String, job: Job)] = []
         for (apiPath, item) in root["paths"]?.node.members ?? [] {
             let pathItem = try document.resolve(OpenAPIDocument.Located(node: item, file: root.file))
-            guard let operation = pathItem["get"] else { continue }
-            let label = "GET \(apiPath)"
-            do throws(Refusal) {
-                let proposal = try proposal(document, path: apiPath, pathItem: pathItem, operation: operation, base: base)
-                let security = try security(document, operation: operation, global: globalSecurity, schemes: schemes,
-                                            label: label, into: &result)
-                let job = Job(proposal: proposal, auth: security?.name, scopes: security?.scopes ?? [],
-                              headers: security?.headers, authWhy: security?.why)
-                let parameters = pathParameters(apiPath)
-                switch parameters.count {
-                case 0: lists.append((apiPath, job))
-                case 1: children.append((apiPath, parameters[0], job))
-                default: throw Refusal("\(parameters.count) path parameters (\(parameters.map { "{\($0)}" }.joined(separator: ", "))): "
-                    + "a child job takes one parent's id")
+            for method in ["get", "post"] {
+                guard let operation = pathItem[method] else { continue }
+                let label = "\(method.uppercased()) \(apiPath)"
+                do throws(Refusal) {
+                    let proposal = try proposal(document, path: apiPath, pathItem: pathItem, operation: operation, base: base,
+                                                post: method == "post")
+                    let security = try security(document, operation: operation, global: globalSecurity, schemes: schemes,
+                                                label: label, into: &result)
+                    let job = Job(proposal: proposal, auth: security?.name, scopes: security?.scopes ?? [],
+                                  headers: security?.headers, authWhy: security?.why)
+                    let parameters = pathParameters(apiPath)
+                    switch parameters.count {
+                    case 0: lists.append((apiPath, job))
+                    case 1: children.append((apiPath, parameters[0], job))
+                    default: throw Refusal("\(parameters.count) path parameters (\(parameters.map { "{\($0)}" }.joined(separator: ", "))): "
+                        + "a child job takes one parent's id")
+                    }
+                } catch {
+                    if let stop = error.stop { throw stop }
+                    // A POST that answers no list creates or changes a thing: not a job, nor worth a comment.
+                    if method == "post", error.notAList { continue }
+                    result.refused.append("\(label): \(error.reason)")
                 }
-            } catch {
-                if let stop = error.stop { throw stop }
-                result.refused.append("\(label): \(error.reason)")
             }
         }
         // Lists are named before their children, so a child names its parent as written.
@@ -108,7 +114,7 @@ package struct OpenAPIJobs: Sendable {
                   child.parameter == "id" || child.parameter == parent.job.proposal.id.path
                     || JobProposal.idRank(child.parameter, table: lastSegment(parent.path)) == 2
                     || child.parameter == JobProposal.singular(lastSegment(parent.path)) + "Id" else {
-                result.refused.append("GET \(child.path): its path parameter {\(child.parameter)} names no list's id "
+                result.refused.append("\(child.job.proposal.method ?? "GET") \(child.path): its path parameter {\(child.parameter)} names no list's id "
                     + "(a child job's parent is the list at the path before it)")
                 continue
             }
@@ -122,7 +128,7 @@ package struct OpenAPIJobs: Sendable {
         // Names from paths can meet (`/pets` and `/v2/pets`): the later ones get a number.
         for index in jobs.indices.dropFirst(lists.count) { name(&jobs[index], taken: &taken) }
         guard !jobs.isEmpty else {
-            throw .undecidable("\(path): no GET operation answers a list of objects"
+            throw .undecidable("\(path): no GET or POST search answers a list of objects"
                 + (result.refused.isEmpty ? "" : " (" + result.refused.joined(separator: "; ") + ")") + "; no job written")
         }
         result.jobs = jobs
@@ -175,23 +181,41 @@ package struct OpenAPIJobs: Sendable {
         let reason: String
         /// What stops the whole description rather than this operation (a `$ref` on another host).
         var stop: InitFailure?
-        init(_ reason: String) { self.reason = reason }
+        /// The operation answers no list (or, a POST, is no search).
+        var notAList = false
+        init(_ reason: String, notAList: Bool = false) {
+            self.reason = reason
+            self.notAList = notAList
+        }
         init(_ failure: InitFailure) {
             reason = failure.description.replacingOccurrences(of: "; no job written", with: "")
             stop = failure.stopsReading ? failure : nil
         }
     }
 
-    /// The job of one GET, or why there is none.
+    /// The job of one GET, or of a POST search (`…/search`, or a JSON body with paging
+    /// members), its paging values in the body; or why there is none.
     private static func proposal(_ document: OpenAPIDocument, path: String, pathItem: OpenAPIDocument.Located,
-                                 operation: OpenAPIDocument.Located, base: String) throws(Refusal) -> JobProposal {
+                                 operation: OpenAPIDocument.Located, base: String, post: Bool) throws(Refusal) -> JobProposal {
         do {
             let operation = try document.resolve(operation)
-            guard let response = operation["responses"]?["200"] else { throw Refusal("no 200 response") }
+            var body: (properties: [(name: String, schema: OpenAPIDocument.Located)], required: Set<String>)?
+            if post {
+                if let requestBody = operation["requestBody"], let content = try document.resolve(requestBody)["content"],
+                   let json = content.node.members.first(where: { $0.key.lowercased().contains("json") }), let schema = json.value["schema"] {
+                    body = try document.properties(.init(node: schema, file: content.file))
+                }
+                let last = path.split(separator: "/").last.map { $0.lowercased() } ?? ""
+                let paging = cursorParameters + pageParameters + sizeParameters + ["offset"]
+                guard last == "search" || last.hasSuffix(":search") || body?.properties.contains(where: { paging.contains($0.name) }) == true else {
+                    throw Refusal("neither a search nor a body with paging members", notAList: true)
+                }
+            }
+            guard let response = operation["responses"]?["200"] else { throw Refusal("no 200 response", notAList: true) }
             let content = try document.resolve(response)["content"]
             guard let json = content?.node.members.first(where: { $0.key.lowercased().contains("json") }),
                   let schema = json.value["schema"] else {
-                throw Refusal("the 200 response has no JSON schema")
+                throw Refusal("the 200 response has no JSON schema", notAList: true)
             }
             let answer = OpenAPIDocument.Located(node: schema, file: content!.file)
             let table = JobProposal.tableName(tableName(path))
@@ -209,7 +233,8 @@ package struct OpenAPIJobs: Sendable {
                 guard let chosen = found.count == 1 ? found[0] : recordMembers.lazy.compactMap({ name in found.first { $0.name == name } }).first
                 else {
                     throw Refusal(found.isEmpty ? "the 200 response has no array of objects"
-                        : "the 200 response has \(found.count) arrays of objects (\(found.map { "`\($0.name)`" }.joined(separator: ", "))) and none is named data, results or items")
+                        : "the 200 response has \(found.count) arrays of objects (\(found.map { "`\($0.name)`" }.joined(separator: ", "))) and none is named data, results or items",
+                        notAList: found.isEmpty)
                 }
                 let path = JobProposal.pathText(chosen.name)
                 records = .init(path: path, why: "the 200 response's `\(chosen.name)` is its array of objects")
@@ -238,10 +263,20 @@ package struct OpenAPIJobs: Sendable {
                     parameters[name] = resolved
                 }
             }
+            var bodyNames: Set<String> = []
+            for property in body?.properties ?? [] {
+                parameters[property.name] = try document.types(property.schema).schema
+                bodyNames.insert(property.name)
+            }
             let answerObject = records.path == "." ? nil : answer
             var job = JobProposal(name: table, table: table, url: base + path, records: records, id: id, paging: .single,
                                   pagingWhy: "", firstPageCount: 0)
-            try page(&job, document: document, parameters: parameters, answer: answerObject)
+            var values: [String: String] = [:]
+            try page(&job, document: document, parameters: parameters, body: bodyNames, values: &values, answer: answerObject)
+            if post {
+                job.method = "POST"
+                if let body { job.body = try bodyText(document, body, values: values) }
+            }
             return job
         } catch let failure as InitFailure {
             throw Refusal(failure)
@@ -250,6 +285,28 @@ package struct OpenAPIJobs: Sendable {
         } catch {
             throw Refusal("\(error)")
         }
+    }
+
+    /// A POST's `body:` as a flow mapping, in its schema's order: the paging members the walk
+    /// fills in, and each required member at its default or example.
+    private static func bodyText(_ document: OpenAPIDocument,
+                                 _ body: (properties: [(name: String, schema: OpenAPIDocument.Located)], required: Set<String>),
+                                 values: [String: String]) throws -> String {
+        var members: [String] = []
+        for (name, schema) in body.properties {
+            if let value = values[name] {
+                members.append("\(JobProposal.scalar(name)): \(value)")
+                continue
+            }
+            guard body.required.contains(name) else { continue }
+            let (types, resolved) = try document.types(schema)
+            guard let text = (resolved.node["default"] ?? resolved.node["example"] ?? resolved.node["examples"]?.elements.first)?.text else {
+                throw Refusal("its request body requires `\(name)`, which has no default or example to send")
+            }
+            let literal = !types.contains("string") && (Int(text) != nil || Double(text) != nil || text == "true" || text == "false")
+            members.append("\(JobProposal.scalar(name)): " + (literal ? text : types.contains("string") ? JSONText.quoted(text) : JobProposal.scalar(text)))
+        }
+        return members.isEmpty ? "{}" : "{ " + members.joined(separator: ", ") + " }"
     }
 
     /// The names ranked as `mirror init URL` ranks an id's, the likeliest first.
@@ -263,8 +320,17 @@ package struct OpenAPIJobs: Sendable {
 
     /// The paging the query parameters and the answer's members show, the likeliest first: a
     /// next URL in the answer, a cursor, offsets, page numbers; else one request.
+    /// A member of a POST's body (in `body`) gets its value in `values`, as YAML, not in the URL.
     private static func page(_ job: inout JobProposal, document: OpenAPIDocument, parameters: [String: OpenAPIDocument.Located],
-                             answer: OpenAPIDocument.Located?) throws {
+                             body: Set<String>, values: inout [String: String], answer: OpenAPIDocument.Located?) throws {
+        func place(_ name: String) -> String { body.contains(name) ? "body member `\(name)`" : "query parameter `\(name)`" }
+        func put(_ name: String, _ value: String) {
+            if body.contains(name) {
+                values[name] = value.hasPrefix("{") ? JSONText.quoted(value) : value
+            } else {
+                job.url = JobProposal.adding(name, value, to: job.url)
+            }
+        }
         func member(_ names: [String]) throws -> String? {
             guard let answer else { return nil }
             for prefix in JobProposal.echoes {
@@ -277,7 +343,6 @@ package struct OpenAPIJobs: Sendable {
             return try document.types(schema).schema.node[key]?.int
         }
         let cursor = cursorParameters.first { parameters[$0] != nil }
-        let base = job.url
         if let answer {
             for path in JobProposal.nextURLPaths where !path.contains("/") && !path.contains("[") {
                 guard let schema = try document.member(path, of: answer) else { continue }
@@ -298,14 +363,14 @@ package struct OpenAPIJobs: Sendable {
             let why: String
             if cursor == "starting_after" {
                 path = (job.records.path == "." ? "-1" : job.records.path + ".-1") + "." + job.id.path
-                why = "query parameter `starting_after`: the last record's id goes back in it"
+                why = place("starting_after") + ": the last record's id goes back in it"
             } else if let next = try member(JobProposal.cursorPaths.map(\.path).filter { $0 != cursor }) {
                 path = next
-                why = "query parameter `\(cursor)`: the 200 response's `\(next)` holds the next page's cursor"
+                why = place(cursor) + ": the 200 response's `\(next)` holds the next page's cursor"
             } else {
-                throw Refusal("query parameter `\(cursor)` takes a cursor, but no member of the 200 response holds the next one")
+                throw Refusal(place(cursor) + " takes a cursor, but no member of the 200 response holds the next one")
             }
-            job.url = JobProposal.adding(cursor, "{cursor}", to: base)
+            put(cursor, "{cursor}")
             job.paging = .cursor(path: path, parameter: cursor, hasMore: hasMore)
             job.pagingWhy = why + (hasMore.map { " and `\($0)` says whether more follow" } ?? "")
             return
@@ -316,9 +381,10 @@ package struct OpenAPIJobs: Sendable {
             let from = try number("offset", "default") ?? 0
             let total = try member(totalMembers)
             let stop: JobProposal.Stop = total.map { .total($0) } ?? .short(step)
-            job.url = JobProposal.adding(limit, String(step), to: JobProposal.adding("offset", "{page}", to: base))
+            put("offset", "{page}")
+            put(limit, String(step))
             job.paging = .numbers(parameter: "offset", from: from, step: step, stop: stop)
-            job.pagingWhy = "query parameters `offset` and `\(limit)` (\(step), "
+            job.pagingWhy = (body.contains("offset") ? "body members" : "query parameters") + " `offset` and `\(limit)` (\(step), "
                 + (sizeValue == nil ? "no default or maximum in the description" : "its \(try number(limit, "default") != nil ? "default" : "maximum")")
                 + "): offsets that move by \(step) a page; " + JobProposal.stopWhy(stop, total: nil)
             return
@@ -337,11 +403,10 @@ package struct OpenAPIJobs: Sendable {
             } else {
                 stop = .empty
             }
-            var url = JobProposal.adding(page, "{page}", to: base)
-            if let size, let sizeValue { url = JobProposal.adding(size, String(sizeValue), to: url) }
-            job.url = url
+            put(page, "{page}")
+            if let size, let sizeValue { put(size, String(sizeValue)) }
             job.paging = .numbers(parameter: page, from: from, step: 1, stop: stop)
-            job.pagingWhy = "query parameter `\(page)` (from \(from))" + (size.map { name in sizeValue.map { " and `\(name)` (\($0))" } ?? "" } ?? "")
+            job.pagingWhy = place(page) + " (from \(from))" + (size.map { name in sizeValue.map { " and `\(name)` (\($0))" } ?? "" } ?? "")
                 + ": page numbers; " + JobProposal.stopWhy(stop, total: nil)
             return
         }
