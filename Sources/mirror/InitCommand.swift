@@ -15,12 +15,13 @@ struct InitCommand: AsyncParsableCommand {
             chosen. What was seen and not chosen is said on stderr and atop the file.
 
             With --openapi SPEC it reads an OpenAPI 3.0 or 3.1 description (JSON or YAML, \
-            $refs into it and into files beside it followed) instead, and writes one job for \
-            each GET whose 200 answer is an array of objects or an object holding one: the \
+            $refs into it and into files beside it followed; one on another host is never \
+            fetched) instead, and writes one job for each GET, or POST search, whose 200 answer \
+            is an array of objects or an object holding one: the \
             paging from its query parameters and answer's members, the id from its records' \
             schema, `auth:` from its security schemes (${VAR} placeholders for the secrets), \
-            and a child job for a list under another list's id. Each GET it cannot walk is a \
-            comment in the file saying why. --base-url replaces the description's servers[0].url.
+            and a child job for a list under another list's id. Each operation it cannot walk \
+            is a comment in the file saying why. --base-url replaces the description's servers[0].url.
 
             --auth FILE names a YAML file holding an `auth:` block (README's kinds); it is \
             copied into the job with its ${VAR} placeholders, which are expanded from the \
@@ -28,7 +29,7 @@ struct InitCommand: AsyncParsableCommand {
 
             Exit status: 0 written; 1 the API could not be asked or the file not written; 2 \
             usage or config error, the file exists (without --force), the description is not \
-            OpenAPI 3.x or has no list operation, or the answers leave the job undecided (no array of objects, no unique id, page 2 repeating page 1): \
+            OpenAPI 3.x, has no list operation or needs a $ref on another host, or the answers leave the job undecided (no array of objects, no unique id, page 2 repeating page 1): \
             nothing written.
             """)
 
