@@ -58,7 +58,8 @@ struct XMLTree {
     /// `element` as JSON; `along` is what is left of the records path below it.
     private static func write(_ element: Element, along: ArraySlice<String>?, to out: inout [UInt8]) {
         let hasChildren = !element.children.isEmpty
-        let text = element.texts.filter { !hasChildren || !$0.blank }.map(\.text).joined()
+        let text = element.texts.count == 1 && !(hasChildren && element.texts[0].blank) ? element.texts[0].text
+            : element.texts.filter { !hasChildren || !$0.blank }.map(\.text).joined()
         if along == nil, element.attributes.isEmpty, !hasChildren {
             JSONText.appendQuoted(text, to: &out)
             return
@@ -236,6 +237,14 @@ extension XMLTree {
         /// The bytes up to `end` (or the end of the body), references decoded; line ends read
         /// as `\n`, and in an attribute each whitespace character as a space.
         private mutating func decoded(until end: UInt8, attribute: Bool) throws(Problem) -> String {
+            // Most text has nothing to decode: it is its bytes.
+            let start = position
+            let stop = body[start...].firstIndex(of: end) ?? body.count
+            if !body[start ..< stop].contains(where: { $0 == UInt8(ascii: "&") || $0 == 0x0D
+                || (attribute && ($0 == 0x09 || $0 == 0x0A || $0 == UInt8(ascii: "<"))) }) {
+                position = stop
+                return String(decoding: body[start ..< stop], as: UTF8.self)
+            }
             var out: [UInt8] = []
             while position < body.count, body[position] != end {
                 let byte = body[position]
