@@ -59,19 +59,13 @@ struct RecordBody {
     private func lines(_ body: [UInt8]) throws(Problem) -> [UInt8] {
         var out: [UInt8] = [UInt8(ascii: "[")]
         out.reserveCapacity(body.count + 2)
-        var start = body.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
-        var number = 0
-        while start < body.count {
-            let end = body[start...].firstIndex(of: UInt8(ascii: "\n")) ?? body.count
-            number += 1
-            let line = body[start ..< end]
-            start = end + 1
-            guard line.contains(where: { !Self.isSpace($0) }) else { continue }
+        try Self.forEachLine(of: body) { line, number throws(Problem) in
             guard Self.isOneValue(line) else {
                 throw Self.problem(line: line, number: number) ?? Problem(description: "line \(number) holds more than one JSON value")
             }
             if out.count > 1 { out.append(UInt8(ascii: ",")) }
             out += line
+            return true
         }
         out.append(UInt8(ascii: "]"))
         return out
@@ -80,6 +74,18 @@ struct RecordBody {
     /// The first line of a JSON Lines body that is not JSON, for a body whose lines,
     /// joined by `lines`, did not parse; nil when every line parses alone.
     func badLine(_ body: [UInt8]) -> Problem? {
+        var bad: Problem?
+        Self.forEachLine(of: body) { line, number in
+            bad = Self.problem(line: line, number: number)
+            return bad == nil
+        }
+        return bad
+    }
+
+    /// Calls `visit` with each line of `body` that is not blank and its number (from 1),
+    /// while it returns true. CRLF and LF end lines alike; a byte order mark is not text.
+    private static func forEachLine<Failure>(of body: [UInt8],
+                                             _ visit: (ArraySlice<UInt8>, Int) throws(Failure) -> Bool) throws(Failure) {
         var start = body.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
         var number = 0
         while start < body.count {
@@ -87,10 +93,9 @@ struct RecordBody {
             number += 1
             let line = body[start ..< end]
             start = end + 1
-            guard line.contains(where: { !Self.isSpace($0) }) else { continue }
-            if let problem = Self.problem(line: line, number: number) { return problem }
+            guard line.contains(where: { !isSpace($0) }) else { continue }
+            guard try visit(line, number) else { return }
         }
-        return nil
     }
 
     /// What parsing `line` alone says is wrong with it; nil if it is JSON.
