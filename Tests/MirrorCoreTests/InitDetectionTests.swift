@@ -75,6 +75,71 @@ struct InitDetectionTests {
         #expect(proposal.url == "https://api.example.com/v1/customers?limit=2&starting_after={cursor}")
     }
 
+    @Test("Relay's pageInfo beside `nodes`: the nodes are the records, endCursor goes back as `after`")
+    func relayNodes() throws {
+        let proposals = try detect(#"{"data":{"issues":{"edges":[{"cursor":"YTox","node":{"id":"SXNzdWU6MQ=="}},"#
+            + #"{"cursor":"YToy","node":{"id":"SXNzdWU6Mg=="}}],"nodes":[{"id":"SXNzdWU6MQ=="},{"id":"SXNzdWU6Mg=="}],"#
+            + #""pageInfo":{"hasNextPage":true,"endCursor":"YToy"}}}}"#, url: "https://api.example.com/issues?first=2", name: "issues")
+        #expect(proposals.count == 1)
+        let proposal = proposals[0]
+        #expect(proposal.records == .init(path: "data.issues.nodes", why: "the Relay connection's `nodes`, 2 of them"))
+        #expect(proposal.id == .init(path: "id", why: "named like an id, present and unique in all 2 records"))
+        #expect(proposal.paging == .cursor(path: "data.issues.pageInfo.endCursor", parameter: "after",
+                                           hasMore: "data.issues.pageInfo.hasNextPage"))
+        #expect(proposal.pagingWhy == "the answer's `data.issues.pageInfo` is Relay's: `endCursor` goes back as `after`, "
+            + "`hasNextPage` says whether more follow")
+        #expect(proposal.url == "https://api.example.com/issues?first=2&after={cursor}")
+        #expect(proposal.notes == [])
+        #expect(proposal.firstPageCount == 2)
+    }
+
+    @Test("Relay's pageInfo beside `edges` alone: the edges are the records, the id inside each `node`")
+    func relayEdges() throws {
+        let proposal = try detect(#"{"data":{"repository":{"name":"r","issues":{"edges":[{"cursor":"YTox","node":{"number":1,"id":"I1"}},"#
+            + #"{"cursor":"YToy","node":{"number":2,"id":"I2"}}],"pageInfo":{"endCursor":"YToy","hasNextPage":true}}}}}"#,
+            url: "https://api.example.com/issues", name: "issues")[0]
+        #expect(proposal.records == .init(path: "data.repository.issues.edges", why: "the Relay connection's `edges`, 2 of them, "
+            + "each stored whole as `{cursor, node}`: a records path names one array and cannot reach the nodes inside the edges"))
+        #expect(proposal.id == .init(path: "node.id", why: "named like an id, present and unique in all 2 records (inside each edge's `node`)"))
+        #expect(proposal.paging == .cursor(path: "data.repository.issues.pageInfo.endCursor", parameter: "after",
+                                           hasMore: "data.repository.issues.pageInfo.hasNextPage"))
+    }
+
+    @Test("Relay's pageInfo on a single page, hasNextPage false and endCursor null, still pages by it")
+    func relaySinglePage() throws {
+        let proposal = try detect(#"{"data":{"users":{"nodes":[{"id":"U1"}],"pageInfo":{"hasNextPage":false,"endCursor":null}}}}"#,
+                                  url: "https://api.example.com/users", name: "users")[0]
+        #expect(proposal.paging == .cursor(path: "data.users.pageInfo.endCursor", parameter: "after",
+                                           hasMore: "data.users.pageInfo.hasNextPage"))
+        #expect(proposal.url == "https://api.example.com/users?after={cursor}")
+        #expect(proposal.yaml() == """
+            # written by `mirror init` from the API's answers; check it with `mirror check`, then `mirror run` it
+            version: 1
+            jobs:
+              - name: users
+                # the first request leaves the `{cursor}` parameter out
+                url: "https://api.example.com/users?after={cursor}"
+                # the answer's `data.users.pageInfo` is Relay's: `endCursor` goes back as `after`, `hasNextPage` says whether more follow
+                next: { cursor: data.users.pageInfo.endCursor }
+                stop: { has_more: data.users.pageInfo.hasNextPage }
+                # the Relay connection's `nodes`, 1 of them
+                records: data.users.nodes
+                # named like an id, present and unique in all 1 records
+                id: id
+                table: users
+
+            """)
+    }
+
+    @Test("a REST answer with Relay's pageInfo at its top, beside a `next` of its own")
+    func relayREST() throws {
+        let proposal = try detect(#"{"nodes":[{"id":1},{"id":2}],"next":"ignored","pageInfo":{"endCursor":"Mg","hasNextPage":true}}"#,
+                                  url: "https://api.example.com/v1/items?per_page=2")[0]
+        #expect(proposal.records.path == "nodes")
+        #expect(proposal.paging == .cursor(path: "pageInfo.endCursor", parameter: "after", hasMore: "pageInfo.hasNextPage"))
+        #expect(proposal.url == "https://api.example.com/v1/items?per_page=2&after={cursor}")
+    }
+
     @Test("page numbers in the URL, with a total of pages, a last page, a total or a page size")
     func pageNumbers() throws {
         let url = "https://api.example.com/v1/items?page=1&per_page=2"

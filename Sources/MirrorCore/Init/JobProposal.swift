@@ -108,6 +108,9 @@ extension JobProposal {
             throw .undecidable("GET \(url): HTTP \(status): the answer is not JSON; no job written")
         }
         let root = document.root
+        if let connection = relayConnection(root) {
+            return [try relayProposal(connection, url: url, status: status, name: name)]
+        }
         var notes: [String] = []
         let records = try recordsChoice(root, url: url, status: status, notes: &notes)
         let elements = records.path == "." ? root.elements : root.value(at: JSONPath(records.path)!)?.elements ?? []
@@ -177,6 +180,66 @@ extension JobProposal {
         return [base]
     }
 
+    /// A Relay connection: an object whose `pageInfo` holds `endCursor` (a string, or null on
+    /// the last page) and `hasNextPage` (a boolean), beside its records, `nodes` or `edges`
+    /// (each `{cursor, node}`). Of several, the one of most records, then the shallowest.
+    struct RelayConnection {
+        var keys: [String]
+        /// `nodes`; else `edges`.
+        var nodes: Bool
+        var records: [JSONValue]
+    }
+
+    static func relayConnection(_ root: JSONValue) -> RelayConnection? {
+        var found: [RelayConnection] = []
+        func visit(_ value: JSONValue, keys: [String]) {
+            if let info = value["pageInfo"], info["hasNextPage"]?.kind == .bool,
+               let end = info["endCursor"], end.kind == .string || end.kind == .null {
+                if let nodes = value["nodes"], nodes.kind == .array, nodes.count > 0, nodes.elements.allSatisfy({ $0.kind == .object }) {
+                    found.append(RelayConnection(keys: keys, nodes: true, records: nodes.elements))
+                } else if let edges = value["edges"], edges.kind == .array, edges.count > 0,
+                          edges.elements.allSatisfy({ $0.kind == .object && $0["node"]?.kind == .object }) {
+                    found.append(RelayConnection(keys: keys, nodes: false, records: edges.elements))
+                }
+            }
+            for (key, member) in value.members where member.kind == .object { visit(member, keys: keys + [key]) }
+        }
+        if root.kind == .object { visit(root, keys: []) }
+        return found.min { a, b in
+            a.records.count != b.records.count ? a.records.count > b.records.count : a.keys.count < b.keys.count
+        }
+    }
+
+    /// The job that walks a Relay connection: its `nodes`, else its `edges`, and its
+    /// `pageInfo.endCursor` sent back as `after` while `pageInfo.hasNextPage` is true.
+    private static func relayProposal(_ connection: RelayConnection, url: String, status: Int,
+                                      name: String) throws(InitFailure) -> JobProposal {
+        let keys = connection.keys
+        let records: Choice
+        let id: Choice
+        let table = tableName(name)
+        if connection.nodes {
+            records = Choice(path: path(keys + ["nodes"]), why: "the Relay connection's `nodes`, \(connection.records.count) of them")
+            id = try idChoice(connection.records, table: table, records: records.path, url: url, status: status)
+        } else {
+            // The walk reads the records at one path, which names an array: `edges.*.node`
+            // reads the first node alone. So the edges are the records, each stored whole.
+            records = Choice(path: path(keys + ["edges"]), why: "the Relay connection's `edges`, \(connection.records.count) of them, "
+                + "each stored whole as `{cursor, node}`: a records path names one array and cannot reach the nodes inside the edges")
+            let nodes = connection.records.compactMap { $0["node"] }
+            var found = try idChoice(nodes, table: table, records: records.path, url: url, status: status, within: ["node"])
+            found.why += " (inside each edge's `node`)"
+            id = found
+        }
+        let info = keys + ["pageInfo"]
+        let hasMore = path(info + ["hasNextPage"])
+        return JobProposal(name: name, table: table, url: adding("after", "{cursor}", to: url), records: records, id: id,
+                           paging: .cursor(path: path(info + ["endCursor"]), parameter: "after", hasMore: hasMore),
+                           pagingWhy: "the answer's `\(path(info))` is Relay's: `endCursor` goes back as `after`, "
+                               + "`hasNextPage` says whether more follow",
+                           firstPageCount: connection.records.count)
+    }
+
     /// The array of records: the top-level array, else the largest array of objects.
     private static func recordsChoice(_ root: JSONValue, url: String, status: Int,
                                       notes: inout [String]) throws(InitFailure) -> Choice {
@@ -219,8 +282,9 @@ extension JobProposal {
     }
 
     /// The id: a scalar member of every record, unique among them, named like an id.
+    /// `within` are the keys from a record to the object holding its id (an edge's `node`).
     private static func idChoice(_ records: [JSONValue], table: String, records path: String, url: String,
-                                 status: Int) throws(InitFailure) -> Choice {
+                                 status: Int, within: [String] = []) throws(InitFailure) -> Choice {
         let singular = singular(table)
         let keys = records.first?.members.map(\.key) ?? []
         let candidates = keys.compactMap { key in idRank(key, table: table).map { (key, $0) } }.sorted { $0.1 != $1.1 ? $0.1 < $1.1 : $0.0 < $1.0 }
@@ -243,7 +307,7 @@ extension JobProposal {
             }
             guard let problem else {
                 let big = records.contains { $0[key]?.kind == .number && $0[key]?.intValue == nil }
-                return Choice(path: pathText(key), why: "named like an id, present and unique in all \(records.count) records"
+                return Choice(path: Self.path(within + [key]), why: "named like an id, present and unique in all \(records.count) records"
                     + (big ? "; numbers past 64 bits are kept exactly as written" : ""))
             }
             rejected.append(problem)
