@@ -140,6 +140,58 @@ struct InitDetectionTests {
         #expect(proposal.url == "https://api.example.com/v1/items?per_page=2&after={cursor}")
     }
 
+    @Test("a GraphQL query's answer: a POST whose body holds the query and the cursor in its `after:` variable")
+    func graphQL() throws {
+        let query = try GraphQLQuery("query Items($cursor: String) { items(first: 2, after: $cursor) { nodes { id name } pageInfo { hasNextPage endCursor } } }")
+        #expect(query.cursorVariable == "cursor")
+        let proposals = try JobProposal.detect(url: "https://api.example.com/graphql", status: 200, headers: [:],
+                                               body: Array(#"{"data":{"items":{"nodes":[{"id":"SXRlbTox","name":"n1"},{"id":"SXRlbToy","name":"n2"}],"pageInfo":{"hasNextPage":true,"endCursor":"Mg=="}}}}"#.utf8),
+                                               name: "items", graphQL: query)
+        #expect(proposals.count == 1)
+        #expect(proposals[0].yaml() == """
+            # written by `mirror init` from the API's answers; check it with `mirror check`, then `mirror run` it
+            version: 1
+            jobs:
+              - name: items
+                # the first request leaves the body's `cursor` out
+                url: "https://api.example.com/graphql"
+                method: POST
+                body: { query: "query Items($cursor: String) { items(first: 2, after: $cursor) { nodes { id name } pageInfo { hasNextPage endCursor } } }", variables: { cursor: "{cursor}" } }
+                # the answer's `data.items.pageInfo` is Relay's: `endCursor` goes back as the query's `$cursor`, `hasNextPage` says whether more follow
+                next: { cursor: data.items.pageInfo.endCursor }
+                stop: { has_more: data.items.pageInfo.hasNextPage }
+                # the Relay connection's `nodes`, 2 of them
+                records: data.items.nodes
+                # named like an id, present and unique in all 2 records
+                id: id
+                table: items
+
+            """)
+    }
+
+    @Test("a GraphQL query with no `after:` variable, and an answer of errors without data, write no job")
+    func graphQLFailures() throws {
+        func message(_ body: () throws -> Void) -> String? {
+            do { try body(); return nil } catch { return "\(error)" }
+        }
+        #expect(message { _ = try GraphQLQuery("{ items(first: 10) { nodes { id } pageInfo { hasNextPage endCursor } } }") }
+            == "the GraphQL query passes no variable as `after:`: declare one and pass it to the connection, as in "
+            + "`query($after: String) { issues(first: 50, after: $after) { nodes { id } pageInfo { hasNextPage endCursor } } }`, "
+            + "so that each page's cursor goes in the variables; no job written")
+        let query = try GraphQLQuery("query($after: String) { items(after: $after) { nodez { id } } }")
+        #expect(message {
+            _ = try JobProposal.detect(url: "https://api.example.com/graphql", status: 200, headers: [:],
+                                       body: Array(#"{"data":null,"errors":[{"message":"Cannot query field 'nodez' on type 'ItemConnection'.","locations":[{"line":1,"column":42}]},{"message":"second"}]}"#.utf8),
+                                       name: "items", graphQL: query)
+        } == "POST https://api.example.com/graphql: HTTP 200: GraphQL error: Cannot query field 'nodez' on type 'ItemConnection'. "
+            + "(and 1 more); no job written")
+        #expect(message {
+            _ = try JobProposal.detect(url: "https://api.example.com/graphql", status: 200, headers: [:],
+                                       body: Array(#"{"data":{"items":[{"id":1}]}}"#.utf8), name: "items", graphQL: query)
+        } == "POST https://api.example.com/graphql: HTTP 200: no Relay connection in the answer (`pageInfo { hasNextPage endCursor }` "
+            + "beside `nodes` or `edges` of objects); no job written: ask for them in the query")
+    }
+
     @Test("page numbers in the URL, with a total of pages, a last page, a total or a page size")
     func pageNumbers() throws {
         let url = "https://api.example.com/v1/items?page=1&per_page=2"

@@ -38,15 +38,16 @@ package struct JobInitializer: Sendable {
     }
 
     /// Proposes the job for `url` and writes it to `out` (default `jobs/NAME.yaml`), which
-    /// must not exist unless `force`; `authFile` holds an `auth:` block.
-    package func write(url: String, out: String?, name: String?, authFile: String?,
+    /// must not exist unless `force`; `authFile` holds an `auth:` block; `graphQL` is the
+    /// query POSTed to `url`.
+    package func write(url: String, out: String?, name: String?, authFile: String?, graphQL: GraphQLQuery? = nil,
                        force: Bool) async throws -> (path: String, proposal: JobProposal) {
         let path = out ?? "jobs/\(name ?? JobProposal.name(fromURL: url)).yaml"
         if !force, FileManager.default.fileExists(atPath: path) {
             throw InitFailure.exists("\(path) exists: give another --out, or --force to overwrite it")
         }
         let auth = try authFile.map(Self.authBlock(in:))
-        let (proposal, text) = try await propose(url: url, name: name, auth: auth, path: path, authFile: authFile)
+        let (proposal, text) = try await propose(url: url, name: name, auth: auth, path: path, authFile: authFile, graphQL: graphQL)
         do {
             let folder = (path as NSString).deletingLastPathComponent
             if !folder.isEmpty { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
@@ -78,16 +79,24 @@ package struct JobInitializer: Sendable {
 
     /// The confirmed proposal and the job file's text. `auth` is the text of an `auth:`
     /// value, `${NAME}` in it expanded for these requests only; `path` names the file in messages.
-    package func propose(url: String, name: String?, auth: String?, path: String,
-                         authFile: String? = nil) async throws -> (proposal: JobProposal, text: String) {
+    /// With `graphQL`, the first request POSTs the query, its cursor variable left out.
+    package func propose(url: String, name: String?, auth: String?, path: String, authFile: String? = nil,
+                         graphQL: GraphQLQuery? = nil) async throws -> (proposal: JobProposal, text: String) {
         guard HTTPClient.isHTTP(url) else {
             throw UsageError("'\(url)' is not an http or https URL")
         }
         let name = name ?? JobProposal.name(fromURL: url)
         let loader = JobFileLoader(environment: environment)
         // The job as its first request needs it: its auth, read as the file will be read.
-        let bare = JobProposal(name: name, table: JobProposal.tableName(name), url: url, records: .init(path: ".", why: ""),
+        var bare = JobProposal(name: name, table: JobProposal.tableName(name), url: url, records: .init(path: ".", why: ""),
                                id: .init(path: "id", why: ""), paging: .single, pagingWhy: "", firstPageCount: 0)
+        if let graphQL {
+            // A body sending `{cursor}` needs a `next` giving one to load: any path serves the
+            // first request, which leaves the cursor out.
+            bare.method = "POST"
+            bare.body = graphQL.body
+            bare.paging = .cursor(path: "data", parameter: graphQL.cursorVariable, hasMore: nil)
+        }
         let probe: JobSpec
         do {
             probe = try loader.parse(text: bare.yaml(auth: auth), path: path, folder: ".").jobs[0]
@@ -96,26 +105,26 @@ package struct JobInitializer: Sendable {
             throw UsageError(error.diagnostics.map { "\(authFile ?? path): \($0.message)" }.joined(separator: "\n")
                 + "; no job written")
         }
-        let request = HTTPRequest(method: "GET", url: probe.requestURL(page: probe.pages.from, cursor: nil), headers: probe.headers,
-                                  body: nil, timeout: probe.timeout, maxBytes: probe.maxPageSize, redactor: probe.redactor,
+        let request = HTTPRequest(method: probe.method.rawValue, url: probe.requestURL(page: probe.pages.from, cursor: nil),
+                                  headers: probe.headers, body: probe.body?.render(page: probe.pages.from, cursor: nil), timeout: probe.timeout, maxBytes: probe.maxPageSize, redactor: probe.redactor,
                                   auth: probe.auth)
         let response: HTTPResponse
         do {
             response = try await client.send(request)
         } catch {
-            throw InitFailure.failed(probe.redactor.redact("GET \(request.url): \(error); no job written"))
+            throw InitFailure.failed(probe.redactor.redact("\(request.method) \(request.url): \(error); no job written"))
         }
         guard (200..<300).contains(response.status) else {
             // What the server said, on one line, unless it is a web page.
             let text = String(decoding: response.body.prefix(200), as: UTF8.self)
             let said = text.hasPrefix("<") ? "" : text.split(whereSeparator: \.isNewline).joined(separator: " ")
-            throw InitFailure.failed(probe.redactor.redact("GET \(request.url): HTTP \(response.status)"
+            throw InitFailure.failed(probe.redactor.redact("\(request.method) \(request.url): HTTP \(response.status)"
                 + (said.isEmpty ? "" : ": \(said)") + "; no job written"))
         }
         let proposals: [JobProposal]
         do {
             proposals = try JobProposal.detect(url: url, status: response.status, headers: response.headers, body: response.body,
-                                               name: name)
+                                               name: name, graphQL: graphQL)
         } catch {
             throw InitFailure.undecidable(probe.redactor.redact(error.description))
         }

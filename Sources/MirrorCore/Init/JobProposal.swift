@@ -4,6 +4,8 @@
 import Foundation
 import MirrorHTTP
 import MirrorJSON
+import MirrorModel
+import MirrorWalk
 
 package struct JobProposal: Sendable, Equatable {
     /// A path into the answer and why it was chosen.
@@ -102,20 +104,34 @@ extension JobProposal {
 
     /// The proposals for the job that walks the API whose answer to `url` this is, the
     /// likeliest first (several only when a cursor's query parameter is a guess).
+    /// With `graphQL`, the answer is to a POST of that query, and only a Relay connection pages it.
     package static func detect(url: String, status: Int, headers: [String: String], body: [UInt8],
-                               name: String) throws(InitFailure) -> [JobProposal] {
+                               name: String, graphQL: GraphQLQuery? = nil) throws(InitFailure) -> [JobProposal] {
+        let request = (graphQL == nil ? "GET " : "POST ") + url
         guard let document = try? JSONDocument(parsing: body) else {
-            throw .undecidable("GET \(url): HTTP \(status): the answer is not JSON; no job written")
+            throw .undecidable("\(request): HTTP \(status): the answer is not JSON; no job written")
         }
         let root = document.root
+        if let graphQL {
+            // GraphQL says a failure with a 200: `errors` with no data.
+            if let errors = root["errors"]?.elements, !errors.isEmpty, root["data"].map({ $0.kind == .null }) ?? true {
+                throw .undecidable("\(request): HTTP \(status): GraphQL error: "
+                    + GraphQLErrors.said(errors, redactor: .none) + "; no job written")
+            }
+            guard let connection = relayConnection(root) else {
+                throw .undecidable("\(request): HTTP \(status): no Relay connection in the answer (`pageInfo { hasNextPage endCursor }` "
+                    + "beside `nodes` or `edges` of objects); no job written: ask for them in the query")
+            }
+            return [try relayProposal(connection, url: url, request: request, status: status, name: name, graphQL: graphQL)]
+        }
         if let connection = relayConnection(root) {
-            return [try relayProposal(connection, url: url, status: status, name: name)]
+            return [try relayProposal(connection, url: url, request: request, status: status, name: name)]
         }
         var notes: [String] = []
-        let records = try recordsChoice(root, url: url, status: status, notes: &notes)
+        let records = try recordsChoice(root, request: request, status: status, notes: &notes)
         let elements = records.path == "." ? root.elements : root.value(at: JSONPath(records.path)!)?.elements ?? []
         let table = tableName(name)
-        let id = try idChoice(elements, table: table, records: records.path, url: url, status: status)
+        let id = try idChoice(elements, table: table, records: records.path, request: request, status: status)
         var base = JobProposal(name: name, table: table, url: url, records: records, id: id, paging: .single,
                                pagingWhy: "", notes: notes, firstPageCount: elements.count)
 
@@ -211,41 +227,49 @@ extension JobProposal {
     }
 
     /// The job that walks a Relay connection: its `nodes`, else its `edges`, and its
-    /// `pageInfo.endCursor` sent back as `after` while `pageInfo.hasNextPage` is true.
-    private static func relayProposal(_ connection: RelayConnection, url: String, status: Int,
-                                      name: String) throws(InitFailure) -> JobProposal {
+    /// `pageInfo.endCursor` sent back while `pageInfo.hasNextPage` is true: as `after` in the
+    /// URL, or with `graphQL` in the query's `after:` variable of a POST's body.
+    private static func relayProposal(_ connection: RelayConnection, url: String, request: String, status: Int,
+                                      name: String, graphQL: GraphQLQuery? = nil) throws(InitFailure) -> JobProposal {
         let keys = connection.keys
         let records: Choice
         let id: Choice
         let table = tableName(name)
         if connection.nodes {
             records = Choice(path: path(keys + ["nodes"]), why: "the Relay connection's `nodes`, \(connection.records.count) of them")
-            id = try idChoice(connection.records, table: table, records: records.path, url: url, status: status)
+            id = try idChoice(connection.records, table: table, records: records.path, request: request, status: status)
         } else {
             // The walk reads the records at one path, which names an array: `edges.*.node`
             // reads the first node alone. So the edges are the records, each stored whole.
             records = Choice(path: path(keys + ["edges"]), why: "the Relay connection's `edges`, \(connection.records.count) of them, "
                 + "each stored whole as `{cursor, node}`: a records path names one array and cannot reach the nodes inside the edges")
             let nodes = connection.records.compactMap { $0["node"] }
-            var found = try idChoice(nodes, table: table, records: records.path, url: url, status: status, within: ["node"])
+            var found = try idChoice(nodes, table: table, records: records.path, request: request, status: status, within: ["node"])
             found.why += " (inside each edge's `node`)"
             id = found
         }
         let info = keys + ["pageInfo"]
-        let hasMore = path(info + ["hasNextPage"])
-        return JobProposal(name: name, table: table, url: adding("after", "{cursor}", to: url), records: records, id: id,
-                           paging: .cursor(path: path(info + ["endCursor"]), parameter: "after", hasMore: hasMore),
-                           pagingWhy: "the answer's `\(path(info))` is Relay's: `endCursor` goes back as `after`, "
-                               + "`hasNextPage` says whether more follow",
-                           firstPageCount: connection.records.count)
+        let parameter = graphQL?.cursorVariable ?? "after"
+        var proposal = JobProposal(name: name, table: table, url: graphQL == nil ? adding("after", "{cursor}", to: url) : url,
+                                   records: records, id: id,
+                                   paging: .cursor(path: path(info + ["endCursor"]), parameter: parameter,
+                                                   hasMore: path(info + ["hasNextPage"])),
+                                   pagingWhy: "the answer's `\(path(info))` is Relay's: `endCursor` goes back as "
+                                       + (graphQL == nil ? "`after`" : "the query's `$\(parameter)`") + ", `hasNextPage` says whether more follow",
+                                   firstPageCount: connection.records.count)
+        if let graphQL {
+            proposal.method = "POST"
+            proposal.body = graphQL.body
+        }
+        return proposal
     }
 
     /// The array of records: the top-level array, else the largest array of objects.
-    private static func recordsChoice(_ root: JSONValue, url: String, status: Int,
+    private static func recordsChoice(_ root: JSONValue, request: String, status: Int,
                                       notes: inout [String]) throws(InitFailure) -> Choice {
         if root.kind == .array {
             guard root.elements.allSatisfy({ $0.kind == .object }), root.count > 0 else {
-                throw .undecidable("GET \(url): HTTP \(status): the answer is an array of \(root.count == 0 ? "nothing" : "other values than objects"): "
+                throw .undecidable("\(request): HTTP \(status): the answer is an array of \(root.count == 0 ? "nothing" : "other values than objects"): "
                     + "no records to walk; no job written")
             }
             return Choice(path: ".", why: "the answer is an array of \(root.count) objects")
@@ -266,7 +290,7 @@ extension JobProposal {
         }
         guard let chosen = found.first else {
             let members = root.members.map { "`\($0.key)`" }.prefix(8).joined(separator: ", ")
-            throw .undecidable("GET \(url): HTTP \(status): no array of objects in the answer"
+            throw .undecidable("\(request): HTTP \(status): no array of objects in the answer"
                 + (root.kind == .object ? " (its members: \(members.isEmpty ? "none" : members))" : "")
                 + "; no job written: name the records with `records:` in a job written by hand")
         }
@@ -283,7 +307,7 @@ extension JobProposal {
 
     /// The id: a scalar member of every record, unique among them, named like an id.
     /// `within` are the keys from a record to the object holding its id (an edge's `node`).
-    private static func idChoice(_ records: [JSONValue], table: String, records path: String, url: String,
+    private static func idChoice(_ records: [JSONValue], table: String, records path: String, request: String,
                                  status: Int, within: [String] = []) throws(InitFailure) -> Choice {
         let singular = singular(table)
         let keys = records.first?.members.map(\.key) ?? []
@@ -313,7 +337,7 @@ extension JobProposal {
             rejected.append(problem)
         }
         let shown = path == "." ? "the answer" : "`\(path)`"
-        throw .undecidable("GET \(url): HTTP \(status): no id in the \(records.count) records of \(shown): "
+        throw .undecidable("\(request): HTTP \(status): no id in the \(records.count) records of \(shown): "
             + (rejected.isEmpty ? "no member is named like an id (id, uuid, \(singular)_id, key, slug, …Id)"
                                 : rejected.joined(separator: "; "))
             + "; no job written")
