@@ -109,3 +109,60 @@ extension InitFrameworkTests {
         }
     }
 }
+
+extension InitFrameworkTests {
+    static let graphQLQuery = "query Items($after: String) { items(first: 10, after: $after) { edges { cursor node { id number name } } "
+        + "pageInfo { hasNextPage endCursor } } }"
+
+    @Test("mirror init --graphql on Strawberry's Relay connection writes a POST job that walks its 53 nodes", arguments: [false, true])
+    func graphQL(fromFile: Bool) async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try Data(Self.graphQLQuery.utf8).write(to: URL(fileURLWithPath: folder + "/items.graphql"))
+        try await AuthServer.withShared("frameworks_server.py") { server in
+            let initialized = try await mirror(["init", server.base + "/graphql", "--graphql", fromFile ? "@items.graphql" : Self.graphQLQuery,
+                                                "--name", "items", "--out", "job.yaml"], in: folder)
+            #expect(initialized.status == 0, "\(initialized.stderr)")
+            #expect(initialized.stdout == "wrote job.yaml (job 'items', table 'items')\nnext: mirror run job.yaml\n")
+            let file = try String(contentsOfFile: folder + "/job.yaml", encoding: .utf8)
+            let lines = file.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.hasPrefix("#") }
+            #expect(lines == [
+                "version: 1", "jobs:", "- name: items", "url: \"\(server.base)/graphql\"", "method: POST",
+                "body: { query: \"\(Self.graphQLQuery)\", variables: { after: \"{cursor}\" } }",
+                "next: { cursor: data.items.pageInfo.endCursor }", "stop: { has_more: data.items.pageInfo.hasNextPage }",
+                "records: data.items.edges", "id: node.id", "table: items",
+            ], "\(file)")
+            #expect(file.contains("# the answer's `data.items.pageInfo` is Relay's: `endCursor` goes back as the query's `$after`, "
+                + "`hasNextPage` says whether more follow (page 2 confirmed: 10 new ids)\n"), "\(file)")
+            let check = try await mirror(["check", "job.yaml"], in: folder)
+            #expect(check.status == 0, "\(check.stderr)")
+            let run = try await mirror(["run", "job.yaml", "--output", "out", "--quiet"], in: folder)
+            #expect(run.status == 0, "\(run.stderr)")
+            // Strawberry's global ids, the base64 of `Item:N`; each edge stored whole, its node's number N.
+            #expect(try await sqlite(folder + "/out/items.sqlite", "SELECT id, json_extract(record, '$.node.number') FROM items ORDER BY position")
+                == (1...53).map { "\(Data("Item:\($0)".utf8).base64EncodedString())|\($0)\n" }.joined())
+        }
+    }
+
+    @Test("mirror init --graphql writes nothing for an answer of GraphQL errors without data, or a query with no `after:` variable")
+    func graphQLRefused() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try await AuthServer.withShared("frameworks_server.py") { server in
+            let wrong = try await mirror(["init", server.base + "/graphql", "--graphql",
+                                          "query($after: String) { items(first: 10, after: $after) { nodez { id } } }", "--out", "job.yaml"],
+                                         in: folder)
+            #expect(wrong.status == 2)
+            #expect(wrong.stderr == "error: POST \(server.base)/graphql: HTTP 200: GraphQL error: "
+                + "Cannot query field 'nodez' on type 'ItemConnection'.; no job written\n")
+            let unpaged = try await mirror(["init", server.base + "/graphql", "--graphql",
+                                            "{ items(first: 10) { edges { node { id } } pageInfo { hasNextPage endCursor } } }",
+                                            "--out", "job.yaml"], in: folder)
+            #expect(unpaged.status == 2)
+            #expect(unpaged.stderr == "error: the GraphQL query passes no variable as `after:`: declare one and pass it to the connection, "
+                + "as in `query($after: String) { issues(first: 50, after: $after) { nodes { id } pageInfo { hasNextPage endCursor } } }`, "
+                + "so that each page's cursor goes in the variables; no job written\n")
+            #expect(!FileManager.default.fileExists(atPath: folder + "/job.yaml"))
+        }
+    }
+}

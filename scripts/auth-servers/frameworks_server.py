@@ -17,12 +17,15 @@ When ready it prints one JSON line to stdout (then flushes):
 | `/fastapi/items` | FastAPI, fastapi-pagination | `Page` (50 a page): `items`, `total`, `page`, `size`, `pages` |
 | `/fastapi/limit` | FastAPI, fastapi-pagination | `LimitOffsetPage` (50 a page): `items`, `total`, `limit`, `offset` |
 | `/smorest/items` | flask-smorest | `@blp.paginate()` (10 a page): the records as a top-level array, the page in the `X-Pagination` header |
+| `/graphql` | Strawberry | a Relay connection, `items(first: N, after: CURSOR)`, with `relay.ListConnection`: `edges` of `{cursor, node}` and `pageInfo { hasNextPage endCursor }` (Strawberry offers no `nodes`) |
 | `/drf/schema/` | Django REST framework, drf-spectacular | its own OpenAPI 3.0.3 description of `/drf/page/`, `/drf/limit/` and `/drf/cursor/` (YAML; JSON with `?format=json`) |
 | `/openapi.json` | FastAPI | its own OpenAPI 3.1 description of `/fastapi/items` and `/fastapi/limit` |
 | `/smorest/openapi.json` | flask-smorest | its own OpenAPI 3.0.2 description of `/smorest/items` |
 
 Every record is `{"id": N, "name": "nN"}`, N from 1 to --rows, in id order; a JSON:API
-document holds it as `{"type": "items", "id": "N", "attributes": {"name": "nN"}}`. Django and
+document holds it as `{"type": "items", "id": "N", "attributes": {"name": "nN"}}`, the GraphQL
+connection as the node `{"id": ID, "number": N, "name": "nN"}`, ID Relay's global id (the base64
+of `Item:N`). Django and
 Flask are WSGI apps and run behind uvicorn's WSGI middleware; one ASGI app sends each path
 to its framework. The server stops on SIGTERM, SIGINT or the end of its stdin.
 """
@@ -184,6 +187,32 @@ def smorest_app(rows):
     return app
 
 
+def graphql_app(rows):
+    import strawberry
+    from strawberry import relay
+    from strawberry.asgi import GraphQL
+
+    @strawberry.type
+    class Item(relay.Node):
+        # The global id's own part, which Strawberry keeps out of the type's fields.
+        key: relay.NodeID[int]
+        number: int
+        name: str
+
+        @classmethod
+        def resolve_nodes(cls, *, info, node_ids, required=False):
+            wanted = {int(node_id) for node_id in node_ids}
+            return [Item(key=row["id"], number=row["id"], name=row["name"]) for row in rows if row["id"] in wanted]
+
+    @strawberry.type
+    class Query:
+        @relay.connection(relay.ListConnection[Item])
+        def items(self) -> list[Item]:
+            return [Item(key=row["id"], number=row["id"], name=row["name"]) for row in rows]
+
+    return GraphQL(strawberry.Schema(query=Query))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=53)
@@ -196,10 +225,12 @@ def main():
     drf = WSGIMiddleware(django_app(rows))
     fastapi = fastapi_app(rows)
     smorest = WSGIMiddleware(smorest_app(rows))
+    graphql = graphql_app(rows)
 
     async def app(scope, receive, send):
         path = scope.get("path", "")
-        target = drf if path.startswith("/drf/") else smorest if path.startswith("/smorest/") else fastapi
+        target = (drf if path.startswith("/drf/") else smorest if path.startswith("/smorest/")
+                  else graphql if path == "/graphql" else fastapi)
         await target(scope, receive, send)
 
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
