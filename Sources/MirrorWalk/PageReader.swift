@@ -165,7 +165,7 @@ struct PageReader: Sendable {
         // GraphQL says a failure with a 200: `errors` with no data is one; beside data, a warning.
         var warnings: [String] = []
         if job.isGraphQL, let errors = document.root["errors"]?.elements, !errors.isEmpty {
-            let said = Self.graphQLErrors(errors, redactor: job.redactor)
+            let said = GraphQLErrors.said(errors, redactor: job.redactor)
             guard let records = document.root.value(at: job.records), records.kind != .null else {
                 throw PageFault(url: url, status: response.status, problem: "GraphQL error: \(said)")
             }
@@ -198,14 +198,6 @@ struct PageReader: Sendable {
                           downloadsFound: facts.downloadsFound, deleted: facts.deleted, highest: facts.highest,
                           lowest: facts.lowest, warnings: warnings,
                           mismatches: columnTypes?.mismatches(in: facts.kept) ?? ColumnMismatches())
-    }
-
-    /// The first GraphQL error's message (or the error itself, when it has none), on one
-    /// line, secrets masked, and how many more there are.
-    static func graphQLErrors(_ errors: [JSONValue], redactor: Redactor) -> String {
-        let first = errors[0]["message"]?.stringValue ?? errors[0].rawText
-        let said = errorText(Array(first.utf8), redactor: redactor) ?? "(no message)"
-        return said + (errors.count > 1 ? " (and \(errors.count - 1) more)" : "")
     }
 
     /// What the records say beyond their ids, for the keys that ask (each record parsed
