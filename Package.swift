@@ -222,6 +222,7 @@ let package = Package(
                 "MirrorServe",
                 "MirrorCore",
                 "MirrorReplica",
+                "MirrorJSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

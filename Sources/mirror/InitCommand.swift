@@ -53,6 +53,7 @@ struct InitCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("A YAML file holding an `auth:` block.", valueName: "FILE")) var auth: String?
     @Option(help: "The job's name (default: the URL's last path segment).") var name: String?
     @Flag(help: "Overwrite an existing job file.") var force = false
+    @OptionGroup var log: LogOptions
 
     func validate() throws {
         if (url == nil) == (openapi == nil) {
@@ -69,7 +70,7 @@ struct InitCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let logger = LogSetup.bootstrap(quiet: true, verbose: false)
+        let logger = LogSetup.bootstrap(quiet: true, verbose: false, format: log.format)
         do {
             if let openapi {
                 let written = try OpenAPIJobs.write(path: openapi, baseURL: baseURL, out: out, force: force)

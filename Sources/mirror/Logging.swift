@@ -5,11 +5,16 @@ import MirrorModel
 
 /// Logs go to stderr; the summary and exports go to stdout. On a terminal `run` shows a
 /// live line per job and only warnings and errors are logged (every page with
-/// `--verbose`); otherwise plain log lines, one per job, so cron mails stay short.
+/// `--verbose`); otherwise plain log lines, one per job, so cron mails stay short. With
+/// `--log-format json`, the same events as one JSON object a line (no live lines: the
+/// commands pass no `display` then).
 enum LogSetup {
-    static func bootstrap(quiet: Bool, verbose: Bool, display: TerminalProgress? = nil) -> Logger {
+    static func bootstrap(quiet: Bool, verbose: Bool, format: LogFormat, display: TerminalProgress? = nil) -> Logger {
         let level: Logger.Level = quiet ? .error : verbose ? .debug : display != nil ? .warning : .info
         LoggingSystem.bootstrap { label in
+            if format == .json {
+                return JSONLogHandler(logLevel: level)
+            }
             if let display {
                 return TerminalLogHandler(label: label, display: display, logLevel: level)
             }

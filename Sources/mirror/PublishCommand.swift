@@ -59,6 +59,7 @@ struct PublishCommand: AsyncParsableCommand {
     @Flag(name: .customLong("without-pages"),
           help: "Leave out the stored pages (the API's URLs, which mirror serve answers from a generation).")
     var withoutPages = false
+    @OptionGroup var log: LogOptions
 
     func validate() throws {
         try ShardChoice.validate(shard: shard, shards: shards)
@@ -87,7 +88,7 @@ struct PublishCommand: AsyncParsableCommand {
                 throw ExitCode(2)
             }
         }
-        let logger = LogSetup.bootstrap(quiet: false, verbose: false)
+        let logger = LogSetup.bootstrap(quiet: false, verbose: false, format: log.format)
         var options = Publisher.Options(output: output ?? "cache", shard: part, mirrorVersion: Mirror.configuration.version)
         options.keep = keep
         options.tables = table

@@ -40,6 +40,7 @@ struct RunCommand: AsyncParsableCommand {
             """)
 
     @OptionGroup var walk: WalkOptions
+    @OptionGroup var log: LogOptions
     @Flag(help: "Start every walk at its first page and fetch every page whole (no refresh_after, no conditional requests).") var refresh = false
     @Option(help: "Run at most this many jobs at once (1-\(Self.parallelLimit)).") var parallel = 4
     @Option(help: "Write the run as JSON to this file.") var report: String?
@@ -111,8 +112,8 @@ struct RunCommand: AsyncParsableCommand {
         // Checked by `validate()`; the index of `--shards N` comes from the environment.
         let shard = try ShardChoice.shard(shard, shards: shards)
         let loaded = try loadJobFiles(walk.files)
-        let display = !quiet && TerminalProgress.stderrIsTerminal ? TerminalProgress() : nil
-        let logger = LogSetup.bootstrap(quiet: quiet, verbose: walk.verbose, display: display)
+        let display = !quiet && log.format == .text && TerminalProgress.stderrIsTerminal ? TerminalProgress() : nil
+        let logger = LogSetup.bootstrap(quiet: quiet, verbose: walk.verbose, format: log.format, display: display)
         var options = Runner.Options()
         options.jobs = walk.jobs
         options.maxPages = walk.maxPages

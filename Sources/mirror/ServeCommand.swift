@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import MirrorCore
 import MirrorExport
 import MirrorJobFile
@@ -45,6 +46,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Argument(help: "Job files (optional): their output folder, and their jobs in status.") var files: [String] = []
     @Option(help: "Output folder (default: the job files' 'output:', else ./cache).") var output: String?
+    @OptionGroup var log: LogOptions
     @Option(help: "Address to listen on; 0.0.0.0 for every interface (with --open).") var bind = "127.0.0.1"
     @Flag(help: "Serve every record to every client that can reach --bind, when it is beyond loopback.")
     var open = false
@@ -117,7 +119,8 @@ struct ServeCommand: AsyncParsableCommand {
         options.pageCache = JobFileLoader.byteSize(pageCache) ?? options.pageCache
         options.deviceTokens = deviceTokens
         if let tlsCert, let tlsKey { options.tls = MirrorServer.TLSFiles(certificate: tlsCert, key: tlsKey) }
-        let logger = LogSetup.bootstrap(quiet: false, verbose: false)
+        let format = log.format
+        let logger = LogSetup.bootstrap(quiet: false, verbose: false, format: format)
         let address = bind
         let folder = options.output
         let scheme = options.tls == nil ? "http" : "https"
@@ -128,7 +131,13 @@ struct ServeCommand: AsyncParsableCommand {
             stop = try await MirrorServer(options: options).run(
                 logger: logger, signals: reloads == nil ? .process : .interruptOrTerminate, reloads: reloads
             ) { port in
-                printError("serving '\(folder)' on \(scheme)://\(address):\(port)/_mirror/tables")
+                let url = "\(scheme)://\(address):\(port)/_mirror/tables"
+                // With json logs, where it listens is one more event; else the line a person reads.
+                if format == .json {
+                    logger.info("serving", metadata: ["output": "\(folder)", "url": "\(url)"])
+                } else {
+                    printError("serving '\(folder)' on \(url)")
+                }
             }
         } catch let failure as MirrorServer.ListenFailure {
             printError("error: \(failure)")

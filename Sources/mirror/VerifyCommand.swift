@@ -21,6 +21,7 @@ struct VerifyCommand: AsyncParsableCommand {
             """)
 
     @OptionGroup var walk: WalkOptions
+    @OptionGroup var log: LogOptions
     @Option(help: "Walk a child job (parent:) for this many of its parent's first records (default: all).")
     var maxParents: Int?
     @Option(help: "Write JUnit XML to this file: one test case per job.") var junit: String?
@@ -32,7 +33,7 @@ struct VerifyCommand: AsyncParsableCommand {
 
     func run() async throws {
         let loaded = try loadJobFiles(walk.files)
-        let logger = LogSetup.bootstrap(quiet: quiet, verbose: walk.verbose)
+        let logger = LogSetup.bootstrap(quiet: quiet, verbose: walk.verbose, format: log.format)
         var options = Verifier.Options()
         options.jobs = walk.jobs
         options.maxPages = walk.maxPages

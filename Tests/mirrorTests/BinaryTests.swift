@@ -215,6 +215,14 @@ struct BinaryTests {
             #expect(!verify.stdout.contains(secret))
             #expect(!verify.stderr.contains(secret))
             #expect(!junit.contains(secret))
+            // Masked the same in JSON logs, every page logged: each line one JSON object.
+            let json = try await mirror(["verify", "jobs.yaml", "--verbose", "--log-format", "json"], in: folder,
+                                        environment: ["API_KEY": secret])
+            #expect(json.status == 1)
+            let lines = json.stderr.split(separator: "\n")
+            #expect(!lines.isEmpty && lines.allSatisfy { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) is [String: Any] })
+            #expect(!json.stdout.contains(secret))
+            #expect(!json.stderr.contains(secret))
         }
         #expect(!FileManager.default.fileExists(atPath: folder + "/out"))
     }
@@ -256,6 +264,15 @@ struct BinaryTests {
             let plain = try await mirror(["status", "jobs.yaml"], in: folder, environment: ["API_KEY": "k"])
             #expect(plain.status == 0)
             #expect(plain.stdout == status.stdout)
+            // Masked the same in JSON logs, each retry logged: the error as the summary says it (this run kept nothing new).
+            let json = try await mirror(["run", "jobs.yaml", "--verbose", "--log-format", "json"], in: folder,
+                                        environment: ["API_KEY": "hunter2"])
+            #expect(json.status == 1)
+            let lines = json.stderr.split(separator: "\n")
+            #expect(lines.allSatisfy { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) is [String: Any] })
+            #expect(lines.contains { $0.contains(#""message":"retrying","attempt":1,"cause":"#) && $0.contains(#""http.status":503,"job":"events","#) })
+            #expect(lines.last?.replacing(#/^\{"time":"[0-9T:.-]{23}Z",/#, with: "{") == #"{"level":"error","message":"job failed","error":"\#(expected.replacingOccurrences(of: "pages 1-2 kept", with: "nothing stored"))","job":"events"}"#)
+            #expect(!json.stderr.contains("hunter2"))
         }
     }
 
