@@ -99,6 +99,30 @@ struct InitBinaryTests {
         }
     }
 
+    @Test("pages that overlap (page 2 starts with page 1's last record): confirmed, the overlap said, every record stored once")
+    func overlappingPages() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try await FixtureServer.with({ request in
+            let page = Int(request.parameter("page") ?? "1") ?? 1
+            let start = min((page - 1) * 2, Self.ids.count)
+            return .json(#"{"data":\#(Self.records(Self.ids[start..<min(start + 3, Self.ids.count)]))}"#)
+        }) { server in
+            let (ids, file, stderr) = try await initCheckRun(server.base + "/items?page=1", in: folder)
+            #expect(ids == Self.ids)
+            let overlap = "page 2 confirmed: 2 new ids; 1 of page 1's came again ('12345678901234567893'): the pages overlap, "
+                + "as when records are added while it walks; each id is stored once"
+            #expect(stderr == "\(overlap)\n")
+            #expect(file.contains("""
+                    # the URL's `page=1`: page numbers; no total, last page or page size in the answer: an empty page ends the walk (\(overlap))
+                    url: "\(server.base)/items?page={page}"
+                    pages: { from: 1, step: 1 }
+                    # the array of objects, 3 of them
+
+                """))
+        }
+    }
+
     @Test("a cursor and has_more; a query parameter the API ignores is not kept")
     func cursor() async throws {
         let folder = try temporaryFolder()

@@ -135,7 +135,7 @@ package struct JobInitializer: Sendable {
             switch await confirm(job, paging: proposal.paging) {
             case let .success(confirmation):
                 proposal.confirmation = confirmation.description
-                if !confirmation.confirmed { proposal.notes.append(confirmation.description) }
+                if !confirmation.confirmed || confirmation.remarkable { proposal.notes.append(confirmation.description) }
                 return (proposal, proposal.yaml(auth: auth))
             case let .failure(problem):
                 failures.append(job.redactor.redact(problem.description))
@@ -168,10 +168,14 @@ package struct JobInitializer: Sendable {
         if !pages[1].isEmpty, again.count == pages[1].count {
             return .failure(Problem("\(what): page 2 repeats page 1's \(pages[1].count) ids: the API does not page this way"))
         }
+        let new = pages[1].count - again.count
         if let id = again.first {
-            return .failure(Problem("\(what): page 2 repeats \(again.count) of page 1's ids ('\(id)'…): the API does not page this way"))
+            // Records added at the head while it walks shift the pages: some ids come again.
+            return .success(Confirmation(description: "page 2 confirmed: \(new) new ids; \(again.count) of page 1's came again ('\(id)'"
+                + (again.count > 1 ? "…" : "") + "): the pages overlap, as when records are added while it walks; each id is stored once",
+                confirmed: true, remarkable: true))
         }
-        return .success(Confirmation(description: "page 2 confirmed: \(pages[1].count) new ids", confirmed: true))
+        return .success(Confirmation(description: "page 2 confirmed: \(new) new ids", confirmed: true))
     }
 
     /// Which paging the walk tried, in words.
@@ -189,6 +193,8 @@ package struct JobInitializer: Sendable {
     struct Confirmation {
         let description: String
         let confirmed: Bool
+        /// Said on stderr and atop the file too: page 2 was not all new.
+        var remarkable = false
     }
 
     struct Problem: Error, CustomStringConvertible {
