@@ -43,6 +43,7 @@ package struct RetryingSender: Sendable {
     package let logger: Logger
     /// What the wait before a retry reads.
     let clock: RunClock
+    let metrics: RequestMetrics
 
     package init(job: String, retries: Int, rateLimit: RateLimit?, limiter: RateLimiter, policy: RetryPolicy, logger: Logger,
                 clock: RunClock = .continuous, quota: QuotaPacer? = nil, maxWait: Double = JobSpec.defaultMaxWait) {
@@ -55,6 +56,7 @@ package struct RetryingSender: Sendable {
         self.policy = policy
         self.logger = logger
         self.clock = clock
+        metrics = RequestMetrics(job: job)
     }
 
     package init(job: JobSpec, retries: Int? = nil, limiter: RateLimiter, quota: QuotaPacer, policy: RetryPolicy,
@@ -79,12 +81,14 @@ package struct RetryingSender: Sendable {
         while true {
             let result: Result<Response, HTTPError>
             var admitted = false
+            var sentAt: ContinuousClock.Instant?
             do throws(HTTPError) {
                 if let wait = try await admit(url, host: host) {
                     return Outcome(result: .failure(deferral(url, wait, status: nil)), retries: attempt)
                 }
                 admitted = true
                 try await waitForTurn(url, host: host)
+                sentAt = ContinuousClock.now
                 result = .success(try await exchange())
             } catch {
                 result = .failure(error)
@@ -93,6 +97,13 @@ package struct RetryingSender: Sendable {
                 var heard: (status: Int, headers: [String: String])?
                 if case let .success(response) = result { heard = answer(response) }
                 quota.heard(host: host, status: heard?.status, headers: heard?.headers)
+                if let sentAt {
+                    let status: Int? = switch result {
+                    case .success: heard?.status
+                    case let .failure(error): error.status
+                    }
+                    metrics.attempted(status: status, elapsed: ContinuousClock.now - sentAt)
+                }
             }
             let again: (cause: String, status: Int?, retryAfter: String?)?
             switch result {
@@ -179,6 +190,7 @@ package struct RetryingSender: Sendable {
                        until: RunClock.Instant?) async -> Bool {
         if Task.isCancelled { return false }
         attempt += 1
+        metrics.retried()
         let delay = until.map { max(0, ($0 - clock.now).seconds) }
             ?? policy.delay(attempt: attempt, retryAfter: retryAfter, now: clock.date)
         logger.warning("retrying", metadata: [

@@ -66,6 +66,10 @@ struct RunCommand: AsyncParsableCommand {
     @Option(name: .customLong("lease-time"),
             help: "With --state, how long the shard's lease lasts unless renewed (a third of it apart): 60s by default.")
     var leaseTime: String?
+    @Option(name: .customLong("metrics-file"),
+            help: ArgumentHelp("When the run ends, write its metrics in Prometheus' text format to this file (replaced whole).",
+                               valueName: "path"))
+    var metricsFile: String?
 
     /// `--max-time`: at most a year.
     static func limit(_ text: String) -> Duration? {
@@ -106,6 +110,9 @@ struct RunCommand: AsyncParsableCommand {
         if let leaseTime, (Self.limit(leaseTime) ?? .zero) < RemoteStateOptions.shortestLease {
             throw ValidationError("--lease-time must be a duration of at least 3s, such as 60s or 5m, not '\(leaseTime)'")
         }
+        if let metricsFile, let problem = MetricsFile.problem(metricsFile) {
+            throw ValidationError(problem)
+        }
     }
 
     func run() async throws {
@@ -140,7 +147,23 @@ struct RunCommand: AsyncParsableCommand {
         if let display {
             progress = { display.update($0) }
         }
-        let summary = try await Runner(client: HTTPClient(), logger: logger, progress: progress).run(loaded, options: options)
+        let metrics = metricsFile.map { MetricsFile(path: $0) }
+        metrics?.bootstrap()
+        let ran: Result<RunSummary, any Error>
+        do {
+            ran = .success(try await Runner(client: HTTPClient(), logger: logger, progress: progress).run(loaded, options: options))
+        } catch {
+            ran = .failure(error)
+        }
+        // Written however the run ended, before anything else is said of it.
+        if let metrics {
+            do {
+                try metrics.write()
+            } catch {
+                printError("error: cannot write the metrics file '\(metrics.path)': \(error)")
+            }
+        }
+        let summary = try ran.get()
         display?.finish()
         // The report first: it is written even when stdout cannot be.
         if let report {

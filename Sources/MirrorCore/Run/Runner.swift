@@ -286,6 +286,7 @@ package struct Runner: Sendable {
         let columnWarnings = await columnWarnings(job, written: walk.counts.mismatches, recount: recount, store: store)
         let elapsed = ContinuousClock.now - clock
         let seconds = elapsed.seconds
+        WalkMetrics(job: job.name).record(walk, ending: ending, elapsed: elapsed, finishedAt: Date())
         let outcome = JobOutcome(job: job, file: file.path, database: store.path, ending: ending, walk: walk,
                                  pruned: pruned, files: files, startedAt: startedAt,
                                  finishedAt: Timestamp.string(Date()), seconds: seconds, since: since, parents: parents,

@@ -1,0 +1,166 @@
+import Foundation
+import MirrorTestSupport
+import Synchronization
+import Testing
+
+private let jobYAML = """
+    version: 1
+    output: out
+    jobs:
+      - name: events
+        url: "BASE/events?page={page}&key=${API_KEY}"
+        headers: { Authorization: "Bearer ${API_TOKEN}" }
+        records: data.list
+        id: id
+        table: t_event
+        concurrency: 1
+    """
+
+private let secrets = ["API_KEY": "k3y-s3cr3t-url", "API_TOKEN": "t0k3n-s3cr3t-header"]
+
+private let pageOne = #"{"data":{"list":[{"id":"1"},{"id":"2"}]}}"#
+private let pageTwo = #"{"data":{"list":[{"id":"3"}]}}"#
+private let emptyPage = #"{"data":{"list":[]}}"#
+
+/// True the first time it is asked while armed, then false.
+private final class Once: Sendable {
+    private let armed: Mutex<Bool>
+    init(_ armed: Bool) { self.armed = Mutex(armed) }
+    func take() -> Bool {
+        armed.withLock { armed in
+            defer { armed = false }
+            return armed
+        }
+    }
+}
+
+/// Page 1, then a 429 with `Retry-After: 0` the first time page 2 is asked for, then page 2,
+/// then an empty page.
+private func serve(_ limited: Once) -> @Sendable (FixtureRequest) async -> FixtureResponse {
+    { request in
+        switch request.parameter("page") {
+        case "1": return .json(pageOne)
+        case "2":
+            return limited.take() ? FixtureResponse(status: 429, headers: [("Retry-After", "0")], body: Array("slow down".utf8))
+                : .json(pageTwo)
+        default: return .json(emptyPage)
+        }
+    }
+}
+
+/// The samples of a Prometheus text file as the official client's parser reads them, keyed
+/// `name{label="value",…}` with the labels in name order.
+private func samples(_ path: String, in folder: String) async throws -> [String: Double] {
+    let python = try #require(AuthServer.python)
+    let script = """
+        import json, sys
+        from prometheus_client.parser import text_string_to_metric_families
+        samples = {}
+        for family in text_string_to_metric_families(open(sys.argv[1]).read()):
+            for sample in family.samples:
+                labels = ",".join(f'{k}="{v}"' for k, v in sorted(sample.labels.items()))
+                samples[f"{sample.name}{{{labels}}}"] = sample.value
+        print(json.dumps(samples))
+        """
+    let out = folder + "/.parsed.json"
+    let err = folder + "/.parsed.err"
+    defer {
+        try? FileManager.default.removeItem(atPath: out)
+        try? FileManager.default.removeItem(atPath: err)
+    }
+    let child = try Child(python, ["-c", script, path], in: folder, environment: ProcessInfo.processInfo.environment,
+                          stdout: out, stderr: err)
+    let ending = await child.ending()
+    #expect(ending.status == 0, "\((try? String(contentsOfFile: err, encoding: .utf8)) ?? "")")
+    return try JSONDecoder().decode([String: Double].self, from: Data(contentsOf: URL(fileURLWithPath: out)))
+}
+
+@Suite("mirror run --metrics-file", .enabled(if: AuthServer.python != nil, "MIRROR_TEST_PYTHON is not set (scripts/test.sh sets it)"),
+       .timeLimit(.minutes(3)))
+struct MetricsFileTests {
+    @Test("a walk through a 429: the official parser reads exact counts of pages, records, requests by status class, retries and 429s; no secret, no temporary file")
+    func counts() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let limited = Once(true)
+        try await FixtureServer.with(serve(limited)) { server in
+            try jobYAML.replacingOccurrences(of: "BASE", with: server.base).write(toFile: folder + "/jobs.yaml", atomically: true,
+                                                                                   encoding: .utf8)
+            try FileManager.default.createDirectory(atPath: folder + "/metrics", withIntermediateDirectories: false)
+            let before = Date().timeIntervalSince1970.rounded(.down)
+            let run = try await mirror(["run", "jobs.yaml", "--metrics-file", "metrics/mirror.prom"], in: folder,
+                                       environment: secrets)
+            let after = Date().timeIntervalSince1970.rounded(.up)
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(run.stdout.hasPrefix("events: ok, 3 pages, 3 records (3 new, 0 updated, 0 unchanged), "), "\(run.stdout)")
+            #expect(server.requests.count == 4)
+
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder + "/metrics") == ["mirror.prom"])
+            let text = try String(contentsOfFile: folder + "/metrics/mirror.prom", encoding: .utf8)
+            for secret in secrets.values { #expect(!text.contains(secret)) }
+            #expect(!text.contains("s3cr3t") && !text.contains(server.base) && !text.contains("127.0.0.1"))
+
+            var parsed = try await samples("metrics/mirror.prom", in: folder)
+            let job = #"job="events""#
+            let lastSuccess = parsed.removeValue(forKey: "mirror_last_success_timestamp_seconds{\(job)}") ?? 0
+            #expect(lastSuccess >= before && lastSuccess <= after)
+            // Durations vary; how many were observed does not.
+            #expect(parsed.filter { $0.key.hasPrefix("mirror_http_request_duration_seconds_count") }
+                == ["mirror_http_request_duration_seconds_count{\(job)}": 4])
+            #expect(parsed.filter { $0.key.hasPrefix("mirror_walk_duration_seconds_count") }
+                == ["mirror_walk_duration_seconds_count{\(job)}": 1])
+            let counted = parsed.filter { !$0.key.hasPrefix("mirror_http_request_duration_seconds") && !$0.key.hasPrefix("mirror_walk_duration_seconds") }
+            let bytes = Double(pageOne.utf8.count + pageTwo.utf8.count + emptyPage.utf8.count)
+            #expect(counted == [
+                "mirror_http_requests_total{\(job),status_class=\"1xx\"}": 0,
+                "mirror_http_requests_total{\(job),status_class=\"2xx\"}": 3,
+                "mirror_http_requests_total{\(job),status_class=\"3xx\"}": 0,
+                "mirror_http_requests_total{\(job),status_class=\"4xx\"}": 1,
+                "mirror_http_requests_total{\(job),status_class=\"5xx\"}": 0,
+                "mirror_http_requests_total{\(job),status_class=\"error\"}": 0,
+                "mirror_http_retries_total{\(job)}": 1,
+                "mirror_http_rate_limited_total{\(job)}": 1,
+                "mirror_pages_stored_total{\(job)}": 3,
+                "mirror_records_total{change=\"new\",\(job)}": 3,
+                "mirror_records_total{change=\"updated\",\(job)}": 0,
+                "mirror_records_total{change=\"deleted\",\(job)}": 0,
+                "mirror_fetched_bytes_total{\(job)}": bytes,
+            ])
+        }
+    }
+
+    @Test("a failed job: exit 1, and the file is written all the same, with its 404 and no last success")
+    func failedJob() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try await FixtureServer.with({ _ in .text("no such list", status: 404) }) { server in
+            try jobYAML.replacingOccurrences(of: "BASE", with: server.base).write(toFile: folder + "/jobs.yaml", atomically: true,
+                                                                                   encoding: .utf8)
+            let run = try await mirror(["run", "jobs.yaml", "--metrics-file", "mirror.prom"], in: folder, environment: secrets)
+            #expect(run.status == 1)
+            let parsed = try await samples("mirror.prom", in: folder)
+            let job = #"job="events""#
+            #expect(parsed["mirror_http_requests_total{\(job),status_class=\"4xx\"}"] == 1)
+            #expect(parsed["mirror_http_retries_total{\(job)}"] == 0)
+            #expect(parsed["mirror_pages_stored_total{\(job)}"] == 0)
+            #expect(parsed.keys.filter { $0.hasPrefix("mirror_last_success") }.isEmpty)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.contains(".tmp-") }.isEmpty)
+        }
+    }
+
+    @Test("a metrics file in a folder that is not there: a usage error, nothing requested")
+    func missingFolder() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try await FixtureServer.with(serve(Once(false))) { server in
+            try jobYAML.replacingOccurrences(of: "BASE", with: server.base).write(toFile: folder + "/jobs.yaml", atomically: true,
+                                                                                   encoding: .utf8)
+            let run = try await mirror(["run", "jobs.yaml", "--metrics-file", "gone/mirror.prom"], in: folder, environment: secrets)
+            #expect(run.status == 2)
+            #expect(run.stderr.contains("--metrics-file 'gone/mirror.prom': the folder 'gone' does not exist; "
+                + "create it or choose a file in another folder\n"), "\(run.stderr)")
+            #expect(server.requests.isEmpty)
+            #expect(!FileManager.default.fileExists(atPath: folder + "/out"))
+        }
+    }
+}
