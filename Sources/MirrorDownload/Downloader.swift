@@ -51,8 +51,10 @@ package final class Downloader: FileQueue {
                                   plainHeaders: job.headers.filter { !$0.value.holdsSecret }, folders: FileFolders.shared(output: output),
                                   watchdog: watchdog)
         let state = downloader.state
+        let metrics = FileMetrics(job: job.name)
         // Counts each file as it ends, from its own task, so that progress moves between pages.
         let settle: @Sendable (FileOutcome) -> Void = { outcome in
+            metrics.ended(outcome)
             let summary = state.summary.withLock { summary in
                 switch outcome.status {
                 case .ok:

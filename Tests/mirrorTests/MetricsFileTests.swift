@@ -164,3 +164,53 @@ struct MetricsFileTests {
         }
     }
 }
+
+/// Runs `mirror run jobs.yaml --metrics-file mirror.prom` plus `arguments` in `folder` with `yaml` as the job file, and
+/// gives the run and the samples the official parser reads in the file it wrote.
+private func runMetered(_ yaml: String, _ arguments: [String] = [], in folder: String, environment: [String: String] = [:]) async throws
+    -> (run: Invocation, samples: [String: Double], text: String) {
+    try yaml.write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
+    try? FileManager.default.removeItem(atPath: folder + "/mirror.prom")
+    let run = try await mirror(["run", "jobs.yaml", "--metrics-file", "mirror.prom"] + arguments, in: folder, environment: environment)
+    let text = try String(contentsOfFile: folder + "/mirror.prom", encoding: .utf8)
+    return (run, try await samples("mirror.prom", in: folder), text)
+}
+
+/// The samples of `family` (a metric's name), without its name: `{job="events"}` and so on.
+private func family(_ samples: [String: Double], _ name: String) -> [String: Double] {
+    Dictionary(uniqueKeysWithValues: samples.filter { $0.key.hasPrefix(name + "{") }.map { (String($0.key.dropFirst(name.count)), $0.value) })
+}
+
+@Suite("mirror run --metrics-file: what else a run counts",
+       .enabled(if: AuthServer.python != nil, "MIRROR_TEST_PYTHON is not set (scripts/test.sh sets it)"), .timeLimit(.minutes(3)))
+struct RunMetricsTests {
+    @Test("downloads: 2 files downloaded with their bytes, 1 failed")
+    func files() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let bodies = ["a": "pixels of a", "b": "more pixels of b"]
+        try await FixtureServer.with({ request in
+            if request.path.hasPrefix("/img/") {
+                let name = String(request.path.dropFirst("/img/".count).prefix { $0 != "." })
+                guard let body = bodies[name] else { return .text("no such image", status: 404) }
+                return FixtureResponse(headers: [("Content-Type", "image/png")], body: Array(body.utf8))
+            }
+            guard request.parameter("page") == "1" else { return .json(emptyPage) }
+            let records = ["a", "b", "c"].map { #"{"id":"\#($0)","img":"\#(request.base)/img/\#($0).png"}"# }
+            return .json(#"{"data":{"list":[\#(records.joined(separator: ","))]}}"#)
+        }) { server in
+            let (run, parsed, _) = try await runMetered("""
+                version: 1
+                output: out
+                jobs:
+                  - { name: events, url: "\(server.base)/events?page={page}", records: data.list, id: id, table: t_event,
+                      downloads: [img], retries: 0 }
+                """, in: folder)
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(family(parsed, "mirror_files_total") == [
+                #"{job="events",outcome="downloaded"}"#: 2, #"{job="events",outcome="failed"}"#: 1,
+            ])
+            #expect(family(parsed, "mirror_file_bytes_total") == [#"{job="events"}"#: Double(bodies.values.map(\.utf8.count).reduce(0, +))])
+        }
+    }
+}
