@@ -134,6 +134,7 @@ package struct RetryingSender: Sendable {
         if Task.isCancelled { throw .cancelled(url) }
         do {
             return try await quota.admit(host: host, maxWait: maxWait) { wait in
+                metrics.waitedForQuota(seconds: max(0, (wait.until - clock.now).seconds))
                 logger.warning("waiting for the host's quota", metadata: [
                     "job": "\(job)", "url": "\(url.shortDescription)", "cause": "\(Self.said(wait.cause))",
                     "until": "\(Timestamp.string(quota.date(at: wait.until)))",

@@ -125,6 +125,8 @@ struct MetricsFileTests {
                 "mirror_records_total{change=\"updated\",\(job)}": 0,
                 "mirror_records_total{change=\"deleted\",\(job)}": 0,
                 "mirror_fetched_bytes_total{\(job)}": bytes,
+                "mirror_quota_waits_total{\(job)}": 0,
+                "mirror_quota_wait_seconds_total{\(job)}": 0,
             ])
         }
     }
@@ -211,6 +213,29 @@ struct RunMetricsTests {
                 #"{job="events",outcome="downloaded"}"#: 2, #"{job="events",outcome="failed"}"#: 1,
             ])
             #expect(family(parsed, "mirror_file_bytes_total") == [#"{job="events"}"#: Double(bodies.values.map(\.utf8.count).reduce(0, +))])
+        }
+    }
+
+    @Test("a host's spent quota: one wait for its renewal, of at most the second it said")
+    func quotaWaits() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try await FixtureServer.with({ request in
+            request.parameter("page") == "1"
+                ? .json(pageOne, headers: [("RateLimit-Limit", "5"), ("RateLimit-Remaining", "0"), ("RateLimit-Reset", "1")])
+                : .json(emptyPage)
+        }) { server in
+            let (run, parsed, _) = try await runMetered("""
+                version: 1
+                output: out
+                jobs:
+                  - { name: events, url: "\(server.base)/events?page={page}", records: data.list, id: id, table: t_event,
+                      concurrency: 1 }
+                """, in: folder)
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(family(parsed, "mirror_quota_waits_total") == [#"{job="events"}"#: 1])
+            let waited = try #require(parsed[#"mirror_quota_wait_seconds_total{job="events"}"#])
+            #expect(waited > 0 && waited <= 1)
         }
     }
 }
