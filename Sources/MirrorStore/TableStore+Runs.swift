@@ -46,4 +46,14 @@ extension TableStore {
                                  run.columnWarnings?.reduce(0) { $0 + $1.records } ?? 0])
         }
     }
+
+    /// When the job last ended ok for `account`, as `_mirror_runs` keeps it (`mirror status`'s
+    /// last success); nil when it never did.
+    package func lastSuccess(job: String, account: String) async throws -> String? {
+        try await pool.read { db in
+            try String.fetchOne(db, sql: """
+                SELECT max(finished_at) FROM \(StoreSchema.runs) WHERE job = ? AND account = ? AND result = 'ok'
+                """, arguments: [job, account])
+        }
+    }
 }

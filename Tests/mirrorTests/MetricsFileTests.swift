@@ -1,4 +1,5 @@
 import Foundation
+@testable import MirrorModel
 import MirrorTestSupport
 import Synchronization
 import Testing
@@ -127,6 +128,8 @@ struct MetricsFileTests {
                 "mirror_fetched_bytes_total{\(job)}": bytes,
                 "mirror_quota_waits_total{\(job)}": 0,
                 "mirror_quota_wait_seconds_total{\(job)}": 0,
+                "mirror_job_success{\(job)}": 1,
+                "mirror_jobs_deferred_total{\(job)}": 0,
             ])
         }
     }
@@ -236,6 +239,46 @@ struct RunMetricsTests {
             #expect(family(parsed, "mirror_quota_waits_total") == [#"{job="events"}"#: 1])
             let waited = try #require(parsed[#"mirror_quota_wait_seconds_total{job="events"}"#])
             #expect(waited > 0 && waited <= 1)
+        }
+    }
+
+    @Test("job results: success 1 and 0, a deferred job counted with no success line, refresh_after in seconds; a failed second run keeps the stored last success")
+    func jobResults() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let goodFails = Mutex(false)
+        try await FixtureServer.with({ request in
+            switch request.path {
+            case "/good" where !goodFails.withLock { $0 }:
+                return .json(request.parameter("page") == "1" ? pageOne : emptyPage)
+            case "/slow": return FixtureResponse(status: 429, headers: [("Retry-After", "3600")], body: Array("later".utf8))
+            default: return .text("no such list", status: 404)
+            }
+        }) { server in
+            let yaml = """
+                version: 1
+                output: out
+                jobs:
+                  - { name: good, url: "\(server.base)/good?page={page}", records: data.list, id: id, table: t_good, refresh_after: 2h }
+                  - { name: bad, url: "\(server.base)/bad?page={page}", records: data.list, id: id, table: t_bad }
+                  - { name: slow, url: "\(server.base)/slow?page={page}", records: data.list, id: id, table: t_slow, max_wait: 1s }
+                """
+            let first = try await runMetered(yaml, in: folder)
+            #expect(first.run.status == 1, "\(first.run.stderr)")
+            #expect(family(first.samples, "mirror_job_success") == [#"{job="good"}"#: 1, #"{job="bad"}"#: 0])
+            #expect(family(first.samples, "mirror_jobs_deferred_total") == [#"{job="good"}"#: 0, #"{job="bad"}"#: 0, #"{job="slow"}"#: 1])
+            #expect(family(first.samples, "mirror_job_refresh_after_seconds") == [#"{job="good"}"#: 7200])
+            let stored = try await sqlite(folder + "/out/t_good.sqlite", "SELECT max(finished_at) FROM _mirror_runs WHERE result = 'ok'")
+            let lastSuccess = try #require(Timestamp.date(stored.trimmingCharacters(in: .whitespacesAndNewlines))).timeIntervalSince1970.rounded()
+            #expect(family(first.samples, "mirror_last_success_timestamp_seconds") == [#"{job="good"}"#: lastSuccess])
+
+            // The second run: the good job fails, the slow one is still deferred from the first.
+            goodFails.withLock { $0 = true }
+            let second = try await runMetered(yaml, in: folder)
+            #expect(second.run.status == 1, "\(second.run.stderr)")
+            #expect(family(second.samples, "mirror_job_success") == [#"{job="good"}"#: 0, #"{job="bad"}"#: 0])
+            #expect(family(second.samples, "mirror_jobs_deferred_total") == [#"{job="good"}"#: 0, #"{job="bad"}"#: 0, #"{job="slow"}"#: 1])
+            #expect(family(second.samples, "mirror_last_success_timestamp_seconds") == [#"{job="good"}"#: lastSuccess])
         }
     }
 }

@@ -178,6 +178,8 @@ package struct Runner: Sendable {
             }
         }
         let outcome: JobOutcome
+        // When the job last succeeded: in this run, or as the store knows it.
+        var lastSuccess: String?
         do {
             let store = try take(job.database, "")
             // A child job reads and settles its parents in the parent's database.
@@ -186,6 +188,8 @@ package struct Runner: Sendable {
                 family = Family(parent: parent, store: try take(parent.database, ", its parent's database"))
             }
             outcome = await run(job, file: file, output: output, store: store, family: family, options: options)
+            lastSuccess = outcome.status == .ok ? outcome.finishedAt
+                : try? await store.lastSuccess(job: job.name, account: job.account)
         } catch {
             var walk = WalkResult()
             walk.error = error
@@ -193,6 +197,8 @@ package struct Runner: Sendable {
             outcome = JobOutcome(job: job, file: file.path, database: (output as NSString).appendingPathComponent(job.database),
                                  ending: .failed, walk: walk, pruned: 0, files: nil, startedAt: now, finishedAt: now, seconds: 0)
         }
+        WalkMetrics(job: job.name).ended(outcome.status, refreshAfter: job.refreshAfter,
+                                         lastSuccess: lastSuccess.flatMap(Timestamp.date))
         for path in taken.reversed() {
             guard let last = stores.giveBack(path) else { continue }
             do {
@@ -286,7 +292,7 @@ package struct Runner: Sendable {
         let columnWarnings = await columnWarnings(job, written: walk.counts.mismatches, recount: recount, store: store)
         let elapsed = ContinuousClock.now - clock
         let seconds = elapsed.seconds
-        WalkMetrics(job: job.name).record(walk, ending: ending, elapsed: elapsed, finishedAt: Date())
+        WalkMetrics(job: job.name).record(walk, elapsed: elapsed)
         let outcome = JobOutcome(job: job, file: file.path, database: store.path, ending: ending, walk: walk,
                                  pruned: pruned, files: files, startedAt: startedAt,
                                  finishedAt: Timestamp.string(Date()), seconds: seconds, since: since, parents: parents,
