@@ -281,4 +281,42 @@ struct RunMetricsTests {
             #expect(family(second.samples, "mirror_last_success_timestamp_seconds") == [#"{job="good"}"#: lastSuccess])
         }
     }
+
+    @Test("token fetches by auth definition: one ok, one refused; no secret in the file")
+    func tokenFetches() async throws {
+        try await AuthServer.with("oauth_server.py", ["--pages", "2"]) { server in
+            let folder = try temporaryFolder()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let environment = ["SECRET": "mirror-cc-secret", "WRONG": "n0t-the-s3cr3t"]
+            let (run, parsed, text) = try await runMetered("""
+                version: 1
+                output: out
+                auth:
+                  dot:
+                    type: oauth2
+                    grant: client_credentials
+                    token_url: \(server.value("token_url")!)
+                    client_id: mirror-cc-client
+                    client_secret: "${SECRET}"
+                  wrong:
+                    type: oauth2
+                    grant: client_credentials
+                    token_url: \(server.value("token_url")!)
+                    client_id: mirror-cc-client
+                    client_secret: "${WRONG}"
+                jobs:
+                  - { name: items, url: "\(server.base)/api/items?page={page}", records: data, id: id, table: t_item, auth: dot }
+                  - { name: others, url: "\(server.base)/api/items?page={page}", records: data, id: id, table: t_other, auth: wrong,
+                      retries: 0 }
+                """, in: folder, environment: environment)
+            #expect(run.status == 1, "\(run.stderr)")
+            #expect(run.stdout.hasPrefix("items: ok, 3 pages, 20 records"), "\(run.stdout)")
+            #expect(family(parsed, "mirror_token_fetches_total") == [
+                #"{auth="dot",outcome="ok"}"#: 1, #"{auth="dot",outcome="failed"}"#: 0,
+                #"{auth="wrong",outcome="ok"}"#: 0, #"{auth="wrong",outcome="failed"}"#: 1,
+            ])
+            for secret in environment.values { #expect(!text.contains(secret)) }
+            #expect(!text.contains("Bearer") && !text.contains("127.0.0.1"))
+        }
+    }
 }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Metrics
 import MirrorJSON
 package import MirrorModel
 import Synchronization
@@ -24,9 +25,15 @@ package final class TokenSource: Sendable {
     private let refreshTokenFrom: Mutex<String?> = Mutex(nil)
     private let store: TokenStore?
     private let signer: Mutex<JWTSigner?> = Mutex(nil)
+    /// Fetches counted through swift-metrics by the definition's name (a job's own definition
+    /// is named after the job) and outcome: `ok`, `failed`.
+    private let fetched: Counter
+    private let failed: Counter
 
     package init(spec: AuthSpec) {
         self.spec = spec
+        fetched = Counter(label: "mirror_token_fetches_total", dimensions: [("auth", spec.name), ("outcome", "ok")])
+        failed = Counter(label: "mirror_token_fetches_total", dimensions: [("auth", spec.name), ("outcome", "failed")])
         redactor = Redactor(secrets: spec.secrets, fetched: [spec.fetched])
         if case let .oauth2(oauth) = spec.kind {
             refreshToken = Mutex(oauth.refreshToken)
@@ -42,6 +49,17 @@ package final class TokenSource: Sendable {
 
     /// Fetches (or signs) a new token.
     package func fetch(client: HTTPClient, timeout: Double, generation: Int) async throws -> Token {
+        do {
+            let token = try await fetchToken(client: client, timeout: timeout, generation: generation)
+            fetched.increment()
+            return token
+        } catch {
+            failed.increment()
+            throw error
+        }
+    }
+
+    private func fetchToken(client: HTTPClient, timeout: Double, generation: Int) async throws -> Token {
         let started = client.clock.now
         let answer: (token: String, lifetime: Double?)
         switch spec.kind {
