@@ -1,5 +1,7 @@
 import Foundation
+import Logging
 @testable import MirrorModel
+@testable import MirrorRemote
 import MirrorTestSupport
 import Synchronization
 import Testing
@@ -317,6 +319,49 @@ struct RunMetricsTests {
             ])
             for secret in environment.values { #expect(!text.contains(secret)) }
             #expect(!text.contains("Bearer") && !text.contains("127.0.0.1"))
+        }
+    }
+
+    @Test("--state in S3: a pull and a push with the database's bytes, a lapsed lease taken over; no S3 secret in the file")
+    func stateAndLeases() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try await AuthServer.withShared("s3_server.py") { s3 in
+            let secret = try #require(s3.value("secret_key"))
+            let environment = ["AWS_ACCESS_KEY_ID": s3.value("access_key")!, "AWS_SECRET_ACCESS_KEY": secret,
+                               "AWS_ENDPOINT_URL_S3": s3.base, "AWS_REGION": "us-east-1"]
+            let bucket = "metrics-" + UUID().uuidString.prefix(8).lowercased()
+            let client = S3Client(try S3Configuration(url: "s3://\(bucket)", environment: environment),
+                                  logger: Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() }))
+            _ = try await client.exchange("PUT", key: nil)
+            try await FixtureServer.with(serve(Once(false))) { server in
+                let yaml = jobYAML.replacingOccurrences(of: "BASE", with: server.base)
+                let environment = environment.merging(secrets) { $1 }
+                let state = ["--state", "s3://\(bucket)/state"]
+                let first = try await runMetered(yaml, state + ["--output", "one"], in: folder, environment: environment)
+                #expect(first.run.status == 0, "\(first.run.stderr)")
+                let manifest = try #require(try await client.get("state/shards/0-of-1/manifest.json")).body
+                let databases = try #require(try JSONSerialization.jsonObject(with: Data(manifest)) as? [String: Any])["databases"]
+                let size = try #require((databases as? [[String: Any]])?.first?["size"] as? Int)
+                #expect(family(first.samples, "mirror_state_transfers_total") == [#"{direction="pull"}"#: 1, #"{direction="push"}"#: 1])
+                #expect(family(first.samples, "mirror_state_transfer_bytes_total") == [#"{direction="pull"}"#: 0, #"{direction="push"}"#: Double(size)])
+                #expect(family(first.samples, "mirror_state_transfer_duration_seconds_count")
+                    == [#"{direction="pull"}"#: 1, #"{direction="push"}"#: 1])
+                #expect(first.samples["mirror_lease_takeovers_total{}"] == 0)
+
+                // A worker that died left its lease; once lapsed, an empty folder takes it over and pulls the database.
+                let lapsed = #"{"holder":"gone pid 1","token":"0011223344556677","taken_at":"2026-01-01T00:00:00.000Z","expires_at":"2026-01-01T00:01:00.000Z"}"#
+                _ = try await client.put("state/shards/0-of-1/lease.json", Array(lapsed.utf8))
+                let second = try await runMetered(yaml, state + ["--output", "two"], in: folder, environment: environment)
+                #expect(second.run.status == 0, "\(second.run.stderr)")
+                #expect(second.samples["mirror_lease_takeovers_total{}"] == 1)
+                #expect(second.samples[#"mirror_state_transfer_bytes_total{direction="pull"}"#] == Double(size))
+                #expect(second.samples[#"mirror_state_transfers_total{direction="push"}"#] == 1)
+                for text in [first.text, second.text] {
+                    #expect(!text.contains(secret) && !text.contains(environment["AWS_ACCESS_KEY_ID"]!))
+                    for value in secrets.values { #expect(!text.contains(value)) }
+                }
+            }
         }
     }
 }

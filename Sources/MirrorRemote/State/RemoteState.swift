@@ -61,6 +61,8 @@ package actor RemoteState {
     /// A push of `--push-every` is under way; `close` waits for it.
     private var periodic = false
     private var closers: [CheckedContinuation<Void, Never>] = []
+    private let pulls = StateMetrics(.pull)
+    private let pushes = StateMetrics(.push)
 
     package static let folderName = ".mirror-state"
     /// Files pulled at once.
@@ -113,7 +115,9 @@ package actor RemoteState {
         // What pushes cut off left; a live writer's file is younger than a lease.
         await store.sweepLeftovers(olderThan: lease.time)
         do {
+            let started = ContinuousClock.now
             let pulled = try await pull()
+            pulls.transferred(bytes: pulled.bytes, elapsed: ContinuousClock.now - started)
             summary.pulledDatabases = pulled.databases
             summary.pulledFiles = pulled.files
             summary.pulledBytes = pulled.bytes
@@ -262,7 +266,9 @@ package actor RemoteState {
     /// manifest, only if no other worker wrote one since this one read it.
     package func push() async throws(StateError) -> Pushed {
         do {
+            let started = ContinuousClock.now
             let pushed = try await pushOnce()
+            pushes.transferred(bytes: pushed.bytes, elapsed: ContinuousClock.now - started)
             summary.failure = nil
             if pushed.generation != nil { summary.pushes += 1 }
             summary.pushedDatabases += pushed.databases

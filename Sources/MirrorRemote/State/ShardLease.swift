@@ -1,4 +1,5 @@
 import Foundation
+import Metrics
 import MirrorFiles
 import MirrorHTTP
 package import MirrorModel
@@ -46,6 +47,8 @@ package actor ShardLease {
     private var takenAt = ""
     /// The clock renewals wait on; its time of day is what expiries are written and read on.
     private let clock: RunClock
+    /// Leases taken over once lapsed, counted through swift-metrics.
+    private let takeovers = Counter(label: "mirror_lease_takeovers_total")
 
     package init(store: any ObjectStore, key: String, time: Duration, clock: RunClock = .continuous) {
         self.store = store
@@ -86,7 +89,10 @@ package actor ShardLease {
                 throw LeaseHeldError(location: store.location, key: key, holder: held.holder, expiresAt: held.expiresAt)
             }
             // Lapsed, or not a lease at all: taken over, if no one else takes it first.
-            if try await write(.ifMatch(current), now: now()) { return }
+            if try await write(.ifMatch(current), now: now()) {
+                takeovers.increment()
+                return
+            }
         }
         let held = try? await store.read(key).flatMap { try? JSONDecoder().decode(Content.self, from: Data($0.bytes)) }
         throw LeaseHeldError(location: store.location, key: key, holder: held?.holder ?? "another worker",
