@@ -364,4 +364,17 @@ struct RunMetricsTests {
             }
         }
     }
+
+    @Test("--shards 2 with JOB_COMPLETION_INDEX=1: the shard's info, 1")
+    func shardInfo() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try await FixtureServer.with(serve(Once(false))) { server in
+            let yaml = jobYAML.replacingOccurrences(of: "BASE", with: server.base) + "\n    shard: 1\n"
+            let (run, parsed, _) = try await runMetered(yaml, ["--shards", "2"], in: folder,
+                                                        environment: secrets.merging(["JOB_COMPLETION_INDEX": "1"]) { $1 })
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(family(parsed, "mirror_shard_info") == [#"{shard="1",shards="2"}"#: 1])
+        }
+    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 package import Logging
+import Metrics
 import MirrorDownload
 package import MirrorExport
 import MirrorFiles
@@ -116,6 +117,9 @@ package struct Runner: Sendable {
             }
         }
         let selected = try Self.select(files, options: options)
+        if let shard = options.shard {
+            Gauge(label: "mirror_shard_info", dimensions: [("shard", "\(shard.index)"), ("shards", "\(shard.count)")]).record(1)
+        }
         var locks: [String: OutputLock] = [:]
         for entry in selected where locks[entry.output] == nil {
             locks[entry.output] = try OutputLock(folder: entry.output)
