@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what a fresh machine lacks, builds, runs the whole test suite, then checks the
-# job-file schema, the deployment manifests and the install. Build output goes to
-# .build/*.log (its tail is shown when a build fails); the tests' own output is shown as it
-# runs.
+# job-file schema, the deployment manifests, the dashboard and alert rules, and the install.
+# Build output goes to .build/*.log (its tail is shown when a build fails); the tests' own
+# output is shown as it runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 missing=()
@@ -75,6 +75,13 @@ python3 scripts/check/check-job-schema.py "$schema" jobs/*.yaml README.md docs/*
 # the binary built above, against moto's S3 and the sample API: each must exit 0.
 "$MIRROR_TEST_PYTHON" scripts/check/check-deploy.py --job-schema "$schema"
 
+# The observability files: deploy/observability's alert rules and their unit tests, the sample
+# Prometheus config and every expression of the Grafana dashboard, with promtool (Debian's
+# prometheus package: when promtool is missing, the package is downloaded, not installed, and
+# promtool alone unpacked into .build/tools, 48 MB, in seconds), and every mirror metric they
+# name against the tables of docs/deploying.md "Watching mirror".
+python3 scripts/check/check-observability.py
+
 # The install: scripts/install.sh into a temporary prefix, then the installed binary must
 # run with an empty environment and need no Swift runtime library (a server without the
 # toolchain has none).
@@ -95,5 +102,5 @@ done
 echo "install check: mirror $version runs from $prefix with an empty environment and no Swift runtime library"
 
 # Last, the test runner's own closing line, so that it ends the output.
-echo "test: the tests, the job-file schema, the deployment check and the install check passed"
+echo "test: the tests, the job-file schema, the deployment and observability checks and the install check passed"
 echo "$summary"
