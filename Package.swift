@@ -30,6 +30,10 @@ let package = Package(
         // Prometheus backend (`run --metrics-file`).
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // Spans through swift-distributed-tracing's API in the library; the executable alone
+        // exports them, and the metrics, over OTLP/HTTP (`run --otlp-endpoint`): no gRPC.
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+        .package(url: "https://github.com/swift-otel/swift-otel", from: "1.6.0", traits: ["OTLPHTTP"]),
     ],
     targets: [
         // The floors of the library, each importing only those below it (docs/development.md);
@@ -69,6 +73,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -76,6 +81,7 @@ let package = Package(
                 .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         .target(
@@ -214,6 +220,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
@@ -232,9 +239,12 @@ let package = Package(
                 "MirrorReplica",
                 "MirrorJSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "OTel", package: "swift-otel"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // The device library as an app links it, measured by scripts/bench/bench-device.sh.

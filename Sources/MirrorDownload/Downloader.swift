@@ -183,9 +183,10 @@ struct FileFetcher: Sendable {
         }
         // Where the job sends no secret, every origin gets the same request: no need to ask.
         let own = (job.auth == nil && plainHeaders.count == job.headers.count) || origin?.admits(url.real) == true
-        let request = HTTPRequest(method: "GET", url: url, headers: own ? job.headers : plainHeaders, body: nil,
+        var request = HTTPRequest(method: "GET", url: url, headers: own ? job.headers : plainHeaders, body: nil,
                                   timeout: job.timeout, maxBytes: job.maxFileSize, redactor: job.redactor,
                                   auth: own ? job.auth : nil)
+        request.propagateTrace = job.propagateTrace
         let descriptor = temporary.descriptor
         var open = true
         var placed = false

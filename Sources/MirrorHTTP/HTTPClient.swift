@@ -1,5 +1,6 @@
 package import AsyncHTTPClient
 import Foundation
+import Instrumentation
 package import MirrorModel
 import NIOCore
 package import NIOHTTP1
@@ -28,6 +29,9 @@ package struct HTTPRequest: Sendable, CustomStringConvertible, CustomDebugString
     /// A request whose own headers, body or URL are a credential (a token request, a login,
     /// STS): it follows redirects on its origin only, and fails at one to another origin.
     package var ownOriginOnly = false
+    /// Sends the W3C `traceparent` (and `tracestate`) of the task's span (`propagate_trace`),
+    /// when a tracer is bootstrapped.
+    package var propagateTrace = false
 
     package init(method: String, url: RedactedURL, headers: [Header], body: [UInt8]?,
                 timeout: Double, maxBytes: Int, redactor: Redactor = .none, auth: AuthSpec? = nil) {
@@ -383,6 +387,9 @@ package final class HTTPClient: Sendable {
             if compressed, !headers.contains(name: "accept-encoding") {
                 headers.add(name: "accept-encoding", value: "gzip, deflate")
             }
+            if request.propagateTrace, let context = InstrumentationContext.current {
+                InstrumentationSystem.instrument.inject(context, into: &headers, using: TraceHeaders())
+            }
             var url = redirects.url
             redirects.credential?.apply(method: redirects.method, url: &url, headers: &headers, body: redirects.body)
             var outgoing = HTTPClientRequest(url: url)
@@ -478,3 +485,9 @@ package final class HTTPClient: Sendable {
     }
 }
 
+/// Writes what the tracer propagates (W3C `traceparent`, `tracestate`) into a request's headers.
+private struct TraceHeaders: Injector {
+    func inject(_ value: String, forKey key: String, into headers: inout HTTPHeaders) {
+        headers.replaceOrAdd(name: key, value: value)
+    }
+}

@@ -7,7 +7,7 @@ package import MirrorModel
 /// (`rate_limit`), retries a network error, a timeout, a 5xx, 408 or 429 with backoff or the
 /// server's `Retry-After` (`retries`), defers the request when the API asks for a longer wait
 /// than `max_wait`, and sends nothing once its task is cancelled: not the first attempt, not
-/// a retry.
+/// a retry. Each attempt sent is a client span (`RequestSpan`), a child of the task's.
 package struct RetryingSender: Sendable {
     /// An answer worth asking again for.
     package struct Retryable: Sendable {
@@ -71,6 +71,7 @@ package struct RetryingSender: Sendable {
     /// is longer than `max_wait` ends the exchange with a `.deferred` error.
     package func send<Response: Sendable>(
         _ url: RedactedURL,
+        method: String = "GET",
         retryable: (Response) -> Retryable?,
         answer: (Response) -> (status: Int, headers: [String: String])? = { _ in nil },
         exchange: () async throws(HTTPError) -> Response
@@ -82,6 +83,7 @@ package struct RetryingSender: Sendable {
             let result: Result<Response, HTTPError>
             var admitted = false
             var sentAt: ContinuousClock.Instant?
+            var span: RequestSpan?
             do throws(HTTPError) {
                 if let wait = try await admit(url, host: host) {
                     return Outcome(result: .failure(deferral(url, wait, status: nil)), retries: attempt)
@@ -89,7 +91,9 @@ package struct RetryingSender: Sendable {
                 admitted = true
                 try await waitForTurn(url, host: host)
                 sentAt = ContinuousClock.now
-                result = .success(try await exchange())
+                let sending = RequestSpan(method: method, url: url, job: job, resent: attempt)
+                span = sending
+                result = await sending.around(exchange)
             } catch {
                 result = .failure(error)
             }
@@ -103,6 +107,9 @@ package struct RetryingSender: Sendable {
                     case let .failure(error): error.status
                     }
                     metrics.attempted(status: status, elapsed: ContinuousClock.now - sentAt)
+                    var failure: HTTPError?
+                    if case let .failure(error) = result { failure = error }
+                    span?.end(status: status, failure: failure)
                 }
             }
             let again: (cause: String, status: Int?, retryAfter: String?)?

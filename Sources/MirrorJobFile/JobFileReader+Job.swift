@@ -65,7 +65,7 @@ extension JobFileReader {
 
         guard let name = nameText, let url = request.url, let records = storage.records, let id = storage.id,
               let table = storage.table, let database = storage.database else { return nil }
-        return JobSpec(
+        var spec = JobSpec(
             name: name, url: RequestTemplate(real: url.value, shown: url.shown), method: request.method, body: request.body,
             headers: request.headers.map { Header(name: $0.name, value: RedactedText(real: $0.value, redactor: redactor)) },
             pages: paging.pages, next: paging.next, format: format, records: records, id: id, table: table,
@@ -76,6 +76,8 @@ extension JobFileReader {
             minDownloadRate: files.minRate,
             validate: validate, redactor: redactor, incremental: incremental, deleted: deleted, parent: readParent(job),
             auth: auth?.spec, shard: shard, columns: columns, explode: explode, redaction: redaction)
+        spec.propagateTrace = fetching.propagateTrace
+        return spec
     }
 
     /// `shard`: an index of a shard, pinning the job's group there; where it is written is
@@ -423,9 +425,11 @@ extension JobFileReader {
         var refreshAfter: Double?
         var maxPageSize: Int
         var maxWait = JobSpec.defaultMaxWait
+        var propagateTrace = false
     }
 
-    /// `timeout`, `retries`, `rate_limit`, `concurrency`, `refresh_after`, `max_page_size`, `max_wait`.
+    /// `timeout`, `retries`, `rate_limit`, `concurrency`, `refresh_after`, `max_page_size`, `max_wait`,
+    /// `propagate_trace`.
     private mutating func readFetching(_ job: JobNodes) -> Fetching {
         var timeout = 30.0
         if let n = job.keys[.timeout]?.value,
@@ -467,6 +471,9 @@ extension JobFileReader {
         if let n = job.keys[.maxWait]?.value,
            let seconds = duration(n, key: "max_wait", in: JobLimits.maxWait, examples: "30s, 5m or 1h") {
             fetching.maxWait = seconds
+        }
+        if let n = job.keys[.propagateTrace]?.value, let value = bool(n, key: "propagate_trace") {
+            fetching.propagateTrace = value
         }
         return fetching
     }

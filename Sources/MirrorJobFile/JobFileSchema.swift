@@ -183,7 +183,8 @@ extension JobKey {
         case .name, .url, .records, .id, .table: true
         case .method, .body, .headers, .pages, .next, .database, .account, .stop, .onChange, .prune, .shareTable, .timeout, .retries,
              .rateLimit, .concurrency, .refreshAfter, .validate, .downloads, .downloadConcurrency, .maxFileSize, .minDownloadRate, .maxPageSize,
-             .incremental, .deleted, .parent, .auth, .maxWait, .shard, .columns, .explode, .drop, .hash, .format, .csv:
+             .incremental, .deleted, .parent, .auth, .maxWait, .propagateTrace, .shard, .columns, .explode, .drop, .hash, .format,
+             .csv:
             false
         }
     }
@@ -259,6 +260,9 @@ extension JobKey {
         case .onChange:
             choiceValue("A stored record whose content changed: replace updates it, keep leaves the first version.",
                    ["replace", "keep"], default: "replace")
+        case .propagateTrace:
+            booleanValue("Page and file requests carry the W3C traceparent of their span, so the API's own traces join "
+                + "mirror's (with run --otlp-endpoint).", default: false)
         case .prune:
             booleanValue("After a complete walk, delete this table's records of this account that the walk did not see.", default: false)
         case .shareTable:

@@ -23,6 +23,7 @@ enum JobKey: String, CaseIterable {
     case maxPageSize = "max_page_size"
     case incremental, deleted, parent, auth
     case maxWait = "max_wait"
+    case propagateTrace = "propagate_trace"
     case shard, columns, explode, drop, hash, format, csv
 
     /// Keys that `defaults` may not set.

@@ -213,6 +213,8 @@ package struct JobSpec: Sendable {
     package let refreshAfter: Double?
     /// A page response body larger than this is rejected.
     package let maxPageSize: Int
+    /// Page and file requests carry the W3C `traceparent` of their span (`propagate_trace`).
+    package var propagateTrace = false
     /// Paths inside a record whose values are URLs (or arrays of URLs) of files to fetch.
     package let downloads: [JSONPath]
     /// Downloads in flight for this job.

@@ -75,11 +75,12 @@ struct PageFetcher: Sendable {
                                   value: RedactedText(real: job.redactor.expand(lastModified), redactor: job.redactor)))
         }
         // The job's credential goes to its own origin only, as its secret headers do.
-        let request = HTTPRequest(method: job.method.rawValue, url: url, headers: headers, body: body,
+        var request = HTTPRequest(method: job.method.rawValue, url: url, headers: headers, body: body,
                                   timeout: job.timeout, maxBytes: job.maxPageSize, redactor: job.redactor,
                                   auth: origin?.admits(url.real) == true ? job.auth : nil)
+        request.propagateTrace = job.propagateTrace
         let stopStatuses = job.stop.statuses
-        let sent = await sender.send(url, retryable: { (response: HTTPResponse) in
+        let sent = await sender.send(url, method: request.method, retryable: { (response: HTTPResponse) in
             stopStatuses.contains(response.status) || !RetryPolicy.isRetryable(status: response.status, headers: response.headers)
                 ? nil : RetryingSender.Retryable(status: response.status, retryAfter: response.headers["retry-after"])
         }, answer: { ($0.status, $0.headers) }, exchange: { () throws(HTTPError) in

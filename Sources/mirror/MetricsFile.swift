@@ -21,9 +21,18 @@ struct MetricsFile {
         return "--metrics-file '\(path)': the folder '\(folder)' does not exist; create it or choose a file in another folder"
     }
 
-    /// Makes the process's metrics land in this file's registry. Once per process.
-    func bootstrap() {
-        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+    /// What makes the process's metrics land in this file's registry.
+    var factory: any MetricsFactory {
+        PrometheusMetricsFactory(registry: registry)
+    }
+
+    /// Makes the process's metrics land in each of `factories` (none: nowhere). Once per process.
+    static func bootstrap(_ factories: [any MetricsFactory]) {
+        switch factories.count {
+        case 0: break
+        case 1: MetricsSystem.bootstrap(factories[0])
+        default: MetricsSystem.bootstrap(MultiplexMetricsHandler(factories: factories))
+        }
     }
 
     /// Writes what was counted; a failure leaves PATH as it was and no temporary file.

@@ -70,6 +70,10 @@ struct RunCommand: AsyncParsableCommand {
             help: ArgumentHelp("When the run ends, write its metrics in Prometheus' text format to this file (replaced whole).",
                                valueName: "path"))
     var metricsFile: String?
+    @Option(name: .customLong("otlp-endpoint"),
+            help: ArgumentHelp("Send the run's spans and metrics over OTLP/HTTP to this collector "
+                                   + "(else OTEL_EXPORTER_OTLP_ENDPOINT, if set).", valueName: "url"))
+    var otlpEndpoint: String?
 
     /// `--max-time`: at most a year.
     static func limit(_ text: String) -> Duration? {
@@ -113,6 +117,9 @@ struct RunCommand: AsyncParsableCommand {
         if let metricsFile, let problem = MetricsFile.problem(metricsFile) {
             throw ValidationError(problem)
         }
+        if let otlpEndpoint, let problem = OTLPExport.problem(otlpEndpoint) {
+            throw ValidationError(problem)
+        }
     }
 
     func run() async throws {
@@ -148,10 +155,24 @@ struct RunCommand: AsyncParsableCommand {
             progress = { display.update($0) }
         }
         let metrics = metricsFile.map { MetricsFile(path: $0) }
-        metrics?.bootstrap()
+        let export = try OTLPExport.endpoint(flag: otlpEndpoint, environment: ProcessInfo.processInfo.environment)
+            .map { endpoint in
+                do {
+                    return try OTLPExport(endpoint: endpoint, logger: logger)
+                } catch {
+                    throw UsageError("cannot send to the OTLP endpoint '\(endpoint)': \(error)")
+                }
+            }
+        MetricsFile.bootstrap([metrics?.factory, export?.metrics].compactMap { $0 })
+        export?.bootstrapTracing()
+        let runner = Runner(client: HTTPClient(), logger: logger, progress: progress)
         let ran: Result<RunSummary, any Error>
         do {
-            ran = .success(try await Runner(client: HTTPClient(), logger: logger, progress: progress).run(loaded, options: options))
+            if let export {
+                ran = .success(try await export.running { try await runner.run(loaded, options: options) })
+            } else {
+                ran = .success(try await runner.run(loaded, options: options))
+            }
         } catch {
             ran = .failure(error)
         }

@@ -11,6 +11,7 @@ import MirrorRemote
 import MirrorStore
 import MirrorWalk
 import ServiceLifecycle
+import Tracing
 
 /// A usage problem found before anything is fetched (exit 2).
 package struct UsageError: Error, Sendable, CustomStringConvertible {
@@ -103,8 +104,17 @@ package struct Runner: Sendable {
     }
 
     /// Runs the selected jobs. Every output folder is locked before the first request;
-    /// throws `LockedError` at once if another run holds one.
+    /// throws `LockedError` at once if another run holds one. The run is a span (`run`), the
+    /// parent of each job's (`RunSpans`).
     package func run(_ files: [JobFile], options: Options) async throws -> RunSummary {
+        try await withSpan("run") { span in
+            let summary = try await runJobs(files, options: options)
+            RunSpans.ended(summary, span: span)
+            return summary
+        }
+    }
+
+    private func runJobs(_ files: [JobFile], options: Options) async throws -> RunSummary {
         let started = client.clock.now
         let deadline = options.maxTime.map { started + $0 }
         var runner = self
@@ -169,7 +179,17 @@ package struct Runner: Sendable {
 
     /// Runs one job on its database, taken from `stores` and given back when the job ends;
     /// the last job to give a database back checkpoints it. A child job takes its parent's too.
+    /// The job is a span, the parent of its requests'.
     func run(_ job: JobSpec, file: JobFile, output: String, stores: OpenStores, options: Options) async -> JobOutcome {
+        await withSpan(RunSpans.jobSpanName(job.name)) { span in
+            RunSpans.started(job, span: span)
+            let outcome = await runTaking(job, file: file, output: output, stores: stores, options: options)
+            RunSpans.ended(outcome, span: span)
+            return outcome
+        }
+    }
+
+    private func runTaking(_ job: JobSpec, file: JobFile, output: String, stores: OpenStores, options: Options) async -> JobOutcome {
         var taken: [String] = []
         func take(_ database: String, _ what: String) throws(JobFailure) -> TableStore {
             let path = (output as NSString).appendingPathComponent(database)

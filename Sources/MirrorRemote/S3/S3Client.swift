@@ -170,6 +170,7 @@ package struct S3Client: Sendable {
     static func send(_ request: HTTPRequest, http: HTTPClient, sender: RetryingSender) async -> RetryingSender.Outcome<HTTPResponse> {
         await sender.send(
             request.url,
+            method: request.method,
             retryable: { response in
                 RetryPolicy.isRetryable(status: response.status)
                     ? RetryingSender.Retryable(status: response.status, retryAfter: response.headers["retry-after"]) : nil
