@@ -407,10 +407,14 @@ package final class HTTPClient: Sendable {
         throw Redirects.tooMany
     }
 
-    /// Only absolute http and https URLs are sent.
+    /// Only absolute http and https URLs are sent, with a port that TCP has (past 65535, the
+    /// client library would stop the process).
     package static func isHTTP(_ url: String) -> Bool {
         let lower = url.prefix(8).lowercased()
-        return (lower.hasPrefix("http://") || lower.hasPrefix("https://")) && URL(string: url)?.host != nil
+        guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), let parsed = URL(string: url), parsed.host != nil else {
+            return false
+        }
+        return parsed.port.map { (0...65_535).contains($0) } ?? true
     }
 
     /// Same scheme, host and port, or an upgrade from http to https on the same host.
