@@ -249,38 +249,42 @@ struct RunMetricsTests {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let goodFails = Mutex(false)
-        try await FixtureServer.with({ request in
-            switch request.path {
-            case "/good" where !goodFails.withLock { $0 }:
-                return .json(request.parameter("page") == "1" ? pageOne : emptyPage)
-            case "/slow": return FixtureResponse(status: 429, headers: [("Retry-After", "3600")], body: Array("later".utf8))
-            default: return .text("no such list", status: 404)
-            }
-        }) { server in
-            let yaml = """
-                version: 1
-                output: out
-                jobs:
-                  - { name: good, url: "\(server.base)/good?page={page}", records: data.list, id: id, table: t_good, refresh_after: 2h }
-                  - { name: bad, url: "\(server.base)/bad?page={page}", records: data.list, id: id, table: t_bad }
-                  - { name: slow, url: "\(server.base)/slow?page={page}", records: data.list, id: id, table: t_slow, max_wait: 1s }
-                """
-            let first = try await runMetered(yaml, in: folder)
-            #expect(first.run.status == 1, "\(first.run.stderr)")
-            #expect(family(first.samples, "mirror_job_success") == [#"{job="good"}"#: 1, #"{job="bad"}"#: 0])
-            #expect(family(first.samples, "mirror_jobs_deferred_total") == [#"{job="good"}"#: 0, #"{job="bad"}"#: 0, #"{job="slow"}"#: 1])
-            #expect(family(first.samples, "mirror_job_refresh_after_seconds") == [#"{job="good"}"#: 7200])
-            let stored = try await sqlite(folder + "/out/t_good.sqlite", "SELECT max(finished_at) FROM _mirror_runs WHERE result = 'ok'")
-            let lastSuccess = try #require(Timestamp.date(stored.trimmingCharacters(in: .whitespacesAndNewlines))).timeIntervalSince1970.rounded()
-            #expect(family(first.samples, "mirror_last_success_timestamp_seconds") == [#"{job="good"}"#: lastSuccess])
+        // The slow job's host is another: a host's Retry-After holds every job that asks it.
+        try await FixtureServer.with({ _ in
+            FixtureResponse(status: 429, headers: [("Retry-After", "3600")], body: Array("later".utf8))
+        }) { slowServer in
+            try await FixtureServer.with({ request in
+                switch request.path {
+                case "/good" where !goodFails.withLock { $0 }:
+                    return .json(request.parameter("page") == "1" ? pageOne : emptyPage)
+                default: return .text("no such list", status: 404)
+                }
+            }) { server in
+                let yaml = """
+                    version: 1
+                    output: out
+                    jobs:
+                      - { name: good, url: "\(server.base)/good?page={page}", records: data.list, id: id, table: t_good, refresh_after: 2h }
+                      - { name: bad, url: "\(server.base)/bad?page={page}", records: data.list, id: id, table: t_bad }
+                      - { name: slow, url: "\(slowServer.base)/slow?page={page}", records: data.list, id: id, table: t_slow, max_wait: 1s }
+                    """
+                let first = try await runMetered(yaml, in: folder)
+                #expect(first.run.status == 1, "\(first.run.stderr)")
+                #expect(family(first.samples, "mirror_job_success") == [#"{job="good"}"#: 1, #"{job="bad"}"#: 0])
+                #expect(family(first.samples, "mirror_jobs_deferred_total") == [#"{job="good"}"#: 0, #"{job="bad"}"#: 0, #"{job="slow"}"#: 1])
+                #expect(family(first.samples, "mirror_job_refresh_after_seconds") == [#"{job="good"}"#: 7200])
+                let stored = try await sqlite(folder + "/out/t_good.sqlite", "SELECT max(finished_at) FROM _mirror_runs WHERE result = 'ok'")
+                let lastSuccess = try #require(Timestamp.date(stored.trimmingCharacters(in: .whitespacesAndNewlines))).timeIntervalSince1970.rounded()
+                #expect(family(first.samples, "mirror_last_success_timestamp_seconds") == [#"{job="good"}"#: lastSuccess])
 
-            // The second run: the good job fails, the slow one is still deferred from the first.
-            goodFails.withLock { $0 = true }
-            let second = try await runMetered(yaml, in: folder)
-            #expect(second.run.status == 1, "\(second.run.stderr)")
-            #expect(family(second.samples, "mirror_job_success") == [#"{job="good"}"#: 0, #"{job="bad"}"#: 0])
-            #expect(family(second.samples, "mirror_jobs_deferred_total") == [#"{job="good"}"#: 0, #"{job="bad"}"#: 0, #"{job="slow"}"#: 1])
-            #expect(family(second.samples, "mirror_last_success_timestamp_seconds") == [#"{job="good"}"#: lastSuccess])
+                // The second run: the good job fails, the slow one is still deferred from the first.
+                goodFails.withLock { $0 = true }
+                let second = try await runMetered(yaml, in: folder)
+                #expect(second.run.status == 1, "\(second.run.stderr)")
+                #expect(family(second.samples, "mirror_job_success") == [#"{job="good"}"#: 0, #"{job="bad"}"#: 0])
+                #expect(family(second.samples, "mirror_jobs_deferred_total") == [#"{job="good"}"#: 0, #"{job="bad"}"#: 0, #"{job="slow"}"#: 1])
+                #expect(family(second.samples, "mirror_last_success_timestamp_seconds") == [#"{job="good"}"#: lastSuccess])
+            }
         }
     }
 
