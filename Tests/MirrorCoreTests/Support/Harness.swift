@@ -20,6 +20,7 @@ final class Harness: Sendable {
 
     init() throws {
         temporary = try TemporaryFolder()
+        Telemetry.record()
     }
 
     var output: String { folder + "/cache" }
@@ -86,6 +87,7 @@ final class Harness: Sendable {
     /// token stores), by path, after `extra` places (a summary, logs).
     func writtenBytes(_ extra: [(String, String)] = []) -> [(place: String, bytes: [UInt8])] {
         var places = extra.map { (place: $0.0, bytes: Array($0.1.utf8)) }
+        places.append(("metrics and spans", Array(Telemetry.said.utf8)))
         let enumerator = FileManager.default.enumerator(atPath: folder)
         while let path = enumerator?.nextObject() as? String {
             guard path != "jobs.yaml", let data = FileManager.default.contents(atPath: folder + "/" + path) else { continue }
