@@ -17,19 +17,20 @@ extension MirrorServer {
         return first == "_mirror"
     }
 
-    /// The routes, behind what every request passes first: errors written as mirror's JSON,
-    /// the Host check, the device token (when `tokens` are asked for) and the methods a path
+    /// The routes, behind what every request passes first: its count (with `metrics`),
+    /// errors written as mirror's JSON, the Host check, the device token (when `tokens` are asked for) and the methods a path
     /// takes. A token whose scope is not every account and table reads the records and
     /// changes of its accounts and tables, and the API's pages that hold them, alone: the
     /// rest, whether it exists or not, is `DeviceAuthorization.refused`.
     static func router(api: ReadAPI, files: ServedFiles, pages: ReplayedPages, address: ServerAddress,
-                       tokens: DeviceTokenFile? = nil) -> Router<ServeContext> {
+                       tokens: DeviceTokenFile? = nil, metrics: ServeMetrics? = nil) -> Router<ServeContext> {
         typealias Handler = @Sendable (Request, ServeContext) async throws -> Response
         let router = Router(context: ServeContext.self)
+        if let metrics { router.add(middleware: CountedAnswers(metrics: metrics)) }
         router.add(middleware: JSONErrors())
         router.add(middleware: RebindingGuard(bind: address.bind))
         if let tokens { router.add(middleware: DeviceAuthorization(file: tokens)) }
-        router.add(middleware: AllowedMethods())
+        router.add(middleware: AllowedMethods(metrics: metrics != nil))
         /// Refuses a request whose token does not read every account and table.
         @Sendable func whole(_ context: ServeContext) throws {
             if let device = context.device, !device.isWhole { throw DeviceAuthorization.refused }
@@ -78,6 +79,13 @@ extension MirrorServer {
             let query = parameters(of: request)
             try permitted(context, table: table, account: query["account"])
             return try await blocking { try api.changes(table: table, query: query) }.response
+        }
+        // The counts of every route, the API's path of that name no longer replayed.
+        if let metrics {
+            on("/metrics") { _, context in
+                try whole(context)
+                return metrics.response
+            }
         }
         let downloads = router.group("/_mirror/files").add(middleware: shownNeverRun)
         // A downloaded file may be shared by the records of several accounts and tables.

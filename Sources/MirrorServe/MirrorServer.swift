@@ -12,8 +12,8 @@ import UnixSignals
 
 /// `mirror serve`: an HTTP server answering from an output folder, read-only, offline. The
 /// API's own URLs (`ReplayedPages`), a status page at `/`, the read API (`/_mirror/tables`,
-/// `/_mirror/tables/<table>`, `/_mirror/changes/<table>`, `/_mirror/status`) and the
-/// downloaded files (`/_mirror/files/<path>`), routed by Hummingbird's router (see
+/// `/_mirror/tables/<table>`, `/_mirror/changes/<table>`, `/_mirror/status`), the
+/// downloaded files (`/_mirror/files/<path>`) and, when asked for, `/metrics`, routed by Hummingbird's router (see
 /// `router`) on connections held to time limits (`GuardedHTTP1Channel`). Databases are
 /// read through read-only connections (kept between requests for pages and files), one
 /// read transaction per answer, with no lock taken: a run writing meanwhile is never
@@ -43,6 +43,9 @@ package struct MirrorServer: Sendable {
         /// The device token file (`DeviceTokens`), read again on a reload; none: every
         /// request is answered, with no token.
         package var deviceTokens: String?
+        /// What every answer counts, and what `GET /metrics` answers with; none: nothing is
+        /// counted, and `/metrics` is one of the API's paths.
+        package var metrics: ServeMetrics?
 
         package init(output: String) {
             self.output = output
@@ -205,7 +208,7 @@ package struct MirrorServer: Sendable {
         let address = ServerAddress(scheme: tls == nil ? "http" : "https", bind: options.bind, port: options.port)
         let router = Self.router(api: ReadAPI(output: options.output, jobFiles: options.jobFiles),
                                  files: ServedFiles(output: options.output), pages: pages,
-                                 address: address, tokens: tokens)
+                                 address: address, tokens: tokens, metrics: options.metrics)
         let (idle, header, send) = (options.idleTimeout, options.headerTimeout, options.sendTimeout)
         let server = HTTPServerBuilder { responder in
             GuardedHTTP1Channel(responder: responder, idle: idle, header: header, send: send, connections: connections, tls: tls)

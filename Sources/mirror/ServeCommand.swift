@@ -6,7 +6,9 @@ import MirrorExport
 import MirrorJobFile
 import MirrorModel
 import MirrorReplica
+import Metrics
 import MirrorServe
+import Prometheus
 
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -35,7 +37,10 @@ struct ServeCommand: AsyncParsableCommand {
             gets only the accounts and tables its token names (403 otherwise, whether they \
             exist or not); SIGHUP reads the file again. 'mirror device-token add' makes a \
             token. An address beyond loopback (--bind 0.0.0.0) is \
-            served only with --open (every record to every client) or --device-tokens.
+            served only with --open (every record to every client) or --device-tokens. \
+            With --metrics, GET /metrics answers the server's counts in Prometheus' text \
+            format (requests by route and status class, their durations, bytes sent), \
+            under the same Host check and device tokens as the status page.
 
             Exit status: 0 stopped by a signal; 128 + N stopped at once by a second signal N \
             (143 SIGTERM, 130 SIGINT, 129 SIGHUP); 1 the server failed; 2 usage or config \
@@ -66,6 +71,8 @@ struct ServeCommand: AsyncParsableCommand {
     var sendTimeout = "30s"
     @Option(name: .customLong("stop-grace"), help: "On a signal, wait this long for the responses in flight, then cut them.")
     var stopGrace = "10s"
+    @Flag(help: "Answer GET /metrics with the server's counts in Prometheus' text format.")
+    var metrics = false
     @Option(name: .customLong("page-cache"),
             help: "Keep up to this much of the replayed pages as assembled, to send again while their records are unchanged (0: none).")
     var pageCache = ByteSize.text(MirrorServer.defaultPageCache).replacingOccurrences(of: " ", with: "")
@@ -77,6 +84,17 @@ struct ServeCommand: AsyncParsableCommand {
     static func limit(_ text: String) -> Duration? {
         guard let seconds = JobFileLoader.duration(text), seconds >= 0.001, seconds <= 86_400 else { return nil }
         return .milliseconds(Int64((seconds * 1000).rounded()))
+    }
+
+    /// `--metrics`: the library counts through swift-metrics; the process's metrics land in a
+    /// Prometheus registry of its own, with the duration buckets serve asks for, and
+    /// `/metrics` answers with its text exposition.
+    static func servedMetrics() -> ServeMetrics {
+        let registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.durationHistogramBuckets[ServeMetrics.durationLabel] = ServeMetrics.durationBuckets
+        MetricsSystem.bootstrap(factory)
+        return ServeMetrics { registry.emitToBuffer() }
     }
 
     func validate() throws {
@@ -119,6 +137,7 @@ struct ServeCommand: AsyncParsableCommand {
         options.pageCache = JobFileLoader.byteSize(pageCache) ?? options.pageCache
         options.deviceTokens = deviceTokens
         if let tlsCert, let tlsKey { options.tls = MirrorServer.TLSFiles(certificate: tlsCert, key: tlsKey) }
+        if metrics { options.metrics = Self.servedMetrics() }
         let format = log.format
         let logger = LogSetup.bootstrap(quiet: false, verbose: false, format: format)
         let address = bind

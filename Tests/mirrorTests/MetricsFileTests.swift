@@ -53,7 +53,7 @@ private func serve(_ limited: Once) -> @Sendable (FixtureRequest) async -> Fixtu
 
 /// The samples of a Prometheus text file as the official client's parser reads them, keyed
 /// `name{label="value",…}` with the labels in name order.
-private func samples(_ path: String, in folder: String) async throws -> [String: Double] {
+func samples(_ path: String, in folder: String) async throws -> [String: Double] {
     let python = try #require(AuthServer.python)
     let script = """
         import json, sys

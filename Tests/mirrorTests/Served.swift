@@ -7,8 +7,8 @@ struct Served {
     let child: Child
     let port: String
 
-    static func start(in folder: String, name: String) async throws -> Served {
-        let child = try Child(mirrorBinary.path, ["serve", "jobs.yaml", "--port", "0"], in: folder,
+    static func start(in folder: String, name: String, arguments: [String] = []) async throws -> Served {
+        let child = try Child(mirrorBinary.path, ["serve", "jobs.yaml", "--port", "0"] + arguments, in: folder,
                               environment: ProcessInfo.processInfo.environment,
                               stdout: folder + "/\(name).out", stderr: folder + "/\(name).err")
         for _ in 0..<2000 {
