@@ -36,8 +36,7 @@ package struct RequestMetrics: Sendable {
     /// An attempt answered `status` (nil: none arrived) after `elapsed`.
     func attempted(status: Int?, elapsed: Duration) {
         requests[Self.statusClass(status)]?.increment()
-        let (seconds, attoseconds) = elapsed.components
-        duration.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        duration.record(duration: elapsed)
         if status == 429 { rateLimited.increment() }
     }
 

@@ -73,8 +73,7 @@ package struct ServeMetrics: Sendable {
         func answered(_ status: Int, since start: ContinuousClock.Instant) {
             // Serve answers 200 to 599 alone; a status outside is counted nowhere.
             if (200...599).contains(status) { answers[status / 100 - 2].increment() }
-            let (seconds, attoseconds) = (ContinuousClock.now - start).components
-            duration.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+            duration.record(duration: ContinuousClock.now - start)
         }
     }
 

@@ -35,7 +35,7 @@ enum RunSpans {
         span.attributes["mirror.jobs"] = summary.jobs.count
         span.attributes["mirror.jobs.failed"] = summary.jobs.filter { $0.status == .failed }.count
         if summary.interrupted { span.attributes["mirror.interrupted"] = true }
-        if !summary.allSucceeded, summary.jobs.contains(where: { $0.status == .failed }) {
+        if summary.jobs.contains(where: { $0.status == .failed }) {
             span.setStatus(SpanStatus(code: .error, message: "a job failed"))
         }
     }

@@ -17,9 +17,7 @@ struct WalkMetrics {
             Counter(label: "mirror_records_total", dimensions: dimensions + [("change", change)]).increment(by: count)
         }
         Counter(label: "mirror_fetched_bytes_total", dimensions: dimensions).increment(by: walk.bytes)
-        let (seconds, attoseconds) = elapsed.components
-        Metrics.Timer(label: "mirror_walk_duration_seconds", dimensions: dimensions)
-            .recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        Metrics.Timer(label: "mirror_walk_duration_seconds", dimensions: dimensions).record(duration: elapsed)
     }
 
     /// How the job ended in this run, however it got there (a walk, a deferral an earlier run

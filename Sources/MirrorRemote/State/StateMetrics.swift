@@ -23,7 +23,6 @@ struct StateMetrics: Sendable {
     func transferred(bytes count: Int, elapsed: Duration) {
         transfers.increment()
         bytes.increment(by: count)
-        let (seconds, attoseconds) = elapsed.components
-        duration.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        duration.record(duration: elapsed)
     }
 }
