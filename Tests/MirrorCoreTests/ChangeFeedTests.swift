@@ -402,4 +402,56 @@ struct ChangeFeedTests {
             == [#"upsert south/south {"id":"south","f":"\#(path)"}"#])
         #expect(south.through == 2)
     }
+
+    @Test("the feed read in memory, by rowid or by key, is the feed SQLite sorts: from every mark, of each account, cut at each limit")
+    func everyWayReadsTheSameFeed() async throws {
+        let harness = try Harness()
+        let north = EditableAPI([[item("a", 1), item("b", 1), item("c", 1)], [item("d", 1)]])
+        let south = EditableAPI([[item("a", 1), item("x", 1)]])
+        let handler: @Sendable (FixtureRequest) async -> FixtureResponse = { request in
+            await (request.path.hasPrefix("/north") ? north : south).handler(request)
+        }
+        let job = twoAccountsJob(downloads: "f").replacingOccurrences(of: "downloads: [f]", with: "prune: true\n    deleted: gone")
+        try await FixtureServer.with(handler) { server in
+            _ = try await harness.run(job, server: server)
+            // North: b changes, c is marked deleted, d is pruned; south: x changes.
+            north.set([[item("a", 1), item("b", 2), #"{"id":"c","gone":true}"#]])
+            south.set([[item("a", 1), item("x", 2)]])
+            _ = try await harness.run(job, server: server)
+            // North: c and d come back as new rows, b changes again; south: a is pruned.
+            north.set([[item("d", 2), item("a", 1), item("b", 3)], [item("c", 3)]])
+            south.set([[item("x", 2)]])
+            _ = try await harness.run(job, server: server)
+        }
+        let database = try RecordReader.locate(table: "t_item", in: harness.output)
+        func read(_ strategy: ChangeFeed.Strategy?, since: Int, account: String?, limit: Int?) throws -> [String] {
+            var lines: [String] = []
+            let mark = try ChangeFeed(database: database, strategy: strategy).read(
+                table: "t_item", since: since, account: account, limit: limit
+            ) { change, _ in
+                let text = { (bytes: UnsafeBufferPointer<UInt8>?) in bytes.map { String(decoding: $0, as: UTF8.self) } ?? "-" }
+                lines.append("\(change.seq) \(text(change.account))/\(text(change.id)) \(text(change.record))")
+            }
+            return lines + ["through \(mark.through), \(mark.count) read"]
+        }
+        // The two accounts' jobs run side by side, so only each account's order is fixed: each
+        // key once, at its latest change; c and d deleted then stored again as new rows.
+        let withoutSeq = { (lines: [String]) in lines.dropLast().map { $0.drop { $0 != " " }.dropFirst() } }
+        #expect(withoutSeq(try read(.sorted, since: 0, account: "north", limit: nil)) == [
+            #"north/a {"id":"a","v":1}"#, #"north/d {"id":"d","v":2}"#, #"north/b {"id":"b","v":3}"#, #"north/c {"id":"c","v":3}"#,
+        ])
+        #expect(withoutSeq(try read(.sorted, since: 0, account: "south", limit: nil)) == [#"south/x {"id":"x","v":2}"#, "south/a -"])
+        let (last, _) = try await harness.database("t_item.sqlite").read { db in try ChangeFeed.bounds(db) }
+        for since in 0 ... last {
+            for account in [nil, "north", "south"] {
+                for limit in [nil, 1, 2, 3] {
+                    let sorted = try read(.sorted, since: since, account: account, limit: limit)
+                    for strategy in [ChangeFeed.Strategy.inMemory(scanTable: true), .inMemory(scanTable: false), nil] {
+                        #expect(try read(strategy, since: since, account: account, limit: limit) == sorted,
+                                "\(String(describing: strategy)) since \(since), account \(account ?? "-"), limit \(limit ?? 0)")
+                    }
+                }
+            }
+        }
+    }
 }
