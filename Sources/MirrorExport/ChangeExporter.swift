@@ -57,7 +57,9 @@ package struct ChangeExporter: Sendable {
             line.removeAll(keepingCapacity: true)
             if json { line.append(contentsOf: (first ? "\n" : ",\n").utf8) }
             first = false
-            line.append(contentsOf: "{\"seq\":\(change.seq),\"op\":\"\(change.record == nil ? "delete" : "upsert")\",\"account\":".utf8)
+            line.append(contentsOf: #"{"seq":"#.utf8)
+            Self.appendDecimal(change.seq, to: &line)
+            line.append(contentsOf: (change.record == nil ? #","op":"delete","account":"# : #","op":"upsert","account":"#).utf8)
             JSONText.appendQuoted(change.account, to: &line)
             line.append(contentsOf: ",\"id\":".utf8)
             JSONText.appendQuoted(change.id, to: &line)
@@ -85,5 +87,20 @@ package struct ChangeExporter: Sendable {
             write(Array("\(first ? "" : "\n")],\n\"feed\":\"\(mark.feed)\",\"changes_through\":\(mark.through)}\n".utf8))
         }
         return mark
+    }
+
+    /// Appends `value` in decimal digits, as JSON writes an integer.
+    static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        var rest = value.magnitude
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            } while rest > 0
+            out.append(contentsOf: digits[start...])
+        }
     }
 }

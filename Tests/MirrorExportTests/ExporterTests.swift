@@ -21,6 +21,15 @@ private func stored() async throws -> Stored {
 
 @Suite("export", .timeLimit(.minutes(3)))
 struct ExporterTests {
+    @Test("a change's sequence number is written as JSON writes an integer")
+    func decimalDigits() {
+        for value in [0, 7, 10, 95_005, 1_000_000_007, Int.max, -3, Int.min] {
+            var out: [UInt8] = Array("x".utf8)
+            ChangeExporter.appendDecimal(value, to: &out)
+            #expect(String(decoding: out, as: UTF8.self) == "x\(value)")
+        }
+    }
+
     @Test("NDJSON is one stored record per line, walk order, accounts in turn")
     func ndjson() async throws {
         let harness = try await stored()
