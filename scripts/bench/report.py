@@ -13,6 +13,8 @@ ref-export, mirror-snapshot, ref-backup, ref-vacuum, mirror-changes, and with --
 --parallel-max C fetching the same pages from the delay server). The reference run i is
 ref-fetch i followed by ref-load i: wall and CPU add up, peak RSS is the larger one.
 Each row shows the run with the median wall time (the lower one of an even count).
+The snapshot and change feed sections end with their targets, met or MISSED: the snapshot
+at most SNAPSHOT_MAX x .backup's wall time, the whole feed at most CHANGES_MAX x the export's.
 
 With --latency, a latency section follows: mirror run against a server that delays
 every response by MS milliseconds, with `concurrency: C` and `concurrency: 1`, the
@@ -35,6 +37,10 @@ import argparse
 from collections import defaultdict
 
 TARGET_FACTOR = 1.3
+# The snapshot's wall time against sqlite3's online backup of the same database, and the
+# whole change feed's (export --changes-since 0) against a plain export of the same table.
+SNAPSHOT_MAX = 1.5
+CHANGES_MAX = 2.0
 
 
 def median_run(runs):
@@ -110,6 +116,14 @@ def main():
             "{:,.0f}".format(records / wall) if records and wall > 0 else "-",
             "%.1f" % (size / wall) if with_mb and wall > 0 else ""))
 
+    def target(label, a, b, most):
+        """The median wall of `a` against `most` x that of `b`: met or MISSED."""
+        if a not in rows or b not in rows:
+            return
+        wa, wb = rows[a][0][0], rows[b][0][0]
+        got = wa / wb if wb else float("inf")
+        print("  target: %s <= %gx -> %.2fx, %s" % (label, most, got, "met" if got <= most else "MISSED"))
+
     def ratio(label, a, b):
         if a not in rows or b not in rows:
             print("%-36s %8s" % (label, "n/a"))
@@ -143,6 +157,7 @@ def main():
         line("  sqlite3 VACUUM INTO", "ref-vacuum", unique)
         ratio("  ratio mirror / .backup", "mirror-snapshot", "ref-backup")
         ratio("  ratio mirror / VACUUM INTO", "mirror-snapshot", "ref-vacuum")
+        target("mirror snapshot / sqlite3 .backup (wall)", "mirror-snapshot", "ref-backup", SNAPSHOT_MAX)
         if args.snapshot_sizes:
             snap, backup, vacuum, source = (int(x) for x in args.snapshot_sizes.split(","))
             print("  file size: snapshot %.1f MB, .backup %.1f MB, VACUUM INTO %.1f MB (the database: %.1f MB)" % (
@@ -152,6 +167,7 @@ def main():
         line("  mirror export --changes-since 0", "mirror-changes", unique)
         line("  mirror export", "mirror-export", unique)
         ratio("  ratio changes / export", "mirror-changes", "mirror-export")
+        target("export --changes-since 0 / export (wall)", "mirror-changes", "mirror-export", CHANGES_MAX)
     if args.latency:
         print()
         latency(args, rows, line)
