@@ -117,7 +117,6 @@ let package = Package(
                 "MirrorJobFile",
                 "MirrorHTTP",
                 "MirrorDownload",
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import MirrorDownload
 import MirrorFiles
@@ -263,23 +262,14 @@ package struct SnapshotWriter: Sendable {
         return nil
     }
 
-    /// A file's size and SHA-256, read in blocks.
+    /// A file's size and SHA-256, read 1 MiB at a time.
     package static func digest(_ path: String) throws -> (bytes: Int, sha256: String) {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw Failure(description: "cannot read '\(path)': \(FileError.last.reason)")
-        }
-        defer { try? handle.close() }
-        var hash = SHA256()
-        var bytes = 0
-        do {
-            while let block = try handle.read(upToCount: 1 << 20), !block.isEmpty {
-                hash.update(data: block)
-                bytes += block.count
-            }
+        do throws(FileDigest.Failure) {
+            let (bytes, sha256) = try FileDigest.read(path)
+            return (bytes, Hex.string(sha256))
         } catch {
-            throw Failure(description: "cannot read '\(path)': \(SystemError.reason(error))")
+            throw Failure(description: "cannot read '\(path)': \(error.error.reason)")
         }
-        return (bytes, Hex.string(hash.finalize()))
     }
 
     /// Flushes the snapshot's own files (its databases and manifest, not the linked files,
