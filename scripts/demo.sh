@@ -5,7 +5,7 @@
 #
 # 1. installs what is missing (apt-get: sqlite3, libsqlite3-dev, python3),
 # 2. builds mirror (swift build --product mirror: a debug build, which scripts/test.sh
-#    then reuses; output in .build/demo-build.log),
+#    then reuses; output in .build/demo-build.log, and a progress line of what it compiles),
 # 3. starts the bundled sample API (scripts/sample-api.py) on a free loopback port,
 # 4. runs .build/debug/mirror run jobs/sample.yaml (SAMPLE_PORT set to that port),
 # 5. shows stored records: mirror export, and sqlite3 with json_extract; takes a snapshot
@@ -18,6 +18,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
+source scripts/lib/progress.sh
 MIRROR=.build/debug/mirror
 
 if [ -t 1 ]; then B=$'\033[1m' N=$'\033[0m'; else B="" N=""; fi
@@ -52,7 +53,9 @@ else
     echo "(the first build compiles mirror and its dependencies from source: about 4½ minutes on 2 cores; output in $LOG)"
 fi
 started=$SECONDS
-if ! swift build --product mirror >"$LOG" 2>&1; then
+# The first build takes minutes: the progress line says what it is compiling and how far
+# along it is, while the whole output goes to the log.
+if ! build_with_progress "$LOG" swift build --product mirror; then
     tail -n 30 "$LOG" >&2
     die "the build failed; the whole output is in $LOG"
 fi
