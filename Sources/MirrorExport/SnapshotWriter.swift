@@ -4,6 +4,7 @@ import MirrorFiles
 package import MirrorModel
 import MirrorStore
 import ServiceLifecycle
+import Synchronization
 
 /// Writes a snapshot of an output folder for devices (`mirror snapshot`): a folder with one
 /// SQLite file per database (the record tables asked for, one account's rows when asked,
@@ -177,7 +178,7 @@ package struct SnapshotWriter: Sendable {
             }
             guard let copied else { continue }
             found.formUnion(copied.tables.map(\.name))
-            let (bytes, sha256) = try Self.digest(target)
+            let (bytes, sha256) = try Self.digestWhileFlushing(target)
             manifest.databases.append(SnapshotManifest.Database(
                 path: name, bytes: bytes, sha256: sha256, changesThrough: copied.changesThrough, feed: copied.feed,
                 tables: copied.tables.map { SnapshotManifest.Table(name: $0.name, records: $0.records) },
@@ -272,6 +273,29 @@ package struct SnapshotWriter: Sendable {
         }
     }
 
+    /// The database's size and SHA-256, read while the disk takes it: its flush, which `sync`
+    /// waits for anyway, runs meanwhile on a second thread, so the hashing's CPU and the
+    /// flush's writes overlap.
+    private static func digestWhileFlushing(_ path: String) throws -> (bytes: Int, sha256: String) {
+        let results = Mutex<(flushed: Result<Void, any Error>?, digest: Result<(bytes: Int, sha256: String), any Error>?)>((nil, nil))
+        DispatchQueue.concurrentPerform(iterations: 2) { part in
+            if part == 0 {
+                let flushed = Result { try Self.flush(path) }
+                results.withLock { $0.flushed = flushed }
+            } else {
+                let digest = Result { try Self.digest(path) }
+                results.withLock { $0.digest = digest }
+            }
+        }
+        return try results.withLock { results in
+            try results.flushed?.get()
+            guard let digest = try results.digest?.get() else {
+                throw Failure(description: "cannot read '\(path)'")
+            }
+            return digest
+        }
+    }
+
     /// Flushes the snapshot's own files (its databases and manifest, not the linked files,
     /// which are already on disk) and the folder, so that the rename publishes them whole.
     private static func sync(_ folder: String) throws {
@@ -280,18 +304,23 @@ package struct SnapshotWriter: Sendable {
             var isFolder: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder),
                   !isFolder.boolValue || path == folder else { continue }
-            let descriptor: Int32
-            do throws(FileError) {
-                descriptor = try FileSystem.openForReading(path)
-            } catch {
-                throw Failure(description: "cannot open '\(path)': \(error.reason)")
-            }
-            defer { try? FileSystem.close(descriptor) }
-            do throws(FileError) {
-                try FileSystem.flush(descriptor)
-            } catch {
-                throw Failure(description: "cannot flush '\(path)': \(error.reason)")
-            }
+            try flush(path)
+        }
+    }
+
+    /// Flushes the file or folder at `path` to disk.
+    private static func flush(_ path: String) throws {
+        let descriptor: Int32
+        do throws(FileError) {
+            descriptor = try FileSystem.openForReading(path)
+        } catch {
+            throw Failure(description: "cannot open '\(path)': \(error.reason)")
+        }
+        defer { try? FileSystem.close(descriptor) }
+        do throws(FileError) {
+            try FileSystem.flush(descriptor)
+        } catch {
+            throw Failure(description: "cannot flush '\(path)': \(error.reason)")
         }
     }
 
