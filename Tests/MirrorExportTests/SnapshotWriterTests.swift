@@ -70,6 +70,10 @@ struct SnapshotWriterTests {
                                             from: Data(contentsOf: URL(fileURLWithPath: destination + "/manifest.json")))
         #expect(manifest == second.manifest)
         #expect(try rows(destination + "/t_item.sqlite").map { $0[1] } == ["1", "2", "3"])
+        // The copy's pages are the store's size, 8 KiB, not SQLite's default of 4.
+        #expect(try await DatabaseQueue(path: destination + "/t_item.sqlite").read { db in
+            try Int.fetchOne(db, sql: "PRAGMA page_size")
+        } == 8192)
     }
 
     @Test("a commit landing in the middle of a copy is not in it: every table of a database is read in one transaction")
