@@ -16,7 +16,8 @@
 #                  (json_each) into the table of SPEC section 4
 #   - mirror export of all records vs `sqlite3 ... "select record from t_item"`
 #   - mirror snapshot of that output folder vs `sqlite3 .backup` and `VACUUM INTO` of its
-#     database (wall time and file size), and `mirror export --changes-since 0` vs export
+#     database (wall time and file size), and the floor of a copy on disk: .backup then
+#     `sync FILE`; and `mirror export --changes-since 0` vs export
 # One warm-up of each, then BENCH_RUNS measured runs (median reported). It checks that
 # every mirror run stored exactly 95,005 records and that the export matches the
 # workload record for record, and fails loudly otherwise.
@@ -405,9 +406,13 @@ if [ "$WALK" = 1 ]; then
     # record, as a change) against the plain export above.
     size_of() { stat -c %s "$1"; }
     for run in warm-up $(seq 1 "$RUNS"); do
-        rm -rf "$WORK/snap" "$WORK/backup.sqlite" "$WORK/vacuum.sqlite"
+        rm -rf "$WORK/snap" "$WORK/backup.sqlite" "$WORK/backup-synced.sqlite" "$WORK/vacuum.sqlite"
         measure mirror-snapshot "$run" /dev/null "$MIRROR" snapshot "$WORK/snap" --output "$LAST"
         measure ref-backup "$run" /dev/null sqlite3 "$DB" ".backup '$WORK/backup.sqlite'"
+        # The floor of a snapshot, which is on disk when mirror snapshot returns: the same
+        # backup, then flushed (coreutils' sync FILE: fsync).
+        measure ref-backup-sync "$run" /dev/null sh -c \
+            'sqlite3 "$1" ".backup '"'"'$2'"'"'" && sync "$2"' sh "$DB" "$WORK/backup-synced.sqlite"
         measure ref-vacuum "$run" /dev/null sqlite3 "$DB" "VACUUM INTO '$WORK/vacuum.sqlite'"
         measure mirror-changes "$run" "$WORK/changes.ndjson" \
             "$MIRROR" export --table t_item --output "$LAST" --changes-since 0
