@@ -16,8 +16,9 @@
 #                  (json_each) into the table of SPEC section 4
 #   - mirror export of all records vs `sqlite3 ... "select record from t_item"`
 #   - mirror snapshot of that output folder vs `sqlite3 .backup` and `VACUUM INTO` of its
-#     database (wall time and file size), and the floor of a copy on disk: .backup then
-#     `sync FILE`; and `mirror export --changes-since 0` vs export
+#     database (wall time and file size), and the floor of a copy on disk with its digest:
+#     .backup, then `sync FILE` and `openssl dgst -sha256 FILE`; and `mirror export
+#     --changes-since 0` vs export
 # One warm-up of each, then BENCH_RUNS measured runs (median reported). It checks that
 # every mirror run stored exactly 95,005 records and that the export matches the
 # workload record for record, and fails loudly otherwise.
@@ -83,7 +84,7 @@
 # files, their removal) do not land in its time.
 # Every missed check or target prints `bench: FAILED: ...` and the script exits 1; a
 # missed target (not a failed check) is reported after the report is printed.
-# Needs: swift (to build), python3, nginx, curl, sqlite3, GNU time, sha256sum; the Debian
+# Needs: swift (to build), python3, nginx, curl, sqlite3, GNU time, sha256sum, openssl; the Debian
 # packages that are missing are installed with apt-get.
 set -euo pipefail
 
@@ -145,6 +146,7 @@ command -v python3 >/dev/null 2>&1 || missing+=(python3)
 [ -x /usr/bin/time ] || missing+=(time)
 [ "$PROFILE" = 0 ] || command -v perf >/dev/null 2>&1 || missing+=(linux-perf)
 command -v sha256sum >/dev/null 2>&1 || missing+=(coreutils)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 if [ -z "${MIRROR:-}" ] && [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
     # GRDB links the system SQLite
     [ -e /usr/include/sqlite3.h ] || missing+=(libsqlite3-dev)
@@ -409,10 +411,12 @@ if [ "$WALK" = 1 ]; then
         rm -rf "$WORK/snap" "$WORK/backup.sqlite" "$WORK/backup-synced.sqlite" "$WORK/vacuum.sqlite"
         measure mirror-snapshot "$run" /dev/null "$MIRROR" snapshot "$WORK/snap" --output "$LAST"
         measure ref-backup "$run" /dev/null sqlite3 "$DB" ".backup '$WORK/backup.sqlite'"
-        # The floor of a snapshot, which is on disk when mirror snapshot returns: the same
-        # backup, then flushed (coreutils' sync FILE: fsync).
+        # The floor of a snapshot, which is on disk when mirror snapshot returns and whose
+        # manifest holds the SHA-256 of each database: the same backup, then flushed
+        # (coreutils' sync FILE: fsync) and hashed (openssl, SHA-NI where the CPU has it).
         measure ref-backup-sync "$run" /dev/null sh -c \
-            'sqlite3 "$1" ".backup '"'"'$2'"'"'" && sync "$2"' sh "$DB" "$WORK/backup-synced.sqlite"
+            'sqlite3 "$1" ".backup '"'"'$2'"'"'" && sync "$2" && openssl dgst -sha256 "$2"' \
+            sh "$DB" "$WORK/backup-synced.sqlite"
         measure ref-vacuum "$run" /dev/null sqlite3 "$DB" "VACUUM INTO '$WORK/vacuum.sqlite'"
         measure mirror-changes "$run" "$WORK/changes.ndjson" \
             "$MIRROR" export --table t_item --output "$LAST" --changes-since 0

@@ -9,8 +9,9 @@ usage: report.py RESULTS.tsv WALKED UNIQUE BYTES [--snapshot-sizes SNAP,BACKUP,V
 
 RESULTS.tsv lines: NAME <tab> RUN <tab> WALL_S <tab> CPU_S <tab> PEAK_RSS_KB
 (warm-up runs are not in it; without mirror-run, the walk's sections are left out). Names: mirror-run, ref-fetch, ref-load, mirror-export,
-ref-export, mirror-snapshot, ref-backup, ref-backup-sync (.backup, then the copy flushed: the
-floor of a snapshot, which is on disk when it returns), ref-vacuum, mirror-changes, and with --latency latency-cC, latency-c1 and latency-ref (curl
+ref-export, mirror-snapshot, ref-backup, ref-backup-sync (.backup, then the copy flushed and
+hashed: the floor of a snapshot, which is on disk with its SHA-256 in the manifest when it
+returns), ref-vacuum, mirror-changes, and with --latency latency-cC, latency-c1 and latency-ref (curl
 --parallel-max C fetching the same pages from the delay server). The reference run i is
 ref-fetch i followed by ref-load i: wall and CPU add up, peak RSS is the larger one.
 Each row shows the run with the median wall time (the lower one of an even count).
@@ -155,11 +156,11 @@ def main():
         print("snapshot: a consistent copy of the %d-record table's database" % unique)
         line("  mirror snapshot", "mirror-snapshot", unique)
         line("  sqlite3 .backup", "ref-backup", unique)
-        line("  floor: .backup, then sync FILE", "ref-backup-sync", unique)
+        line("  floor: .backup, sync, SHA-256", "ref-backup-sync", unique)
         line("  sqlite3 VACUUM INTO", "ref-vacuum", unique)
         ratio("  ratio mirror / .backup", "mirror-snapshot", "ref-backup")
         ratio("  ratio mirror / VACUUM INTO", "mirror-snapshot", "ref-vacuum")
-        ratio("  ratio mirror / floor (on disk)", "mirror-snapshot", "ref-backup-sync")
+        ratio("  ratio mirror / floor", "mirror-snapshot", "ref-backup-sync")
         target("mirror snapshot / sqlite3 .backup (wall)", "mirror-snapshot", "ref-backup", SNAPSHOT_MAX)
         if args.snapshot_sizes:
             snap, backup, vacuum, source = (int(x) for x in args.snapshot_sizes.split(","))
