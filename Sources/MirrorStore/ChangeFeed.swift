@@ -119,7 +119,7 @@ package struct ChangeFeed: Sendable {
                 }
                 var count = 0
                 var last = since
-                let range = Range(table: table, since: since, account: account, limit: limit, child: child)
+                let range = Reading(table: table, since: since, account: account, limit: limit, child: child)
                 let strategy = self.strategy ?? (highWater - since <= Self.keysInMemory ? .inMemory(scanTable: nil) : .sorted)
                 let next = { (change: Change) throws in
                     guard change.seq > last else {
@@ -143,7 +143,7 @@ package struct ChangeFeed: Sendable {
 
 
     /// What a read asks for.
-    struct Range {
+    struct Reading {
         let table: String
         let since: Int
         let account: String?
@@ -164,7 +164,7 @@ package struct ChangeFeed: Sendable {
     /// Each key's latest change after the mark, grouped and ordered by SQLite (which takes
     /// `op` from the row whose `seq` is the max), then its record as stored now: looked up
     /// row by row, so that only the keys are sorted, never the records.
-    private static func readSorted(_ db: Database, _ range: Range, database: String, _ next: (Change) throws -> Void) throws {
+    private static func readSorted(_ db: Database, _ range: Reading, database: String, _ next: (Change) throws -> Void) throws {
         let (condition, rangeArguments) = range.changes
         var arguments = rangeArguments
         var limitClause = ""
@@ -203,7 +203,7 @@ package struct ChangeFeed: Sendable {
     /// each record is the table's next row; one that is not (changed since out of that
     /// order) is looked up by its key, as every record is for a short range. So the feed
     /// read whole costs about what reading the changes and the table does.
-    private static func readInMemory(_ db: Database, _ range: Range, scanTable: Bool?, database: String,
+    private static func readInMemory(_ db: Database, _ range: Reading, scanTable: Bool?, database: String,
                                      _ next: (Change) throws -> Void) throws {
         let (condition, arguments) = range.changes
         let changes = try db.makeStatement(sql: """
