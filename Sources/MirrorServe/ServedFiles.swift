@@ -25,6 +25,8 @@ package struct ServedFiles: Sendable {
     enum Served: Sendable {
         /// 200 or 206: the bytes `range` of the open file.
         case file(OpenFile, range: Range<Int>, status: HTTPResponse.Status, headers: HTTPFields)
+        /// 200 or 206: those bytes, read already.
+        case bytes(ByteBuffer, status: HTTPResponse.Status, headers: HTTPFields)
         /// The client holds the file as it is.
         case notModified(HTTPFields)
     }
@@ -53,21 +55,35 @@ package struct ServedFiles: Sendable {
         self.output = output
     }
 
+    /// Files, or ranges of one, of at most this many bytes are read whole on the thread pool
+    /// in the same step that finds and opens them, and sent in one buffer; larger ones are
+    /// sent 64 KB at a time.
+    static let readWhole = 256 << 10
+
     /// The answer to a GET or HEAD of the file at `relative` (below `files/`, as
-    /// `_mirror_files.path` has it, decoded): its bytes read 64 KB at a time on the thread
-    /// pool, the next once the connection has taken the last (see `MirrorServer.taken`), so
-    /// memory stays bounded whatever the file's size and however slowly the client reads.
-    /// A HEAD request gets the headers alone. `loop` is the connection's event loop.
+    /// `_mirror_files.path` has it, decoded). Up to `readWhole` bytes are read with the
+    /// lookup, in one step on the thread pool. A larger file's bytes are read 64 KB at a time
+    /// on the thread pool, the next once the connection has taken the last (see
+    /// `MirrorServer.taken`), so memory stays bounded whatever the file's size and however
+    /// slowly the client reads. A HEAD request gets the headers alone. `loop` is the
+    /// connection's event loop.
     func response(to relative: String, request: Request, loop: any EventLoop) async throws -> Response {
         let (range, ifRange, ifNoneMatch) = (request.headers[.range], request.headers[.ifRange], request.headers[.ifNoneMatch])
-        let served = try await MirrorServer.blocking {
-            try serve(relative, range: range, ifRange: ifRange, ifNoneMatch: ifNoneMatch)
+        let head = request.method == .head
+        let served = try await MirrorServer.blocking { () throws -> Served in
+            let served = try serve(relative, range: range, ifRange: ifRange, ifNoneMatch: ifNoneMatch)
+            guard !head, case let .file(file, range, status, headers) = served, range.count <= Self.readWhole else {
+                return served
+            }
+            return .bytes(try Self.read(file, range), status: status, headers: headers)
         }
         switch served {
         case let .notModified(headers):
             return Response(status: .notModified, headers: headers)
+        case let .bytes(bytes, status, headers):
+            return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: bytes))
         case let .file(file, range, status, headers):
-            if request.method == .head {
+            if head {
                 var headers = headers
                 headers[.contentLength] = String(range.count)
                 return Response(status: status, headers: headers)
@@ -76,21 +92,31 @@ package struct ServedFiles: Sendable {
                 var offset = range.lowerBound
                 while offset < range.upperBound {
                     try await MirrorServer.taken(by: &writer, on: loop)
-                    let wanted = min(1 << 16, range.upperBound - offset)
-                    let start = offset
-                    let chunk = try await MirrorServer.blocking { () throws -> [UInt8] in
-                        var buffer = [UInt8](repeating: 0, count: wanted)
-                        let read = buffer.withUnsafeMutableBytes { (try? FileSystem.read(file.descriptor, into: $0, at: start)) ?? -1 }
-                        guard read > 0 else { throw EndedEarly() }
-                        return Array(buffer.prefix(read))
-                    }
-                    try await writer.write(ByteBuffer(bytes: chunk))
-                    offset += chunk.count
+                    let piece = offset ..< min(offset + (1 << 16), range.upperBound)
+                    let chunk = try await MirrorServer.blocking { try Self.read(file, piece) }
+                    try await writer.write(chunk)
+                    offset = piece.upperBound
                 }
                 try await writer.finish(nil)
             }
             return Response(status: status, headers: headers, body: body)
         }
+    }
+
+    /// The bytes `range` of `file`, in one buffer. A file grown shorter since it was measured
+    /// fails the request.
+    static func read(_ file: OpenFile, _ range: Range<Int>) throws -> ByteBuffer {
+        var buffer = ByteBufferAllocator().buffer(capacity: range.count)
+        var at = range.lowerBound
+        while at < range.upperBound {
+            let wanted = range.upperBound - at
+            let got = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: wanted) { free in
+                try FileSystem.read(file.descriptor, into: UnsafeMutableRawBufferPointer(rebasing: free[..<wanted]), at: at)
+            }
+            guard got > 0 else { throw EndedEarly() }
+            at += got
+        }
+        return buffer
     }
 
     /// The file at `relative`, open, with `If-None-Match`, one `Range` and `If-Range`

@@ -227,6 +227,36 @@ struct ServeTests {
         }
     }
 
+    @Test("files: one larger than what is read at once goes in pieces, whole or by a range across them; a smaller range at once")
+    func largeFile() async throws {
+        let harness = try Harness()
+        let size = ServedFiles.readWhole + 40_000
+        let content: [UInt8] = (0 ..< size).map { (index: Int) -> UInt8 in UInt8(truncatingIfNeeded: index * 7 + index / 251) }
+        let handler: @Sendable (FixtureRequest) async -> FixtureResponse = { request in
+            if request.path == "/f/big.bin" { return FixtureResponse(body: content) }
+            return .json(PagedAPI(records: [[#"{"id":"1","f":"http://\#(request.authority)/f/big.bin"}"#]])
+                .body(page: Int(request.parameter("page") ?? "") ?? 0))
+        }
+        var path = ""
+        try await FixtureServer.with(handler) { server in
+            _ = try await harness.run(itemsJob("downloads: [f]"), server: server)
+            path = FileNaming.relativePath(for: "\(server.base)/f/big.bin")
+        }
+        try await serving(harness) { base in
+            let url = base + "/_mirror/" + path
+            let whole = try await get(url)
+            #expect(whole.status == 200 && whole.headers["content-length"] == String(size) && whole.body == content)
+            // Across the 64 KB pieces, and longer than what is read at once.
+            let across = try await get(url, headers: [("Range", "bytes=65000-\(size - 2)")])
+            #expect(across.status == 206 && across.body == Array(content[65000 ..< size - 1])
+                && across.headers["content-range"] == "bytes 65000-\(size - 2)/\(size)")
+            let short = try await get(url, headers: [("Range", "bytes=-70000")])
+            #expect(short.status == 206 && short.body == Array(content.suffix(70000)))
+            let head = try await get(url, method: .HEAD)
+            #expect(head.status == 200 && head.body.isEmpty && head.headers["content-length"] == String(size))
+        }
+    }
+
     @Test("files: If-Range keeps a range for the file's own strong tag only; 304, 404 and 416 as they are sent")
     func fileConditions() async throws {
         let harness = try Harness()
