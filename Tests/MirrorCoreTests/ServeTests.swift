@@ -42,6 +42,22 @@ func serving<T: Sendable>(_ harness: Harness, _ body: (String) async throws -> T
         }
 }
 
+/// Runs a job whose one record names the file `/f/NAME`, which the fixture server sends as
+/// `content` (with `contentType`, when given); the downloaded file's path in the output folder.
+private func download(_ name: String, _ content: [UInt8], contentType: String? = nil, into harness: Harness) async throws -> String {
+    let handler: @Sendable (FixtureRequest) async -> FixtureResponse = { request in
+        if request.path == "/f/" + name {
+            return FixtureResponse(headers: contentType.map { [("Content-Type", $0)] } ?? [], body: content)
+        }
+        return .json(PagedAPI(records: [[#"{"id":"1","f":"http://\#(request.authority)/f/\#(name)"}"#]])
+            .body(page: Int(request.parameter("page") ?? "") ?? 0))
+    }
+    return try await FixtureServer.with(handler) { server in
+        _ = try await harness.run(itemsJob("downloads: [f]"), server: server)
+        return FileNaming.relativePath(for: "\(server.base)/f/" + name)
+    }
+}
+
 @Suite("mirror serve", .timeLimit(.minutes(3)))
 struct ServeTests {
     @Test("a table with generated columns: the read API lists them, and export --format csv writes them, not the fields")
@@ -170,16 +186,7 @@ struct ServeTests {
     func files() async throws {
         let harness = try Harness()
         let content = Array((0..<300).map { UInt8($0 % 251) })
-        let handler: @Sendable (FixtureRequest) async -> FixtureResponse = { request in
-            if request.path == "/f/a.jpg" { return FixtureResponse(headers: [("Content-Type", "image/jpeg")], body: content) }
-            return .json(PagedAPI(records: [[#"{"id":"1","f":"http://\#(request.authority)/f/a.jpg"}"#]])
-                .body(page: Int(request.parameter("page") ?? "") ?? 0))
-        }
-        var path = ""
-        try await FixtureServer.with(handler) { server in
-            _ = try await harness.run(itemsJob("downloads: [f]"), server: server)
-            path = FileNaming.relativePath(for: "\(server.base)/f/a.jpg")
-        }
+        let path = try await download("a.jpg", content, contentType: "image/jpeg", into: harness)
         let sha = Crypto.SHA256.hash(data: content).map { String(format: "%02x", $0) }.joined()
         // A file under files/ that no index names, and a link to a file outside.
         try Data("not indexed".utf8).write(to: URL(fileURLWithPath: harness.output + "/files/stray.txt"))
@@ -232,16 +239,7 @@ struct ServeTests {
         let harness = try Harness()
         let size = ServedFiles.readWhole + 40_000
         let content: [UInt8] = (0 ..< size).map { (index: Int) -> UInt8 in UInt8(truncatingIfNeeded: index * 7 + index / 251) }
-        let handler: @Sendable (FixtureRequest) async -> FixtureResponse = { request in
-            if request.path == "/f/big.bin" { return FixtureResponse(body: content) }
-            return .json(PagedAPI(records: [[#"{"id":"1","f":"http://\#(request.authority)/f/big.bin"}"#]])
-                .body(page: Int(request.parameter("page") ?? "") ?? 0))
-        }
-        var path = ""
-        try await FixtureServer.with(handler) { server in
-            _ = try await harness.run(itemsJob("downloads: [f]"), server: server)
-            path = FileNaming.relativePath(for: "\(server.base)/f/big.bin")
-        }
+        let path = try await download("big.bin", content, into: harness)
         try await serving(harness) { base in
             let url = base + "/_mirror/" + path
             let whole = try await get(url)
@@ -261,16 +259,7 @@ struct ServeTests {
     func fileConditions() async throws {
         let harness = try Harness()
         let content = Array((0..<300).map { UInt8($0 % 251) })
-        let handler: @Sendable (FixtureRequest) async -> FixtureResponse = { request in
-            if request.path == "/f/a.svg" { return FixtureResponse(headers: [("Content-Type", "image/svg+xml")], body: content) }
-            return .json(PagedAPI(records: [[#"{"id":"1","f":"http://\#(request.authority)/f/a.svg"}"#]])
-                .body(page: Int(request.parameter("page") ?? "") ?? 0))
-        }
-        var path = ""
-        try await FixtureServer.with(handler) { server in
-            _ = try await harness.run(itemsJob("downloads: [f]"), server: server)
-            path = FileNaming.relativePath(for: "\(server.base)/f/a.svg")
-        }
+        let path = try await download("a.svg", content, contentType: "image/svg+xml", into: harness)
         let etag = "\"" + Crypto.SHA256.hash(data: content).map { String(format: "%02x", $0) }.joined() + "\""
         try await serving(harness) { base in
             let url = base + "/_mirror/" + path
