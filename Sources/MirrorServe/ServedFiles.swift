@@ -50,9 +50,13 @@ package struct ServedFiles: Sendable {
 
     package let output: String
     let connections = ReadConnections.files()
+    /// The folder's databases, listed again only when its entries change: listing it for
+    /// every file asked for was 6 % of serve's CPU time while it sent files in `scripts/bench/bench-serve.sh`.
+    let watcher: CommitWatcher
 
     package init(output: String) {
         self.output = output
+        watcher = CommitWatcher(output: output)
     }
 
     /// Files, or ranges of one, of at most this many bytes are read whole on the thread pool
@@ -127,7 +131,8 @@ package struct ServedFiles: Sendable {
         let parts = relative.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard parts.count >= 2, parts[0] == FileNaming.folder,
               !parts.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." || $0.contains("\u{0}") }),
-              let entry = try FileLookup.find(relative, in: output, connections: connections) else {
+              let entry = try FileLookup.find(relative, in: output, databases: watcher.databaseNames(),
+                                              connections: connections) else {
             throw missing
         }
         let etag = "\"\(entry.sha256)\""

@@ -61,6 +61,12 @@ package final class CommitWatcher: Sendable {
         return Moment(stamps: stamps)
     }
 
+    /// The names of the folder's databases now, in name order, as `DatabaseFiles.databases(in:)`
+    /// finds them, without listing the folder while its entries stay as they were.
+    package func databaseNames() -> [String] {
+        databases().map(\.name)
+    }
+
     /// `PRAGMA data_version` of the database `name`, on the connection kept for `file`. A
     /// connection kept for another file (the database was made again) is closed, through
     /// SQLite, and one is opened for this one.

@@ -25,23 +25,25 @@ package enum FileLookup {
     /// The file downloaded from `url` (as `_mirror_files.url` has it), from the first database
     /// that lists it as downloaded.
     package static func find(url: String, in output: String, connections: ReadConnections) throws -> Located? {
-        try first(in: output, connections: connections) { db in
+        try first(in: output, databases: RecordReader.databases(in: output), connections: connections) { db in
             guard let row = try downloaded(db, where: "url", is: url), let path: String = row["path"] else { return nil }
             return Located(path: path, entry: Entry(sha256: row["sha256"], contentType: row["content_type"]))
         }
     }
 
     /// The entry of the file at `path` (below `files/`, as `_mirror_files.path` has it), from
-    /// the first database that lists it as downloaded.
-    package static func find(_ path: String, in output: String, connections: ReadConnections) throws -> Entry? {
-        try first(in: output, connections: connections) { db in
+    /// the first database that lists it as downloaded: of `databases`, `output`'s as
+    /// `RecordReader.databases(in:)` names them (a server keeps them with `CommitWatcher`).
+    package static func find(_ path: String, in output: String, databases: [String], connections: ReadConnections) throws -> Entry? {
+        try first(in: output, databases: databases, connections: connections) { db in
             try downloaded(db, where: "path", is: path).map { Entry(sha256: $0["sha256"], contentType: $0["content_type"]) }
         }
     }
 
-    /// What `read` finds in the first of `output`'s databases where it finds anything.
-    private static func first<T>(in output: String, connections: ReadConnections, _ read: (Database) throws -> T?) throws -> T? {
-        for name in RecordReader.databases(in: output) {
+    /// What `read` finds in the first of `output`'s `databases` where it finds anything.
+    private static func first<T>(in output: String, databases: [String], connections: ReadConnections,
+                                 _ read: (Database) throws -> T?) throws -> T? {
+        for name in databases {
             guard let lent = try connections.take((output as NSString).appendingPathComponent(name)) else { continue }
             defer { connections.give(lent) }
             if let found = try lent.queue.inDatabase(read) { return found }

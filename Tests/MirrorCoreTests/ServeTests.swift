@@ -255,6 +255,35 @@ struct ServeTests {
         }
     }
 
+    @Test("files: a database that comes into the folder while it is served is found at the next request, and one that leaves is not")
+    func filesOfDatabasesThatComeAndGo() async throws {
+        let downloaded = try Harness()
+        let content = Array((0..<300).map { UInt8($0 % 251) })
+        let path = try await download("a.jpg", content, contentType: "image/jpeg", into: downloaded)
+        let harness = try Harness()
+        try FileManager.default.createDirectory(atPath: harness.output, withIntermediateDirectories: true)
+        let manager = FileManager.default
+        try await serving(harness) { base in
+            let url = base + "/_mirror/" + path
+            let before = try await get(url)
+            #expect(before.status == 404 && before.text == #"{"error":"no downloaded file '\#(path)'"}"# + "\n")
+            // The files first, then the database: the moment it is in place, it is asked.
+            try manager.moveItem(atPath: downloaded.output + "/files", toPath: harness.output + "/files")
+            for name in ["t_item.sqlite-wal", "t_item.sqlite-shm", "t_item.sqlite"]
+            where manager.fileExists(atPath: downloaded.output + "/" + name) {
+                try manager.moveItem(atPath: downloaded.output + "/" + name, toPath: harness.output + "/" + name)
+            }
+            let found = try await get(url)
+            #expect(found.status == 200 && found.body == content && found.headers["content-type"] == "image/jpeg")
+            try manager.moveItem(atPath: harness.output + "/t_item.sqlite", toPath: harness.folder + "/t_item.sqlite")
+            let gone = try await get(url)
+            #expect(gone.status == 404)
+            try manager.moveItem(atPath: harness.folder + "/t_item.sqlite", toPath: harness.output + "/t_item.sqlite")
+            let back = try await get(url)
+            #expect(back.status == 200 && back.body == content)
+        }
+    }
+
     @Test("files: If-Range keeps a range for the file's own strong tag only; 304, 404 and 416 as they are sent")
     func fileConditions() async throws {
         let harness = try Harness()
