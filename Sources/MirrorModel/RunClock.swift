@@ -26,7 +26,7 @@ package struct RunClock: Clock {
     }
 
     package static let continuous = RunClock(now: { ContinuousClock.now },
-                                            sleep: { try await Task.sleep(until: $0, clock: .continuous) },
+                                            sleep: { try await TimerSleep.sleep(until: $0) },
                                             date: { Date() })
 
     package var now: Instant { reading() }
