@@ -15,8 +15,11 @@ returns), ref-vacuum, mirror-changes, and with --latency latency-cC, latency-c1 
 --parallel-max C fetching the same pages from the delay server). The reference run i is
 ref-fetch i followed by ref-load i: wall and CPU add up, peak RSS is the larger one.
 Each row shows the run with the median wall time (the lower one of an even count).
-The snapshot and change feed sections end with their targets, met or MISSED: the snapshot
-at most SNAPSHOT_MAX x .backup's wall time, the whole feed at most CHANGES_MAX x the export's.
+The walk, snapshot and change feed sections end with their targets, met or MISSED: the walk
+at most WALK_WALL_MAX x the reference's wall time and WALK_CPU_MAX x its CPU time, and with
+mirror-run-1k (the walk of the first 1,000 pages, measured when there are more) a peak RSS at
+most RSS_GROWTH_MAX x that one's; the snapshot at most SNAPSHOT_MAX x .backup's wall time, the
+whole feed at most CHANGES_MAX x the export's.
 
 With --latency, a latency section follows: mirror run against a server that delays
 every response by MS milliseconds, with `concurrency: C` and `concurrency: 1`, the
@@ -41,6 +44,9 @@ from collections import defaultdict
 TARGET_FACTOR = 1.3
 # The snapshot's wall time against sqlite3's online backup of the same database, and the
 # whole change feed's (export --changes-since 0) against a plain export of the same table.
+WALK_WALL_MAX = 1.0
+WALK_CPU_MAX = 1.25
+RSS_GROWTH_MAX = 1.1
 SNAPSHOT_MAX = 1.5
 CHANGES_MAX = 2.0
 
@@ -118,11 +124,17 @@ def main():
             "{:,.0f}".format(records / wall) if records and wall > 0 else "-",
             "%.1f" % (size / wall) if with_mb and wall > 0 else ""))
 
-    def target(label, a, b, most):
-        """The median wall of `a` against `most` x that of `b`: met or MISSED."""
+    def median(name, figure):
+        """The median (the lower middle of an even count) of one figure over `name`'s runs."""
+        values = sorted(run[figure] for run in data[name].values())
+        return values[(len(values) - 1) // 2]
+
+    def target(label, a, b, most, figure=0):
+        """The median wall (figure 0), CPU (1) or peak RSS (2) of `a`'s runs against `most` x
+        that of `b`'s: met or MISSED."""
         if a not in rows or b not in rows:
             return
-        wa, wb = rows[a][0][0], rows[b][0][0]
+        wa, wb = median(a, figure), median(b, figure)
         got = wa / wb if wb else float("inf")
         print("  target: %s <= %gx -> %.2fx, %s" % (label, most, got, "met" if got <= most else "MISSED"))
 
@@ -144,6 +156,12 @@ def main():
         line("    curl --parallel-max 8 (fetch)", "ref-fetch", walked, True)
         line("    sqlite3 json_each (load, 1 tx)", "ref-load", walked, True)
         ratio("  ratio mirror / reference", "mirror-run", "ref-run")
+        if "mirror-run-1k" in rows:
+            line("  mirror run, its first 1,000 pages", "mirror-run-1k", 100000, True)
+        target("mirror run / reference (wall)", "mirror-run", "ref-run", WALK_WALL_MAX)
+        target("mirror run / reference (CPU)", "mirror-run", "ref-run", WALK_CPU_MAX, figure=1)
+        target("peak RSS, %d pages / 1,000 pages" % (walked // 100), "mirror-run", "mirror-run-1k", RSS_GROWTH_MAX,
+               figure=2)
         print()
         print("export: all %d stored records as NDJSON" % unique)
         line("  mirror export", "mirror-export", unique)
