@@ -3,6 +3,7 @@ import HummingbirdCore
 import Logging
 import MirrorModel
 import NIOCore
+import NIOHTTP1
 import NIOHTTPTypes
 import NIOPosix
 import NIOSSL
@@ -175,8 +176,8 @@ final class OpenConnections: Sendable {
 }
 
 /// Hummingbird's HTTP/1 connection with a `ConnectionGuard` in front of it (behind TLS, when
-/// served: the guard's limits count the bytes of requests and responses) and a
-/// `RequestMarker` behind its codec.
+/// served: the guard's limits count the bytes of requests and responses), a `RequestMarker`
+/// behind its codec, and without TLS, `SentFiles` behind NIO's HTTP/1 encoder.
 struct GuardedHTTP1Channel: ServerChildChannel {
     typealias Value = HTTP1Channel.Value
 
@@ -208,6 +209,12 @@ struct GuardedHTTP1Channel: ServerChildChannel {
             }
         }.flatMap {
             http.setup(channel: channel, logger: logger)
+        }.flatMapThrowing { value in
+            if context == nil {
+                let encoder = try channel.pipeline.syncOperations.handler(type: HTTPResponseEncoder.self)
+                try channel.pipeline.syncOperations.addHandler(SentFiles(), position: .after(encoder))
+            }
+            return value
         }
     }
 

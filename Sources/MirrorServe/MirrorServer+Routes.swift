@@ -96,7 +96,7 @@ extension MirrorServer {
             guard let path = context.parameters.get(String(Parameters.recursiveCaptureKey))?.removingPercentEncoding else {
                 throw noSuchPath(request)
             }
-            return try await files.response(to: FileNaming.folder + "/" + path, request: request, loop: context.eventLoop)
+            return try await files.response(to: FileNaming.folder + "/" + path, request: request, channel: context.channel)
         }
         for method in [HTTPRequest.Method.get, .head] { downloads.on("**", method: method, use: file) }
         // What no route above names under `/_mirror`: the router does not fall back from a

@@ -207,7 +207,7 @@ package struct MirrorServer: Sendable {
                              listening: @escaping @Sendable (Int) -> Void) -> Application<RouterResponder<ServeContext>> {
         let address = ServerAddress(scheme: tls == nil ? "http" : "https", bind: options.bind, port: options.port)
         let router = Self.router(api: ReadAPI(output: options.output, jobFiles: options.jobFiles),
-                                 files: ServedFiles(output: options.output), pages: pages,
+                                 files: ServedFiles(output: options.output, sendsFiles: tls == nil), pages: pages,
                                  address: address, tokens: tokens, metrics: options.metrics)
         let (idle, header, send) = (options.idleTimeout, options.headerTimeout, options.sendTimeout)
         let server = HTTPServerBuilder { responder in
@@ -268,12 +268,15 @@ package struct MirrorServer: Sendable {
 /// of the device token it carries (`DeviceAuthorization`), when serve asks for one.
 struct ServeContext: RequestContext {
     var coreContext: CoreRequestContextStorage
-    let eventLoop: any EventLoop
+    /// The connection the request came on.
+    let channel: any Channel
     var device: DeviceScope?
+
+    var eventLoop: any EventLoop { channel.eventLoop }
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
-        eventLoop = source.channel.eventLoop
+        channel = source.channel
     }
 }
 

@@ -122,8 +122,9 @@ package struct ServeMetrics: Sendable {
 
 /// Counts every answer of the server (`ServeMetrics`), the refused ones included: the
 /// first middleware, outside the one that writes errors. A file, and a page streamed in
-/// pieces, has its body wrapped to count the bytes it writes and to time it until they have
-/// been sent, as Hummingbird's own `MetricsMiddleware` does with every body. Any other answer
+/// pieces, has its body wrapped to time it until its bytes have been sent, as Hummingbird's
+/// own `MetricsMiddleware` does with every body, and to count them: a page's as it writes
+/// them, a file's (which may not pass through the writer) once it has sent them. Any other answer
 /// is one buffer, which Hummingbird sends with its head in one write only when its body is
 /// not wrapped: it is counted, and timed, as it is handed over.
 struct CountedAnswers<Context: RequestContext>: RouterMiddleware {
@@ -150,6 +151,16 @@ struct CountedAnswers<Context: RequestContext>: RouterMiddleware {
         if route != .file, let length = body.contentLength {
             if sends, length > 0 { handles.sent.increment(by: length) }
             handles.answered(status, since: start)
+            return response
+        }
+        // A file's bytes may go from the file to the connection without passing through the
+        // writer (`SentFiles`): they are counted once all have been taken.
+        if route == .file, let length = body.contentLength {
+            response.body = ResponseBody(contentLength: length) { writer in
+                defer { handles.answered(status, since: start) }
+                try await body.write(writer)
+                if sends, length > 0 { handles.sent.increment(by: length) }
+            }
             return response
         }
         response.body = ResponseBody(contentLength: body.contentLength) { writer in

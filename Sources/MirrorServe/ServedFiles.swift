@@ -49,38 +49,45 @@ package struct ServedFiles: Sendable {
     struct EndedEarly: Error {}
 
     package let output: String
+    /// Whether a file's bytes go from the file to the connection with `sendfile` (see
+    /// `SentFiles`): on connections without TLS.
+    let sendsFiles: Bool
     let connections = ReadConnections.files()
     /// The folder's databases, listed again only when its entries change: listing it for
     /// every file asked for was 6 % of serve's CPU time while it sent files in `scripts/bench/bench-serve.sh`.
     let watcher: CommitWatcher
 
-    package init(output: String) {
+    package init(output: String, sendsFiles: Bool = true) {
         self.output = output
+        self.sendsFiles = sendsFiles
         watcher = CommitWatcher(output: output)
     }
 
-    /// Files, or ranges of one, of at most this many bytes are read whole on the thread pool
-    /// in the same step that finds and opens them, and sent in one buffer; larger ones are
-    /// sent 64 KB at a time.
+    /// Over TLS, files, or ranges of one, of at most this many bytes are read whole on the
+    /// thread pool in the same step that finds and opens them, and sent in one buffer; larger
+    /// ones are sent 64 KB at a time.
     static let readWhole = 256 << 10
 
     /// The answer to a GET or HEAD of the file at `relative` (below `files/`, as
-    /// `_mirror_files.path` has it, decoded). Up to `readWhole` bytes are read with the
-    /// lookup, in one step on the thread pool. A larger file's bytes are read 64 KB at a time
-    /// on the thread pool, the next once the connection has taken the last (see
+    /// `_mirror_files.path` has it, decoded), asked on `channel`. The file is found and
+    /// opened in one step on the thread pool. Without TLS its bytes go from the file to the
+    /// connection with `sendfile`, none read by the process (see `SentFiles`). Over TLS, up
+    /// to `readWhole` bytes are read in that same step; a larger file's bytes are read 64 KB
+    /// at a time on the thread pool, the next once the connection has taken the last (see
     /// `MirrorServer.taken`), so memory stays bounded whatever the file's size and however
-    /// slowly the client reads. A HEAD request gets the headers alone. `loop` is the
-    /// connection's event loop.
-    func response(to relative: String, request: Request, loop: any EventLoop) async throws -> Response {
+    /// slowly the client reads. A HEAD request gets the headers alone.
+    func response(to relative: String, request: Request, channel: any Channel) async throws -> Response {
         let (range, ifRange, ifNoneMatch) = (request.headers[.range], request.headers[.ifRange], request.headers[.ifNoneMatch])
         let head = request.method == .head
+        let sendsFiles = sendsFiles
         let served = try await MirrorServer.blocking { () throws -> Served in
             let served = try serve(relative, range: range, ifRange: ifRange, ifNoneMatch: ifNoneMatch)
-            guard !head, case let .file(file, range, status, headers) = served, range.count <= Self.readWhole else {
+            guard !head, !sendsFiles, case let .file(file, range, status, headers) = served, range.count <= Self.readWhole else {
                 return served
             }
             return .bytes(try Self.read(file, range), status: status, headers: headers)
         }
+        let loop = channel.eventLoop
         switch served {
         case let .notModified(headers):
             return Response(status: .notModified, headers: headers)
@@ -91,6 +98,13 @@ package struct ServedFiles: Sendable {
                 var headers = headers
                 headers[.contentLength] = String(range.count)
                 return Response(status: status, headers: headers)
+            }
+            if sendsFiles {
+                let body = ResponseBody(contentLength: range.count) { writer in
+                    if !range.isEmpty { try await Self.send(file, range, on: channel) }
+                    try await writer.finish(nil)
+                }
+                return Response(status: status, headers: headers, body: body)
             }
             let body = ResponseBody(contentLength: range.count) { writer in
                 var offset = range.lowerBound
@@ -105,6 +119,31 @@ package struct ServedFiles: Sendable {
             }
             return Response(status: status, headers: headers, body: body)
         }
+    }
+
+    /// Sends the bytes `range` of `file` on `channel` with `sendfile`, as the body of the
+    /// response whose head is being written; returns once the connection has taken them.
+    static func send(_ file: OpenFile, _ range: Range<Int>, on channel: any Channel) async throws {
+        // The descriptor stays `file`'s, which closes it: NIO's handle gives it back once the
+        // write has ended, whether it succeeded or failed.
+        let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: file.descriptor)
+        let region = FileRegion(fileHandle: handle, readerIndex: range.lowerBound, endIndex: range.upperBound)
+        let sent = channel.eventLoop.flatSubmit {
+            do {
+                return try channel.pipeline.syncOperations.handler(type: SentFiles.self).send(region, on: channel.eventLoop)
+            } catch {
+                return channel.eventLoop.makeFailedFuture(error)
+            }
+        }
+        let result: Result<Void, any Error>
+        do {
+            try await sent.get()
+            result = .success(())
+        } catch {
+            result = .failure(error)
+        }
+        _ = try handle.takeDescriptorOwnership()
+        try result.get()
     }
 
     /// The bytes `range` of `file`, in one buffer. A file grown shorter since it was measured

@@ -32,6 +32,17 @@ private func client(trusting path: String) throws -> HTTPClient {
     return HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
 }
 
+/// Status, headers and body of `url`, asked with `headers`.
+private func download(_ url: String, headers: [(String, String)] = [], with client: HTTPClient) async throws -> Got {
+    var request = HTTPClientRequest(url: url)
+    for (name, value) in headers { request.headers.add(name: name, value: value) }
+    let response = try await client.execute(request, timeout: .seconds(10))
+    let body = try await response.body.collect(upTo: 1 << 24)
+    var fields: [String: String] = [:]
+    for field in response.headers { fields[field.name.lowercased()] = field.value }
+    return Got(status: Int(response.status.code), headers: fields, body: Array(body.readableBytesView))
+}
+
 /// Status and body of `url`. (A client refused the certificate tries to connect again until
 /// `timeout` has passed.)
 private func get(_ url: String, with client: HTTPClient, timeout: TimeAmount = .seconds(10)) async throws -> (Int, String) {
@@ -44,6 +55,33 @@ private let quiet = Logger(label: "serve", factory: { _ in SwiftLogNoOpLogHandle
 
 @Suite("mirror serve over TLS", .timeLimit(.minutes(3)))
 struct ServeTLSTests {
+    @Test("downloaded files over HTTPS, which the process reads to encrypt: whole, by ranges, and one larger than what is read at once")
+    func files() async throws {
+        let harness = try Harness()
+        let size = ServedFiles.readWhole + 40_000
+        let content: [UInt8] = (0 ..< size).map { (index: Int) -> UInt8 in UInt8(truncatingIfNeeded: index * 7 + index / 251) }
+        let small = Array(content.prefix(300))
+        let smallPath = try await download("a.jpg", small, contentType: "image/jpeg", into: harness)
+        let largePath = try await download("big.bin", content, into: harness)
+        let keys = try certificate("served", in: harness.folder)
+        var options = MirrorServer.Options(output: harness.output)
+        options.port = 0
+        options.tls = MirrorServer.TLSFiles(certificate: keys.certificate, key: keys.key)
+        let https = try client(trusting: keys.certificate)
+        try await MirrorServer(options: options).with(logger: quiet) { port in
+            let base = "https://127.0.0.1:\(port)/_mirror/"
+            let whole = try await download(base + smallPath, with: https)
+            #expect(whole.status == 200 && whole.body == small && whole.headers["content-type"] == "image/jpeg")
+            let part = try await download(base + smallPath, headers: [("Range", "bytes=10-19")], with: https)
+            #expect(part.status == 206 && part.body == Array(small[10 ..< 20]) && part.headers["content-range"] == "bytes 10-19/300")
+            let large = try await download(base + largePath, with: https)
+            #expect(large.status == 200 && large.headers["content-length"] == String(size) && large.body == content)
+            let across = try await download(base + largePath, headers: [("Range", "bytes=65000-\(size - 2)")], with: https)
+            #expect(across.status == 206 && across.body == Array(content[65000 ..< size - 1]))
+        }
+        try await https.shutdown()
+    }
+
     @Test("HTTPS answers the bytes plain HTTP does; after a reload a new connection gets the new certificate, an open one keeps its own")
     func servesAndReloads() async throws {
         let harness = try Harness()

@@ -44,7 +44,7 @@ func serving<T: Sendable>(_ harness: Harness, _ body: (String) async throws -> T
 
 /// Runs a job whose one record names the file `/f/NAME`, which the fixture server sends as
 /// `content` (with `contentType`, when given); the downloaded file's path in the output folder.
-private func download(_ name: String, _ content: [UInt8], contentType: String? = nil, into harness: Harness) async throws -> String {
+func download(_ name: String, _ content: [UInt8], contentType: String? = nil, into harness: Harness) async throws -> String {
     let handler: @Sendable (FixtureRequest) async -> FixtureResponse = { request in
         if request.path == "/f/" + name {
             return FixtureResponse(headers: contentType.map { [("Content-Type", $0)] } ?? [], body: content)
