@@ -19,6 +19,8 @@ package struct FileStatus: Sendable {
     package let size: Int
     package let device: UInt64
     package let inode: UInt64
+    /// The bytes of disk its blocks take: less than `size` where it has holes.
+    package let allocated: Int
     /// How many names the file has (hard links).
     package let links: Int
     /// When its bytes were last written, in whole seconds since 1970.
@@ -60,6 +62,7 @@ package struct FileStatus: Sendable {
         default: kind = .other
         }
         size = Int(info.st_size)
+        allocated = Int(info.st_blocks) * 512
         device = UInt64(truncatingIfNeeded: info.st_dev)
         inode = UInt64(truncatingIfNeeded: info.st_ino)
         links = Int(info.st_nlink)

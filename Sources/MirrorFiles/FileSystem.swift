@@ -20,6 +20,9 @@ package struct FileError: Error, Sendable, Equatable, CustomStringConvertible {
 
     package var description: String { reason }
 
+    /// A read found the file's end before the bytes it was to read (`EIO`).
+    package static var endedEarly: FileError { FileError(code: EIO) }
+
     /// Nothing is at the path.
     package var isMissing: Bool { code == ENOENT }
 
@@ -185,6 +188,35 @@ package enum FileSystem {
             done += written
         }
     }
+
+    /// A new file in the folder at `folder`, open for reading and writing and already
+    /// removed from it: it has no name, and its blocks are freed when its last descriptor
+    /// is closed, however the process ends.
+    package static func createScratch(in folder: String) throws(FileError) -> Int32 {
+        var template = Array((folder.hasSuffix("/") ? folder : folder + "/").utf8CString.dropLast()) + Array("mirror-scratch-XXXXXX".utf8CString)
+        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard descriptor >= 0 else { throw .last }
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+        guard template.withUnsafeBufferPointer({ unlink($0.baseAddress!) }) == 0 else {
+            let error = FileError.last
+            try? close(descriptor)
+            throw error
+        }
+        return descriptor
+    }
+
+    /// Frees the blocks of the bytes `range` of the open file, which then read as zeros,
+    /// its size unchanged (`fallocate` punching a hole). A file system that cannot keeps
+    /// them; so does a range smaller than its blocks.
+    package static func punchHole(_ descriptor: Int32, _ range: Range<Int>) {
+        _ = fallocate?(descriptor, 0x01 | 0x02, Int64(range.lowerBound), Int64(range.count))  // KEEP_SIZE | PUNCH_HOLE
+    }
+
+    /// glibc's `fallocate`, which Swift's Glibc module does not declare (it is a GNU extension).
+    private static let fallocate: (@convention(c) (Int32, Int32, Int64, Int64) -> Int32)? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "fallocate") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32, Int64, Int64) -> Int32).self)
+    }()
 
     /// Cuts the open file to `size` bytes.
     package static func truncate(_ descriptor: Int32, to size: Int) throws(FileError) {

@@ -5,8 +5,8 @@ package protocol KeptAnswer: Sendable {
     /// `body` with `headers`, set in their order (see `ReplayAnswer`).
     init(status: Int, headers: [(String, String)], body: [UInt8])
 
-    /// The bytes it holds in memory, counted against the cache's limit: its body's buffer
-    /// and its headers' names and values.
+    /// The bytes it holds, counted against the cache's limit: its body's (in memory, or in
+    /// a file its server keeps for them) and its headers' names and values.
     var heldBytes: Int { get }
 }
 

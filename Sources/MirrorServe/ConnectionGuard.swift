@@ -177,7 +177,7 @@ final class OpenConnections: Sendable {
 
 /// Hummingbird's HTTP/1 connection with a `ConnectionGuard` in front of it (behind TLS, when
 /// served: the guard's limits count the bytes of requests and responses), a `RequestMarker`
-/// behind its codec, and without TLS, `SentFiles` behind NIO's HTTP/1 encoder.
+/// behind its codec, and without TLS, `SentFiles` behind NIO's HTTP/1 encoder (`sends`).
 struct GuardedHTTP1Channel: ServerChildChannel {
     typealias Value = HTTP1Channel.Value
 
@@ -186,19 +186,21 @@ struct GuardedHTTP1Channel: ServerChildChannel {
     let send: Duration
     let connections: OpenConnections
     let tls: ServedTLS?
+    let sends: FileSends?
 
     init(responder: @escaping HTTPChannelHandler.Responder, idle: Duration, header: Duration, send: Duration,
-         connections: OpenConnections, tls: ServedTLS?) {
+         connections: OpenConnections, tls: ServedTLS?, sends: FileSends?) {
         http = HTTP1Channel(responder: responder, configuration: .init(
             additionalChannelHandlers: [RequestMarker()], idleTimeout: TimeAmount(idle)))
         self.header = header
         self.send = send
         self.connections = connections
         self.tls = tls
+        self.sends = sends
     }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        let (header, send, connections, http) = (self.header, self.send, self.connections, self.http)
+        let (header, send, connections, http, sends) = (self.header, self.send, self.connections, self.http, self.sends)
         // The certificate current now, kept by this connection whatever a reload reads later.
         let context = tls?.context
         return channel.eventLoop.makeCompletedFuture {
@@ -210,9 +212,9 @@ struct GuardedHTTP1Channel: ServerChildChannel {
         }.flatMap {
             http.setup(channel: channel, logger: logger)
         }.flatMapThrowing { value in
-            if context == nil {
+            if let sends {
                 let encoder = try channel.pipeline.syncOperations.handler(type: HTTPResponseEncoder.self)
-                try channel.pipeline.syncOperations.addHandler(SentFiles(), position: .after(encoder))
+                try channel.pipeline.syncOperations.addHandler(SentFiles(sends: sends), position: .after(encoder))
             }
             return value
         }

@@ -2,35 +2,72 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
+import MirrorFiles
 import MirrorReplay
 @_spi(CustomByteBufferAllocator) import NIOCore
 
 /// A replayed page's answer as `PageCache` keeps it for `mirror serve`: its headers as
-/// Hummingbird sends them, and its body in one `ByteBuffer` that every answer shares, never
-/// copied to be sent (Hummingbird 2 writes buffers only: no file region, so no `sendfile`),
-/// and sent with its head in one write.
+/// Hummingbird sends them, and its body in a scratch file of the temporary folder
+/// (`ScratchSpace`), which the kernel keeps in its file cache rather than serve in its
+/// memory, sent from there with `sendfile` (see `SentFiles`), or read back for a connection
+/// that encrypts (TLS). Where no scratch file can be written, the body is kept in memory, in
+/// one `ByteBuffer` that every answer shares, never copied to be sent.
 struct KeptResponse: KeptAnswer {
+    enum Body: Sendable {
+        case scratch(ScratchBytes)
+        /// In a buffer of its own size (see `buffer`).
+        case memory(ByteBuffer)
+    }
+
     let fields: HTTPFields
-    /// The body, in a buffer of its own size (see `buffer`).
-    let body: ByteBuffer
+    let body: Body
+
+    /// Where every server of the process keeps its pages' bodies: `TMPDIR`, else /tmp.
+    static let scratch = ScratchSpace(folder: ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp")
 
     init(status: Int, headers: [(String, String)], body: [UInt8]) {
         fields = HTTPFields(setting: headers)
-        self.body = Self.buffer(body)
+        let held = body.isEmpty ? nil : body.withUnsafeBytes { Self.scratch.hold($0) }
+        self.body = held.map(Body.scratch) ?? .memory(Self.buffer(body))
     }
 
     var heldBytes: Int {
-        body.capacity + fields.reduce(0) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count }
+        let bytes = switch body {
+        case let .scratch(held): held.range.count
+        case let .memory(buffer): buffer.capacity
+        }
+        return bytes + fields.reduce(0) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count }
     }
 
-    /// The answer with `status`, or 304 with its headers but `Content-Type` when `notModified`.
-    func response(status: Int, notModified: Bool) -> Response {
+    /// The answer with `status`, or 304 with its headers but `Content-Type` when
+    /// `notModified`, to send on `channel`, its body by `sends` when there is one (no TLS);
+    /// its headers alone for a HEAD request (`head`).
+    func response(status: Int, notModified: Bool, head: Bool, channel: any Channel, sends: FileSends?) -> Response {
         guard !notModified else {
             var fields = fields
             fields[.contentType] = nil
             return Response(status: .notModified, headers: fields, body: ResponseBody())
         }
-        return Response(status: .init(code: status), headers: fields, body: ResponseBody(byteBuffer: body))
+        switch body {
+        case let .memory(buffer):
+            return Response(status: .init(code: status), headers: fields, body: ResponseBody(byteBuffer: buffer))
+        case let .scratch(held) where head:
+            var fields = fields
+            fields[.contentLength] = String(held.range.count)
+            return Response(status: .init(code: status), headers: fields, body: ResponseBody())
+        case let .scratch(held):
+            if let sends {
+                return sends.response(status: .init(code: status), headers: fields,
+                                      sending: FileSends.Pending(descriptor: held.file.descriptor, range: held.range, holder: held),
+                                      on: channel)
+            }
+            let body = ResponseBody(contentLength: held.range.count) { writer in
+                let bytes = try await MirrorServer.blocking { try held.read() }
+                try await writer.write(ByteBuffer(bytes: bytes))
+                try await writer.finish(nil)
+            }
+            return Response(status: .init(code: status), headers: fields, body: body)
+        }
     }
 
     /// `bytes` in a buffer whose capacity is their count. NIO gives a buffer it allocates

@@ -23,7 +23,7 @@ extension MirrorServer {
     /// changes of its accounts and tables, and the API's pages that hold them, alone: the
     /// rest, whether it exists or not, is `DeviceAuthorization.refused`.
     static func router(api: ReadAPI, files: ServedFiles, pages: ReplayedPages, address: ServerAddress,
-                       tokens: DeviceTokenFile? = nil, metrics: ServeMetrics? = nil) -> Router<ServeContext> {
+                       tokens: DeviceTokenFile? = nil, metrics: ServeMetrics? = nil, sends: FileSends? = nil) -> Router<ServeContext> {
         typealias Handler = @Sendable (Request, ServeContext) async throws -> Response
         let router = Router(context: ServeContext.self)
         if let metrics { router.add(middleware: CountedAnswers(metrics: metrics)) }
@@ -45,7 +45,7 @@ extension MirrorServer {
         // A replayed page, kept or assembled, is shown as a downloaded file is, never run.
         let replay: Handler = { request, context in
             try await shownNeverRun.handle(request, context: context) { request, context in
-                try await pages.response(to: request, origin: address.origin(asked: request.head.authority), loop: context.eventLoop,
+                try await pages.response(to: request, origin: address.origin(asked: request.head.authority), channel: context.channel, sends: sends,
                                          device: context.device)
             }
         }

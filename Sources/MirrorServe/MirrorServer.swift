@@ -206,12 +206,14 @@ package struct MirrorServer: Sendable {
     private func application(logger: Logger, connections: OpenConnections, tls: ServedTLS?, tokens: DeviceTokenFile?,
                              listening: @escaping @Sendable (Int) -> Void) -> Application<RouterResponder<ServeContext>> {
         let address = ServerAddress(scheme: tls == nil ? "http" : "https", bind: options.bind, port: options.port)
+        let sends = tls == nil ? FileSends() : nil
         let router = Self.router(api: ReadAPI(output: options.output, jobFiles: options.jobFiles),
-                                 files: ServedFiles(output: options.output, sendsFiles: tls == nil), pages: pages,
-                                 address: address, tokens: tokens, metrics: options.metrics)
+                                 files: ServedFiles(output: options.output, sends: sends), pages: pages,
+                                 address: address, tokens: tokens, metrics: options.metrics, sends: sends)
         let (idle, header, send) = (options.idleTimeout, options.headerTimeout, options.sendTimeout)
         let server = HTTPServerBuilder { responder in
-            GuardedHTTP1Channel(responder: responder, idle: idle, header: header, send: send, connections: connections, tls: tls)
+            GuardedHTTP1Channel(responder: responder, idle: idle, header: header, send: send, connections: connections, tls: tls,
+                                sends: sends)
         }
         return Application(
             responder: router.buildResponder(),

@@ -1,69 +1,126 @@
+import HTTPTypes
+import HummingbirdCore
 import NIOCore
 import NIOHTTP1
+import Synchronization
 
-/// Sends a downloaded file's bytes with `sendfile(2)`, from the file to the connection without
-/// passing through the process, as nginx does: between NIO's HTTP/1 encoder and
-/// Hummingbird's codec, which passes only buffers. A file's response is its head and end as
-/// Hummingbird writes them; its body is the `FileRegion` handed to `send`, written once the
-/// head has passed, before the end. Not in a TLS connection's pipeline: there the bytes must
-/// pass through the process to be encrypted (see `ServedFiles`).
+/// Bytes of open files that answers send with `sendfile(2)`, from the file to the connection
+/// without passing through the process, as nginx does: a downloaded file, or a kept page's
+/// body in its scratch file. Hummingbird 2 writes buffers only, so such an answer is a head
+/// and an empty body, the head naming its bytes in a field of this server's own (`field`),
+/// which the connection's `SentFiles` takes out as the head passes, writing the bytes after
+/// it. Only connections without TLS have one: over TLS the bytes must pass through the
+/// process to be encrypted.
+final class FileSends: Sendable {
+    /// Bytes to send: `range` of the file open as `descriptor`, which `holder` keeps open
+    /// (and, for a kept page, keeps its bytes in their place) until they have been sent.
+    struct Pending: Sendable {
+        let descriptor: Int32
+        let range: Range<Int>
+        let holder: any Sendable
+    }
+
+    /// The field that names an answer's bytes; never sent.
+    static let field = HTTPField.Name("mirror-sendfile")!
+
+    private struct State {
+        var next = 0
+        var pending: [ObjectIdentifier: [Int: Pending]] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    /// The answer `status` with `headers` whose body is `pending`, to send on `channel`.
+    func response(status: HTTPResponse.Status, headers: HTTPFields, sending pending: Pending,
+                  on channel: any Channel) -> Response {
+        guard !pending.range.isEmpty else {
+            var headers = headers
+            headers[.contentLength] = "0"
+            return Response(status: status, headers: headers, body: ResponseBody())
+        }
+        let key = ObjectIdentifier(channel)
+        let token = state.withLock { state in
+            state.next += 1
+            state.pending[key, default: [:]][state.next] = pending
+            return state.next
+        }
+        // A connection stops being active before its handlers are removed, which drops what
+        // it held (`drop`): one that closed meanwhile holds nothing added after.
+        if !channel.isActive { drop(key) }
+        var headers = headers
+        headers[.contentLength] = String(pending.range.count)
+        headers[Self.field] = String(token)
+        return Response(status: status, headers: headers, body: ResponseBody())
+    }
+
+    /// The bytes the answer numbered `token` on `channel` names, no longer held here.
+    fileprivate func take(_ token: Int, on channel: ObjectIdentifier) -> Pending? {
+        state.withLock { state in state.pending[channel]?.removeValue(forKey: token) }
+    }
+
+    /// Lets go of what the answers of `channel` named and have not sent.
+    fileprivate func drop(_ channel: ObjectIdentifier) {
+        _ = state.withLock { state in state.pending.removeValue(forKey: channel) }
+    }
+}
+
+/// Writes the bytes an answer's head names (`FileSends`) after the head, with `sendfile`:
+/// between NIO's HTTP/1 encoder and Hummingbird's codec, which passes buffers only.
 ///
-/// `sendfile` sends what the file holds at the region's offsets: a file shortened in place
-/// by another program while it is sent (mirror never rewrites a downloaded file: it writes a
-/// new one and renames it) leaves its response short, and the connection is closed by
+/// `sendfile` sends what the file holds at the region's offsets: a downloaded file shortened
+/// in place by another program while it is sent (mirror never rewrites one: it writes a new
+/// file and renames it) leaves its answer short, and the connection is dropped after
 /// `--send-timeout`.
 final class SentFiles: ChannelOutboundHandler, RemovableChannelHandler {
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
-    /// The connection was closed, or this handler removed, before the region was sent.
-    struct Closed: Error {}
+    /// The bytes an answer named were let go before its head was sent.
+    struct Gone: Error {}
 
-    private var context: ChannelHandlerContext?
-    /// A response's head has passed, and its end not yet.
-    private var answering = false
-    /// A region handed over before its response's head passed.
-    private var waiting: (region: FileRegion, promise: EventLoopPromise<Void>)?
+    /// Linux's TCP_CORK: partial packets wait until it is set back to 0.
+    static let cork = ChannelOptions.Types.SocketOption(level: .init(rawValue: 6), name: .init(rawValue: 3))
+
+    private let sends: FileSends
+    private var channel: ObjectIdentifier?
+
+    init(sends: FileSends) {
+        self.sends = sends
+    }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        self.context = context
+        channel = ObjectIdentifier(context.channel)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        self.context = nil
-        waiting?.promise.fail(Closed())
-        waiting = nil
+        if let channel { sends.drop(channel) }
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        let part = unwrapOutboundIn(data)
-        context.write(data, promise: promise)
-        switch part {
-        case .head:
-            answering = true
-            if let (region, promise) = waiting {
-                waiting = nil
-                context.writeAndFlush(wrapOutboundOut(.body(.fileRegion(region))), promise: promise)
-            }
-        case .end:
-            answering = false
-        case .body:
-            break
+        guard case var .head(head) = unwrapOutboundIn(data), let token = head.headers.first(name: FileSends.field.rawName) else {
+            context.write(data, promise: promise)
+            return
         }
-    }
-
-    /// On the connection's event loop `loop`: sends `region` as the body of the response
-    /// being written, whose head gives its length; succeeds once the connection has taken
-    /// it whole (the kernel holds or has sent its bytes), fails once it cannot.
-    func send(_ region: FileRegion, on loop: any EventLoop) -> EventLoopFuture<Void> {
-        guard let context else { return loop.makeFailedFuture(Closed()) }
-        let promise = loop.makePromise(of: Void.self)
-        if answering {
-            context.writeAndFlush(wrapOutboundOut(.body(.fileRegion(region))), promise: promise)
-        } else {
-            waiting?.promise.fail(Closed())
-            waiting = (region, promise)
+        head.headers.remove(name: FileSends.field.rawName)
+        guard let channel, let number = Int(token), let pending = sends.take(number, on: channel) else {
+            promise?.fail(Gone())
+            context.close(promise: nil)
+            return
         }
-        return promise.futureResult
+        // The head waits for the file's first bytes, to leave in the same packet (TCP_CORK).
+        let options = context.channel.syncOptions
+        try? options?.setOption(Self.cork, value: 1)
+        context.write(wrapOutboundOut(.head(head)), promise: promise)
+        // NIO's handle gives the descriptor back once the write has ended, sent or failed;
+        // `pending` keeps it open until then.
+        let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: pending.descriptor)
+        let region = FileRegion(fileHandle: handle, readerIndex: pending.range.lowerBound, endIndex: pending.range.upperBound)
+        let written = context.eventLoop.makePromise(of: Void.self)
+        written.futureResult.assumeIsolated().whenComplete { _ in
+            _ = try? handle.takeDescriptorOwnership()
+            withExtendedLifetime(pending) {}
+            try? options?.setOption(Self.cork, value: 0)
+        }
+        context.write(wrapOutboundOut(.body(.fileRegion(region))), promise: written)
     }
 }

@@ -154,8 +154,8 @@ struct CountedAnswers<Context: RequestContext>: RouterMiddleware {
             return response
         }
         // A file's bytes may go from the file to the connection without passing through the
-        // writer (`SentFiles`): they are counted once all have been taken.
-        if route == .file, let length = body.contentLength {
+        // writer (`SentFiles`): its length is its head's.
+        if route == .file, let length = response.headers[.contentLength].flatMap({ Int($0) }) ?? body.contentLength {
             response.body = ResponseBody(contentLength: length) { writer in
                 defer { handles.answered(status, since: start) }
                 try await body.write(writer)

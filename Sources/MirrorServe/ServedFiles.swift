@@ -49,17 +49,17 @@ package struct ServedFiles: Sendable {
     struct EndedEarly: Error {}
 
     package let output: String
-    /// Whether a file's bytes go from the file to the connection with `sendfile` (see
-    /// `SentFiles`): on connections without TLS.
-    let sendsFiles: Bool
+    /// What sends a file's bytes from the file to the connection with `sendfile`: on
+    /// connections without TLS (nil with TLS).
+    let sends: FileSends?
     let connections = ReadConnections.files()
     /// The folder's databases, listed again only when its entries change: listing it for
     /// every file asked for was 6 % of serve's CPU time while it sent files in `scripts/bench/bench-serve.sh`.
     let watcher: CommitWatcher
 
-    package init(output: String, sendsFiles: Bool = true) {
+    init(output: String, sends: FileSends?) {
         self.output = output
-        self.sendsFiles = sendsFiles
+        self.sends = sends
         watcher = CommitWatcher(output: output)
     }
 
@@ -79,7 +79,7 @@ package struct ServedFiles: Sendable {
     func response(to relative: String, request: Request, channel: any Channel) async throws -> Response {
         let (range, ifRange, ifNoneMatch) = (request.headers[.range], request.headers[.ifRange], request.headers[.ifNoneMatch])
         let head = request.method == .head
-        let sendsFiles = sendsFiles
+        let sendsFiles = sends != nil
         let served = try await MirrorServer.blocking { () throws -> Served in
             let served = try serve(relative, range: range, ifRange: ifRange, ifNoneMatch: ifNoneMatch)
             guard !head, !sendsFiles, case let .file(file, range, status, headers) = served, range.count <= Self.readWhole else {
@@ -99,12 +99,10 @@ package struct ServedFiles: Sendable {
                 headers[.contentLength] = String(range.count)
                 return Response(status: status, headers: headers)
             }
-            if sendsFiles {
-                let body = ResponseBody(contentLength: range.count) { writer in
-                    if !range.isEmpty { try await Self.send(file, range, on: channel) }
-                    try await writer.finish(nil)
-                }
-                return Response(status: status, headers: headers, body: body)
+            if let sends {
+                return sends.response(status: status, headers: headers,
+                                      sending: FileSends.Pending(descriptor: file.descriptor, range: range, holder: file),
+                                      on: channel)
             }
             let body = ResponseBody(contentLength: range.count) { writer in
                 var offset = range.lowerBound
@@ -119,31 +117,6 @@ package struct ServedFiles: Sendable {
             }
             return Response(status: status, headers: headers, body: body)
         }
-    }
-
-    /// Sends the bytes `range` of `file` on `channel` with `sendfile`, as the body of the
-    /// response whose head is being written; returns once the connection has taken them.
-    static func send(_ file: OpenFile, _ range: Range<Int>, on channel: any Channel) async throws {
-        // The descriptor stays `file`'s, which closes it: NIO's handle gives it back once the
-        // write has ended, whether it succeeded or failed.
-        let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: file.descriptor)
-        let region = FileRegion(fileHandle: handle, readerIndex: range.lowerBound, endIndex: range.upperBound)
-        let sent = channel.eventLoop.flatSubmit {
-            do {
-                return try channel.pipeline.syncOperations.handler(type: SentFiles.self).send(region, on: channel.eventLoop)
-            } catch {
-                return channel.eventLoop.makeFailedFuture(error)
-            }
-        }
-        let result: Result<Void, any Error>
-        do {
-            try await sent.get()
-            result = .success(())
-        } catch {
-            result = .failure(error)
-        }
-        _ = try handle.takeDescriptorOwnership()
-        try result.get()
     }
 
     /// The bytes `range` of `file`, in one buffer. A file grown shorter since it was measured

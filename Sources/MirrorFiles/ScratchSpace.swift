@@ -1,0 +1,125 @@
+import Synchronization
+
+/// Bytes a process keeps to send again, held in files with no name in a folder (`FileSystem.createScratch`)
+/// rather than in its memory: the kernel keeps them in its file cache while memory allows,
+/// where they count in no process's resident size and can be dropped under pressure and
+/// read again from disk, and a connection can be sent them with `sendfile`. Each is let go,
+/// its blocks freed, when the last holder of its `ScratchBytes` lets go.
+package final class ScratchSpace: Sendable {
+    /// A file takes bytes at its end until this offset; then another is begun, and each is
+    /// closed once none of its bytes is held (the blocks of those let go are freed as they go).
+    static let fileSpan = 1 << 36
+
+    package let folder: String
+    private let current = Mutex<Current>(.none)
+
+    private enum Current {
+        case none
+        case file(ScratchFile)
+        /// No file could be made in the folder: nothing is held here.
+        case refused
+    }
+
+    package init(folder: String) {
+        self.folder = folder
+    }
+
+    /// `bytes`, held; nil when they could not be written (the folder refused a file, or
+    /// the disk is full): the caller keeps them itself.
+    package func hold(_ bytes: UnsafeRawBufferPointer) -> ScratchBytes? {
+        guard let file = file(for: bytes.count) else { return nil }
+        return file.append(bytes)
+    }
+
+    /// The file that takes `count` more bytes: the current one while it has room, else a new one.
+    private func file(for count: Int) -> ScratchFile? {
+        current.withLock { current -> ScratchFile? in
+            switch current {
+            case .refused:
+                return nil
+            case let .file(file) where file.reserved + count <= Self.fileSpan:
+                return file
+            case .file, .none:
+                guard let file = try? ScratchFile(in: folder) else {
+                    current = .refused
+                    return nil
+                }
+                current = .file(file)
+                return file
+            }
+        }
+    }
+}
+
+/// One file of a `ScratchSpace`: bytes appended at its end, each run starting at a multiple
+/// of `alignment`, so that letting one go frees all of its blocks.
+package final class ScratchFile: Sendable {
+    static let alignment = 4096
+
+    package let descriptor: Int32
+    private let end = Mutex(0)
+
+    init(in folder: String) throws(FileError) {
+        descriptor = try FileSystem.createScratch(in: folder)
+    }
+
+    deinit {
+        try? FileSystem.close(descriptor)
+    }
+
+    /// The bytes taken so far, those let go included.
+    var reserved: Int { end.withLock { $0 } }
+
+    /// Writes `bytes` at the end; nil when the write fails (the space it took is let go).
+    func append(_ bytes: UnsafeRawBufferPointer) -> ScratchBytes? {
+        let span = (bytes.count + Self.alignment - 1) / Self.alignment * Self.alignment
+        let start = end.withLock { end in
+            defer { end += span }
+            return end
+        }
+        do {
+            try FileSystem.write(bytes, to: descriptor, at: start)
+        } catch {
+            release(start ..< start + span)
+            return nil
+        }
+        return ScratchBytes(file: self, range: start ..< start + bytes.count, span: span)
+    }
+
+    /// Frees the blocks of `range`.
+    func release(_ range: Range<Int>) {
+        FileSystem.punchHole(descriptor, range)
+    }
+}
+
+/// Bytes held in a `ScratchFile`, at `range` of its `descriptor`; freed when this is.
+package final class ScratchBytes: Sendable {
+    package let file: ScratchFile
+    package let range: Range<Int>
+    private let span: Int
+
+    init(file: ScratchFile, range: Range<Int>, span: Int) {
+        self.file = file
+        self.range = range
+        self.span = span
+    }
+
+    deinit {
+        file.release(range.lowerBound ..< range.lowerBound + span)
+    }
+
+    /// The bytes, read back.
+    package func read() throws -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: range.count)
+        var done = 0
+        while done < range.count {
+            let got = try bytes.withUnsafeMutableBytes { buffer in
+                try FileSystem.read(file.descriptor, into: UnsafeMutableRawBufferPointer(rebasing: buffer[done...]),
+                                    at: range.lowerBound + done)
+            }
+            guard got > 0 else { throw FileError.endedEarly }
+            done += got
+        }
+        return bytes
+    }
+}

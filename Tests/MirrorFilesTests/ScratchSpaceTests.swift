@@ -1,0 +1,40 @@
+@testable import MirrorFiles
+import Testing
+
+@Suite("scratch space", .timeLimit(.minutes(3)))
+struct ScratchSpaceTests {
+    @Test("bytes held read back as written, in a file with no name, whose blocks are freed as each is let go")
+    func holdsAndLetsGo() throws {
+        let folder = try TemporaryFolder()
+        let space = ScratchSpace(folder: folder.path)
+        let pieces: [[UInt8]] = (0 ..< 8).map { index in (0 ..< (85_000 + index * 1000)).map { UInt8(truncatingIfNeeded: $0 * 31 + index) } }
+        var held = try pieces.map { piece in try #require(piece.withUnsafeBytes { space.hold($0) }) }
+        for (piece, bytes) in zip(pieces, held) {
+            #expect(try bytes.read() == piece)
+            #expect(bytes.range.count == piece.count && bytes.range.lowerBound % ScratchFile.alignment == 0)
+        }
+        // One file for all, with no name in the folder.
+        let file = held[0].file
+        #expect(held.allSatisfy { $0.file === file })
+        let descriptor = try FileSystem.openFolder(folder.path)
+        defer { try? FileSystem.close(descriptor) }
+        #expect(FileSystem.names(in: descriptor) == [])
+        let before = try #require(FileStatus(descriptor: file.descriptor))
+        #expect(before.allocated >= pieces.reduce(0) { $0 + $1.count })
+        // Let go of every other one: their blocks are freed, the rest read as they were.
+        held = held.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
+        let after = try #require(FileStatus(descriptor: file.descriptor))
+        let kept = stride(from: 0, to: pieces.count, by: 2).reduce(0) { $0 + pieces[$1].count }
+        #expect(after.size == before.size)
+        #expect(after.allocated < before.allocated && after.allocated <= kept + pieces.count * ScratchFile.alignment)
+        for (index, bytes) in zip(stride(from: 0, to: pieces.count, by: 2), held) {
+            #expect(try bytes.read() == pieces[index])
+        }
+    }
+
+    @Test("a folder that takes no file holds nothing: the caller keeps its bytes")
+    func refused() throws {
+        let space = ScratchSpace(folder: "/nonexistent-folder-of-mirror")
+        #expect([UInt8](repeating: 1, count: 10).withUnsafeBytes { space.hold($0) } == nil)
+    }
+}
