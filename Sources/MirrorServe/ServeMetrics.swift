@@ -121,10 +121,11 @@ package struct ServeMetrics: Sendable {
 }
 
 /// Counts every answer of the server (`ServeMetrics`), the refused ones included: the
-/// first middleware, outside the one that writes errors. A file, and a page streamed in
-/// pieces, has its body wrapped to time it until its bytes have been sent, as Hummingbird's
-/// own `MetricsMiddleware` does with every body, and to count them: a page's as it writes
-/// them, a file's (which may not pass through the writer) once it has sent them. Any other answer
+/// first middleware, outside the one that writes errors. A page streamed in pieces has its
+/// body wrapped to count the bytes it writes and to time it until they have been sent, as
+/// Hummingbird's own `MetricsMiddleware` does with every body. A file's bytes may not pass
+/// through the writer at all (`FileSends`): its length is counted, and it is timed, as it
+/// is handed over. Any other answer
 /// is one buffer, which Hummingbird sends with its head in one write only when its body is
 /// not wrapped: it is counted, and timed, as it is handed over.
 struct CountedAnswers<Context: RequestContext>: RouterMiddleware {
@@ -154,7 +155,7 @@ struct CountedAnswers<Context: RequestContext>: RouterMiddleware {
             return response
         }
         // A file's bytes may go from the file to the connection without passing through the
-        // writer (`SentFiles`): its length is its head's.
+        // writer (`FileSends`): its length is its head's.
         if route == .file, let length = response.headers[.contentLength].flatMap({ Int($0) }) ?? body.contentLength {
             response.body = ResponseBody(contentLength: length) { writer in
                 defer { handles.answered(status, since: start) }
