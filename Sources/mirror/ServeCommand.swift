@@ -19,8 +19,9 @@ struct ServeCommand: AsyncParsableCommand {
             body), with the same path and query, gets the page as the API served it, its \
             records as stored now and its next URLs pointing here; secrets are not needed \
             and never sent; ETag and If-None-Match give 304. A page is kept as assembled, \
-            up to --page-cache in all, and sent again from memory until a commit changes \
-            what it is made of. Serves a status page at / and \
+            up to --page-cache in all (its body in a scratch file of $TMPDIR, which the \
+            kernel caches), and sent again from there until a commit changes what it is \
+            made of. Serves a status page at / and \
             the read API under /_mirror/: tables, tables/<table> (records, with \
             account, since_id, max_id, limit, offset, order as export takes them), \
             changes/<table>?since=N (the change feed), files/<path> (downloaded files, with \
