@@ -146,17 +146,18 @@ struct CountedAnswers<Context: RequestContext>: RouterMiddleware {
         let (body, status) = (response.body, response.status.code)
         // NIO sends no body in answer to HEAD, whatever is written.
         let sends = request.method != .head
-        // A body of known length but a file's is one buffer (a kept or a whole page, an answer
-        // of the read API, an error), sent with its head in one write once returned: counted
-        // now, so that it stays one write.
-        if route != .file, let length = body.contentLength {
+        // The length its head gives: its body's, or that of the bytes of a file, or of a kept
+        // page, that go to the connection with `sendfile`, past the writer (`FileSends`).
+        let length = response.headers[.contentLength].flatMap { Int($0) } ?? body.contentLength
+        // A body of known length but a file's is one buffer (a whole page, an answer of the
+        // read API, an error), sent with its head in one write once returned, or a kept page
+        // sent with `sendfile`: counted now, so that it stays one write.
+        if route != .file, let length {
             if sends, length > 0 { handles.sent.increment(by: length) }
             handles.answered(status, since: start)
             return response
         }
-        // A file's bytes may go from the file to the connection without passing through the
-        // writer (`FileSends`): its length is its head's.
-        if route == .file, let length = response.headers[.contentLength].flatMap({ Int($0) }) ?? body.contentLength {
+        if route == .file, let length {
             response.body = ResponseBody(contentLength: length) { writer in
                 defer { handles.answered(status, since: start) }
                 try await body.write(writer)
