@@ -78,8 +78,15 @@ final class SentFiles: ChannelOutboundHandler, RemovableChannelHandler {
     /// The bytes an answer named were let go before its head was sent.
     struct Gone: Error {}
 
-    /// Linux's TCP_CORK: partial packets wait until it is set back to 0.
-    static let cork = ChannelOptions.Types.SocketOption(level: .init(rawValue: 6), name: .init(rawValue: 3))
+    /// Linux's TCP_CORK (IPPROTO_TCP 6, option 3): partial packets wait until it is set back
+    /// to 0. Elsewhere the head leaves on its own.
+    static let cork: ChannelOptions.Types.SocketOption? = {
+        #if os(Linux)
+        ChannelOptions.Types.SocketOption(level: .init(rawValue: 6), name: .init(rawValue: 3))
+        #else
+        nil
+        #endif
+    }()
 
     private let sends: FileSends
     private var channel: ObjectIdentifier?
@@ -109,7 +116,7 @@ final class SentFiles: ChannelOutboundHandler, RemovableChannelHandler {
         }
         // The head waits for the file's first bytes, to leave in the same packet (TCP_CORK).
         let options = context.channel.syncOptions
-        try? options?.setOption(Self.cork, value: 1)
+        if let cork = Self.cork { try? options?.setOption(cork, value: 1) }
         context.write(wrapOutboundOut(.head(head)), promise: promise)
         // NIO's handle gives the descriptor back once the write has ended, sent or failed;
         // `pending` keeps it open until then.
@@ -119,7 +126,7 @@ final class SentFiles: ChannelOutboundHandler, RemovableChannelHandler {
         written.futureResult.assumeIsolated().whenComplete { _ in
             _ = try? handle.takeDescriptorOwnership()
             withExtendedLifetime(pending) {}
-            try? options?.setOption(Self.cork, value: 0)
+            if let cork = Self.cork { try? options?.setOption(cork, value: 0) }
         }
         context.write(wrapOutboundOut(.body(.fileRegion(region))), promise: written)
     }
