@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Runs the whole test suite while `stress-ng --cpu 4` keeps the machine busy, as a shared CI
-# machine is: a test that holds only on an idle machine fails here. Optional argument: how
+# Runs the whole test suite, the suites against real servers in Python included (the venv
+# of scripts/auth-servers/setup.sh, as scripts/test.sh makes it), while `stress-ng --cpu 4`
+# keeps the machine busy, as a shared CI machine is: a test that holds only on an idle
+# machine fails here. Optional argument: how
 # many runs (default 1); it stops at the first that fails. Prints each run's test count,
 # failures and wall time. The build comes first, without the load; its output goes to
 # .build/test-build.log, each run's to .build/test-load-<run>.log.
@@ -27,6 +29,10 @@ if ! swift build --build-tests >"$LOG" 2>&1; then
   exit 1
 fi
 echo "test-under-load: built in $((SECONDS - started))s"
+# The suites that talk to real servers in Python (auth, S3, metrics) run only with
+# MIRROR_TEST_PYTHON set, as scripts/test.sh sets it: without it they are skipped.
+MIRROR_TEST_PYTHON=${MIRROR_TEST_PYTHON:-$(scripts/auth-servers/setup.sh)}
+export MIRROR_TEST_PYTHON
 
 # stress-ng leads a process group of its own (it and its workers), stopped whole on exit (it
 # then warns that it ended early: its output is dropped). Its own limit only matters if this
