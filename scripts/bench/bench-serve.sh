@@ -28,6 +28,8 @@
 #     takes the last row's account and id; the same number of slices, in key order;
 #   - downloaded files: `mirror serve` /_mirror/files/<path> (every file in turn) against
 #     nginx serving the output folder's files/ at the same paths (an alias).
+# The report ends with the targets, met or MISSED: replayed pages and files each at least 0.6 x
+# nginx's requests/s, and mirror serve's peak RSS at most 64 MB.
 # Figures per target: requests/s, MB/s (1 MB = 10^6 bytes, whole responses with headers,
 # as wrk counts them), the mean response size and the latency p50 and p99. Peak RSS:
 # mirror serve's and Datasette's (GNU time's maximum RSS, each stopped with SIGTERM at the
@@ -482,6 +484,28 @@ echo
 echo "mirror serve peak RSS: $SERVE_RSS MB"
 echo "datasette peak RSS: $DS_RSS MB"
 echo "nginx peak RSS: $NGINX_RSS MB (master and $(( NGINX_PROCS - 1 )) workers, summed)"
+echo
+# The targets, met or MISSED: mirror serve's replayed pages and files each at least
+# SERVE_MIN_RATIO x nginx's requests/s, and its peak RSS at most SERVE_MAX_RSS_MB.
+python3 - "$RESULTS" "$SERVE_RSS" <<'EOF'
+import sys
+SERVE_MIN_RATIO, SERVE_MAX_RSS_MB = 0.6, 64
+rate = {}
+for line in open(sys.argv[1]):
+    label, r, _, d, _, _ = line.rstrip("\n").split("\t")
+    rate[label] = int(r) / (int(d) / 1e6)
+for what, mine, theirs in [("replayed pages", "replayed pages (mirror serve)", "static pages (nginx)"),
+                           ("files", "files (mirror serve)", "files (nginx)")]:
+    if mine in rate and theirs in rate:
+        got = rate[mine] / rate[theirs]
+        print("target: %s, mirror serve / nginx requests/s >= %gx -> %.2fx, %s"
+              % (what, SERVE_MIN_RATIO, got, "met" if got >= SERVE_MIN_RATIO else "MISSED"))
+try:
+    rss = float(sys.argv[2])
+    print("target: mirror serve peak RSS <= %d MB -> %.1f MB, %s" % (SERVE_MAX_RSS_MB, rss, "met" if rss <= SERVE_MAX_RSS_MB else "MISSED"))
+except ValueError:
+    print("target: mirror serve peak RSS <= %d MB -> n/a" % SERVE_MAX_RSS_MB)
+EOF
 echo
 echo "checks: t_item holds $UNIQUE records and $FILES files were downloaded; replayed pages are the JSON values"
 echo "        nginx serves; slices of both read APIs hold the records sqlite3 finds; every file from both servers"
