@@ -49,7 +49,8 @@ final class FileSends: Sendable {
         if !channel.isActive { drop(key) }
         var headers = headers
         headers[.contentLength] = String(pending.range.count)
-        headers[Self.field] = String(token)
+        // After any field of that name the answer has (an API's, replayed with its page).
+        headers.append(HTTPField(name: Self.field, value: String(token)))
         return Response(status: status, headers: headers, body: ResponseBody())
     }
 
@@ -74,9 +75,6 @@ final class FileSends: Sendable {
 final class SentFiles: ChannelOutboundHandler, RemovableChannelHandler {
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
-
-    /// The bytes an answer named were let go before its head was sent.
-    struct Gone: Error {}
 
     /// Linux's TCP_CORK (IPPROTO_TCP 6, option 3): partial packets wait until it is set back
     /// to 0. Elsewhere the head leaves on its own.
@@ -104,16 +102,18 @@ final class SentFiles: ChannelOutboundHandler, RemovableChannelHandler {
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        guard case var .head(head) = unwrapOutboundIn(data), let token = head.headers.first(name: FileSends.field.rawName) else {
+        // The answer's own field is its last of that name; one that names no bytes held for
+        // this connection is not this server's: an API's header, replayed with its page,
+        // goes on as it came.
+        let name = FileSends.field.rawName
+        guard case var .head(head) = unwrapOutboundIn(data), let channel, let token = head.headers[name].last,
+              let number = Int(token), let pending = sends.take(number, on: channel) else {
             context.write(data, promise: promise)
             return
         }
-        head.headers.remove(name: FileSends.field.rawName)
-        guard let channel, let number = Int(token), let pending = sends.take(number, on: channel) else {
-            promise?.fail(Gone())
-            context.close(promise: nil)
-            return
-        }
+        let others = head.headers[name].dropLast()
+        head.headers.remove(name: name)
+        for value in others { head.headers.add(name: name, value: value) }
         // The head waits for the file's first bytes, to leave in the same packet (TCP_CORK).
         let options = context.channel.syncOptions
         if let cork = Self.cork { try? options?.setOption(cork, value: 1) }

@@ -284,6 +284,28 @@ struct ServeTests {
         }
     }
 
+    @Test("an API's own header named as serve's sendfile field is replayed as it came, with the page, kept or not")
+    func apiHeaderOfSendfileName() async throws {
+        let harness = try Harness()
+        let api: @Sendable (FixtureRequest) async -> FixtureResponse = { request in
+            let page = Int(request.parameter("page") ?? "") ?? 0
+            return .json(PagedAPI(records: [[#"{"id":"1"}"#]]).body(page: page), headers: [("Mirror-Sendfile", "1")])
+        }
+        _ = try await FixtureServer.with(api) { server in try await harness.run(itemsJob(), server: server) }
+        for cache in [MirrorServer.defaultPageCache, 0] {
+            var options = MirrorServer.Options(output: harness.output)
+            options.port = 0
+            options.pageCache = cache
+            try await MirrorServer(options: options).with(logger: Logger(label: "serve", factory: { _ in SwiftLogNoOpLogHandler() })) { port in
+                for _ in 0 ..< 2 {
+                    let page = try await get("http://127.0.0.1:\(port)/items?page=1")
+                    #expect(page.status == 200 && page.headers["mirror-sendfile"] == "1", "\(cache)")
+                    #expect(page.text.contains(#"{"id":"1"}"#), "\(cache): \(page.text)")
+                }
+            }
+        }
+    }
+
     @Test("files: If-Range keeps a range for the file's own strong tag only; 304, 404 and 416 as they are sent")
     func fileConditions() async throws {
         let harness = try Harness()
