@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+import GRDBSQLite
 import MirrorFiles
 import Synchronization
 
@@ -35,7 +35,7 @@ package final class CommitWatcher: Sendable {
     /// The connection kept for the file a database's name led to when it was opened.
     private struct Watch: Sendable {
         let file: DatabaseFiles.Identity
-        let queue: DatabaseQueue
+        let reader: VersionReader
     }
 
     package let output: String
@@ -71,19 +71,18 @@ package final class CommitWatcher: Sendable {
     /// connection kept for another file (the database was made again) is closed, through
     /// SQLite, and one is opened for this one.
     private func version(of name: String, file: DatabaseFiles.Identity) -> Int? {
-        var queue = watches.withLock { watches in watches[name].flatMap { $0.file == file ? $0.queue : nil } }
-        if queue == nil {
-            let path = (output as NSString).appendingPathComponent(name)
-            guard let opened = try? DatabaseQueue(path: path, configuration: RecordReader.readOnly) else { return nil }
+        var reader = watches.withLock { watches in watches[name].flatMap { $0.file == file ? $0.reader : nil } }
+        if reader == nil {
+            guard let opened = VersionReader(path: (output as NSString).appendingPathComponent(name)) else { return nil }
             // One connection a file: versions read on two would not compare. Of two opened
             // at once, the first kept is the one asked.
-            queue = watches.withLock { watches in
-                if let kept = watches[name], kept.file == file { return kept.queue }
-                watches[name] = Watch(file: file, queue: opened)
+            reader = watches.withLock { watches in
+                if let kept = watches[name], kept.file == file { return kept.reader }
+                watches[name] = Watch(file: file, reader: opened)
                 return opened
             }
         }
-        return try? queue?.inDatabase { db in try Int.fetchOne(db.cachedStatement(sql: "PRAGMA data_version")) }
+        return reader?.version()
     }
 
     /// The folder's databases as `DatabaseFiles.identified(in:)` finds them: from the
@@ -157,6 +156,52 @@ private struct FolderWatch {
             return true
         case .quiet, nil:
             return false
+        }
+    }
+}
+
+/// A read-only connection to one database file, opened with SQLite's own calls, its
+/// `PRAGMA data_version` prepared once and asked under a lock of its own. Through GRDB each
+/// question was a `DispatchQueue.sync` on the connection's queue: two threads asking at once
+/// parked one of them, which cost `mirror serve` more than the question itself.
+private final class VersionReader: Sendable {
+    private struct Connection {
+        let database: OpaquePointer
+        let statement: OpaquePointer
+    }
+
+    private let connection: Mutex<Connection>
+
+    /// The connection to the database at `path`, waiting up to 10 s for a lock as every
+    /// reader does (`RecordReader.readOnly`); nil when it cannot be opened.
+    init?(path: String) {
+        var database: OpaquePointer?
+        guard sqlite3_open_v2(path, &database, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK, let database else {
+            sqlite3_close(database)
+            return nil
+        }
+        var statement: OpaquePointer?
+        sqlite3_busy_timeout(database, 10_000)
+        guard sqlite3_prepare_v2(database, "PRAGMA data_version", -1, &statement, nil) == SQLITE_OK, let statement else {
+            sqlite3_close(database)
+            return nil
+        }
+        connection = Mutex(Connection(database: database, statement: statement))
+    }
+
+    deinit {
+        connection.withLock { connection in
+            sqlite3_finalize(connection.statement)
+            sqlite3_close(connection.database)
+        }
+    }
+
+    /// `PRAGMA data_version` now; nil when SQLite cannot answer.
+    func version() -> Int? {
+        connection.withLock { connection in
+            defer { sqlite3_reset(connection.statement) }
+            guard sqlite3_step(connection.statement) == SQLITE_ROW else { return nil }
+            return Int(sqlite3_column_int64(connection.statement, 0))
         }
     }
 }
