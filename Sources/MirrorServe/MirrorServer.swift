@@ -207,8 +207,8 @@ package struct MirrorServer: Sendable {
                              listening: @escaping @Sendable (Int) -> Void) -> Application<RouterResponder<ServeContext>> {
         let address = ServerAddress(scheme: tls == nil ? "http" : "https", bind: options.bind, port: options.port)
         let sends = tls == nil ? FileSends() : nil
-        let router = Self.router(api: ReadAPI(output: options.output, jobFiles: options.jobFiles),
-                                 files: ServedFiles(output: options.output, sends: sends), pages: pages,
+        let files = ServedFiles(output: options.output, sends: sends, keepingOpen: Self.openedFileLimit())
+        let router = Self.router(api: ReadAPI(output: options.output, jobFiles: options.jobFiles), files: files, pages: pages,
                                  address: address, tokens: tokens, metrics: options.metrics, sends: sends)
         let (idle, header, send) = (options.idleTimeout, options.headerTimeout, options.sendTimeout)
         let server = HTTPServerBuilder { responder in
@@ -239,14 +239,30 @@ package struct MirrorServer: Sendable {
     static let reservedDescriptors = 32
 
     /// The connections served at once: the limit on open files less what the server keeps
-    /// for itself (a quarter of it, at least `reservedDescriptors`), at most 16,384.
+    /// for itself (`reserved(of:)`), at most 16,384.
     static func connectionLimit() -> Int {
+        let open = openFileLimit()
+        return min(16_384, max(1, open - reserved(of: open)))
+    }
+
+    /// The downloaded files kept open between answers (`OpenedFiles`): half of what the
+    /// server keeps for itself of the limit on open files, at most 1,024.
+    static func openedFileLimit() -> Int {
+        min(1024, reserved(of: openFileLimit()) / 2)
+    }
+
+    /// What the server keeps for itself of `open` descriptors: a quarter, at least
+    /// `reservedDescriptors`.
+    private static func reserved(of open: Int) -> Int {
+        max(reservedDescriptors, open / 4)
+    }
+
+    /// The process's limit on open files (`ulimit -n`); 1,024 when it cannot be read.
+    private static func openFileLimit() -> Int {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
         // RLIM_INFINITY is the largest value: clamped to Int.max.
-        let open = Int(clamping: limit.rlim_cur)
-        let reserved = max(reservedDescriptors, open / 4)
-        return min(16_384, max(1, open - reserved))
+        return Int(clamping: limit.rlim_cur)
     }
 
     /// Whether `bind` is an address of this machine alone: `localhost`, 127.0.0.0/8 or `::1`.

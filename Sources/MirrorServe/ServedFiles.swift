@@ -56,11 +56,14 @@ package struct ServedFiles: Sendable {
     /// The folder's databases, listed again only when its entries change: listing it for
     /// every file asked for was 6 % of serve's CPU time while it sent files in `scripts/bench/bench-serve.sh`.
     let watcher: CommitWatcher
+    /// The files answered lately, kept open while the databases stay as they were.
+    let opened: OpenedFiles
 
-    init(output: String, sends: FileSends?) {
+    init(output: String, sends: FileSends?, keepingOpen limit: Int) {
         self.output = output
         self.sends = sends
         watcher = CommitWatcher(output: output)
+        opened = OpenedFiles(limit: limit)
     }
 
     /// Over TLS, files, or ranges of one, of at most this many bytes are read whole on the
@@ -69,23 +72,36 @@ package struct ServedFiles: Sendable {
     static let readWhole = 256 << 10
 
     /// The answer to a GET or HEAD of the file at `relative` (below `files/`, as
-    /// `_mirror_files.path` has it, decoded), asked on `channel`. The file is found and
-    /// opened in one step on the thread pool. Without TLS its bytes go from the file to the
-    /// connection with `sendfile`, none read by the process (see `SentFiles`). Over TLS, up
-    /// to `readWhole` bytes are read in that same step; a larger file's bytes are read 64 KB
-    /// at a time on the thread pool, the next once the connection has taken the last (see
+    /// `_mirror_files.path` has it, decoded), asked on `channel`. A file answered before,
+    /// while no database of the folder has changed since (`CommitWatcher`), is answered from
+    /// the descriptor kept open for it (`OpenedFiles`), on the request's own task, once
+    /// `lstat` finds its path still leading to that file; else it is found and opened in one
+    /// step on the thread pool. Without TLS its bytes go from the file to the connection with
+    /// `sendfile`, none read by the process (see `SentFiles`). Over TLS, up to `readWhole`
+    /// bytes are read in that same step; a larger file's bytes are read 64 KB at a time on
+    /// the thread pool, the next once the connection has taken the last (see
     /// `MirrorServer.taken`), so memory stays bounded whatever the file's size and however
     /// slowly the client reads. A HEAD request gets the headers alone.
     func response(to relative: String, request: Request, channel: any Channel) async throws -> Response {
-        let (range, ifRange, ifNoneMatch) = (request.headers[.range], request.headers[.ifRange], request.headers[.ifNoneMatch])
+        let asked = Asked(range: request.headers[.range], ifRange: request.headers[.ifRange],
+                          ifNoneMatch: request.headers[.ifNoneMatch])
         let head = request.method == .head
-        let sendsFiles = sends != nil
-        let served = try await MirrorServer.blocking { () throws -> Served in
-            let served = try serve(relative, range: range, ifRange: ifRange, ifNoneMatch: ifNoneMatch)
-            guard !head, !sendsFiles, case let .file(file, range, status, headers) = served, range.count <= Self.readWhole else {
-                return served
+        let moment = watcher.moment()
+        // Over TLS a file of up to `readWhole` bytes is read in the step that finds it.
+        let readsWhole = !head && sends == nil
+        var served: Served
+        if let moment, let found = opened.found(relative, at: moment), let info = found.stillThere() {
+            served = try Self.served(found, info, asked)
+            if readsWhole, Self.readAtOnce(served) != nil {
+                served = try await MirrorServer.blocking { [served] in try Self.readWhole(served) }
             }
-            return .bytes(try Self.read(file, range), status: status, headers: headers)
+        } else {
+            // Only a path found this way is ever kept, so a kept one needs no second look.
+            let parts = try Self.parts(of: relative)
+            served = try await MirrorServer.blocking { () throws -> Served in
+                let served = try find(relative, parts, asked, keeping: moment)
+                return readsWhole ? try Self.readWhole(served) : served
+            }
         }
         let loop = channel.eventLoop
         switch served {
@@ -119,6 +135,18 @@ package struct ServedFiles: Sendable {
         }
     }
 
+    /// The file and range of `served` when it is small enough to be read whole at once.
+    static func readAtOnce(_ served: Served) -> (OpenFile, Range<Int>)? {
+        guard case let .file(file, range, _, _) = served, range.count <= readWhole else { return nil }
+        return (file, range)
+    }
+
+    /// `served` with its file's bytes read, when it is small enough (`readAtOnce`).
+    static func readWhole(_ served: Served) throws -> Served {
+        guard let (file, range) = readAtOnce(served), case let .file(_, _, status, headers) = served else { return served }
+        return .bytes(try read(file, range), status: status, headers: headers)
+    }
+
     /// The bytes `range` of `file`, in one buffer. A file grown shorter since it was measured
     /// fails the request.
     static func read(_ file: OpenFile, _ range: Range<Int>) throws -> ByteBuffer {
@@ -135,30 +163,82 @@ package struct ServedFiles: Sendable {
         return buffer
     }
 
-    /// The file at `relative`, open, with `If-None-Match`, one `Range` and `If-Range`
-    /// honoured: 404 for a file no index lists as downloaded, or that is not where it says;
-    /// 416 for a range outside the file.
-    func serve(_ relative: String, range: String?, ifRange: String?, ifNoneMatch: String?) throws -> Served {
-        let missing = HTTPError(.notFound, message: "no downloaded file '\(relative)'")
-        let parts = relative.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count >= 2, parts[0] == FileNaming.folder,
-              !parts.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." || $0.contains("\u{0}") }),
-              let entry = try FileLookup.find(relative, in: output, databases: watcher.databaseNames(),
-                                              connections: connections) else {
-            throw missing
+    /// What a request asks of a file beside its path: one `Range`, kept by `If-Range`, and
+    /// `If-None-Match`.
+    struct Asked: Sendable {
+        let range: String?
+        let ifRange: String?
+        let ifNoneMatch: String?
+    }
+
+    /// A downloaded file found in an index, and open.
+    struct Found: Sendable {
+        let entry: FileLookup.Entry
+        let file: OpenFile
+        /// Where it was found: the output folder's path and the file's below it.
+        let path: String
+        /// What `fstat` said of it when it was opened.
+        let opened: FileStatus
+
+        /// What `lstat` says of its path now, while that still leads to the file opened, as a
+        /// regular file: nil once it was removed, moved away, or another file (or a link) put
+        /// in its place. The path is not walked a folder at a time as the opening was, so a
+        /// folder on it made a link since leads here only to the very file opened.
+        func stillThere() -> FileStatus? {
+            guard let now = FileStatus(entryAt: path), now.kind == .regular,
+                  now.device == opened.device, now.inode == opened.inode else { return nil }
+            return now
+        }
+    }
+
+    /// The parts of `relative` (`files`, a folder, a name), when it could name a downloaded
+    /// file; else the 404 of a file no index lists.
+    static func parts(of relative: String) throws -> [String] {
+        let parts = relative.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        guard parts.count >= 2, parts[0].elementsEqual(FileNaming.folder.utf8),
+              !parts.contains(where: { $0.isEmpty || $0.elementsEqual(".".utf8) || $0.elementsEqual("..".utf8) || $0.contains(0) })
+        else {
+            throw missing(relative)
+        }
+        return parts.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    static func missing(_ relative: String) -> HTTPError {
+        HTTPError(.notFound, message: "no downloaded file '\(relative)'")
+    }
+
+    /// The file at `relative` (split as `parts`), found in the folder's indexes and opened,
+    /// served as `asked`: 404 for a file no index lists as downloaded, or that is not where
+    /// it says. With `moment`, the moment of the databases before they were read, the file
+    /// opened is kept open for the next answers while they stay at it. Blocks: to be run on
+    /// the thread pool.
+    func find(_ relative: String, _ parts: [String], _ asked: Asked, keeping moment: CommitWatcher.Moment?) throws -> Served {
+        guard let entry = try FileLookup.find(relative, in: output, databases: watcher.databaseNames(), connections: connections) else {
+            throw Self.missing(relative)
         }
         let etag = "\"\(entry.sha256)\""
+        if EntityTags.match(asked.ifNoneMatch, etag) { return .notModified([.eTag: etag, .acceptRanges: "bytes"]) }
+        guard let file = try open(parts), let info = FileStatus(descriptor: file.descriptor), info.kind == .regular else {
+            throw Self.missing(relative)
+        }
+        let found = Found(entry: entry, file: file, path: (output as NSString).appendingPathComponent(relative), opened: info)
+        if let moment { opened.keep(found, as: relative, at: moment) }
+        return try Self.served(found, info, asked)
+    }
+
+    /// `found`, whose file `stat` said `info`, with `If-None-Match`, one `Range` and `If-Range`
+    /// honoured: 416 for a range outside the file.
+    static func served(_ found: Found, _ info: FileStatus, _ asked: Asked) throws -> Served {
+        let etag = "\"\(found.entry.sha256)\""
         var headers: HTTPFields = [.eTag: etag, .acceptRanges: "bytes"]
-        if EntityTags.match(ifNoneMatch, etag) { return .notModified(headers) }
-        headers[.contentType] = entry.contentType ?? "application/octet-stream"
-        guard let file = try open(parts) else { throw missing }
-        guard let info = FileStatus(descriptor: file.descriptor), info.kind == .regular else { throw missing }
-        let size = info.size
+        if EntityTags.match(asked.ifNoneMatch, etag) { return .notModified(headers) }
+        headers[.contentType] = found.entry.contentType ?? "application/octet-stream"
+        let (file, size) = (found.file, info.size)
         // A range of another version of the file than the client's is no part of this one.
-        guard let range, EntityTags.ifRange(ifRange, holds: etag) else {
+        guard let range = asked.range, EntityTags.ifRange(asked.ifRange, holds: etag) else {
             return .file(file, range: 0..<size, status: .ok, headers: headers)
         }
-        switch Self.byteRange(range, size: size) {
+        switch byteRange(range, size: size) {
         case .whole:
             return .file(file, range: 0..<size, status: .ok, headers: headers)
         case let .part(part):

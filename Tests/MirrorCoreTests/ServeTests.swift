@@ -8,7 +8,9 @@ import Logging
 @testable import MirrorJobFile
 @testable import MirrorModel
 @testable import MirrorServe
+@testable import MirrorStore
 @testable import MirrorExport
+import MirrorFiles
 import MirrorTestSupport
 import NIOCore
 import NIOHTTP1
@@ -282,6 +284,69 @@ struct ServeTests {
             let back = try await get(url)
             #expect(back.status == 200 && back.body == content)
         }
+    }
+
+    @Test("files: each answer is the file as the index and the disk hold it now: removed, put back anew, retyped, unlisted")
+    func filesAsTheyAreNow() async throws {
+        let harness = try Harness()
+        let content = Array((0..<300).map { UInt8($0 % 251) })
+        let path = try await download("a.jpg", content, contentType: "image/jpeg", into: harness)
+        let onDisk = harness.output + "/" + path
+        let database = try DatabaseQueue(path: harness.output + "/t_item.sqlite")
+        try await serving(harness) { base in
+            let url = base + "/_mirror/" + path
+            for _ in 0 ..< 2 {
+                let first = try await get(url)
+                #expect(first.status == 200 && first.body == content && first.headers["content-type"] == "image/jpeg")
+            }
+            // Removed by hand: gone at once, though the index still lists it.
+            try FileManager.default.moveItem(atPath: onDisk, toPath: harness.folder + "/a.jpg")
+            let removed = try await get(url)
+            #expect(removed.status == 404)
+            // Another file renamed into its place: its bytes, not the ones first sent.
+            let other = Array(repeating: UInt8(7), count: 120)
+            try Data(other).write(to: URL(fileURLWithPath: harness.folder + "/other.jpg"))
+            try FileManager.default.moveItem(atPath: harness.folder + "/other.jpg", toPath: onDisk)
+            let replaced = try await get(url)
+            #expect(replaced.status == 200 && replaced.body == other && replaced.headers["content-length"] == "120")
+            // The index changed by another program: its type from the next answer on.
+            try await database.write { db in
+                try db.execute(sql: "UPDATE _mirror_files SET content_type = 'image/png' WHERE path = ?", arguments: [path])
+            }
+            let retyped = try await get(url)
+            #expect(retyped.status == 200 && retyped.headers["content-type"] == "image/png" && retyped.body == other)
+            try await database.write { db in
+                try db.execute(sql: "UPDATE _mirror_files SET status = 'failed' WHERE path = ?", arguments: [path])
+            }
+            let unlisted = try await get(url)
+            #expect(unlisted.status == 404)
+        }
+    }
+
+    @Test("files kept open: no more than the limit, each kept only at the moment it was found at, all let go at the next")
+    func openedFilesLimitAndMoment() throws {
+        let harness = try Harness()
+        try FileManager.default.createDirectory(atPath: harness.output, withIntermediateDirectories: true)
+        let watcher = CommitWatcher(output: harness.output)
+        let before = try #require(watcher.moment())
+        try DatabaseQueue(path: harness.output + "/t.sqlite").write { db in try db.execute(sql: "CREATE TABLE t (a)") }
+        let after = try #require(watcher.moment())
+        #expect(before != after)
+        let null = try FileSystem.openForReading("/dev/null")
+        let found = ServedFiles.Found(entry: FileLookup.Entry(sha256: "00", contentType: nil), file: ServedFiles.OpenFile(null),
+                                      path: "/dev/null", opened: try #require(FileStatus(descriptor: null)))
+        let opened = OpenedFiles(limit: 2)
+        #expect(opened.found("files/a", at: before) == nil)
+        for name in ["files/a", "files/b", "files/c"] { opened.keep(found, as: name, at: before) }
+        #expect(opened.count == 2)
+        let kept = ["files/a", "files/b", "files/c"].filter { opened.found($0, at: before) != nil }
+        #expect(kept.count == 2 && kept.contains("files/c"))
+        // Found at a moment that has passed: not kept.
+        #expect(opened.found("files/a", at: after) == nil && opened.count == 0)
+        opened.keep(found, as: "files/a", at: before)
+        #expect(opened.count == 0)
+        opened.keep(found, as: "files/a", at: after)
+        #expect(opened.found("files/a", at: after)?.path == "/dev/null")
     }
 
     @Test("an API's own header named as serve's sendfile field is replayed as it came, with the page, kept or not")
