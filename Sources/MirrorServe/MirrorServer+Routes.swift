@@ -13,8 +13,11 @@ extension MirrorServer {
     /// and HEAD; every other path is one of the API's and takes POST too. Segments are
     /// counted as the router counts them, empty ones left out.
     static func isOwn(_ uri: URI) -> Bool {
-        guard let first = uri.path.split(separator: "/").first else { return (uri.query ?? "").isEmpty }
-        return first == "_mirror"
+        let path = uri.path.utf8
+        let slash = UInt8(ascii: "/")
+        guard let start = path.firstIndex(where: { $0 != slash }) else { return (uri.query ?? "").isEmpty }
+        let first = path[start...].prefix { $0 != slash }
+        return first.elementsEqual("_mirror".utf8)
     }
 
     /// The routes, behind what every request passes first: its count (with `metrics`),
@@ -93,7 +96,7 @@ extension MirrorServer {
             try whole(context)
             // The rest of the path as sent, percent-decoded: `getCatchAll()` would drop an
             // empty segment, and a path with one is no file's.
-            guard let path = context.parameters.get(String(Parameters.recursiveCaptureKey))?.removingPercentEncoding else {
+            guard let path = context.parameters.get(String(Parameters.recursiveCaptureKey)).flatMap(percentDecoded) else {
                 throw noSuchPath(request)
             }
             return try await files.response(to: FileNaming.folder + "/" + path, request: request, channel: context.channel)
@@ -122,8 +125,14 @@ extension MirrorServer {
     /// A table's name from its path segment, percent-decoded; one that decodes to more than
     /// one segment is no path of the read API.
     private static func name(_ segment: String?, in request: Request) throws -> String {
-        guard let name = segment?.removingPercentEncoding, !name.contains("/") else { throw noSuchPath(request) }
+        guard let name = segment.flatMap(percentDecoded), !name.contains("/") else { throw noSuchPath(request) }
         return name
+    }
+
+    /// `text` percent-decoded; nil when a `%` starts no escape or the bytes are no UTF-8.
+    /// Foundation is asked only when there is a `%`: most paths have none.
+    static func percentDecoded(_ text: String) -> String? {
+        text.utf8.contains(UInt8(ascii: "%")) ? text.removingPercentEncoding : text
     }
 
     /// The request's query parameters, their values percent-decoded.

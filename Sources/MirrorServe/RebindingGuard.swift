@@ -7,6 +7,16 @@ import HummingbirdCore
 struct RebindingGuard<Context: RequestContext>: RouterMiddleware {
     /// The address the server listens on.
     let bind: String
+    /// Whether `bind` is a loopback address, judged once.
+    private let loopback: Bool
+    /// The hosts a request on loopback may name, lowercased.
+    private let hosts: Set<String>
+
+    init(bind: String) {
+        self.bind = bind
+        loopback = MirrorServer.isLoopback(bind)
+        hosts = ["localhost", "127.0.0.1", "::1", bind.lowercased()]
+    }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard allows(host: request.head.authority) else {
@@ -18,7 +28,7 @@ struct RebindingGuard<Context: RequestContext>: RouterMiddleware {
     /// Whether a request with this `Host` is answered: any is, off loopback; on it, only
     /// `localhost`, `127.0.0.1`, `::1` and the bound address (with any port), or none at all.
     func allows(host authority: String?) -> Bool {
-        guard MirrorServer.isLoopback(bind) else { return true }
+        guard loopback else { return true }
         guard let authority else { return true }
         var host = Substring(authority)
         if host.hasPrefix("["), let close = host.firstIndex(of: "]") {
@@ -26,6 +36,6 @@ struct RebindingGuard<Context: RequestContext>: RouterMiddleware {
         } else if let colon = host.lastIndex(of: ":") {
             host = host[..<colon]
         }
-        return ["localhost", "127.0.0.1", "::1", bind].contains(host.lowercased())
+        return hosts.contains(host.lowercased())
     }
 }
