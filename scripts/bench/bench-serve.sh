@@ -53,7 +53,12 @@
 # BENCH_PAGES (default 1000), BENCH_SERVE_FILES (default 200, 100 a page),
 # BENCH_SERVE_SECONDS (each measurement, default 10), BENCH_SERVE_CONNECTIONS (wrk -c,
 # default 16), DATASETTE=path (a datasette executable to use instead of installing one),
-# BENCH_KEEP=1 (keep the temp folder).
+# BENCH_KEEP=1 (keep the temp folder), BENCH_SERVE_FLOOR=1 (also measure
+# scripts/bench/serve-floor, built here: Hummingbird 2 alone, answering each page and file
+# from a buffer read into memory before it listens, with no code of mirror's -- the least
+# a server on Hummingbird costs a request on this machine; its pages and files checked as
+# mirror serve's are, and the report adds each floor against nginx and mirror serve
+# against its floor).
 # Needs: python3 (with venv, and PyPI reachable unless DATASETTE is given), nginx, wrk,
 # curl, sqlite3, GNU time, sha256sum; the Debian packages that are missing are installed
 # with apt-get.
@@ -102,6 +107,20 @@ NGINX=$(command -v nginx 2>/dev/null || echo /usr/sbin/nginx)
 
 # ---- build ---------------------------------------------------------------------------
 bench_mirror bench-serve
+FLOOR=${BENCH_SERVE_FLOOR:-0}
+[[ "$FLOOR" =~ ^[01]$ ]] || die "BENCH_SERVE_FLOOR must be 0 or 1, not '$FLOOR'"
+if [ "$FLOOR" = 1 ]; then
+    command -v swift >/dev/null 2>&1 || die "swift is not installed (https://www.swift.org/install/linux/)"
+    say "bench-serve: swift build -c release --package-path scripts/bench/serve-floor ..."
+    buildlog=$(mktemp)
+    if ! swift build -c release --package-path "$ROOT/scripts/bench/serve-floor" >"$buildlog" 2>&1; then
+        tail -40 "$buildlog" >&2
+        rm -f "$buildlog"
+        die "swift build of serve-floor failed"
+    fi
+    rm -f "$buildlog"
+    FLOOR_BIN="$ROOT/scripts/bench/serve-floor/.build/release/serve-floor"
+fi
 
 # ---- temp folder, servers, cleanup -----------------------------------------------------
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/mirror-bench-serve.XXXXXX")
@@ -111,6 +130,7 @@ SERVE_PID=""       # /usr/bin/time running mirror serve
 SERVE_CHILD=""     # mirror serve
 DS_PID=""          # /usr/bin/time running datasette
 DS_CHILD=""        # datasette
+FLOOR_PID=""       # serve-floor
 stop_pid() { # PID: SIGTERM a process this script started and wait for it
     if [ -n "$1" ] && kill -0 "$1" 2>/dev/null; then
         kill -TERM "$1" 2>/dev/null || true
@@ -134,6 +154,7 @@ stop_timed() {
 cleanup() {
     stop_timed "$SERVE_PID" "$SERVE_CHILD" || true
     stop_timed "$DS_PID" "$DS_CHILD" || true
+    stop_pid "$FLOOR_PID"
     stop_pid "$NGINX_PID"
     if [ "${BENCH_KEEP:-0}" = 1 ]; then
         say "bench-serve: kept $WORK"
@@ -258,6 +279,27 @@ done
 SERVE_URL="http://127.0.0.1:$SERVE_PORT"
 say "bench-serve: mirror serve on $SERVE_URL (pid $SERVE_CHILD); nginx on $NGINX_URL (pid $NGINX_PID)"
 
+# ---- serve-floor: the same pages and files, from memory ---------------------------------------
+if [ "$FLOOR" = 1 ]; then
+    FLOOR_PORT=""
+    for _ in 1 2 3; do
+        p=$(free_port)
+        "$FLOOR_BIN" "$p" "/pages=$WORK/www/pages" "/_mirror/files=$CACHE/files" >"$WORK/serve-floor.log" 2>&1 &
+        FLOOR_PID=$!
+        for _ in $(seq 1 300); do
+            if curl -fsS -o /dev/null "http://127.0.0.1:$p/pages/1.json" 2>/dev/null; then FLOOR_PORT=$p; break; fi
+            kill -0 "$FLOOR_PID" 2>/dev/null || break
+            sleep 0.1
+        done
+        [ -z "$FLOOR_PORT" ] || break
+        stop_pid "$FLOOR_PID"
+        FLOOR_PID=""
+    done
+    [ -n "$FLOOR_PORT" ] || { tail -20 "$WORK/serve-floor.log" >&2 || true; die "serve-floor did not start"; }
+    FLOOR_URL="http://127.0.0.1:$FLOOR_PORT"
+    say "bench-serve: serve-floor on $FLOOR_URL (pid $FLOOR_PID)"
+fi
+
 # ---- Datasette -----------------------------------------------------------------------------
 if [ -n "${DATASETTE:-}" ]; then
     [ -x "$DATASETTE" ] || die "no datasette executable at $DATASETTE"
@@ -344,6 +386,13 @@ check_files() { # NAME BASE_URL
 check_files mirror-serve "$SERVE_URL"
 check_files nginx "$NGINX_URL"
 say "bench-serve:   checked: all $FILES files from mirror serve and from nginx match their SHA-256 in _mirror_files"
+if [ "$FLOOR" = 1 ]; then
+    for p in 1 $(( (PAGES + 1) / 2 )) "$PAGES"; do
+        curl -fsS "$FLOOR_URL/pages/$p.json" | cmp -s - "$WORK/www/pages/$p.json" || die "serve-floor's /pages/$p.json is not nginx's file"
+    done
+    check_files serve-floor "$FLOOR_URL"
+    say "bench-serve:   checked: serve-floor sends pages 1, $(( (PAGES + 1) / 2 )) and $PAGES as nginx does, and every file with its SHA-256"
+fi
 
 # ---- measure ---------------------------------------------------------------------------------
 RESULTS="$WORK/results.tsv"
@@ -385,10 +434,12 @@ measure() { # NAME LABEL URL PATHS
 }
 measure replay-mirror "replayed pages (mirror serve)" "$SERVE_URL" "$WORK/paths/pages.txt"
 measure pages-nginx "static pages (nginx)" "$NGINX_URL" "$WORK/paths/pages.txt"
+[ "$FLOOR" = 0 ] || measure pages-floor "pages (serve-floor)" "$FLOOR_URL" "$WORK/paths/pages.txt"
 measure slices-datasette "100-record slices (datasette)" "$DS_URL" "$WORK/paths/datasette.txt"
 measure slices-mirror "100-record slices (mirror serve)" "$SERVE_URL" "$WORK/paths/slices.txt"
 measure files-mirror "files (mirror serve)" "$SERVE_URL" "$WORK/paths/files.txt"
 measure files-nginx "files (nginx)" "$NGINX_URL" "$WORK/paths/files.txt"
+[ "$FLOOR" = 0 ] || measure files-floor "files (serve-floor)" "$FLOOR_URL" "$WORK/paths/files.txt"
 
 # ---- still exact after a change --------------------------------------------------------------
 # Page 1, sent thousands of times above, is what serve keeps: one of its records is changed,
@@ -462,6 +513,8 @@ DS_CHILD=""
 DS_RSS=$(peak_rss_mb datasette)
 stop_pid "$NGINX_PID"
 NGINX_PID=""
+stop_pid "$FLOOR_PID"
+FLOOR_PID=""
 
 # ---- report ------------------------------------------------------------------------------------
 echo
@@ -500,6 +553,10 @@ for what, mine, theirs in [("replayed pages", "replayed pages (mirror serve)", "
         got = rate[mine] / rate[theirs]
         print("target: %s, mirror serve / nginx requests/s >= %gx -> %.2fx, %s"
               % (what, SERVE_MIN_RATIO, got, "met" if got >= SERVE_MIN_RATIO else "MISSED"))
+        floor = {"replayed pages": "pages (serve-floor)", "files": "files (serve-floor)"}[what]
+        if floor in rate:
+            print("        floor: serve-floor (Hummingbird alone, from memory) / nginx %.2fx; mirror serve / serve-floor %.2fx"
+                  % (rate[floor] / rate[theirs], rate[mine] / rate[floor]))
 try:
     rss = float(sys.argv[2])
     print("target: mirror serve peak RSS <= %d MB -> %.1f MB, %s" % (SERVE_MAX_RSS_MB, rss, "met" if rss <= SERVE_MAX_RSS_MB else "MISSED"))
