@@ -175,6 +175,17 @@ package enum FileSystem {
         }
     }
 
+    /// Fills `buffer` with the bytes at `offset` (`pread` until it is full): `.endedEarly`
+    /// when the file ends before it is.
+    package static func readExactly(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws(FileError) {
+        var done = 0
+        while done < buffer.count {
+            let got = try read(descriptor, into: UnsafeMutableRawBufferPointer(rebasing: buffer[done...]), at: offset + done)
+            guard got > 0 else { throw .endedEarly }
+            done += got
+        }
+    }
+
     /// Writes all of `bytes` at `offset` (`pwrite`), the descriptor's position left as it
     /// is; an interrupted write goes on.
     package static func write(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32, at offset: Int) throws(FileError) {

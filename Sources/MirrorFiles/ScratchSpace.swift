@@ -108,18 +108,8 @@ package final class ScratchBytes: Sendable {
         file.release(range.lowerBound ..< range.lowerBound + span)
     }
 
-    /// The bytes, read back.
-    package func read() throws -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: range.count)
-        var done = 0
-        while done < range.count {
-            let got = try bytes.withUnsafeMutableBytes { buffer in
-                try FileSystem.read(file.descriptor, into: UnsafeMutableRawBufferPointer(rebasing: buffer[done...]),
-                                    at: range.lowerBound + done)
-            }
-            guard got > 0 else { throw FileError.endedEarly }
-            done += got
-        }
-        return bytes
+    /// The bytes, read back into `buffer`, which holds `range.count`.
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws(FileError) {
+        try FileSystem.readExactly(file.descriptor, into: buffer, at: range.lowerBound)
     }
 }

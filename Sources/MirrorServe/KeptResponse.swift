@@ -62,8 +62,10 @@ struct KeptResponse: KeptAnswer {
                                       on: channel)
             }
             let body = ResponseBody(contentLength: held.range.count) { writer in
-                let bytes = try await MirrorServer.blocking { try held.read() }
-                try await writer.write(ByteBuffer(bytes: bytes))
+                let bytes = try await MirrorServer.blocking {
+                    try ByteBuffer.read(held.range.count) { buffer throws(FileError) in try held.read(into: buffer) }
+                }
+                try await writer.write(bytes)
                 try await writer.finish(nil)
             }
             return Response(status: .init(code: status), headers: fields, body: body)

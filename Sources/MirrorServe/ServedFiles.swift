@@ -45,9 +45,6 @@ package struct ServedFiles: Sendable {
         }
     }
 
-    /// A file grew shorter while it was sent: the response is cut, as its length said more.
-    struct EndedEarly: Error {}
-
     package let output: String
     /// What sends a file's bytes from the file to the connection with `sendfile`: on
     /// connections without TLS (nil with TLS).
@@ -148,19 +145,11 @@ package struct ServedFiles: Sendable {
     }
 
     /// The bytes `range` of `file`, in one buffer. A file grown shorter since it was measured
-    /// fails the request.
+    /// fails the request (`FileError.endedEarly`).
     static func read(_ file: OpenFile, _ range: Range<Int>) throws -> ByteBuffer {
-        var buffer = ByteBufferAllocator().buffer(capacity: range.count)
-        var at = range.lowerBound
-        while at < range.upperBound {
-            let wanted = range.upperBound - at
-            let got = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: wanted) { free in
-                try FileSystem.read(file.descriptor, into: UnsafeMutableRawBufferPointer(rebasing: free[..<wanted]), at: at)
-            }
-            guard got > 0 else { throw EndedEarly() }
-            at += got
+        try ByteBuffer.read(range.count) { buffer throws(FileError) in
+            try FileSystem.readExactly(file.descriptor, into: buffer, at: range.lowerBound)
         }
-        return buffer
     }
 
     /// What a request asks of a file beside its path: one `Range`, kept by `If-Range`, and
@@ -290,5 +279,17 @@ package struct ServedFiles: Sendable {
         }
         defer { try? FileSystem.close(folder) }
         return (try? FileSystem.openForReading(parts.last!, in: folder)).map(OpenFile.init)
+    }
+}
+
+extension ByteBuffer {
+    /// A buffer of the `count` bytes `fill` writes, in place, into the room it is given.
+    static func read(_ count: Int, _ fill: (UnsafeMutableRawBufferPointer) throws(FileError) -> Void) throws -> ByteBuffer {
+        var buffer = ByteBufferAllocator().buffer(capacity: count)
+        try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { free in
+            try fill(UnsafeMutableRawBufferPointer(rebasing: free[..<count]))
+            return count
+        }
+        return buffer
     }
 }

@@ -10,7 +10,7 @@ struct ScratchSpaceTests {
         let pieces: [[UInt8]] = (0 ..< 8).map { index in (0 ..< (85_000 + index * 1000)).map { UInt8(truncatingIfNeeded: $0 * 31 + index) } }
         var held = try pieces.map { piece in try #require(piece.withUnsafeBytes { space.hold($0) }) }
         for (piece, bytes) in zip(pieces, held) {
-            #expect(try bytes.read() == piece)
+            #expect(try read(bytes) == piece)
             #expect(bytes.range.count == piece.count && bytes.range.lowerBound % ScratchFile.alignment == 0)
         }
         // One file for all, with no name in the folder.
@@ -28,7 +28,7 @@ struct ScratchSpaceTests {
         #expect(after.size == before.size)
         #expect(after.allocated < before.allocated && after.allocated <= kept + pieces.count * ScratchFile.alignment)
         for (index, bytes) in zip(stride(from: 0, to: pieces.count, by: 2), held) {
-            #expect(try bytes.read() == pieces[index])
+            #expect(try read(bytes) == pieces[index])
         }
     }
 
@@ -36,5 +36,21 @@ struct ScratchSpaceTests {
     func refused() throws {
         let space = ScratchSpace(folder: "/nonexistent-folder-of-mirror")
         #expect([UInt8](repeating: 1, count: 10).withUnsafeBytes { space.hold($0) } == nil)
+    }
+
+    @Test("bytes read back whole, or the file's early end said")
+    func readsExactly() throws {
+        let folder = try TemporaryFolder()
+        let space = ScratchSpace(folder: folder.path)
+        let piece = (0 ..< 10_000).map { UInt8(truncatingIfNeeded: $0) }
+        let held = try #require(piece.withUnsafeBytes { space.hold($0) })
+        try FileSystem.truncate(held.file.descriptor, to: 5_000)
+        #expect(throws: FileError.endedEarly) { try read(held) }
+    }
+
+    private func read(_ held: ScratchBytes) throws -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: held.range.count)
+        try bytes.withUnsafeMutableBytes { buffer in try held.read(into: buffer) }
+        return bytes
     }
 }
