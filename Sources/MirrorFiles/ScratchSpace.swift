@@ -11,17 +11,21 @@ package final class ScratchSpace: Sendable {
     static let fileSpan = 1 << 36
 
     package let folder: String
+    /// How long a folder that refused a file is left alone before it is asked again.
+    package let retry: Duration
     private let current = Mutex<Current>(.none)
 
     private enum Current {
         case none
         case file(ScratchFile)
-        /// No file could be made in the folder: nothing is held here.
-        case refused
+        /// No file could be made in the folder at that moment: nothing is held here until
+        /// `retry` has passed.
+        case refused(ContinuousClock.Instant)
     }
 
-    package init(folder: String) {
+    package init(folder: String, retry: Duration = .seconds(10)) {
         self.folder = folder
+        self.retry = retry
     }
 
     /// `bytes`, held; nil when they could not be written (the folder refused a file, or
@@ -35,13 +39,13 @@ package final class ScratchSpace: Sendable {
     private func file(for count: Int) -> ScratchFile? {
         current.withLock { current -> ScratchFile? in
             switch current {
-            case .refused:
+            case let .refused(at) where at.duration(to: .now) < retry:
                 return nil
             case let .file(file) where file.reserved + count <= Self.fileSpan:
                 return file
-            case .file, .none:
+            case .file, .none, .refused:
                 guard let file = try? ScratchFile(in: folder) else {
-                    current = .refused
+                    current = .refused(.now)
                     return nil
                 }
                 current = .file(file)

@@ -1,3 +1,4 @@
+import Foundation
 @testable import MirrorFiles
 import Testing
 
@@ -32,10 +33,18 @@ struct ScratchSpaceTests {
         }
     }
 
-    @Test("a folder that takes no file holds nothing: the caller keeps its bytes")
-    func refused() throws {
-        let space = ScratchSpace(folder: "/nonexistent-folder-of-mirror")
-        #expect([UInt8](repeating: 1, count: 10).withUnsafeBytes { space.hold($0) } == nil)
+    @Test("a folder that takes no file holds nothing, the caller keeping its bytes, until it is asked again after a while")
+    func refused() async throws {
+        let folder = try TemporaryFolder()
+        let space = ScratchSpace(folder: folder.path + "/later", retry: .milliseconds(300))
+        let piece = [UInt8](repeating: 1, count: 10)
+        #expect(piece.withUnsafeBytes { space.hold($0) } == nil)
+        try FileManager.default.createDirectory(atPath: folder.path + "/later", withIntermediateDirectories: false)
+        // Not asked again at once.
+        #expect(piece.withUnsafeBytes { space.hold($0) } == nil)
+        try await Task.sleep(for: .milliseconds(400))
+        let held = try #require(piece.withUnsafeBytes { space.hold($0) })
+        #expect(try read(held) == piece)
     }
 
     @Test("bytes read back whole, or the file's early end said")
