@@ -54,11 +54,12 @@
 # BENCH_SERVE_SECONDS (each measurement, default 10), BENCH_SERVE_CONNECTIONS (wrk -c,
 # default 16), DATASETTE=path (a datasette executable to use instead of installing one),
 # BENCH_KEEP=1 (keep the temp folder), BENCH_SERVE_FLOOR=1 (also measure
-# scripts/bench/serve-floor, built here: Hummingbird 2 alone, answering each page and file
-# from a buffer read into memory before it listens, with no code of mirror's -- the least
-# a server on Hummingbird costs a request on this machine; its pages and files checked as
-# mirror serve's are, and the report adds each floor against nginx and mirror serve
-# against its floor).
+# scripts/bench/serve-floor, built here: Hummingbird 2 alone, with no code of mirror's,
+# twice: answering each page and file from a buffer read into memory before it listens,
+# and from a file kept open, sent with sendfile after a corked head, as mirror serve sends
+# kept pages and files -- the least a server on Hummingbird costs a request on this
+# machine, each way; its pages and files checked as mirror serve's are, and the report
+# adds each floor against nginx and mirror serve against the sendfile floor).
 # Needs: python3 (with venv, and PyPI reachable unless DATASETTE is given), nginx, wrk,
 # curl, sqlite3, GNU time, sha256sum; the Debian packages that are missing are installed
 # with apt-get.
@@ -130,7 +131,8 @@ SERVE_PID=""       # /usr/bin/time running mirror serve
 SERVE_CHILD=""     # mirror serve
 DS_PID=""          # /usr/bin/time running datasette
 DS_CHILD=""        # datasette
-FLOOR_PID=""       # serve-floor
+FLOOR_PID=""       # serve-floor, from memory
+SENDFILE_PID=""    # serve-floor --sendfile
 stop_pid() { # PID: SIGTERM a process this script started and wait for it
     if [ -n "$1" ] && kill -0 "$1" 2>/dev/null; then
         kill -TERM "$1" 2>/dev/null || true
@@ -155,6 +157,7 @@ cleanup() {
     stop_timed "$SERVE_PID" "$SERVE_CHILD" || true
     stop_timed "$DS_PID" "$DS_CHILD" || true
     stop_pid "$FLOOR_PID"
+    stop_pid "$SENDFILE_PID"
     stop_pid "$NGINX_PID"
     if [ "${BENCH_KEEP:-0}" = 1 ]; then
         say "bench-serve: kept $WORK"
@@ -279,25 +282,35 @@ done
 SERVE_URL="http://127.0.0.1:$SERVE_PORT"
 say "bench-serve: mirror serve on $SERVE_URL (pid $SERVE_CHILD); nginx on $NGINX_URL (pid $NGINX_PID)"
 
-# ---- serve-floor: the same pages and files, from memory ---------------------------------------
-if [ "$FLOOR" = 1 ]; then
-    FLOOR_PORT=""
+# ---- serve-floor: the same pages and files, from memory and with sendfile --------------------
+# start_floor NAME [--sendfile]: serve-floor on a free port; sets STARTED_PID and STARTED_URL
+start_floor() {
+    local name=$1 p
+    shift
+    STARTED_URL=""
     for _ in 1 2 3; do
         p=$(free_port)
-        "$FLOOR_BIN" "$p" "/pages=$WORK/www/pages" "/_mirror/files=$CACHE/files" >"$WORK/serve-floor.log" 2>&1 &
-        FLOOR_PID=$!
+        "$FLOOR_BIN" "$p" "$@" "/pages=$WORK/www/pages" "/_mirror/files=$CACHE/files" >"$WORK/$name.log" 2>&1 &
+        STARTED_PID=$!
         for _ in $(seq 1 300); do
-            if curl -fsS -o /dev/null "http://127.0.0.1:$p/pages/1.json" 2>/dev/null; then FLOOR_PORT=$p; break; fi
-            kill -0 "$FLOOR_PID" 2>/dev/null || break
+            if curl -fsS -o /dev/null "http://127.0.0.1:$p/pages/1.json" 2>/dev/null; then STARTED_URL="http://127.0.0.1:$p"; break; fi
+            kill -0 "$STARTED_PID" 2>/dev/null || break
             sleep 0.1
         done
-        [ -z "$FLOOR_PORT" ] || break
-        stop_pid "$FLOOR_PID"
-        FLOOR_PID=""
+        [ -z "$STARTED_URL" ] || return 0
+        stop_pid "$STARTED_PID"
     done
-    [ -n "$FLOOR_PORT" ] || { tail -20 "$WORK/serve-floor.log" >&2 || true; die "serve-floor did not start"; }
-    FLOOR_URL="http://127.0.0.1:$FLOOR_PORT"
-    say "bench-serve: serve-floor on $FLOOR_URL (pid $FLOOR_PID)"
+    tail -20 "$WORK/$name.log" >&2 || true
+    die "$name did not start"
+}
+if [ "$FLOOR" = 1 ]; then
+    start_floor serve-floor
+    FLOOR_PID=$STARTED_PID
+    FLOOR_URL=$STARTED_URL
+    start_floor serve-floor-sendfile --sendfile
+    SENDFILE_PID=$STARTED_PID
+    SENDFILE_URL=$STARTED_URL
+    say "bench-serve: serve-floor on $FLOOR_URL (pid $FLOOR_PID), with sendfile on $SENDFILE_URL (pid $SENDFILE_PID)"
 fi
 
 # ---- Datasette -----------------------------------------------------------------------------
@@ -387,11 +400,14 @@ check_files mirror-serve "$SERVE_URL"
 check_files nginx "$NGINX_URL"
 say "bench-serve:   checked: all $FILES files from mirror serve and from nginx match their SHA-256 in _mirror_files"
 if [ "$FLOOR" = 1 ]; then
-    for p in 1 $(( (PAGES + 1) / 2 )) "$PAGES"; do
-        curl -fsS "$FLOOR_URL/pages/$p.json" | cmp -s - "$WORK/www/pages/$p.json" || die "serve-floor's /pages/$p.json is not nginx's file"
+    for floor in "serve-floor $FLOOR_URL" "serve-floor-sendfile $SENDFILE_URL"; do
+        read -r name url <<<"$floor"
+        for p in 1 $(( (PAGES + 1) / 2 )) "$PAGES"; do
+            curl -fsS "$url/pages/$p.json" | cmp -s - "$WORK/www/pages/$p.json" || die "$name's /pages/$p.json is not nginx's file"
+        done
+        check_files "$name" "$url"
     done
-    check_files serve-floor "$FLOOR_URL"
-    say "bench-serve:   checked: serve-floor sends pages 1, $(( (PAGES + 1) / 2 )) and $PAGES as nginx does, and every file with its SHA-256"
+    say "bench-serve:   checked: serve-floor, from memory and with sendfile, sends pages 1, $(( (PAGES + 1) / 2 )) and $PAGES as nginx does, and every file with its SHA-256"
 fi
 
 # ---- measure ---------------------------------------------------------------------------------
@@ -434,12 +450,14 @@ measure() { # NAME LABEL URL PATHS
 }
 measure replay-mirror "replayed pages (mirror serve)" "$SERVE_URL" "$WORK/paths/pages.txt"
 measure pages-nginx "static pages (nginx)" "$NGINX_URL" "$WORK/paths/pages.txt"
-[ "$FLOOR" = 0 ] || measure pages-floor "pages (serve-floor)" "$FLOOR_URL" "$WORK/paths/pages.txt"
+[ "$FLOOR" = 0 ] || measure pages-floor "pages (serve-floor, memory)" "$FLOOR_URL" "$WORK/paths/pages.txt"
+[ "$FLOOR" = 0 ] || measure pages-sendfile "pages (serve-floor, sendfile)" "$SENDFILE_URL" "$WORK/paths/pages.txt"
 measure slices-datasette "100-record slices (datasette)" "$DS_URL" "$WORK/paths/datasette.txt"
 measure slices-mirror "100-record slices (mirror serve)" "$SERVE_URL" "$WORK/paths/slices.txt"
 measure files-mirror "files (mirror serve)" "$SERVE_URL" "$WORK/paths/files.txt"
 measure files-nginx "files (nginx)" "$NGINX_URL" "$WORK/paths/files.txt"
-[ "$FLOOR" = 0 ] || measure files-floor "files (serve-floor)" "$FLOOR_URL" "$WORK/paths/files.txt"
+[ "$FLOOR" = 0 ] || measure files-floor "files (serve-floor, memory)" "$FLOOR_URL" "$WORK/paths/files.txt"
+[ "$FLOOR" = 0 ] || measure files-sendfile "files (serve-floor, sendfile)" "$SENDFILE_URL" "$WORK/paths/files.txt"
 
 # ---- still exact after a change --------------------------------------------------------------
 # Page 1, sent thousands of times above, is what serve keeps: one of its records is changed,
@@ -515,6 +533,8 @@ stop_pid "$NGINX_PID"
 NGINX_PID=""
 stop_pid "$FLOOR_PID"
 FLOOR_PID=""
+stop_pid "$SENDFILE_PID"
+SENDFILE_PID=""
 
 # ---- report ------------------------------------------------------------------------------------
 echo
@@ -553,10 +573,11 @@ for what, mine, theirs in [("replayed pages", "replayed pages (mirror serve)", "
         got = rate[mine] / rate[theirs]
         print("target: %s, mirror serve / nginx requests/s >= %gx -> %.2fx, %s"
               % (what, SERVE_MIN_RATIO, got, "met" if got >= SERVE_MIN_RATIO else "MISSED"))
-        floor = {"replayed pages": "pages (serve-floor)", "files": "files (serve-floor)"}[what]
-        if floor in rate:
-            print("        floor: serve-floor (Hummingbird alone, from memory) / nginx %.2fx; mirror serve / serve-floor %.2fx"
-                  % (rate[floor] / rate[theirs], rate[mine] / rate[floor]))
+        kind = {"replayed pages": "pages", "files": "files"}[what]
+        memory, sendfile = "%s (serve-floor, memory)" % kind, "%s (serve-floor, sendfile)" % kind
+        if memory in rate and sendfile in rate:
+            print("        floor: Hummingbird alone / nginx %.2fx from memory, %.2fx with sendfile; mirror serve / the sendfile floor %.2fx"
+                  % (rate[memory] / rate[theirs], rate[sendfile] / rate[theirs], rate[mine] / rate[sendfile]))
 try:
     rss = float(sys.argv[2])
     print("target: mirror serve peak RSS <= %d MB -> %.1f MB, %s" % (SERVE_MAX_RSS_MB, rss, "met" if rss <= SERVE_MAX_RSS_MB else "MISSED"))

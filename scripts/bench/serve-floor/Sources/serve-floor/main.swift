@@ -1,23 +1,41 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTP1
 
-// serve-floor PORT PREFIX=FOLDER ...
+// serve-floor PORT [--sendfile] PREFIX=FOLDER ...
 //
-// Answers GET PREFIX/NAME with the bytes of FOLDER/NAME, read into memory before it
-// listens on 127.0.0.1:PORT: each answer is a dictionary lookup and a buffer already made,
-// through Hummingbird's default HTTP/1.1 server and router, on as many event loops as
-// cores. No request reads a disk or a database, and no answer is looked up, checked or
-// counted as mirror serve's are, so what it costs is the least any server on Hummingbird 2
-// spends on a request; other paths get 404.
+// Answers GET PREFIX/NAME with the bytes of FOLDER/NAME through Hummingbird's HTTP/1.1
+// server and router, on as many event loops as cores. Each answer is a dictionary lookup
+// and bytes made ready before the server listens: no request reads an index or a database,
+// and no answer is checked or counted as mirror serve's are, so what it costs is the least
+// any server on Hummingbird 2 spends on a request. Other paths get 404.
+//
+// By default every file is read into memory and each answer is a buffer already made. With
+// --sendfile every file is kept open instead and its bytes go from the file to the
+// connection with sendfile(2) after the head, which waits for them (TCP_CORK), as mirror
+// serve sends kept pages and downloaded files: a handler behind NIO's HTTP/1 encoder takes
+// the file a head names in a field of its own and writes it as a FileRegion.
 
-let arguments = CommandLine.arguments
-guard arguments.count >= 3, let port = Int(arguments[1]) else {
-    FileHandle.standardError.write(Data("usage: serve-floor PORT PREFIX=FOLDER ...\n".utf8))
+let arguments = Array(CommandLine.arguments.dropFirst())
+let sendsFiles = arguments.contains("--sendfile")
+let mappings = arguments.dropFirst().filter { $0 != "--sendfile" }
+guard let first = arguments.first, let port = Int(first), !mappings.isEmpty else {
+    FileHandle.standardError.write(Data("usage: serve-floor PORT [--sendfile] PREFIX=FOLDER ...\n".utf8))
     exit(2)
 }
 
-var bodies: [String: ByteBuffer] = [:]
-for mapping in arguments.dropFirst(2) {
+/// A file to answer with: its bytes, or its open descriptor and size.
+enum Body: Sendable {
+    case bytes(ByteBuffer)
+    case file(descriptor: Int32, size: Int)
+}
+
+var bodies: [String: Body] = [:]
+for mapping in mappings {
     guard let equals = mapping.firstIndex(of: "=") else {
         FileHandle.standardError.write(Data("serve-floor: '\(mapping)' is not PREFIX=FOLDER\n".utf8))
         exit(2)
@@ -30,16 +48,89 @@ for mapping in arguments.dropFirst(2) {
     }
     for case let file as URL in walker where (try? file.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true {
         let relative = String(file.standardizedFileURL.path.dropFirst(folder.standardizedFileURL.path.count))
-        bodies[prefix + relative] = ByteBuffer(bytes: try Data(contentsOf: file))
+        if sendsFiles {
+            let descriptor = open(file.path, O_RDONLY | O_CLOEXEC)
+            var info = stat()
+            guard descriptor >= 0, fstat(descriptor, &info) == 0 else {
+                FileHandle.standardError.write(Data("serve-floor: cannot open \(file.path)\n".utf8))
+                exit(1)
+            }
+            bodies[prefix + relative] = .file(descriptor: descriptor, size: Int(info.st_size))
+        } else {
+            bodies[prefix + relative] = .bytes(ByteBuffer(bytes: try Data(contentsOf: file)))
+        }
     }
 }
 let served = bodies
 
+/// The field naming the file whose bytes follow a head; never sent.
+let fileField = "serve-floor-file"
+let fileFieldName = HTTPField.Name(fileField)!
+
+/// Writes the file a head names after it, with sendfile, the head corked to leave with its
+/// first bytes.
+final class SentFiles: ChannelOutboundHandler, RemovableChannelHandler {
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    static let cork = ChannelOptions.Types.SocketOption(level: .init(rawValue: 6), name: .init(rawValue: 3))
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard case var .head(head) = unwrapOutboundIn(data), let path = head.headers[fileField].first,
+              case let .file(descriptor, size)? = served[path] else {
+            context.write(data, promise: promise)
+            return
+        }
+        head.headers.remove(name: fileField)
+        let options = context.channel.syncOptions
+        try? options?.setOption(Self.cork, value: 1)
+        context.write(wrapOutboundOut(.head(head)), promise: promise)
+        let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor)
+        let region = FileRegion(fileHandle: handle, readerIndex: 0, endIndex: size)
+        let written = context.eventLoop.makePromise(of: Void.self)
+        written.futureResult.assumeIsolated().whenComplete { _ in
+            _ = try? handle.takeDescriptorOwnership()
+            try? options?.setOption(Self.cork, value: 0)
+        }
+        context.write(wrapOutboundOut(.body(.fileRegion(region))), promise: written)
+    }
+}
+
+/// Hummingbird's HTTP/1 connection with `SentFiles` behind NIO's HTTP/1 encoder.
+struct SendingHTTP1Channel: ServerChildChannel {
+    typealias Value = HTTP1Channel.Value
+    let http: HTTP1Channel
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        http.setup(channel: channel, logger: logger).flatMapThrowing { value in
+            let encoder = try channel.pipeline.syncOperations.handler(type: HTTPResponseEncoder.self)
+            try channel.pipeline.syncOperations.addHandler(SentFiles(), position: .after(encoder))
+            return value
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await http.handle(value: value, logger: logger)
+    }
+}
+
 let router = Router()
 router.get("**") { request, _ -> Response in
-    guard let body = served[request.uri.path] else { return Response(status: .notFound) }
-    return Response(status: .ok, headers: [.contentType: "application/octet-stream"], body: ResponseBody(byteBuffer: body))
+    switch served[request.uri.path] {
+    case let .bytes(body)?:
+        return Response(status: .ok, headers: [.contentType: "application/octet-stream"], body: ResponseBody(byteBuffer: body))
+    case let .file(_, size)?:
+        return Response(status: .ok, headers: [.contentType: "application/octet-stream", .contentLength: String(size),
+                                               fileFieldName: request.uri.path])
+    case nil:
+        return Response(status: .notFound)
+    }
 }
-let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: "serve-floor"))
-print("serve-floor: \(served.count) files on 127.0.0.1:\(port)")
-try await app.runService()
+let configuration = ApplicationConfiguration(address: .hostname("127.0.0.1", port: port), serverName: "serve-floor")
+print("serve-floor: \(served.count) files on 127.0.0.1:\(port)\(sendsFiles ? ", sent with sendfile" : "")")
+if sendsFiles {
+    let server = HTTPServerBuilder { responder in SendingHTTP1Channel(http: HTTP1Channel(responder: responder)) }
+    try await Application(router: router, server: server, configuration: configuration).runService()
+} else {
+    try await Application(router: router, configuration: configuration).runService()
+}
