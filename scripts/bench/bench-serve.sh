@@ -111,16 +111,7 @@ bench_mirror bench-serve
 FLOOR=${BENCH_SERVE_FLOOR:-0}
 [[ "$FLOOR" =~ ^[01]$ ]] || die "BENCH_SERVE_FLOOR must be 0 or 1, not '$FLOOR'"
 if [ "$FLOOR" = 1 ]; then
-    command -v swift >/dev/null 2>&1 || die "swift is not installed (https://www.swift.org/install/linux/)"
-    say "bench-serve: swift build -c release --package-path scripts/bench/serve-floor ..."
-    buildlog=$(mktemp)
-    if ! swift build -c release --package-path "$ROOT/scripts/bench/serve-floor" >"$buildlog" 2>&1; then
-        tail -40 "$buildlog" >&2
-        rm -f "$buildlog"
-        die "swift build of serve-floor failed"
-    fi
-    rm -f "$buildlog"
-    FLOOR_BIN="$ROOT/scripts/bench/serve-floor/.build/release/serve-floor"
+    build_floor bench-serve serve-floor
 fi
 
 # ---- temp folder, servers, cleanup -----------------------------------------------------

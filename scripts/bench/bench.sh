@@ -159,16 +159,7 @@ bench_mirror bench
 FLOOR=${BENCH_FLOOR:-0}
 [[ "$FLOOR" =~ ^[01]$ ]] || die "BENCH_FLOOR must be 0 or 1, not '$FLOOR'"
 if [ "$FLOOR" = 1 ] && [ "$DOWNLOADS" = 1 ]; then
-    command -v swift >/dev/null 2>&1 || die "swift is not installed (https://www.swift.org/install/linux/)"
-    say "bench: swift build -c release --package-path scripts/bench/download-floor ..."
-    buildlog=$(mktemp)
-    if ! swift build -c release --package-path "$ROOT/scripts/bench/download-floor" >"$buildlog" 2>&1; then
-        tail -40 "$buildlog" >&2
-        rm -f "$buildlog"
-        die "swift build of download-floor failed"
-    fi
-    rm -f "$buildlog"
-    FLOOR_BIN="$ROOT/scripts/bench/download-floor/.build/release/download-floor"
+    build_floor bench download-floor
 fi
 
 # ---- temp folder, cleanup -------------------------------------------------------------

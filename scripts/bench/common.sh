@@ -2,12 +2,15 @@
 #
 #   . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 #   bench_mirror bench-state                           # sets MIRROR
+#   build_floor bench download-floor                   # sets FLOOR_BIN
 #   start_nginx "$WORK" "$WORK/www" pages/1.json       # sets PORT and NGINX_PID
 #
 # ROOT is the repository's folder. apt_install NAME PACKAGE... installs missing Debian packages. bench_mirror NAME finds the binary to measure: MIRROR=path
 # as given, else .build/release/mirror, built first with `swift build -c release --product
 # mirror` (seconds when it is up to date; output shown when it fails) unless
-# BENCH_SKIP_BUILD=1. start_nginx WORK ROOT PROBE [DIRECTIVES] runs nginx as the benchmarks
+# BENCH_SKIP_BUILD=1. build_floor NAME PACKAGE builds the floor program
+# scripts/bench/PACKAGE (`swift build -c release`, its output shown when it fails) and sets
+# FLOOR_BIN to its binary. start_nginx WORK ROOT PROBE [DIRECTIVES] runs nginx as the benchmarks
 # measure it (2 workers, sendfile, keep-alive) on a free loopback port, its files under
 # WORK/nginx, serving the folder ROOT (and DIRECTIVES, such as a `location`, in its server
 # block), and waits until PROBE answers; the caller stops it (kill -TERM "$NGINX_PID").
@@ -49,6 +52,20 @@ bench_mirror() { # NAME
         MIRROR="$ROOT/.build/release/mirror"
     fi
     [ -x "$MIRROR" ] || die "no mirror binary at $MIRROR"
+}
+
+build_floor() { # NAME PACKAGE
+    command -v swift >/dev/null 2>&1 || die "swift is not installed (https://www.swift.org/install/linux/)"
+    say "$1: swift build -c release --package-path scripts/bench/$2 ..."
+    local buildlog
+    buildlog=$(mktemp)
+    if ! swift build -c release --package-path "$ROOT/scripts/bench/$2" >"$buildlog" 2>&1; then
+        tail -40 "$buildlog" >&2
+        rm -f "$buildlog"
+        die "swift build of $2 failed"
+    fi
+    rm -f "$buildlog"
+    FLOOR_BIN="$ROOT/scripts/bench/$2/.build/release/$2"
 }
 
 start_nginx() { # WORK ROOT PROBE [DIRECTIVES]
