@@ -29,6 +29,12 @@ package struct ServedFiles: Sendable {
         case bytes(ByteBuffer, status: HTTPResponse.Status, headers: HTTPFields)
         /// The client holds the file as it is.
         case notModified(HTTPFields)
+
+        /// Whether it is a file of at most `readWhole` bytes, read whole at once over TLS.
+        var isSmallFile: Bool {
+            guard case let .file(_, range, _, _) = self else { return false }
+            return range.count <= ServedFiles.readWhole
+        }
     }
 
     /// A file descriptor closed when the last one holding it lets go: whether its response
@@ -89,7 +95,7 @@ package struct ServedFiles: Sendable {
         var served: Served
         if let moment, let found = opened.found(relative, at: moment), let info = found.stillThere() {
             served = try Self.served(found, info, asked)
-            if readsWhole, Self.readAtOnce(served) != nil {
+            if readsWhole, served.isSmallFile {
                 served = try await MirrorServer.blocking { [served] in try Self.readWhole(served) }
             }
         } else {
@@ -132,15 +138,9 @@ package struct ServedFiles: Sendable {
         }
     }
 
-    /// The file and range of `served` when it is small enough to be read whole at once.
-    static func readAtOnce(_ served: Served) -> (OpenFile, Range<Int>)? {
-        guard case let .file(file, range, _, _) = served, range.count <= readWhole else { return nil }
-        return (file, range)
-    }
-
-    /// `served` with its file's bytes read, when it is small enough (`readAtOnce`).
+    /// `served` with its file's bytes read, when it is a file of at most `readWhole` bytes.
     static func readWhole(_ served: Served) throws -> Served {
-        guard let (file, range) = readAtOnce(served), case let .file(_, _, status, headers) = served else { return served }
+        guard case let .file(file, range, status, headers) = served, served.isSmallFile else { return served }
         return .bytes(try read(file, range), status: status, headers: headers)
     }
 
@@ -202,7 +202,9 @@ package struct ServedFiles: Sendable {
     /// opened is kept open for the next answers while they stay at it. Blocks: to be run on
     /// the thread pool.
     func find(_ relative: String, _ parts: [String], _ asked: Asked, keeping moment: CommitWatcher.Moment?) throws -> Served {
-        guard let entry = try FileLookup.find(relative, in: output, databases: watcher.databaseNames(), connections: connections) else {
+        // The databases the moment was taken of, not listed a second time.
+        let databases = moment?.databaseNames ?? watcher.databaseNames()
+        guard let entry = try FileLookup.find(relative, in: output, databases: databases, connections: connections) else {
             throw Self.missing(relative)
         }
         let etag = "\"\(entry.sha256)\""

@@ -24,6 +24,9 @@ package final class CommitWatcher: Sendable {
     /// The folder's databases at one moment. Two equal moments saw no commit between them.
     package struct Moment: Sendable, Equatable {
         fileprivate let stamps: [Stamp]
+
+        /// The names of the folder's databases at this moment, in name order.
+        package var databaseNames: [String] { stamps.map(\.name) }
     }
 
     fileprivate struct Stamp: Sendable, Equatable {
