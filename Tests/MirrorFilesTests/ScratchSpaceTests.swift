@@ -36,13 +36,13 @@ struct ScratchSpaceTests {
     @Test("a folder that takes no file holds nothing, the caller keeping its bytes, until it is asked again after a while")
     func refused() async throws {
         let folder = try TemporaryFolder()
-        let space = ScratchSpace(folder: folder.path + "/later", retry: .milliseconds(300))
+        let space = ScratchSpace(folder: folder.path + "/later", retry: .seconds(1))
         let piece = [UInt8](repeating: 1, count: 10)
         #expect(piece.withUnsafeBytes { space.hold($0) } == nil)
         try FileManager.default.createDirectory(atPath: folder.path + "/later", withIntermediateDirectories: false)
         // Not asked again at once.
         #expect(piece.withUnsafeBytes { space.hold($0) } == nil)
-        try await Task.sleep(for: .milliseconds(400))
+        try await Task.sleep(for: .milliseconds(1100))
         let held = try #require(piece.withUnsafeBytes { space.hold($0) })
         #expect(try read(held) == piece)
     }
