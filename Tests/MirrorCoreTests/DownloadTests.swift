@@ -30,7 +30,7 @@ private func expectedPath(_ url: String, ext: String?) -> String {
 /// bytes in all: what the client has received and written so far.
 private func partialBytes(under output: String, reach count: Int) async {
     let folder = output + "/" + FileNaming.partialFolder
-    while true {
+    while !Task.isCancelled {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
         let bytes = names.reduce(0) { total, name in
             total + ((try? FileManager.default.attributesOfItem(atPath: folder + "/" + name)[.size] as? Int) ?? 0)

@@ -20,7 +20,7 @@ final class Latch: Sendable {
     func release() { open.withLock { $0 = true } }
 
     func wait() async {
-        while !open.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(5)) }
+        while !open.withLock({ $0 }), !Task.isCancelled { try? await Task.sleep(for: .milliseconds(5)) }
     }
 }
 

@@ -498,11 +498,13 @@ struct LockTests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let slow = SlowGate()
         try await FixtureServer.with({ request in
-            while request.parameter("page") == "1", slow.isClosed {
+            while request.parameter("page") == "1", slow.isClosed, !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(50))
             }
             return .json(#"{"data":{"list":[]}}"#)
         }) { server in
+            // The server's shutdown waits for the held request, however the test ends.
+            defer { slow.open() }
             try jobYAML.replacingOccurrences(of: "BASE", with: server.base).write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
             let holder = try startRun(in: folder)
             // The holder has the lock once its first request arrives.
@@ -561,10 +563,11 @@ struct KillTests {
         let pageIDs = (1...6).map { page in (0..<50).map { "\(page * 1000 + $0)" } }
         try await FixtureServer.with({ request in
             let page = Int(request.parameter("page") ?? "") ?? 0
-            while page == 4, gate.isClosed { try? await Task.sleep(for: .milliseconds(20)) }
+            while page == 4, gate.isClosed, !Task.isCancelled { try? await Task.sleep(for: .milliseconds(20)) }
             let ids = page >= 1 && page <= 6 ? pageIDs[page - 1] : []
             return .json(#"{"data":{"list":[\#(ids.map { #"{"id":"\#($0)","body":"\#(String(repeating: "x", count: 200))"}"# }.joined(separator: ","))]}}"#)
         }) { server in
+            defer { gate.open() }
             try jobYAML.replacingOccurrences(of: "BASE", with: server.base).write(toFile: folder + "/jobs.yaml", atomically: true, encoding: .utf8)
             let victim = try startRun(in: folder)
             while !server.requests.contains(where: { $0.parameter("page") == "4" }) {

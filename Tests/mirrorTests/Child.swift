@@ -57,14 +57,25 @@ struct Child: Sendable {
         return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
     }()
 
-    /// Waits for the child to end, without holding a thread of the cooperative pool.
+    /// Waits for the child to end, without holding a thread of the cooperative pool. Once the
+    /// waiting task is cancelled (its test ran past its time limit), the child is killed and
+    /// waited for: a child that would never end (a server whose stop never came) ends its test
+    /// as a failure, where the test, and the whole run, would have waited on for ever.
     func ending() async -> Ending {
         var status: Int32 = 0
         while true {
             let result = waitpid(pid, &status, WNOHANG)
             if result == pid { break }
             if result < 0, errno != EINTR { return .exited(-1) }
-            try? await Task.sleep(for: .milliseconds(2))
+            do {
+                try await Task.sleep(for: .milliseconds(2))
+            } catch {
+                kill(pid, SIGKILL)
+                while waitpid(pid, &status, 0) < 0 {
+                    if errno != EINTR { return .exited(-1) }
+                }
+                break
+            }
         }
         let signal = status & 0x7F
         return signal == 0 ? .exited((status >> 8) & 0xFF) : .signaled(signal)

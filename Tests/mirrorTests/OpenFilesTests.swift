@@ -67,4 +67,17 @@ struct ChildProcessTests {
         // 3 is the folder the shell reads to list them.
         #expect(try String(contentsOfFile: out, encoding: .utf8) == "0\n1\n2\n3\n")
     }
+
+    @Test("a child still running when its waiter is cancelled (a test past its time limit) is killed, and the wait ends")
+    func killedOnCancel() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let child = try Child("/bin/sleep", ["600"], in: folder, environment: [:])
+        let waiter = Task { await child.ending() }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(kill(child.pid, 0) == 0)
+        waiter.cancel()
+        #expect(await waiter.value == .signaled(SIGKILL))
+        #expect(kill(child.pid, 0) == -1 && errno == ESRCH)
+    }
 }

@@ -9,15 +9,17 @@ let heldPageIDs = (1...5).map { page in (0..<50).map { "\(page * 1000 + $0)" } }
 
 /// Serves `heldPageIDs` (then an empty page) with page `held` held until `gate` opens, and
 /// writes `folder/jobs.yaml`: one job, `events`, walking it one page at a time into `out/`,
-/// with an hour's timeout: only the test ends a request for the held page.
+/// with an hour's timeout: only the test ends a request for the held page. The gate opens
+/// when `body` ends, however it ends: the server's shutdown waits for the requests in flight.
 func withHeldPage(_ held: Int, gate: SlowGate, jobsIn folder: String,
                           _ body: (FixtureServer) async throws -> Void) async throws {
     try await FixtureServer.with({ request in
         let page = Int(request.parameter("page") ?? "") ?? 0
-        while page == held, gate.isClosed { try? await Task.sleep(for: .milliseconds(20)) }
+        while page == held, gate.isClosed, !Task.isCancelled { try? await Task.sleep(for: .milliseconds(20)) }
         let ids = page >= 1 && page <= 5 ? heldPageIDs[page - 1] : []
         return .json(#"{"data":{"list":[\#(ids.map { #"{"id":"\#($0)"}"# }.joined(separator: ","))]}}"#)
     }) { server in
+        defer { gate.open() }
         try """
             version: 1
             output: out
