@@ -461,7 +461,7 @@ struct ReplayTests {
             var request = HTTPClientRequest(url: url)
             request.method = method
             for (name, value) in headers { request.headers.add(name: name, value: value) }
-            let response = try await AsyncHTTPClient.HTTPClient.shared.execute(request, timeout: .seconds(10))
+            let response = try await AsyncHTTPClient.HTTPClient.shared.execute(request, timeout: .seconds(60))
             _ = try await response.body.collect(upTo: 1 << 20)
             return ["\(response.status.code)"] + response.headers.filter { $0.name.lowercased() != "date" }
                 .map { "\($0.name.lowercased()): \($0.value)" }

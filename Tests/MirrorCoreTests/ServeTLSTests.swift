@@ -36,7 +36,7 @@ private func client(trusting path: String) throws -> HTTPClient {
 private func download(_ url: String, headers: [(String, String)] = [], with client: HTTPClient) async throws -> Got {
     var request = HTTPClientRequest(url: url)
     for (name, value) in headers { request.headers.add(name: name, value: value) }
-    let response = try await client.execute(request, timeout: .seconds(10))
+    let response = try await client.execute(request, timeout: .seconds(60))
     let body = try await response.body.collect(upTo: 1 << 24)
     var fields: [String: String] = [:]
     for field in response.headers { fields[field.name.lowercased()] = field.value }
@@ -45,7 +45,7 @@ private func download(_ url: String, headers: [(String, String)] = [], with clie
 
 /// Status and body of `url`. (A client refused the certificate tries to connect again until
 /// `timeout` has passed.)
-private func get(_ url: String, with client: HTTPClient, timeout: TimeAmount = .seconds(10)) async throws -> (Int, String) {
+private func get(_ url: String, with client: HTTPClient, timeout: TimeAmount = .seconds(60)) async throws -> (Int, String) {
     let response = try await client.execute(HTTPClientRequest(url: url), timeout: timeout)
     let body = try await response.body.collect(upTo: 1 << 20)
     return (Int(response.status.code), String(buffer: body))

@@ -29,7 +29,7 @@ func get(_ url: String, headers: [(String, String)] = [], method: NIOHTTP1.HTTPM
     request.method = method
     if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
     for (name, value) in headers { request.headers.add(name: name, value: value) }
-    let response = try await AsyncHTTPClient.HTTPClient.shared.execute(request, timeout: .seconds(10))
+    let response = try await AsyncHTTPClient.HTTPClient.shared.execute(request, timeout: .seconds(60))
     let body = try await response.body.collect(upTo: 1 << 24)
     var fields: [String: String] = [:]
     for field in response.headers { fields[field.name.lowercased()] = field.value }

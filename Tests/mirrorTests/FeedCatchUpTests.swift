@@ -109,7 +109,7 @@ private struct Serve {
     func get(_ target: String) async throws -> String {
         let answer = try await HTTPClient().send(HTTPRequest(
             method: "GET", url: RedactedURL(real: base + target, redactor: .none),
-            headers: [], body: nil, timeout: 10, maxBytes: 16 << 20))
+            headers: [], body: nil, timeout: answerTimeout, maxBytes: 16 << 20))
         return "\(answer.status)\n" + String(decoding: answer.body, as: UTF8.self)
     }
 

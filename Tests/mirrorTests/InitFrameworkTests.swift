@@ -49,7 +49,7 @@ struct InitFrameworkTests {
         try await AuthServer.withShared("frameworks_server.py") { server in
             let description = try await HTTPClient().send(HTTPRequest(
                 method: "GET", url: RedactedURL(real: server.base + path, redactor: .none),
-                headers: [], body: nil, timeout: 10, maxBytes: 16 << 20))
+                headers: [], body: nil, timeout: answerTimeout, maxBytes: 16 << 20))
             #expect(description.status == 200)
             try Data(description.body).write(to: URL(fileURLWithPath: folder + "/openapi.json"))
             let initialized = try await mirror(["init", "--openapi", "openapi.json", "--base-url", server.base, "--out", "job.yaml"],
@@ -83,7 +83,7 @@ extension InitFrameworkTests {
         try await AuthServer.withShared("frameworks_server.py") { server in
             let description = try await HTTPClient().send(HTTPRequest(
                 method: "GET", url: RedactedURL(real: server.base + path, redactor: .none),
-                headers: [], body: nil, timeout: 10, maxBytes: 16 << 20))
+                headers: [], body: nil, timeout: answerTimeout, maxBytes: 16 << 20))
             #expect(description.status == 200)
             try Data(description.body).write(to: URL(fileURLWithPath: folder + "/" + file))
             let initialized = try await mirror(["init", "--openapi", file, "--base-url", server.base, "--out", "job.yaml"], in: folder)

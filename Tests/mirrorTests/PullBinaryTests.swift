@@ -51,7 +51,7 @@ private struct ServedFolder {
     func get(_ target: String) async throws -> String {
         let answer = try await HTTPClient().send(HTTPRequest(
             method: "GET", url: RedactedURL(real: "http://127.0.0.1:\(port)\(target)", redactor: .none),
-            headers: [], body: nil, timeout: 10, maxBytes: 16 << 20))
+            headers: [], body: nil, timeout: answerTimeout, maxBytes: 16 << 20))
         return "\(answer.status)\n" + String(decoding: answer.body, as: UTF8.self).replacingOccurrences(of: "127.0.0.1:\(port)", with: "SERVER")
     }
 

@@ -43,7 +43,7 @@ extension Served {
         let answer = try await HTTPClient().send(HTTPRequest(
             method: method, url: RedactedURL(real: "http://127.0.0.1:\(port)\(target)", redactor: .none),
             headers: headers.map { Header(name: $0.0, value: RedactedText(real: $0.1, redactor: .none)) },
-            body: nil, timeout: 10, maxBytes: 1 << 20))
+            body: nil, timeout: answerTimeout, maxBytes: 1 << 20))
         return Answer(status: answer.status, contentType: answer.headers["content-type"], body: answer.body)
     }
 }

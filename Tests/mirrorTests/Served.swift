@@ -2,6 +2,12 @@ import Foundation
 @testable import MirrorHTTP
 @testable import MirrorModel
 
+/// How long, in seconds, a test waits for a server on 127.0.0.1 to answer one request. The
+/// whole suite runs at once on two cores, next to the servers in Python: an answer a test
+/// needs in milliseconds alone can take over ten seconds while the rest start, so this only
+/// bounds a server that no longer answers, well inside the suites' time limits.
+let answerTimeout: Double = 60
+
 /// A `mirror serve` process of the test's folder, on a free port.
 struct Served {
     let child: Child
@@ -28,7 +34,7 @@ struct Served {
         let headers = ifNoneMatch.map { [Header(name: "If-None-Match", value: RedactedText(real: $0, redactor: .none))] } ?? []
         let answer = try await HTTPClient().send(HTTPRequest(
             method: "GET", url: RedactedURL(real: "http://127.0.0.1:\(port)\(target)", redactor: .none),
-            headers: headers, body: nil, timeout: 10, maxBytes: 1 << 20))
+            headers: headers, body: nil, timeout: answerTimeout, maxBytes: 1 << 20))
         let body = String(decoding: answer.body, as: UTF8.self)
             .replacingOccurrences(of: "127.0.0.1:\(port)", with: "SERVER")
         return "\(answer.status) \(answer.headers["etag"] ?? "-")\n\(body)"

@@ -109,7 +109,7 @@ struct ShippingTests {
         // The API's own URL, answered from the mirror: the page as it was served.
         let page = try await HTTPClient().send(HTTPRequest(
             method: "GET", url: RedactedURL(real: "http://127.0.0.1:\(listening)/items?page=1", redactor: .none),
-            headers: [], body: nil, timeout: 10, maxBytes: 1 << 20))
+            headers: [], body: nil, timeout: answerTimeout, maxBytes: 1 << 20))
         #expect(page.status == 200 && page.headers["etag"] != nil)
         #expect(String(decoding: page.body, as: UTF8.self) == #"{"data":[{"id":1,"v":1},{"id":2,"v":1},{"id":3,"v":1}]}"#)
         let taken = try await mirror(["serve", "jobs.yaml", "--port", listening], in: folder)
