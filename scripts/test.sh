@@ -7,6 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/progress.sh
+source scripts/lib/tests.sh
 missing=()
 # chromium: the status page of `mirror serve` is checked in a real headless browser;
 # openssl makes the keys the JWT tests sign with; nginx serves a published prefix for a
@@ -41,16 +42,10 @@ echo "test: built in $((SECONDS - started))s"
 # make the first time.
 MIRROR_TEST_PYTHON=$(scripts/auth-servers/setup.sh)
 export MIRROR_TEST_PYTHON
-# The run takes about two minutes; one that has not ended in 20 (a test waiting for something
-# that will never come) is stopped, with every process it started, and the tests it was still
-# waiting for are named.
 status=0
-timeout --kill-after=30s 20m swift test --skip-build 2>&1 | tee .build/test-run.log || status=$?
+run_tests .build/test-run.log 1 || status=$?
 if [ "$status" -ne 0 ]; then
-  if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
-    echo "test: the test run did not end within 20 minutes and was stopped; the tests that had not ended:" >&2
-    python3 scripts/lib/unfinished-tests.py .build/test-run.log | sed 's/^/  /' >&2
-  fi
+  echo "test: swift test exited $status; the whole output is in .build/test-run.log" >&2
   exit "$status"
 fi
 summary=$(grep -E 'Test run with [0-9]+ tests' .build/test-run.log | tail -n 1)

@@ -43,7 +43,7 @@ private func makeKeys(in folder: String) throws {
 /// credentials, refresh tokens with rotation), PyJWT behind an RFC 7523 endpoint and a
 /// GitHub App's installation-token endpoint, and botocore's SigV4 signer as verifier.
 @Suite("auth against real servers", .enabled(if: AuthServer.python != nil, "MIRROR_TEST_PYTHON is not set (scripts/test.sh sets it)"),
-       .timeLimit(.minutes(3)))
+       .timeLimit(.minutes(6)))
 struct AuthServerTests {
     @Test("client credentials against django-oauth-toolkit, in the form and by HTTP Basic; a token expired mid-walk at concurrency 8 is fetched once more")
     func clientCredentials() async throws {

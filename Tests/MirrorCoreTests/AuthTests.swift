@@ -126,7 +126,7 @@ private final class TokenDesk: Sendable {
 
 private let environment = ["CLIENT_SECRET": "s3cret-Kx9", "REFRESH": "rt-0", "PASSWORD": "pw-Lm4", "API_KEY": "k3y-Ab7"]
 
-@Suite("auth", .timeLimit(.minutes(3)))
+@Suite("auth", .timeLimit(.minutes(6)))
 struct AuthTests {
     /// A job file with `auth` definitions and one job `items` using `use`.
     private func authJob(_ definition: String, use: String = "api", keys: String = "") -> String {

@@ -30,7 +30,7 @@ private func serve(page3: FixtureResponse) -> @Sendable (FixtureRequest) async -
     }
 }
 
-@Suite("bad responses", .timeLimit(.minutes(3)))
+@Suite("bad responses", .timeLimit(.minutes(6)))
 struct BadResponseTests {
     func check(_ page3: FixtureResponse, problem: String, extra: String = "") async throws {
         let harness = try Harness()
@@ -77,7 +77,7 @@ struct BadResponseTests {
     }
 
     @Test("a body that stalls past the timeout is given up on as timed out, with its status, and is worth another try",
-          .timeLimit(.minutes(3)))
+          .timeLimit(.minutes(6)))
     func stalledBody() async throws {
         let time = ManualClock()
         let arrived = Turns()
@@ -100,7 +100,7 @@ struct BadResponseTests {
     }
 
     @Test("a response that does not come within the timeout is given up on and retried like a timeout",
-          .timeLimit(.minutes(3)))
+          .timeLimit(.minutes(6)))
     func stalledResponse() async throws {
         let harness = try Harness()
         let time = ManualClock()
@@ -250,7 +250,7 @@ struct BadResponseTests {
     }
 }
 
-@Suite("validate", .timeLimit(.minutes(3)))
+@Suite("validate", .timeLimit(.minutes(6)))
 struct ValidateTests {
     @Test("a response that breaks `validate` is rejected whole, naming path, expected and found types")
     func mismatch() async throws {

@@ -9,7 +9,7 @@ import Testing
 
 private let api = PagedAPI(ids: [["1", "2"], ["3", "4"], ["5"]])
 
-@Suite("cancellation and store failures", .timeLimit(.minutes(3)))
+@Suite("cancellation and store failures", .timeLimit(.minutes(6)))
 struct CancellationTests {
     @Test("a signal cancels the requests in flight, sends nothing more, records the job as interrupted, and a second one forces")
     func stopped() async throws {
@@ -78,7 +78,7 @@ struct CancellationTests {
     }
 
     @Test("--max-time stops the run as a signal would: interrupted at the page in flight, pages before it kept, and the next run resumes",
-          .timeLimit(.minutes(3)))
+          .timeLimit(.minutes(6)))
     func maxTime() async throws {
         let harness = try Harness()
         let time = ManualClock()

@@ -151,7 +151,7 @@ private func item(_ id: String, _ version: Int, big: Bool = false) -> String {
     big ? #"{"id":"\#(id)","v":\#(version),"n":123456789012345678901234567890}"# : #"{"id":"\#(id)","v":\#(version)}"#
 }
 
-@Suite("the change feed", .timeLimit(.minutes(3)))
+@Suite("the change feed", .timeLimit(.minutes(6)))
 struct ChangeFeedTests {
     @Test("inserts, updates, deletes and prunes each give one line per key, in sequence order; unchanged records and 304s none")
     func feedAcrossRuns() async throws {

@@ -4,7 +4,7 @@ import GRDB
 import MirrorTestSupport
 import Testing
 
-@Suite("the end of a job", .timeLimit(.minutes(3)))
+@Suite("the end of a job", .timeLimit(.minutes(6)))
 struct CheckpointTests {
     /// Bytes of the database's WAL, nil when there is none.
     func walSize(_ harness: Harness, _ database: String = "t_item.sqlite") -> Int? {

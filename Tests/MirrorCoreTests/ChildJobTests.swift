@@ -79,7 +79,7 @@ private func familyJobs(_ childKeys: String = "", parentKeys: String = "", child
     """ : "")
 }
 
-@Suite("child jobs", .timeLimit(.minutes(3)))
+@Suite("child jobs", .timeLimit(.minutes(6)))
 struct ChildJobTests {
     /// `(id, parent_id)` of every stored comment, by id.
     func comments(_ harness: Harness) throws -> [String] {
@@ -450,7 +450,7 @@ struct ChildJobTests {
     }
 }
 
-@Suite("verifying child jobs", .timeLimit(.minutes(3)))
+@Suite("verifying child jobs", .timeLimit(.minutes(6)))
 struct ChildVerifyTests {
     @Test("verify walks a child job for its parent's first records, and names the parent of each fault")
     func verifyChildren() async throws {

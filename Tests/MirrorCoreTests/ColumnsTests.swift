@@ -11,7 +11,7 @@ import Testing
 
 /// `columns:`: generated columns of a record table, run against a fixture API into real
 /// SQLite files.
-@Suite("generated columns", .timeLimit(.minutes(3)))
+@Suite("generated columns", .timeLimit(.minutes(6)))
 struct ColumnsTests {
     private func rows(_ harness: Harness, _ sql: String, _ arguments: StatementArguments = []) throws -> [[String]] {
         try harness.typedRows(sql, arguments)

@@ -71,9 +71,9 @@ private func slowServer(_ gauge: InFlightGauge, held: ClosedRange<Int>? = nil) -
     }
 }
 
-@Suite("concurrency", .timeLimit(.minutes(3)))
+@Suite("concurrency", .timeLimit(.minutes(6)))
 struct ConcurrencyTests {
-    @Test("a {page} walk keeps `concurrency` requests in flight and still stores in walk order", .timeLimit(.minutes(3)))
+    @Test("a {page} walk keeps `concurrency` requests in flight and still stores in walk order", .timeLimit(.minutes(6)))
     func window() async throws {
         let harness = try Harness()
         let gauge = InFlightGauge()
@@ -93,7 +93,7 @@ struct ConcurrencyTests {
     }
 
     @Test("read-ahead starts at one request and doubles while pages come back full: short walks ask little past their end",
-          .timeLimit(.minutes(3)))
+          .timeLimit(.minutes(6)))
     func rampUp() async throws {
         let onePage = PagedAPI(ids: [["1", "2"]])
         let threePages = PagedAPI(ids: [["1", "2", "3"], ["4", "5"], ["6"]])
@@ -131,7 +131,7 @@ struct ConcurrencyTests {
         }
     }
 
-    @Test("a long walk still reaches full concurrency", .timeLimit(.minutes(3)))
+    @Test("a long walk still reaches full concurrency", .timeLimit(.minutes(6)))
     func rampToFull() async throws {
         let harness = try Harness()
         let gauge = InFlightGauge()
@@ -187,7 +187,7 @@ struct ConcurrencyTests {
         } == 1)
     }
 
-    @Test("a slow page does not hold up the slots of the pages after it", .timeLimit(.minutes(3)))
+    @Test("a slow page does not hold up the slots of the pages after it", .timeLimit(.minutes(6)))
     func slowHead() async throws {
         let harness = try Harness()
         let gauge = InFlightGauge()

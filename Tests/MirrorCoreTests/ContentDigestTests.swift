@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 
 /// The digest remote state compares, of databases that whole runs wrote.
-@Suite("the digest of a table's content", .timeLimit(.minutes(3)))
+@Suite("the digest of a table's content", .timeLimit(.minutes(6)))
 struct ContentDigestTests {
     @Test("the digest of content: times and the runs' history left out, every record, page and checkpoint in")
     func contentDigest() async throws {

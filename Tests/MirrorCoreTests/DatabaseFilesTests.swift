@@ -4,7 +4,7 @@ import GRDB
 @testable import MirrorStore
 import Testing
 
-@Suite("the database files of an output folder", .timeLimit(.minutes(3)))
+@Suite("the database files of an output folder", .timeLimit(.minutes(6)))
 struct DatabaseFilesTests {
     @Test("databases are told by their first bytes, read through SQLite: no journal, nothing hidden, small or other files left out")
     func listing() throws {

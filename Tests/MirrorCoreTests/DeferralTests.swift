@@ -32,7 +32,7 @@ private func serve(limited: Int, times: Int = 1) -> @Sendable (FixtureRequest) a
     }
 }
 
-@Suite("deferral", .timeLimit(.minutes(3)))
+@Suite("deferral", .timeLimit(.minutes(6)))
 struct DeferralTests {
     @Test("a Retry-After longer than max_wait ends the job deferred with what it stored; a run before the resume time walks nothing; the first after it resumes at that page")
     func deferredAndResumed() async throws {

@@ -172,7 +172,7 @@ private func tree(_ folder: String) -> [String] {
     return files.sorted()
 }
 
-@Suite("downloads", .timeLimit(.minutes(3)))
+@Suite("downloads", .timeLimit(.minutes(6)))
 struct DownloadTests {
     @Test("a walk whose records all come from stored copies warns of no downloads path: it read no record")
     func replayedWalkNoWarning() async throws {
@@ -361,7 +361,7 @@ struct DownloadTests {
     }
 
     @Test("a download from which nothing arrives for `timeout` is given up on, leaving nothing behind",
-          .timeLimit(.minutes(3)))
+          .timeLimit(.minutes(6)))
     func stalled() async throws {
         let harness = try Harness()
         let time = ManualClock()
@@ -382,7 +382,7 @@ struct DownloadTests {
     }
 
     @Test("a signal abandons the downloads in flight, leaving nothing of them and their rows pending; the files that ended are recorded",
-          .timeLimit(.minutes(3)))
+          .timeLimit(.minutes(6)))
     func stopped() async throws {
         let harness = try Harness()
         let api = FileAPI(pages: [[#"{"id":1,"cover":{"url":"BASE/f/a.jpg"},"attachments":["BASE/f/slow.jpg"]}"#]])
@@ -408,7 +408,7 @@ struct DownloadTests {
     }
 
     @Test("a download trickling under min_download_rate is given up on once it has run for `timeout`, leaving nothing behind",
-          .timeLimit(.minutes(3)))
+          .timeLimit(.minutes(6)))
     func trickle() async throws {
         let harness = try Harness()
         let time = ManualClock()
@@ -453,7 +453,7 @@ struct DownloadTests {
         #expect(!FileManager.default.fileExists(atPath: harness.output + "/files"))
     }
 
-    @Test("download_concurrency downloads are in flight at once", .timeLimit(.minutes(3)))
+    @Test("download_concurrency downloads are in flight at once", .timeLimit(.minutes(6)))
     func concurrency() async throws {
         let harness = try Harness()
         let record = #"{"id":1,"attachments":[\#((1...12).map { "\"BASE/f/\($0).jpg\"" }.joined(separator: ","))]}"#
@@ -537,7 +537,7 @@ struct DownloadTests {
         }
     }
 
-    @Test("two jobs downloading into one output folder at once never share a temporary file", .timeLimit(.minutes(3)))
+    @Test("two jobs downloading into one output folder at once never share a temporary file", .timeLimit(.minutes(6)))
     func twoJobsOneFolder() async throws {
         let harness = try Harness()
         let second = Turns()
@@ -584,7 +584,7 @@ struct DownloadTests {
     }
 }
 
-@Suite("the folders downloads are written to", .timeLimit(.minutes(3)))
+@Suite("the folders downloads are written to", .timeLimit(.minutes(6)))
 struct FileFoldersTests {
     /// Prepares `name`, writes `bytes` to its temporary file, runs `meanwhile`, then moves the
     /// file into place.
@@ -680,7 +680,7 @@ private final class Occupancy: Sendable {
     var now: (inside: Int, most: Int) { counts.withLock { $0 } }
 }
 
-@Suite("one download at a time through a turnstile", .timeLimit(.minutes(3)))
+@Suite("one download at a time through a turnstile", .timeLimit(.minutes(6)))
 struct TurnstileTests {
     @Test("every task passes, one at a time, and none is left waiting")
     func oneAtATime() async {

@@ -18,7 +18,7 @@ private func page(_ escapedIDs: [String], extra: String = "") -> String {
     #"{"data":{"list":[\#(escapedIDs.map { #"{"id":"\#($0)"}"# }.joined(separator: ","))]\#(extra)}}"#
 }
 
-@Suite("ids byte for byte", .timeLimit(.minutes(3)))
+@Suite("ids byte for byte", .timeLimit(.minutes(6)))
 struct ExactIDTests {
     /// The stored ids in walk order, as hex of their bytes (GRDB reads text up to a NUL).
     func storedHex(_ harness: Harness) throws -> [String] {

@@ -10,7 +10,7 @@ import Testing
 
 /// `explode:`: lists inside each record as rows of views, run against a fixture API into
 /// real SQLite files.
-@Suite("exploded lists", .timeLimit(.minutes(3)))
+@Suite("exploded lists", .timeLimit(.minutes(6)))
 struct ExplodeTests {
     private func rows(_ harness: Harness, _ sql: String, _ arguments: StatementArguments = []) throws -> [[String]] {
         try harness.typedRows(sql, arguments)

@@ -41,7 +41,7 @@ enum SmallDisk {
     }
 }
 
-@Suite("a full disk", .timeLimit(.minutes(3)))
+@Suite("a full disk", .timeLimit(.minutes(6)))
 struct FullDiskTests {
     @Test("a snapshot that runs out of space copying a file says so in words", .enabled(if: SmallDisk.canMount))
     func snapshotOnAFullDisk() async throws {

@@ -32,7 +32,7 @@ private func serve(second: String) -> @Sendable (FixtureRequest) async -> Fixtur
     }
 }
 
-@Suite("GraphQL", .timeLimit(.minutes(3)))
+@Suite("GraphQL", .timeLimit(.minutes(6)))
 struct GraphQLTests {
     @Test("a job is GraphQL by a POST body with a query string, or a URL path ending in /graphql")
     func detection() throws {

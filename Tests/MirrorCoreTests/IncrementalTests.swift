@@ -74,7 +74,7 @@ extension Harness {
     }
 }
 
-@Suite("conditional requests and refresh_after", .timeLimit(.minutes(3)))
+@Suite("conditional requests and refresh_after", .timeLimit(.minutes(6)))
 struct IncrementalTests {
     @Test("an incremental job rerun against an unchanged API keeps its walk's high-water mark and its database's content")
     func unchangedIncrementalRerun() async throws {

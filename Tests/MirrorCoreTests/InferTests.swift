@@ -9,7 +9,7 @@ import Testing
 
 /// `mirror infer`: a job's stored records, read from real SQLite files, give a `columns:`
 /// block, and an `explode:` block for their lists, that the job file takes back.
-@Suite("infer columns", .timeLimit(.minutes(3)))
+@Suite("infer columns", .timeLimit(.minutes(6)))
 struct InferTests {
     private static let records = [
         [#"{"id":"1","venue":{"city":"Oslo","geo":{"lat":59.9,"lon":10}},"code":7,"price":12,"starts":"2024-05-01T18:00:00Z","#

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// `mirror init`: what one answer of an API says of the job that walks it.
-@Suite("init detection", .timeLimit(.minutes(3)))
+@Suite("init detection", .timeLimit(.minutes(6)))
 struct InitDetectionTests {
     private func detect(_ body: String, url: String = "https://api.example.com/v1/items", headers: [String: String] = [:],
                         name: String = "items") throws -> [JobProposal] {

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// `mirror init --openapi`: the job file an OpenAPI description gives.
-@Suite("init from an OpenAPI description", .timeLimit(.minutes(3)))
+@Suite("init from an OpenAPI description", .timeLimit(.minutes(6)))
 struct InitOpenAPITests {
     /// Writes the files into a fresh folder and reads the first.
     private func read(_ files: [(String, String)], baseURL: String? = nil) throws -> (yaml: String?, error: String?, folder: String) {

@@ -86,7 +86,7 @@ private func bytes(_ path: String) -> [UInt8]? {
 
 private let notFollowed = "is a symbolic link; mirror does not follow links in its output folder"
 
-@Suite("the output folder is mirror's alone", .timeLimit(.minutes(3)))
+@Suite("the output folder is mirror's alone", .timeLimit(.minutes(6)))
 struct OutputFolderTests {
     @Test("a link at files/ is not followed: no file is requested or written through it, each fails saying why, the job succeeds")
     func filesFolderLink() async throws {

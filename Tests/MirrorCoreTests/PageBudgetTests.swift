@@ -6,7 +6,7 @@ import MirrorTestSupport
 import Synchronization
 import Testing
 
-@Suite("Page budget", .timeLimit(.minutes(3)))
+@Suite("Page budget", .timeLimit(.minutes(6)))
 struct PageBudgetTests {
     /// Yields until `budget` has `count` requests waiting (they wait on no clock).
     func waiting(_ budget: PageBudget, _ count: Int) async {
@@ -77,7 +77,7 @@ struct PageBudgetTests {
     }
 
     @Test("a body waiting for the pages before it longer than its timeout is not timed out: the timeout counts the exchange",
-          .timeLimit(.minutes(3)))
+          .timeLimit(.minutes(6)))
     func waitIsNotTimed() async throws {
         let time = ManualClock()
         let body = [UInt8](repeating: UInt8(ascii: "x"), count: 1 << 20)
@@ -105,7 +105,7 @@ struct PageBudgetTests {
     }
 
     @Test("pages ahead of a page that takes longer than the timeout to arrive wait for it and are requested once",
-          .timeLimit(.minutes(3)))
+          .timeLimit(.minutes(6)))
     func walkWaitsPastTimeout() async throws {
         let harness = try Harness()
         let time = ManualClock()

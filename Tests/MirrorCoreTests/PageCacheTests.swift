@@ -25,7 +25,7 @@ private func pageHeaders(_ got: Got) -> [String: String] {
     got.headers.filter { ["etag", "content-type", "content-length", "link"].contains($0.key) }
 }
 
-@Suite("mirror serve: replayed pages kept as assembled", .timeLimit(.minutes(3)))
+@Suite("mirror serve: replayed pages kept as assembled", .timeLimit(.minutes(6)))
 struct PageCacheTests {
     @Test("a page asked again is sent from the cache, the same bytes and headers; 304 and HEAD as before")
     func sentAgain() async throws {

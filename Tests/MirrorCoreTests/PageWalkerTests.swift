@@ -8,7 +8,7 @@ import Testing
 
 private let threePages = PagedAPI(ids: [["1", "2", "3"], ["4", "5"], ["6"]])
 
-@Suite("page walk", .timeLimit(.minutes(3)))
+@Suite("page walk", .timeLimit(.minutes(6)))
 struct PageWalkerTests {
     @Test("{page} walks from..to and stores every record in walk order")
     func pageRange() async throws {

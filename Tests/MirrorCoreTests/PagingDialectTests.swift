@@ -22,7 +22,7 @@ private func serve(_ api: PagedAPI, extra: @escaping @Sendable (Int) -> String =
     }
 }
 
-@Suite("paging dialects", .timeLimit(.minutes(3)))
+@Suite("paging dialects", .timeLimit(.minutes(6)))
 struct PagingDialectTests {
     @Test("has_more: the walk ends after a page whose flag is false; an empty page whose flag is true does not end it")
     func hasMore() async throws {

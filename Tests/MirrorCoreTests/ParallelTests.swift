@@ -7,7 +7,7 @@ import MirrorTestSupport
 import Synchronization
 import Testing
 
-@Suite("parallel jobs", .timeLimit(.minutes(3)))
+@Suite("parallel jobs", .timeLimit(.minutes(6)))
 struct ParallelTests {
     /// Jobs `a` and `b`, one page each, run with `parallel`; what happened, in order: each
     /// request as the server sees it (`ask /a`) and each job's end (`end a`). With `hold`,
@@ -46,7 +46,7 @@ struct ParallelTests {
         return (events.withLock { $0 }, summary)
     }
 
-    @Test("jobs of one run proceed concurrently; the summary keeps file order", .timeLimit(.minutes(3)))
+    @Test("jobs of one run proceed concurrently; the summary keeps file order", .timeLimit(.minutes(6)))
     func concurrent() async throws {
         // `/a` is answered only once `/b` is asked for: were the jobs run one at a time, this
         // run would never end.
@@ -65,7 +65,7 @@ struct ParallelTests {
     }
 
     @Test("the scheduler starts no more tasks than items, whatever the width, and ends when they do",
-          .timeLimit(.minutes(3)))
+          .timeLimit(.minutes(6)))
     func widthBeyondItems() async {
         let started = Mutex(0)
         for width in [Int.max, 1 << 40, 3, 0] {
@@ -80,7 +80,7 @@ struct ParallelTests {
     }
 
     @Test("an item starts only once the item it comes after has ended; the others do not wait for it",
-          .timeLimit(.minutes(3)))
+          .timeLimit(.minutes(6)))
     func after() async {
         let log = Mutex<[String]>([])
         // Item 0 ends only once item 3 has started: were 3 held back, this would never end.

@@ -113,7 +113,7 @@ private func generations(_ client: S3Client, shard: Int = 0) async throws -> [St
 }
 
 @Suite("publishing to S3 against a real server",
-       .enabled(if: AuthServer.python != nil, "MIRROR_TEST_PYTHON is not set (scripts/test.sh sets it)"), .timeLimit(.minutes(3)))
+       .enabled(if: AuthServer.python != nil, "MIRROR_TEST_PYTHON is not set (scripts/test.sh sets it)"), .timeLimit(.minutes(6)))
 struct PublishTests {
     @Test("two publishes leave two generations; the manifest names the second, each size and SHA-256 the object's own")
     func publishTwice() async throws {
@@ -386,7 +386,7 @@ struct PublishTests {
     }
 }
 
-@Suite("published manifests", .timeLimit(.minutes(3)))
+@Suite("published manifests", .timeLimit(.minutes(6)))
 struct PublishManifestTests {
     static func entry(_ shard: Int, _ generation: String) -> PublishManifest.Entry {
         PublishManifest.Entry(shard: shard, generation: generation, publishedAt: "t", manifest: "m", objects: [])
@@ -452,7 +452,7 @@ private func entries(under folder: String) -> [String] {
     (FileManager.default.enumerator(atPath: folder)?.compactMap { $0 as? String } ?? []).sorted()
 }
 
-@Suite("publishing to a folder", .timeLimit(.minutes(3)))
+@Suite("publishing to a folder", .timeLimit(.minutes(6)))
 struct FolderPublishTests {
     private func publisher(_ harness: Harness, to root: String, shard: String = "0/1", keep: Int = 3) -> Publisher {
         var options = Publisher.Options(output: harness.output, shard: ShardPlan.Shard(shard)!, mirrorVersion: "test")

@@ -86,7 +86,7 @@ final class QuotaAPI: Sendable {
     }
 }
 
-@Suite("quota pacing", .timeLimit(.minutes(3)))
+@Suite("quota pacing", .timeLimit(.minutes(6)))
 struct QuotaTests {
     @Test("both header dialects are read: IETF fields and structured fields, X-RateLimit with a reset in seconds or as a Unix time, Retry-After")
     func readings() {
@@ -167,7 +167,7 @@ struct QuotaTests {
         """
 
     @Test("a walk waits for the quota's reset before sending, and no request is answered 429",
-          .timeLimit(.minutes(3)), arguments: QuotaAPI.Dialect.allCases)
+          .timeLimit(.minutes(6)), arguments: QuotaAPI.Dialect.allCases)
     func pacedWalk(dialect: QuotaAPI.Dialect) async throws {
         let time = ManualClock()
         let api = QuotaAPI(budget: 2, window: 60, dialect: dialect, time: time)
@@ -194,7 +194,7 @@ struct QuotaTests {
     }
 
     @Test("requests in flight count against the budget: a concurrent walk never overruns it",
-          .timeLimit(.minutes(3)))
+          .timeLimit(.minutes(6)))
     func pacedConcurrently() async throws {
         let time = ManualClock()
         let api = QuotaAPI(budget: 3, window: 60, dialect: .ietf, time: time)
@@ -221,7 +221,7 @@ struct QuotaTests {
     }
 
     @Test("a 403 whose headers say the quota is spent (GitHub) is asked again once the quota renews",
-          .timeLimit(.minutes(3)))
+          .timeLimit(.minutes(6)))
     func spentForbidden() async throws {
         let time = ManualClock()
         let pages = PagedAPI(ids: [["1"], ["2"]])

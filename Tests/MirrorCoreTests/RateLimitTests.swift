@@ -5,7 +5,7 @@ import MirrorTestSupport
 import Synchronization
 import Testing
 
-@Suite("rate limit", .timeLimit(.minutes(3)))
+@Suite("rate limit", .timeLimit(.minutes(6)))
 struct RateLimitTests {
     /// A clock that stands still at `start`; every wait the limiter asks for is recorded
     /// (as an offset from `start`) and returns at once.

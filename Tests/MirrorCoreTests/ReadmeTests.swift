@@ -32,7 +32,7 @@ private func anchor(_ heading: Substring) -> String {
     })
 }
 
-@Suite("README", .timeLimit(.minutes(3)))
+@Suite("README", .timeLimit(.minutes(6)))
 struct ReadmeTests {
     @Test("the contents list links every section of README, in order, then every page of docs/")
     func contents() throws {

@@ -31,7 +31,7 @@ private final class Seen: Sendable {
     var lines: [String] { mutex.withLock { $0 } }
 }
 
-@Suite("paging recipes", .timeLimit(.minutes(3)))
+@Suite("paging recipes", .timeLimit(.minutes(6)))
 struct RecipeTests {
     /// Runs the recipe `name` (one request at a time) against `handler`.
     func run(_ name: String, harness: Harness? = nil,

@@ -28,7 +28,7 @@ private func formatJob(_ keys: String, url: String = "BASE/items?page={page}") -
 
 private let stored = "SELECT id, record FROM t_item ORDER BY position"
 
-@Suite("formats that are not JSON", .timeLimit(.minutes(3)))
+@Suite("formats that are not JSON", .timeLimit(.minutes(6)))
 struct RecordFormatTests {
     @Test("ndjson paged by {page}: each line is a record (CRLF, blank lines, no final newline), an empty page ends the walk")
     func ndjsonPages() async throws {

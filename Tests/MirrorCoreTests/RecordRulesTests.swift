@@ -4,7 +4,7 @@ import GRDB
 import MirrorTestSupport
 import Testing
 
-@Suite("records as SQLite reads them", .timeLimit(.minutes(3)))
+@Suite("records as SQLite reads them", .timeLimit(.minutes(6)))
 struct RecordRulesTests {
     @Test("a record with duplicate keys is stored under its first id, the one SQLite's json_extract reads")
     func duplicateKeys() async throws {

@@ -11,7 +11,7 @@ import Testing
 
 /// `drop:` and `hash:`: personal data taken out of records before anything is stored,
 /// run against a fixture API into real files.
-@Suite("drop and hash", .timeLimit(.minutes(3)))
+@Suite("drop and hash", .timeLimit(.minutes(6)))
 struct RedactionTests {
     private static let salt = "pepper-Zq81-salt-value-7731"
 

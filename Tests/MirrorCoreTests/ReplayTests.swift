@@ -61,7 +61,7 @@ private func replayAll(_ kept: KeptAnswers, server: String, secret: String? = ni
     return targets
 }
 
-@Suite("mirror serve: the API's own URLs", .timeLimit(.minutes(3)))
+@Suite("mirror serve: the API's own URLs", .timeLimit(.minutes(6)))
 struct ReplayTests {
     @Test("a page walk with a secret in its URL: every page, the empty last one too, without the secret and never sending it")
     func pageWalk() async throws {

@@ -27,7 +27,7 @@ private func serve(_ broken: SharedCounter) -> @Sendable (FixtureRequest) async 
     }
 }
 
-@Suite("resume", .timeLimit(.minutes(3)))
+@Suite("resume", .timeLimit(.minutes(6)))
 struct ResumeTests {
     @Test("a failed walk resumes at the page that failed, positions continuing")
     func resumes() async throws {

@@ -17,7 +17,7 @@ private let yaml = """
         concurrency: 1
     """
 
-@Suite("retries", .timeLimit(.minutes(3)))
+@Suite("retries", .timeLimit(.minutes(6)))
 struct RetryTests {
     /// Page 1 answers `failures` times with `status` (and `headers`), then with records.
     func serve(status: Int, failures: Int, headers: [(String, String)] = []) -> @Sendable (FixtureRequest) async -> FixtureResponse {
@@ -92,7 +92,7 @@ struct RetryTests {
     }
 
     @Test("once a job has failed, no page of it is tried again: the retries of pages in flight are called off",
-          .timeLimit(.minutes(3)))
+          .timeLimit(.minutes(6)))
     func noRetryAfterFailure() async throws {
         let harness = try Harness()
         let asked = InFlightGauge()

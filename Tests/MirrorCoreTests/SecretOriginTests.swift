@@ -8,7 +8,7 @@ import Testing
 /// A key holding every character a query gives a meaning to.
 private let awkwardKey = "a&b=c d/e+f%g#h?"
 
-@Suite("secrets and origins", .timeLimit(.minutes(3)))
+@Suite("secrets and origins", .timeLimit(.minutes(6)))
 struct SecretOriginTests {
     @Test("a next link to another host is sent without the job's secret headers; the job's own host gets them")
     func nextLinkToAnotherHost() async throws {

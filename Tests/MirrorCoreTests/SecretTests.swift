@@ -62,7 +62,7 @@ private func echoForms(_ request: FixtureRequest) -> FixtureResponse {
     return .json(#"{"items":[{"id":"\#(page)"}],"next":\#(link)}"#, headers: headers)
 }
 
-@Suite("secrets", .timeLimit(.minutes(3)))
+@Suite("secrets", .timeLimit(.minutes(6)))
 struct SecretTests {
     @Test("values from ${…} appear nowhere: not in the summary, report, logs, errors, or any file of the output folder")
     func nowhere() async throws {
@@ -270,7 +270,7 @@ struct SecretTests {
     }
 }
 
-@Suite("secrets by type", .timeLimit(.minutes(3)))
+@Suite("secrets by type", .timeLimit(.minutes(6)))
 struct SecretTypeTests {
     /// Every way Swift prints a value.
     func printed(_ value: Any) -> [String] {

@@ -16,7 +16,7 @@ private func line(_ name: String, _ token: String, accounts: String, tables: Str
     return #"{"name":"\#(name)","sha256":"\#(hash)","accounts":\#(accounts),"tables":\#(tables)}"# + "\n"
 }
 
-@Suite("mirror serve with device tokens", .timeLimit(.minutes(3)))
+@Suite("mirror serve with device tokens", .timeLimit(.minutes(6)))
 struct ServeDeviceTokenTests {
     @Test("a token of one account gets that account's pages and records alone, through every route; other scopes 403, none or a wrong one 401, a removed one 401 after a reload")
     func scopes() async throws {

@@ -3,7 +3,7 @@ import MirrorTestSupport
 import NIOHTTP1
 import Testing
 
-@Suite("mirror serve's routes", .timeLimit(.minutes(3)))
+@Suite("mirror serve's routes", .timeLimit(.minutes(6)))
 struct ServeRoutesTests {
     @Test("own paths take GET and HEAD, the API's GET, HEAD and POST; an unknown own path is 404, another method 405")
     func methodsAndUnknownPaths() async throws {

@@ -53,7 +53,7 @@ private func get(_ url: String, with client: HTTPClient, timeout: TimeAmount = .
 
 private let quiet = Logger(label: "serve", factory: { _ in SwiftLogNoOpLogHandler() })
 
-@Suite("mirror serve over TLS", .timeLimit(.minutes(3)))
+@Suite("mirror serve over TLS", .timeLimit(.minutes(6)))
 struct ServeTLSTests {
     @Test("downloaded files over HTTPS, which the process reads to encrypt: whole, by ranges, and one larger than what is read at once")
     func files() async throws {

@@ -60,7 +60,7 @@ func download(_ name: String, _ content: [UInt8], contentType: String? = nil, in
     }
 }
 
-@Suite("mirror serve", .timeLimit(.minutes(3)))
+@Suite("mirror serve", .timeLimit(.minutes(6)))
 struct ServeTests {
     @Test("a table with generated columns: the read API lists them, and export --format csv writes them, not the fields")
     func columns() async throws {
@@ -415,7 +415,7 @@ struct ServeTests {
     }
 
     @Test("a run writing while the server answers is not blocked, and is seen a whole page at a time",
-          .timeLimit(.minutes(2)))
+          .timeLimit(.minutes(6)))
     func runWhileServing() async throws {
         let harness = try Harness()
         let gate = Latch()

@@ -52,7 +52,7 @@ private let family = """
       - { name: d, url: "https://example.com/d", table: t_d }
     """
 
-@Suite("shard plans", .timeLimit(.minutes(3)))
+@Suite("shard plans", .timeLimit(.minutes(6)))
 struct ShardPlanTests {
     @Test("the documented hash: FNV-1a 64 of 'jobs.yaml/events' is 0x3e2de9276dd45ca2, shard 2 of 4 and 0 of 3")
     func documentedExample() {

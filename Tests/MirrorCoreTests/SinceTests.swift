@@ -62,7 +62,7 @@ private func eventsJob(_ keys: String, url: String = "BASE/events?updated_since=
     itemsJob("concurrency: 1\n" + keys, url: url)
 }
 
-@Suite("incremental walks and deleted records", .timeLimit(.minutes(3)))
+@Suite("incremental walks and deleted records", .timeLimit(.minutes(6)))
 struct SinceTests {
     @Test("a since-time API across three runs: each run asks from the newest updated_at stored, and gets only what changed")
     func sinceTime() async throws {

@@ -88,7 +88,7 @@ private struct Replayed: Equatable {
     }
 }
 
-@Suite("snapshots", .timeLimit(.minutes(3)))
+@Suite("snapshots", .timeLimit(.minutes(6)))
 struct SnapshotTests {
     @Test("a snapshot taken while a run writes is one committed state: whole pages, its feed's mark, no WAL")
     func consistentWhileRunning() async throws {

@@ -4,7 +4,7 @@ import Foundation
 import MirrorTestSupport
 import Testing
 
-@Suite("status", .timeLimit(.minutes(3)))
+@Suite("status", .timeLimit(.minutes(6)))
 struct StatusTests {
     @Test("each job's last run and result; stale when no run succeeded within a day, or never ran")
     func lastRunsAndStaleness() async throws {

@@ -10,7 +10,7 @@ import Testing
 private let firstRelease = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     .appendingPathComponent("Fixtures/first-release.sqlite").path
 
-@Suite("store upgrades", .timeLimit(.minutes(3)))
+@Suite("store upgrades", .timeLimit(.minutes(6)))
 struct StoreUpgradeTests {
     @Test("a database of the first release is upgraded in place: its records, pages and runs stay, and its walk resumes")
     func firstReleaseUpgrades() async throws {

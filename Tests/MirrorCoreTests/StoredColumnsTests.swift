@@ -8,7 +8,7 @@ import Testing
 
 /// `columns:` with `stored: true`, whose changes rebuild the record table: run against a
 /// fixture API into real SQLite files.
-@Suite("stored generated columns", .timeLimit(.minutes(3)))
+@Suite("stored generated columns", .timeLimit(.minutes(6)))
 struct StoredColumnsTests {
     private static let event1 = #"{"id":"1","venue":{"city":"Oslo"},"price":12,"live":true,"starts":"2024-05-01T18:00:00Z"}"#
     private static let event2 = #"{"id":"2","venue":{"city":"Bergen"},"price":7.5,"live":false,"starts":"2024-05-02T09:30:15.250+02:00"}"#

@@ -7,7 +7,7 @@ import MirrorTestSupport
 import Synchronization
 import Testing
 
-@Suite("tables jobs share", .timeLimit(.minutes(3)))
+@Suite("tables jobs share", .timeLimit(.minutes(6)))
 struct TableClaimTests {
     @Test("jobs of two files that write one output folder are checked against each other before any request")
     func acrossFiles() throws {

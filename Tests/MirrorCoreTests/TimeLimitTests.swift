@@ -118,7 +118,7 @@ private func untimedTests() -> [String] {
     return testSources.flatMap { untimed($0.text, file: $0.path, limited: limited).problems }
 }
 
-@Suite("time limits", .timeLimit(.minutes(3)))
+@Suite("time limits", .timeLimit(.minutes(6)))
 struct TimeLimitTests {
     @Test("every @Suite has a .timeLimit, and every @Test outside one has its own")
     func everyTest() {

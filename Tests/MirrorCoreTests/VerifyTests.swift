@@ -15,7 +15,7 @@ private func serve(_ api: PagedAPI, extra: @escaping @Sendable (Int) -> String =
     }
 }
 
-@Suite("verify", .timeLimit(.minutes(3)))
+@Suite("verify", .timeLimit(.minutes(6)))
 struct VerifyTests {
     @Test("the drift table tells ids apart byte for byte, through every time it grows, and names the first page")
     func firstPages() {

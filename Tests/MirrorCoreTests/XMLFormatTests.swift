@@ -10,7 +10,7 @@ private func xmlJob(_ keys: String, records: String = "feed.entry", url: String 
 
 private let stored = "SELECT id, record FROM t_item ORDER BY position"
 
-@Suite("format: xml", .timeLimit(.minutes(3)))
+@Suite("format: xml", .timeLimit(.minutes(6)))
 struct XMLFormatTests {
     @Test("an Atom-like feed of three pages followed by its next link: attributes, repeated elements, entities, CDATA, a page of one entry")
     func feedPages() async throws {

@@ -21,7 +21,7 @@ func showEvents(caches: URL) async throws -> Data? {
     return answer.body
 }
 
-@Suite("the documented example", .timeLimit(.minutes(1)))
+@Suite("the documented example", .timeLimit(.minutes(6)))
 struct DocumentedExampleTests {
     @Test("README.md and docs/devices.md show the very code compiled here", arguments: [
         ("README.md", "## On the device"), ("docs/devices.md", "### In an app: `MirrorDevice`"),

@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@Suite("the delegate queue of a sync's URLSession", .timeLimit(.minutes(3)))
+@Suite("the delegate queue of a sync's URLSession", .timeLimit(.minutes(6)))
 struct PacedQueueTests {
     /// Operations added by one thread, as URLSession's own thread adds each piece of a body.
     private final class Counts: Sendable {

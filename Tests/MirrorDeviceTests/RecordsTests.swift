@@ -35,7 +35,7 @@ private func events() async throws -> SnapshotSource {
     ])
 }
 
-@Suite("a replica's records for app code", .timeLimit(.minutes(3)))
+@Suite("a replica's records for app code", .timeLimit(.minutes(6)))
 struct RecordsTests {
     @Test("records in walk order, as the table holds them and decoded into the app's types; big ids digit for digit")
     func walkOrder() async throws {

@@ -49,7 +49,7 @@ private func sha256(_ path: String) throws -> String {
     SHA256.hash(data: try Data(contentsOf: URL(fileURLWithPath: path))).map { String(format: "%02x", $0) }.joined()
 }
 
-@Suite("a replica kept up with serve's change feed", .timeLimit(.minutes(3)))
+@Suite("a replica kept up with serve's change feed", .timeLimit(.minutes(6)))
 struct ReplicaFeedTests {
     @Test("the feed's changes go into a copy, in a new generation with its own SHA-256; the pulled database stays as it was")
     func applied() async throws {

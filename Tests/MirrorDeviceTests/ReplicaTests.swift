@@ -25,7 +25,7 @@ extension SnapshotSource {
     }
 }
 
-@Suite("a replica on the device", .timeLimit(.minutes(3)))
+@Suite("a replica on the device", .timeLimit(.minutes(6)))
 struct ReplicaTests {
     @Test("a sync from a snapshot folder holds its objects whole, and answers each page as serve does, naming the generation")
     func syncFromFolder() async throws {

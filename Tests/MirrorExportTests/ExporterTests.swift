@@ -19,7 +19,7 @@ private func stored() async throws -> Stored {
     return stored
 }
 
-@Suite("export", .timeLimit(.minutes(3)))
+@Suite("export", .timeLimit(.minutes(6)))
 struct ExporterTests {
     @Test("a change's sequence number is written as JSON writes an integer")
     func decimalDigits() {

@@ -28,7 +28,7 @@ extension Stored {
     }
 }
 
-@Suite("snapshots of a folder the store wrote", .timeLimit(.minutes(3)))
+@Suite("snapshots of a folder the store wrote", .timeLimit(.minutes(6)))
 struct SnapshotWriterTests {
     @Test("a failed snapshot leaves neither DIR.partial nor DIR; a new one replaces an earlier one whole")
     func nothingHalfDone() async throws {

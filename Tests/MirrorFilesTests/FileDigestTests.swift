@@ -3,7 +3,7 @@ import Foundation
 @testable import MirrorFiles
 import Testing
 
-@Suite("file digests", .timeLimit(.minutes(3)))
+@Suite("file digests", .timeLimit(.minutes(6)))
 struct FileDigestTests {
     private func hex(_ digest: SHA256.Digest) -> String {
         digest.map { String(format: "%02x", $0) }.joined()

@@ -2,7 +2,7 @@ import Foundation
 @testable import MirrorFiles
 import Testing
 
-@Suite("file system calls", .timeLimit(.minutes(3)))
+@Suite("file system calls", .timeLimit(.minutes(6)))
 struct FileSystemTests {
     @Test("a folder's listing holds every name, hidden ones too, and not . or ..")
     func listing() throws {

@@ -2,7 +2,7 @@ import Foundation
 @testable import MirrorFiles
 import Testing
 
-@Suite("the output lock", .timeLimit(.minutes(3)))
+@Suite("the output lock", .timeLimit(.minutes(6)))
 struct OutputLockTests {
     @Test("the lock holds the holder's pid, refuses a second holder naming it, and is free once let go")
     func secondHolder() throws {

@@ -2,7 +2,7 @@ import Foundation
 @testable import MirrorFiles
 import Testing
 
-@Suite("scratch space", .timeLimit(.minutes(3)))
+@Suite("scratch space", .timeLimit(.minutes(6)))
 struct ScratchSpaceTests {
     @Test("bytes held read back as written, in a file with no name, whose blocks are freed as each is let go")
     func holdsAndLetsGo() throws {

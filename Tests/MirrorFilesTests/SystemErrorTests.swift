@@ -2,7 +2,7 @@ import Foundation
 @testable import MirrorFiles
 import Testing
 
-@Suite("system errors", .timeLimit(.minutes(3)))
+@Suite("system errors", .timeLimit(.minutes(6)))
 struct SystemErrorTests {
     @Test("a file error Foundation builds on a full disk, an exceeded quota or a refused permission is said in words",
           arguments: [

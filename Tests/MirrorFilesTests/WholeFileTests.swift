@@ -2,7 +2,7 @@ import Foundation
 @testable import MirrorFiles
 import Testing
 
-@Suite("whole files and the output sink", .timeLimit(.minutes(3)))
+@Suite("whole files and the output sink", .timeLimit(.minutes(6)))
 struct WholeFileTests {
     @Test("a whole-file write replaces the file and leaves no temporary file")
     func replaces() throws {

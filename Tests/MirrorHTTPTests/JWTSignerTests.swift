@@ -65,7 +65,7 @@ private func failure(_ algorithm: JWTSigner.Algorithm, _ pem: String) -> String?
     }
 }
 
-@Suite("JSON Web Token signer", .timeLimit(.minutes(3)))
+@Suite("JSON Web Token signer", .timeLimit(.minutes(6)))
 struct JWTSignerTests {
     @Test("PyJWT's fixture holds tokens of both algorithms")
     func fixture() {

@@ -90,7 +90,7 @@ private final class TokenAPI: Sendable {
     }
 }
 
-@Suite("a 401 to a token already replaced or ended", .timeLimit(.minutes(3)))
+@Suite("a 401 to a token already replaced or ended", .timeLimit(.minutes(6)))
 struct OutlivedTokenTests {
     @Test("a request whose token ends before its 401 comes is sent again with a new token, however often that happens in a row, up to 3 times")
     func ended() async throws {

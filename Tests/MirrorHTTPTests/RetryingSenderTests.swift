@@ -11,7 +11,7 @@ import Testing
 
 private let url = RedactedURL(real: "http://127.0.0.1:9/items?key=s3cr3t", redactor: Redactor(secrets: [.init(name: "KEY", value: "s3cr3t")]))
 
-@Suite("HTTP errors and the retrying sender", .timeLimit(.minutes(3)))
+@Suite("HTTP errors and the retrying sender", .timeLimit(.minutes(6)))
 struct RetryingSenderTests {
     /// A sender with a fast backoff that logs into `log`.
     func sender(retries: Int = 2, rateLimit: RateLimit? = nil, limiter: RateLimiter = RateLimiter(),

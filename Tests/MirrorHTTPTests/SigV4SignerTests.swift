@@ -287,7 +287,7 @@ private let botocoreCases: [BotocoreCase] = {
     return (try? JSONDecoder().decode([BotocoreCase].self, from: data)) ?? []
 }()
 
-@Suite("AWS Signature Version 4", .timeLimit(.minutes(3)))
+@Suite("AWS Signature Version 4", .timeLimit(.minutes(6)))
 struct SigV4SignerTests {
     @Test("each request of AWS's test suite signs as the suite says, stage by stage", arguments: suite)
     fileprivate func suiteVector(_ vector: SuiteVector) {

@@ -3,7 +3,7 @@
 @testable import MirrorModel
 import Testing
 
-@Suite("JSON documents", .timeLimit(.minutes(3)))
+@Suite("JSON documents", .timeLimit(.minutes(6)))
 struct JSONDocumentTests {
     func parse(_ text: String) throws -> JSONDocument { try JSONDocument(parsing: Array(text.utf8)) }
 

@@ -4,7 +4,7 @@ import Foundation
 @testable import MirrorModel
 import Testing
 
-@Suite("job files", .timeLimit(.minutes(3)))
+@Suite("job files", .timeLimit(.minutes(6)))
 struct JobFileLoaderTests {
     func diagnostics(_ yaml: String, environment: [String: String] = [:]) -> [String] {
         do {
@@ -317,7 +317,7 @@ struct JobFileLoaderTests {
         return lines.joined(separator: "\n")
     }
 
-    @Test("an alias used as a mapping key is refused before the YAML is composed", .timeLimit(.minutes(3)))
+    @Test("an alias used as a mapping key is refused before the YAML is composed", .timeLimit(.minutes(6)))
     func aliasAsKey() {
         for (key, column) in [("*i: 1", 3), ("? *i", 5), ("{ *i : 1 }", 5)] {
             let yaml = """
@@ -335,7 +335,7 @@ struct JobFileLoaderTests {
         #expect(JobFileLoader.aliasKey(in: "- *a: 1\n") != nil)
     }
 
-    @Test("an alias bomb is refused at once, in a POST body or anywhere else", .timeLimit(.minutes(3)))
+    @Test("an alias bomb is refused at once, in a POST body or anywhere else", .timeLimit(.minutes(6)))
     func aliasBomb() {
         let inBody = """
             version: 1

@@ -3,7 +3,7 @@ import Foundation
 @testable import MirrorModel
 import Testing
 
-@Suite("job-file schema", .timeLimit(.minutes(3)))
+@Suite("job-file schema", .timeLimit(.minutes(6)))
 struct JobFileSchemaTests {
     private func schema() throws -> [String: Any] {
         try #require(JSONSerialization.jsonObject(with: Data(JobFileSchema.text.utf8)) as? [String: Any])

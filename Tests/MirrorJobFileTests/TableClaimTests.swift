@@ -3,7 +3,7 @@ import Foundation
 @testable import MirrorModel
 import Testing
 
-@Suite("tables jobs share, as a job file claims them", .timeLimit(.minutes(3)))
+@Suite("tables jobs share, as a job file claims them", .timeLimit(.minutes(6)))
 struct TableClaimTests {
     func diagnostics(_ jobs: String) -> [String] {
         let yaml = "version: 1\ndefaults: { records: r, id: id }\njobs:\n"

@@ -1,7 +1,7 @@
 @testable import MirrorModel
 import Testing
 
-@Suite("id order", .timeLimit(.minutes(3)))
+@Suite("id order", .timeLimit(.minutes(6)))
 struct IDOrderTests {
     @Test("integers of any length compare numerically; signs and leading zeros count")
     func integers() {

@@ -6,7 +6,7 @@ private struct Reason: Error, CustomStringConvertible {
     let description: String
 }
 
-@Suite("job failures", .timeLimit(.minutes(3)))
+@Suite("job failures", .timeLimit(.minutes(6)))
 struct JobFailureTests {
     @Test("each failure is said as docs/ say it, composed in one place")
     func sentences() {

@@ -1,7 +1,7 @@
 @testable import MirrorModel
 import Testing
 
-@Suite("a page request's path and pairs", .timeLimit(.minutes(3)))
+@Suite("a page request's path and pairs", .timeLimit(.minutes(6)))
 struct PageRequestTests {
     @Test("plain paths and pairs are kept as they are; %-escapes and + are decoded, %2F kept apart from /")
     func decoding() {

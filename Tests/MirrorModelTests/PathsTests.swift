@@ -1,7 +1,7 @@
 @testable import MirrorModel
 import Testing
 
-@Suite("paths", .timeLimit(.minutes(3)))
+@Suite("paths", .timeLimit(.minutes(6)))
 struct PathsTests {
     @Test("the folder part of a path, one-letter names and trailing slashes included")
     func parent() {

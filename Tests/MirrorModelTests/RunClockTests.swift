@@ -1,7 +1,7 @@
 import MirrorModel
 import Testing
 
-@Suite("the run's clock", .timeLimit(.minutes(3)))
+@Suite("the run's clock", .timeLimit(.minutes(6)))
 struct RunClockTests {
     let clock = RunClock.continuous
 

@@ -2,7 +2,7 @@ import Foundation
 import MirrorModel
 import Testing
 
-@Suite("a snapshot's manifest", .timeLimit(.minutes(1)))
+@Suite("a snapshot's manifest", .timeLimit(.minutes(6)))
 struct SnapshotManifestTests {
     private func decoded(_ text: String) throws -> SnapshotManifest {
         let decoder = JSONDecoder()

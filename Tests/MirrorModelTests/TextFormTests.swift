@@ -3,7 +3,7 @@ import Foundation
 @testable import MirrorModel
 import Testing
 
-@Suite("times and digests as mirror writes them", .timeLimit(.minutes(3)))
+@Suite("times and digests as mirror writes them", .timeLimit(.minutes(6)))
 struct TextFormTests {
     @Test("a time is UTC to the millisecond, fixed width, its fraction rounded down; before 1970 too",
           arguments: [

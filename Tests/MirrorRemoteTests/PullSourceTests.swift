@@ -7,7 +7,7 @@ import Testing
 
 /// `mirror pull`'s HTTP source (AsyncHTTPClient) against a static file server on 127.0.0.1:
 /// the same conditional manifest, Range resumes and refusals as the device's URLSession source.
-@Suite("mirror pull's HTTP source", .timeLimit(.minutes(3)))
+@Suite("mirror pull's HTTP source", .timeLimit(.minutes(6)))
 struct PullSourceTests {
     private func replica(_ folder: URL) throws -> Replica {
         try Replica(folder: folder, remote: { PullSource(base: $0) })

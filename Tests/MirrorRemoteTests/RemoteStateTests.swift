@@ -268,7 +268,7 @@ private final class SlowStore: ObjectStore {
     func list(_ prefix: String) async throws(StateError) -> [String] { try await inner.list(prefix) }
 }
 
-@Suite("remote state in a folder", .timeLimit(.minutes(3)))
+@Suite("remote state in a folder", .timeLimit(.minutes(6)))
 struct RemoteStateTests {
     @Test("a push is one cut: a parent's database is copied before its children's, whatever their names, and sent after")
     func parentsBeforeChildren() async throws {
@@ -484,7 +484,7 @@ struct RemoteStateTests {
 
 /// The same contracts against S3: moto in server mode, signatures checked, conditional writes enforced.
 @Suite("remote state in S3 against a real server",
-       .enabled(if: AuthServer.python != nil, "MIRROR_TEST_PYTHON is not set (scripts/test.sh sets it)"), .timeLimit(.minutes(3)))
+       .enabled(if: AuthServer.python != nil, "MIRROR_TEST_PYTHON is not set (scripts/test.sh sets it)"), .timeLimit(.minutes(6)))
 struct RemoteStateS3Tests {
     private func withStore(_ bucket: String, _ body: (any ObjectStore) async throws -> Void) async throws {
         try await AuthServer.withShared("s3_server.py") { server in

@@ -45,7 +45,7 @@ private func pattern(_ count: Int, seed: Int = 0) -> [UInt8] {
 /// S3 in moto's server mode with signature checking on: its IAM user's key signs every
 /// request, as `scripts/auth-servers/s3_server.py` sets it up.
 @Suite("S3 against a real server", .enabled(if: AuthServer.python != nil, "MIRROR_TEST_PYTHON is not set (scripts/test.sh sets it)"),
-       .timeLimit(.minutes(3)))
+       .timeLimit(.minutes(6)))
 struct S3ClientTests {
     @Test("put, get, head and delete round-trip exact bytes and ETags, under a key that needs encoding")
     func roundTrip() async throws {
@@ -266,7 +266,7 @@ struct S3ClientTests {
     }
 }
 
-@Suite("S3 answers", .timeLimit(.minutes(3)))
+@Suite("S3 answers", .timeLimit(.minutes(6)))
 struct S3AnswerTests {
     @Test("STS's expiry, its fraction of a second of any length")
     func expiry() {
@@ -304,7 +304,7 @@ struct S3AnswerTests {
     }
 }
 
-@Suite("S3 retries", .timeLimit(.minutes(3)))
+@Suite("S3 retries", .timeLimit(.minutes(6)))
 struct S3RetryTests {
     let keys = ["AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"]
 

@@ -2,7 +2,7 @@ import Foundation
 @testable import MirrorRemote
 import Testing
 
-@Suite("S3 configuration", .timeLimit(.minutes(3)))
+@Suite("S3 configuration", .timeLimit(.minutes(6)))
 struct S3ConfigurationTests {
     let keys = ["AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"]
 

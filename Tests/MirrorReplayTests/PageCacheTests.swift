@@ -3,7 +3,7 @@ import MirrorReplay
 import MirrorTestSupport
 import Testing
 
-@Suite("replayed pages kept as assembled", .timeLimit(.minutes(3)))
+@Suite("replayed pages kept as assembled", .timeLimit(.minutes(6)))
 struct PageCacheTests {
     @Test("the cache counts its bytes and keeps within its bound, evicting the page sent least recently")
     func bounded() async throws {

@@ -19,7 +19,7 @@ private func isPageTag(_ tag: String) -> Bool {
 
 private func headerNames(_ headers: [(String, String)]) -> [String] { headers.map(\.0) }
 
-@Suite("replayed pages, answered without a server", .timeLimit(.minutes(3)))
+@Suite("replayed pages, answered without a server", .timeLimit(.minutes(6)))
 struct ReplayedPagesTests {
     @Test("a stored page: its envelope, its records as the table holds them, the API's URLs pointing to the origin asked")
     func storedPage() async throws {

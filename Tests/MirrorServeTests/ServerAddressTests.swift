@@ -1,7 +1,7 @@
 @testable import MirrorServe
 import Testing
 
-@Suite("mirror serve's own host names", .timeLimit(.minutes(3)))
+@Suite("mirror serve's own host names", .timeLimit(.minutes(6)))
 struct ServerAddressTests {
     @Test("a Host is put into answers' URLs only when it is a host name or address, in ASCII, with a port of 1 to 5 digits")
     func plainAuthorities() {

@@ -4,7 +4,7 @@ import GRDB
 import MirrorTestSupport
 import Testing
 
-@Suite("the moment of an output folder's databases", .timeLimit(.minutes(3)))
+@Suite("the moment of an output folder's databases", .timeLimit(.minutes(6)))
 struct CommitWatcherTests {
     @Test("a commit, a database made, removed, renamed over or grown from a small file changes the moment; other entries do not")
     func changes() throws {

@@ -5,7 +5,7 @@ import GRDB
 import MirrorTestSupport
 import Testing
 
-@Suite("ids byte for byte, as the store keeps them", .timeLimit(.minutes(3)))
+@Suite("ids byte for byte, as the store keeps them", .timeLimit(.minutes(6)))
 struct ExactIDTests {
     @Test("ids that differ after a NUL are three records, not one")
     func nul() async throws {

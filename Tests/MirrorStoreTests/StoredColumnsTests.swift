@@ -33,7 +33,7 @@ private func stored(_ path: String, columns: [RecordColumn], pages: [[(id: Strin
 
 /// Generated columns whose SQL changed since a database was made, on tables the store
 /// prepares and commits to.
-@Suite("changed generated columns", .timeLimit(.minutes(3)))
+@Suite("changed generated columns", .timeLimit(.minutes(6)))
 struct StoredColumnsTests {
     private static let event1 = #"{"id":"1","venue":{"city":"Oslo"},"price":12,"live":true,"starts":"2024-05-01T18:00:00Z"}"#
     private static let event2 = #"{"id":"2","venue":{"city":"Bergen"},"price":7.5,"live":false,"starts":"2024-05-02T09:30:15.250+02:00"}"#

@@ -30,7 +30,7 @@ private func fileSize(_ path: String) -> Int {
     (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
 }
 
-@Suite("the WAL copied while pages are stored", .timeLimit(.minutes(3)))
+@Suite("the WAL copied while pages are stored", .timeLimit(.minutes(6)))
 struct WALCopyTests {
     @Test("a page's commit copies no WAL, however large; past 4 MB of pages the checkpointer copies it into the file")
     func copiedBesideTheWriter() async throws {

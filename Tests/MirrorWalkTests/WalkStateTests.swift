@@ -9,7 +9,7 @@ import Testing
 
 /// The walk's decisions without a server, a store or a clock: responses are read by the
 /// page reader from bytes, and the state is told what the store did.
-@Suite("walk state", .timeLimit(.minutes(3)))
+@Suite("walk state", .timeLimit(.minutes(6)))
 struct WalkStateTests {
     /// The one job of a job file naming `url`, with `keys` added to it.
     func spec(_ keys: String, url: String = "http://api.test/items?page={page}") throws -> JobSpec {

@@ -2,7 +2,7 @@
 import Testing
 
 /// The XML reader and its mapping to JSON, from bytes.
-@Suite("XML tree", .timeLimit(.minutes(3)))
+@Suite("XML tree", .timeLimit(.minutes(6)))
 struct XMLTreeTests {
     /// `xml` as the JSON text its mapping gives, or the reader's message.
     func json(_ xml: String, records: [String] = []) -> String {

@@ -77,7 +77,7 @@ private let api: @Sendable (FixtureRequest) async -> FixtureResponse = { request
     }
 }
 
-@Suite("the mirror binary", .timeLimit(.minutes(3)))
+@Suite("the mirror binary", .timeLimit(.minutes(6)))
 struct BinaryTests {
     @Test("run stores the pages, prints a summary and exits 0; export prints the records")
     func runAndExport() async throws {
@@ -379,7 +379,7 @@ struct BinaryTests {
         #expect(!FileManager.default.fileExists(atPath: folder + "/out"))
     }
 
-    @Test("check and run refuse an alias bomb in a POST body at once, exit 2", .timeLimit(.minutes(3)))
+    @Test("check and run refuse an alias bomb in a POST body at once, exit 2", .timeLimit(.minutes(6)))
     func aliasBomb() async throws {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -402,7 +402,7 @@ struct BinaryTests {
         #expect(!FileManager.default.fileExists(atPath: folder + "/out"))
     }
 
-    @Test("--parallel takes 1 to 256: a larger width is a usage error, exit 2; 256 runs and ends", .timeLimit(.minutes(3)))
+    @Test("--parallel takes 1 to 256: a larger width is a usage error, exit 2; 256 runs and ends", .timeLimit(.minutes(6)))
     func parallelBounds() async throws {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -490,7 +490,7 @@ struct BinaryTests {
     }
 }
 
-@Suite("the output folder lock", .timeLimit(.minutes(3)))
+@Suite("the output folder lock", .timeLimit(.minutes(6)))
 struct LockTests {
     @Test("a second run exits 3 at once naming the holder; a killed holder leaves no stale lock")
     func secondRunExits3() async throws {
@@ -552,7 +552,7 @@ final class SlowGate: Sendable {
     func open() { closed.withLock { $0 = false } }
 }
 
-@Suite("a killed run", .timeLimit(.minutes(3)))
+@Suite("a killed run", .timeLimit(.minutes(6)))
 struct KillTests {
     @Test("kill -9 mid-walk leaves whole pages and a sound database; the rerun ends with exactly the right ids")
     func sigkill() async throws {

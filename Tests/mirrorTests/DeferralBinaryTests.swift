@@ -43,7 +43,7 @@ private func time(_ text: String) -> Date? {
     return formatter.date(from: text)
 }
 
-@Suite("a deferred run, through the binary", .timeLimit(.minutes(3)))
+@Suite("a deferred run, through the binary", .timeLimit(.minutes(6)))
 struct DeferralBinaryTests {
     @Test("a long Retry-After: exit 75, the DEFERRED line, --report and status --json say deferred; status --check passes while the job is not stale; a run before the resume time asks nothing")
     func deferred() async throws {

@@ -21,7 +21,7 @@ private func withState(_ jobs: [JobOutcome], leaseLost: Bool = false, failure: S
     return summary
 }
 
-@Suite("the status a run exits with, from what happened", .timeLimit(.minutes(3)))
+@Suite("the status a run exits with, from what happened", .timeLimit(.minutes(6)))
 struct ExitStatusTests {
     @Test("each fact of a run maps to the status the docs promise, the first of signal, lease, push, failure, deferral deciding")
     func statuses() {

@@ -43,7 +43,7 @@ private let familyYAML = """
         retries: 0
     """
 
-@Suite("the mirror binary: incremental and child jobs", .timeLimit(.minutes(3)))
+@Suite("the mirror binary: incremental and child jobs", .timeLimit(.minutes(6)))
 struct FamilyTests {
     @Test("an incremental parent and its child job across runs: summaries, exit statuses, status and export")
     func family() async throws {

@@ -119,7 +119,7 @@ private struct Serve {
     }
 }
 
-@Suite("the mirror binary: a replica caught up through serve's change feed", .timeLimit(.minutes(5)))
+@Suite("the mirror binary: a replica caught up through serve's change feed", .timeLimit(.minutes(8)))
 struct FeedCatchUpTests {
     @Test("the feed applied to a pulled copy equals a fresh snapshot, table by table; unchanged, it makes no generation; compacted or of another feed, the source is pulled whole")
     func caughtUp() async throws {

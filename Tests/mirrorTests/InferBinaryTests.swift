@@ -2,7 +2,7 @@ import Foundation
 import MirrorTestSupport
 import Testing
 
-@Suite("mirror infer, the binary", .timeLimit(.minutes(3)))
+@Suite("mirror infer, the binary", .timeLimit(.minutes(6)))
 struct InferBinaryTests {
     private let api: @Sendable (FixtureRequest) async -> FixtureResponse = { request in
         request.parameter("page") == "1"

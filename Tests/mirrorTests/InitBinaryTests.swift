@@ -4,7 +4,7 @@ import Testing
 
 /// `mirror init URL`: the job written from an API's answers passes `mirror check`, and
 /// `mirror run` of it stores every record the API holds.
-@Suite("mirror init, the binary", .timeLimit(.minutes(3)))
+@Suite("mirror init, the binary", .timeLimit(.minutes(6)))
 struct InitBinaryTests {
     /// Seven records, their `id`s integers past 64 bits (12345678901234567891…7).
     private static let ids = (1...7).map { "1234567890123456789\($0)" }
@@ -320,7 +320,7 @@ struct InitBinaryTests {
 
 /// `mirror init` on Datasette itself (`scripts/auth-servers/datasette_server.py`).
 @Suite("mirror init on Datasette", .enabled(if: AuthServer.python != nil, "MIRROR_TEST_PYTHON is not set (scripts/test.sh sets it)"),
-       .timeLimit(.minutes(3)))
+       .timeLimit(.minutes(6)))
 struct InitDatasetteTests {
     @Test("Datasette's next_url: the job walks every row of the table")
     func datasette() async throws {

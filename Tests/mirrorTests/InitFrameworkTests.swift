@@ -7,7 +7,7 @@ import Testing
 /// `mirror init` on the paginations of real web frameworks (`scripts/auth-servers/frameworks_server.py`):
 /// the job it writes, unedited, walks every record of the table the server pages through.
 @Suite("mirror init on web frameworks", .enabled(if: AuthServer.python != nil, "MIRROR_TEST_PYTHON is not set (scripts/test.sh sets it)"),
-       .timeLimit(.minutes(3)))
+       .timeLimit(.minutes(6)))
 struct InitFrameworkTests {
     @Test("the written job walks ids 1 to 53, as the framework's table holds them", arguments: [
         ("/drf/page/", "page", "next: { url: next }", "integer"), ("/drf/limit/", "limit", "next: { url: next }", "integer"),

@@ -34,7 +34,7 @@ private func timeless(_ line: Substring) -> String {
     String(line).replacing(#/^\{"time":"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z",/#, with: #"{"time":"T","#)
 }
 
-@Suite("log formats", .timeLimit(.minutes(3)))
+@Suite("log formats", .timeLimit(.minutes(6)))
 struct LogFormatTests {
     @Test("with --log-format json, or MIRROR_LOG_FORMAT=json, each log event is one JSON object a line: time, level, message, then its fields, counts as numbers")
     func jsonLogs() async throws {

@@ -79,7 +79,7 @@ func samples(_ path: String, in folder: String) async throws -> [String: Double]
 }
 
 @Suite("mirror run --metrics-file", .enabled(if: AuthServer.python != nil, "MIRROR_TEST_PYTHON is not set (scripts/test.sh sets it)"),
-       .timeLimit(.minutes(3)))
+       .timeLimit(.minutes(6)))
 struct MetricsFileTests {
     @Test("a walk through a 429: the official parser reads exact counts of pages, records, requests by status class, retries and 429s; no secret, no temporary file")
     func counts() async throws {
@@ -189,7 +189,7 @@ private func family(_ samples: [String: Double], _ name: String) -> [String: Dou
 }
 
 @Suite("mirror run --metrics-file: what else a run counts",
-       .enabled(if: AuthServer.python != nil, "MIRROR_TEST_PYTHON is not set (scripts/test.sh sets it)"), .timeLimit(.minutes(3)))
+       .enabled(if: AuthServer.python != nil, "MIRROR_TEST_PYTHON is not set (scripts/test.sh sets it)"), .timeLimit(.minutes(6)))
 struct RunMetricsTests {
     @Test("downloads: 2 files downloaded with their bytes, 1 failed")
     func files() async throws {

@@ -120,7 +120,7 @@ private func received(from receiver: AuthServer) throws -> Received {
 
 @Suite("mirror run --otlp-endpoint: spans and metrics to an OTLP/HTTP receiver",
        .enabled(if: AuthServer.python != nil, "MIRROR_TEST_PYTHON is not set (scripts/test.sh sets it)"),
-       .timeLimit(.minutes(3)))
+       .timeLimit(.minutes(6)))
 struct OTLPExportTests {
     @Test("a run, its jobs and each page request arrive as spans, parent to child, in one trace; traceparent only where propagate_trace; the metrics' exact values; no secret")
     func spansAndMetrics() async throws {

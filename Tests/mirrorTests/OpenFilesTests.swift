@@ -3,10 +3,10 @@ import Foundation
 import MirrorTestSupport
 import Testing
 
-@Suite("open files", .timeLimit(.minutes(5)))
+@Suite("open files", .timeLimit(.minutes(8)))
 struct OpenFilesTests {
     @Test("300 jobs, each with a database of its own, run within 256 open files and store every table",
-          .timeLimit(.minutes(5)))
+          .timeLimit(.minutes(8)))
     func manyDatabases() async throws {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -50,7 +50,7 @@ struct OpenFilesTests {
     }
 }
 
-@Suite("child processes", .timeLimit(.minutes(3)))
+@Suite("child processes", .timeLimit(.minutes(6)))
 struct ChildProcessTests {
     @Test("a child started by the tests inherits no open file but its stdin, stdout and stderr")
     func noInheritedFiles() async throws {

@@ -3,7 +3,7 @@ import MirrorTestSupport
 import Testing
 
 /// A URL whose port is past 65535 is no URL mirror can send: said as such, never a crash.
-@Suite("URLs with a port out of range", .timeLimit(.minutes(2)))
+@Suite("URLs with a port out of range", .timeLimit(.minutes(6)))
 struct PortRangeTests {
     @Test("a next link and a file on port 99999: the page fails, the file fails, what was stored stays, the run ends")
     func portOutOfRange() async throws {

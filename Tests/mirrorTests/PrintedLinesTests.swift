@@ -13,7 +13,7 @@ private func outcome(status: JobResult = .ok, pages: Int, records: JobOutcome.Re
                columnWarnings: columnWarnings)
 }
 
-@Suite("the lines run and status print", .timeLimit(.minutes(3)))
+@Suite("the lines run and status print", .timeLimit(.minutes(6)))
 struct PrintedLinesTests {
     @Test("a job's summary line names its column warnings, deletions, since, files and their failures, whole")
     func summaryLines() {

@@ -33,7 +33,7 @@ private func summary(_ line: String, removed: String) -> (generation: String, by
 }
 
 @Suite("the mirror binary: publish", .enabled(if: AuthServer.python != nil, "MIRROR_TEST_PYTHON is not set (scripts/test.sh sets it)"),
-       .timeLimit(.minutes(3)))
+       .timeLimit(.minutes(6)))
 struct PublishBinaryTests {
     @Test("an empty shard publishes nothing, says so and exits 0; a whole mirror that holds no records is still an error")
     func emptyShard() async throws {
@@ -163,7 +163,7 @@ private func problems(readingFolder root: String) throws -> [String] {
     return problems
 }
 
-@Suite("the mirror binary: publish to a folder", .timeLimit(.minutes(3)))
+@Suite("the mirror binary: publish to a folder", .timeLimit(.minutes(6)))
 struct FolderPublishBinaryTests {
     @Test("kill -9 in the middle of a publish to a folder leaves a manifest naming whole generations only; the next publish cleans up")
     func killed() async throws {

@@ -82,7 +82,7 @@ private func problems(replica: String) throws -> [String] {
     return problems
 }
 
-@Suite("the mirror binary: pull", .timeLimit(.minutes(3)))
+@Suite("the mirror binary: pull", .timeLimit(.minutes(6)))
 struct PullBinaryTests {
     @Test("publish to a folder, pull into another, stop the API: serve answers the API's URLs from the pulled copy as from the output folder")
     func roundTrip() async throws {

@@ -104,7 +104,7 @@ private func unreachable(_ error: any Error) -> Bool {
         || (code == .unknown && "\(error)".contains("Connection reset by peer"))
 }
 
-@Suite("an app's URLSession answered from a replica", .timeLimit(.minutes(3)))
+@Suite("an app's URLSession answered from a replica", .timeLimit(.minutes(6)))
 struct ReplicaProtocolTests {
     @Test("the API stopped: a session pages through the API's URLs by each page's next link, and gets what the API and the replica gave")
     func pagesOffline() async throws {

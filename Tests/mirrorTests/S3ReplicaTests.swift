@@ -9,7 +9,7 @@ import MirrorTestSupport
 import Testing
 
 @Suite("a replica synced from a bucket's public URLs", .enabled(if: AuthServer.python != nil, "MIRROR_TEST_PYTHON is not set (scripts/test.sh sets it)"),
-       .timeLimit(.minutes(3)))
+       .timeLimit(.minutes(6)))
 struct S3ReplicaTests {
     @Test("published to moto's S3, read anonymously under a policy letting everyone read the prefix: objects whole, pages answered; unchanged, one request and its 304; a half fetched object resumed with a 206")
     func fromBucket() async throws {

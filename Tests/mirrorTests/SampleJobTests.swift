@@ -5,7 +5,7 @@ import Testing
 private let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().path
 
-@Suite("the sample job as shipped", .timeLimit(.minutes(3)))
+@Suite("the sample job as shipped", .timeLimit(.minutes(6)))
 struct SampleJobTests {
     @Test("the run command in jobs/sample.yaml's opening comment, with the variables it sets, stores the sample API's 42 events, which the export command after it reads")
     func commentedRun() async throws {

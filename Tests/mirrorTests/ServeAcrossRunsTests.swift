@@ -19,7 +19,7 @@ private final class PagedItems: Sendable {
     func change(_ body: @Sendable (inout [[(id: Int, version: Int)]]) -> Void) { pages.withLock { body(&$0) } }
 }
 
-@Suite("mirror serve across runs", .timeLimit(.minutes(3)))
+@Suite("mirror serve across runs", .timeLimit(.minutes(6)))
 struct ServeAcrossRunsTests {
     /// What a client reads: the API's pages, the records and the tables.
     static let targets = ["/items?page=1", "/items?page=2", "/items?page=3", "/items?page=4",

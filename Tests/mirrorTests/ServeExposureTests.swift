@@ -18,7 +18,7 @@ private func serveUntilListening(_ arguments: [String], in folder: String) async
     return (ending.status, try String(contentsOfFile: err, encoding: .utf8))
 }
 
-@Suite("serve beyond loopback", .timeLimit(.minutes(3)))
+@Suite("serve beyond loopback", .timeLimit(.minutes(6)))
 struct ServeExposureTests {
     @Test("a bind beyond loopback without --device-tokens or --open is a usage error, exit 2, that names both")
     func beyondLoopbackRefused() async throws {

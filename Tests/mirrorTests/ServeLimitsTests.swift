@@ -241,10 +241,10 @@ private func residentKB(_ pid: pid_t) throws -> Int {
     return try #require(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]))
 }
 
-@Suite("serve's limits on a connection", .timeLimit(.minutes(3)))
+@Suite("serve's limits on a connection", .timeLimit(.minutes(6)))
 struct ServeLimitsTests {
     @Test("SIGTERM while a client stops reading a large page: serve cuts the page and exits 0 after --stop-grace",
-          .timeLimit(.minutes(2)))
+          .timeLimit(.minutes(6)))
     func stopWhileStalled() async throws {
         let folder = try await mirroredBigPage()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -259,7 +259,7 @@ struct ServeLimitsTests {
     }
 
     @Test("SIGTERM while a client reads a large page slowly: serve sends the page whole, closes the connection and exits 0",
-          .timeLimit(.minutes(2)))
+          .timeLimit(.minutes(6)))
     func stopAnswersInFlight() async throws {
         let folder = try await mirroredBigPage()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -276,7 +276,7 @@ struct ServeLimitsTests {
     }
 
     @Test("a second SIGTERM stops serve at once, with 143, while a client stops reading and the grace is long",
-          .timeLimit(.minutes(2)))
+          .timeLimit(.minutes(6)))
     func secondSignal() async throws {
         let folder = try await mirroredBigPage()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -292,7 +292,7 @@ struct ServeLimitsTests {
     }
 
     @Test("clients that stop reading a large page hold little of serve's memory, and are dropped after --send-timeout",
-          .timeLimit(.minutes(2)))
+          .timeLimit(.minutes(6)))
     func stalledClientsDropped() async throws {
         let folder = try await mirroredBigPage()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -328,7 +328,7 @@ struct ServeLimitsTests {
     }
 
     @Test("more idle connections than serve may open files: they are closed after --idle-timeout, and a client that asks is answered",
-          .timeLimit(.minutes(2)))
+          .timeLimit(.minutes(6)))
     func idleConnectionsUnderFileLimit() async throws {
         let folder = try await mirroredBigPage()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -351,7 +351,7 @@ struct ServeLimitsTests {
     }
 
     @Test("a request head sent a byte at a time is closed after --header-timeout; a connection between requests waits for --idle-timeout",
-          .timeLimit(.minutes(2)))
+          .timeLimit(.minutes(6)))
     func slowHeaders() async throws {
         let folder = try await mirroredBigPage()
         defer { try? FileManager.default.removeItem(atPath: folder) }

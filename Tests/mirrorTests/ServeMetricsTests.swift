@@ -63,7 +63,7 @@ private func walk(in folder: String) async throws -> String {
 }
 
 @Suite("mirror serve --metrics", .enabled(if: AuthServer.python != nil, "MIRROR_TEST_PYTHON is not set (scripts/test.sh sets it)"),
-       .timeLimit(.minutes(3)))
+       .timeLimit(.minutes(6)))
 struct ServeMetricsTests {
     static let routes = ["page", "file", "records", "changes", "status", "metrics", "other"]
     static let statusClasses = ["2xx", "3xx", "4xx", "5xx"]

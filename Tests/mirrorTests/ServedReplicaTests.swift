@@ -211,7 +211,7 @@ struct Nginx {
     }
 }
 
-@Suite("a replica synced from real servers", .timeLimit(.minutes(3)))
+@Suite("a replica synced from real servers", .timeLimit(.minutes(6)))
 struct ServedReplicaTests {
     @Test("a prefix published to a folder and served by nginx: objects whole, pages answered; unchanged, one request and its 304; a half fetched object resumed with a 206")
     func fromNginx() async throws {

@@ -42,7 +42,7 @@ private func exported(_ folder: String, in root: String) async throws -> [String
     return lines
 }
 
-@Suite("the mirror binary: shards", .timeLimit(.minutes(3)))
+@Suite("the mirror binary: shards", .timeLimit(.minutes(6)))
 struct ShardTests {
     @Test("three shards store disjoint tables whose records are exactly those of one unsharded run")
     func shardedRuns() async throws {

@@ -30,7 +30,7 @@ let itemsYAML = """
         prune: true
     """
 
-@Suite("snapshot and the change feed, from the binary", .timeLimit(.minutes(3)))
+@Suite("snapshot and the change feed, from the binary", .timeLimit(.minutes(6)))
 struct ShippingTests {
     @Test("snapshot prints what it wrote; export --changes-since prints the feed and its mark; a compacted mark exits 4")
     func snapshotAndFeed() async throws {

@@ -36,7 +36,7 @@ func withHeldPage(_ held: Int, gate: SlowGate, jobsIn folder: String,
     }
 }
 
-@Suite("a stopped run", .timeLimit(.minutes(3)))
+@Suite("a stopped run", .timeLimit(.minutes(6)))
 struct SignalTests {
     @Test("SIGTERM, SIGINT and SIGHUP: the run stops, records itself as interrupted, keeps whole pages, releases its lock, and the next run resumes",
           arguments: [(SIGTERM, Int32(143)), (SIGINT, Int32(130)), (SIGHUP, Int32(129))])

@@ -11,7 +11,7 @@ import Testing
 private let images = ["x": "pixels of x", "y": "pixels of y", "z": "pixels of z", "w": "pixels of x"]
 
 @Suite("state kept in S3 against a real server (--state s3://)",
-       .enabled(if: AuthServer.python != nil, "MIRROR_TEST_PYTHON is not set (scripts/test.sh sets it)"), .timeLimit(.minutes(3)))
+       .enabled(if: AuthServer.python != nil, "MIRROR_TEST_PYTHON is not set (scripts/test.sh sets it)"), .timeLimit(.minutes(6)))
 struct StateS3Tests {
     @Test("an empty folder pulls the shard's database; downloaded files go to files/ by content, once")
     func emptyFolders() async throws {

@@ -117,7 +117,7 @@ private func walked(_ path: String) async -> Int {
 /// The kinds of store these tests run against: S3 too where moto can run.
 private let storeKinds: [StoreKind] = AuthServer.python == nil ? [.folder] : [.folder, .s3]
 
-@Suite("state kept in a store (--state)", .timeLimit(.minutes(3)))
+@Suite("state kept in a store (--state)", .timeLimit(.minutes(6)))
 struct StateTests {
     @Test("a malformed S3 endpoint is a config error before anything is fetched: exit 2, the variable named")
     func malformedEndpoint() async throws {

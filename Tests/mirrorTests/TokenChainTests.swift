@@ -4,7 +4,7 @@ import MirrorTestSupport
 import Testing
 
 @Suite("a rotated refresh token chain across runs", .enabled(if: AuthServer.python != nil, "MIRROR_TEST_PYTHON is not set (scripts/test.sh sets it)"),
-       .timeLimit(.minutes(3)))
+       .timeLimit(.minutes(6)))
 struct TokenChainTests {
     /// django-oauth-toolkit with strict rotation (no grace: a used refresh token is dead at
     /// once), access tokens of 1 s, and a token endpoint that answers 300 ms after it has

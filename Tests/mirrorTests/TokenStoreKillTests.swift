@@ -4,7 +4,7 @@ import MirrorTestSupport
 import Testing
 
 @Suite("token store under kill -9", .enabled(if: AuthServer.python != nil, "MIRROR_TEST_PYTHON is not set (scripts/test.sh sets it)"),
-       .timeLimit(.minutes(3)))
+       .timeLimit(.minutes(6)))
 struct TokenStoreKillTests {
     /// django-oauth-toolkit rotates the refresh token on every refresh and hands out access
     /// tokens that live 1 s, so a run refreshes again and again; each run is killed at a

@@ -8,6 +8,7 @@
 # .build/test-build.log, each run's to .build/test-load-<run>.log.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source scripts/lib/tests.sh
 runs=${1:-1}
 if ! [[ "$runs" =~ ^[1-9][0-9]*$ ]]; then
   echo "usage: scripts/check/test-under-load.sh [RUNS]   (RUNS: how many times, 1 or more; default 1)" >&2
@@ -56,8 +57,7 @@ for run in $(seq 1 "$runs"); do
   out=.build/test-load-$run.log
   started=$SECONDS
   status=0
-  # Stopped, as scripts/test.sh stops it, when it has not ended in 20 minutes.
-  timeout --kill-after=30s 20m swift test --skip-build >"$out" 2>&1 || status=$?
+  run_tests "$out" 0 || status=$?
   seconds=$((SECONDS - started))
   summary=$(grep -E 'Test run with [0-9]+ tests?' "$out" | tail -n 1 || true)
   tests=$(sed -nE 's/.*Test run with ([0-9]+) tests?.*/\1/p' <<<"$summary")
@@ -65,10 +65,6 @@ for run in $(seq 1 "$runs"); do
   echo "run $run of $runs: ${tests:-?} tests, $failures failures, ${seconds}s wall (output in $out)"
   if [ "$status" -ne 0 ]; then
     grep -E '^✘ ' "$out" | head -n 40 >&2 || true
-    if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
-      echo "test-under-load: run $run did not end within 20 minutes; the tests that had not ended:" >&2
-      python3 scripts/lib/unfinished-tests.py "$out" | sed 's/^/  /' >&2
-    fi
     echo "test-under-load: run $run failed (swift test exited $status); the whole output is in $out" >&2
     exit 1
   fi
