@@ -45,6 +45,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private let send: TimeAmount
     private let connections: OpenConnections
     private var state = State.waiting
+    /// A graceful stop asked the connection to close (NIO's `ChannelShouldQuiesceEvent`).
+    private var quiescing = false
     private var headerTimer: Scheduled<Void>?
     private var sendTimer: Scheduled<Void>?
 
@@ -105,8 +107,30 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             state = .answering
         case .responseEnd:
             state = .waiting
+            if quiescing { closeOnceSent(context: context) }
         }
         promise?.succeed()
+    }
+
+    /// A graceful stop closes the connection at once when no request is being answered, else
+    /// once the response's last byte has left. The event is not passed on: Hummingbird's
+    /// handler would close the connection as soon as the response's end was written, and
+    /// NIO drops what it still holds for a client that reads slowly (the end of the page).
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard event is ChannelShouldQuiesceEvent else {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
+        quiescing = true
+        if state != .answering { context.close(promise: nil) }
+    }
+
+    /// Closes the connection once every byte written to it so far has left: NIO completes an
+    /// empty write's promise after the writes before it.
+    private func closeOnceSent(context: ChannelHandlerContext) {
+        let sent = context.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(wrapOutboundOut(.byteBuffer(ByteBuffer())), promise: sent)
+        sent.futureResult.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
     }
 
     private func cancelTimers() {

@@ -173,11 +173,15 @@ private final class RawClient: Sendable {
 
     /// Reads what arrives until the server closes the connection (nil if it has not
     /// `limit` later), at most `upTo` bytes, or until `until` holds for what was read. The
-    /// waiting is done on a thread of its own, not on the tasks' threads.
-    func read(upTo: Int = .max, within limit: Duration,
+    /// waiting is done on a thread of its own, not on the tasks' threads. With `pace`, the
+    /// client reads 16 KB at a time and waits that long after each read: slower than the
+    /// server sends, so the server still holds bytes of the response when it has written its end.
+    func read(upTo: Int = .max, within limit: Duration, pace: Duration? = nil,
               until: @escaping @Sendable ([UInt8]) -> Bool = { _ in false }) async -> [UInt8]? {
         await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: self.blockingRead(upTo: upTo, within: limit, until: until)) }.start()
+            Thread {
+                continuation.resume(returning: self.blockingRead(upTo: upTo, within: limit, pace: pace, until: until))
+            }.start()
         }
     }
 
@@ -198,9 +202,9 @@ private final class RawClient: Sendable {
         }
     }
 
-    private func blockingRead(upTo: Int, within limit: Duration, until: ([UInt8]) -> Bool) -> [UInt8]? {
+    private func blockingRead(upTo: Int, within limit: Duration, pace: Duration?, until: ([UInt8]) -> Bool) -> [UInt8]? {
         var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var buffer = [UInt8](repeating: 0, count: pace == nil ? 1 << 16 : 1 << 14)
         let deadline = ContinuousClock.now + limit
         while true {
             let left = deadline - ContinuousClock.now
@@ -216,6 +220,7 @@ private final class RawClient: Sendable {
             if count < 0 { return errno == ECONNRESET ? [] : nil }
             received += buffer.prefix(count)
             if received.count >= upTo || until(received) { return received }
+            if let pace { Thread.sleep(forTimeInterval: Double(pace.components.attoseconds) / 1e18 + Double(pace.components.seconds)) }
         }
     }
 }
@@ -268,7 +273,9 @@ struct ServeLimitsTests {
             kill(serve.pid, SIGTERM)
             // The signal was taken once serve refuses new connections; the page is still sent.
             while (try? RawClient(port: port)) != nil { try await Task.sleep(for: .milliseconds(20)) }
-            let rest = try #require(await client.read(within: .seconds(60)))
+            // Read slowly: the response's end is written while bytes before it still wait to
+            // leave, and the connection is closed only once they have.
+            let rest = try #require(await client.read(within: .seconds(60), pace: .milliseconds(1)))
             #expect(rest.count > recordCount * 1000)
             #expect(String(decoding: rest.suffix(5), as: UTF8.self) == "0\r\n\r\n")
             #expect(await ending(of: serve, within: .seconds(60)) == .exited(0))
