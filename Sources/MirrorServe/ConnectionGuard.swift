@@ -45,6 +45,9 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private let send: TimeAmount
     private let connections: OpenConnections
     private var state = State.waiting
+    /// Requests whose head was read and whose response has not ended: more than one when a
+    /// client sends the next before the last is answered.
+    private var inProgress = 0
     /// A graceful stop asked the connection to close (NIO's `ChannelShouldQuiesceEvent`).
     private var quiescing = false
     private var headerTimer: Scheduled<Void>?
@@ -105,15 +108,17 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             headerTimer?.cancel()
             headerTimer = nil
             state = .answering
+            inProgress += 1
         case .responseEnd:
             state = .waiting
-            if quiescing { closeOnceSent(context: context) }
+            inProgress -= 1
+            if quiescing, inProgress == 0 { closeOnceSent(context: context) }
         }
         promise?.succeed()
     }
 
     /// A graceful stop closes the connection at once when no request is being answered, else
-    /// once the response's last byte has left. The event is not passed on: Hummingbird's
+    /// once the last response's last byte has left. The event is not passed on: Hummingbird's
     /// handler would close the connection as soon as the response's end was written, and
     /// NIO drops what it still holds for a client that reads slowly (the end of the page).
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -122,7 +127,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         quiescing = true
-        if state != .answering { context.close(promise: nil) }
+        if inProgress == 0 { context.close(promise: nil) }
     }
 
     /// Closes the connection once every byte written to it so far has left: NIO completes an

@@ -282,6 +282,33 @@ struct ServeLimitsTests {
         }
     }
 
+    @Test("SIGTERM while a client reads a large page slowly, a second request sent behind it: both are answered whole, then the connection closes",
+          .timeLimit(.minutes(6)))
+    func stopAnswersPipelined() async throws {
+        let folder = try await mirroredBigPage()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try await withServe(in: folder, ["--stop-grace", "10m", "--send-timeout", "10m"]) { serve, port in
+            let client = try RawClient(port: port, receiveBuffer: 4096)
+            client.send(request("/items?page=1") + request("/items?page=2"))
+            let status = try #require(await client.read(upTo: 17, within: .seconds(30)))
+            #expect(String(decoding: status, as: UTF8.self) == "HTTP/1.1 200 OK\r\n")
+            kill(serve.pid, SIGTERM)
+            while (try? RawClient(port: port)) != nil { try await Task.sleep(for: .milliseconds(20)) }
+            let rest = try #require(await client.read(within: .seconds(60), pace: .milliseconds(1)))
+            // The big page's last chunk, then the second answer: its head, and a body as long as it says.
+            let text = String(decoding: rest, as: UTF8.self)
+            let parts = text.components(separatedBy: "\r\n0\r\n\r\n")
+            #expect(parts.count == 2 && parts[0].count > recordCount * 1000)
+            let second = parts.last ?? ""
+            let head = second.components(separatedBy: "\r\n\r\n").first ?? ""
+            #expect(head.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(head)")
+            let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length: ") }
+                .flatMap { Int($0.dropFirst("content-length: ".count)) }
+            #expect(length.map { second.utf8.count == head.utf8.count + 4 + $0 } == true, "\(second)")
+            #expect(await ending(of: serve, within: .seconds(60)) == .exited(0))
+        }
+    }
+
     @Test("a second SIGTERM stops serve at once, with 143, while a client stops reading and the grace is long",
           .timeLimit(.minutes(6)))
     func secondSignal() async throws {
