@@ -230,13 +230,23 @@ private func request(_ target: String, close: Bool = false) -> String {
 }
 
 /// The big page, asked for by a client with a 4 KB receive buffer that reads its status
-/// line and then nothing.
-private func stalledClient(port: Int) async throws -> RawClient {
+/// line and then nothing; with `then`, those pages asked for right behind it.
+private func stalledClient(port: Int, then more: [String] = []) async throws -> RawClient {
     let client = try RawClient(port: port, receiveBuffer: 4096)
-    client.send(request("/items?page=1"))
+    client.send((["/items?page=1"] + more).map { request($0) }.joined())
     let status = try #require(await client.read(upTo: 17, within: .seconds(30)))
     #expect(String(decoding: status, as: UTF8.self) == "HTTP/1.1 200 OK\r\n")
     return client
+}
+
+/// SIGTERM to `serve`, then, once it refuses new connections (the signal was taken), what
+/// `client` receives until serve closes the connection, read slowly: the response's end is
+/// written while bytes before it still wait to leave, and the connection must close only once
+/// they have.
+private func stop(_ serve: Child, port: Int, thenSlowlyRead client: RawClient) async throws -> [UInt8] {
+    kill(serve.pid, SIGTERM)
+    while (try? RawClient(port: port)) != nil { try await Task.sleep(for: .milliseconds(20)) }
+    return try #require(await client.read(within: .seconds(60), pace: .milliseconds(1)))
 }
 
 /// The resident size of process `pid`, in KB.
@@ -269,13 +279,8 @@ struct ServeLimitsTests {
         let folder = try await mirroredBigPage()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try await withServe(in: folder, ["--stop-grace", "10m", "--send-timeout", "10m"]) { serve, port in
-            let client = try await stalledClient(port: port)
-            kill(serve.pid, SIGTERM)
-            // The signal was taken once serve refuses new connections; the page is still sent.
-            while (try? RawClient(port: port)) != nil { try await Task.sleep(for: .milliseconds(20)) }
-            // Read slowly: the response's end is written while bytes before it still wait to
-            // leave, and the connection is closed only once they have.
-            let rest = try #require(await client.read(within: .seconds(60), pace: .milliseconds(1)))
+            // The page is still sent whole after the signal.
+            let rest = try await stop(serve, port: port, thenSlowlyRead: try await stalledClient(port: port))
             #expect(rest.count > recordCount * 1000)
             #expect(String(decoding: rest.suffix(5), as: UTF8.self) == "0\r\n\r\n")
             #expect(await ending(of: serve, within: .seconds(60)) == .exited(0))
@@ -288,13 +293,8 @@ struct ServeLimitsTests {
         let folder = try await mirroredBigPage()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try await withServe(in: folder, ["--stop-grace", "10m", "--send-timeout", "10m"]) { serve, port in
-            let client = try RawClient(port: port, receiveBuffer: 4096)
-            client.send(request("/items?page=1") + request("/items?page=2"))
-            let status = try #require(await client.read(upTo: 17, within: .seconds(30)))
-            #expect(String(decoding: status, as: UTF8.self) == "HTTP/1.1 200 OK\r\n")
-            kill(serve.pid, SIGTERM)
-            while (try? RawClient(port: port)) != nil { try await Task.sleep(for: .milliseconds(20)) }
-            let rest = try #require(await client.read(within: .seconds(60), pace: .milliseconds(1)))
+            let client = try await stalledClient(port: port, then: ["/items?page=2"])
+            let rest = try await stop(serve, port: port, thenSlowlyRead: client)
             // The big page's last chunk, then the second answer: its head, and a body as long as it says.
             let text = String(decoding: rest, as: UTF8.self)
             let parts = text.components(separatedBy: "\r\n0\r\n\r\n")
