@@ -348,16 +348,44 @@ package struct CommitCounts: Sendable, Equatable {
     }
 }
 
+/// What storing several pages in order came to: the counts of the first pages, which were
+/// stored, and why the page after them was not, when one was not (then none after it was).
+package struct PagesCommitted: Sendable, Equatable {
+    package var stored: [CommitCounts] = []
+    package var failure: String?
+    package init(stored: [CommitCounts] = [], failure: String? = nil) {
+        self.stored = stored
+        self.failure = failure
+    }
+}
+
 /// Where a walk puts its pages: the SQLite file of a run, or nowhere (`verify`).
 package protocol PageStore: Sendable {
     /// Stores a page's records with the walk's checkpoint, atomically.
     func commit(_ page: PageCommit) async throws -> CommitCounts
+    /// Stores pages in order, each as `commit(_:)` would, until one cannot be stored.
+    func commit(_ pages: [PageCommit]) async -> PagesCommitted
     /// Sees a stored page's records again; throws `ReplayMissingRecords` if some are gone.
     func replay(_ replay: PageReplay) async throws -> CommitCounts
     /// The stored copy of a request's page, if there is one to replay.
     func storedPage(job: String, account: String, url: String, requestBody: String) async throws -> StoredPage?
     /// Keeps the empty page that ended a walk, for `mirror serve`.
     func keepEndPage(_ page: EndPage) async throws
+}
+
+extension PageStore {
+    package func commit(_ pages: [PageCommit]) async -> PagesCommitted {
+        var committed = PagesCommitted()
+        for page in pages {
+            do {
+                committed.stored.append(try await commit(page))
+            } catch {
+                committed.failure = "\(error)"
+                break
+            }
+        }
+        return committed
+    }
 }
 
 /// A store that keeps no page: each page a walk commits is handed to `observe`, which

@@ -9,128 +9,168 @@ extension TableStore {
     /// transaction.
     package func commit(_ page: PageCommit) async throws -> CommitCounts {
         defer { checkpointer.stored(bytes: page.responseBytes) }
+        await catchUpIfDue()
+        return try await pool.write { db in try write(page, db: db) }
+    }
+
+    /// Stores pages in order in one transaction, each one whole or not at all: a page that
+    /// cannot be stored is rolled back to where it began, and the pages before it are
+    /// committed (see `PagesCommitted`). One commit for several pages writes each database
+    /// page that all of them change once, where a commit for each would write it again.
+    package func commit(_ pages: [PageCommit]) async -> PagesCommitted {
+        defer { checkpointer.stored(bytes: pages.reduce(0) { $0 + $1.responseBytes }) }
+        await catchUpIfDue()
+        do {
+            return try await pool.write { db in
+                var committed = PagesCommitted()
+                for page in pages {
+                    do {
+                        var counts = CommitCounts()
+                        try db.inSavepoint {
+                            counts = try write(page, db: db)
+                            return .commit
+                        }
+                        committed.stored.append(counts)
+                    } catch {
+                        // An error that ended the transaction takes every page of it.
+                        guard db.isInsideTransaction else { throw error }
+                        committed.failure = "\(error)"
+                        break
+                    }
+                }
+                return committed
+            }
+        } catch {
+            return PagesCommitted(stored: [], failure: "\(error)")
+        }
+    }
+
+    /// Once in a while, copies what the checkpoints left before a commit (see `Checkpointer.catchUpDue`).
+    private func catchUpIfDue() async {
         if checkpointer.catchUpDue() {
             // A copy that cannot be made is left to the next: nothing is lost.
             try? await pool.writeWithoutTransaction { db in try Self.checkpoint(db, mode: "PASSIVE") }
         }
-        return try await pool.write { db in
-            var counts = CommitCounts()
-            let table = page.table
-            // A child job's records carry their parent's id.
-            let child = page.parentID != nil
-            let update = try db.cachedStatement(sql: """
-                UPDATE "\(table)" SET record = ?3, position = ?4, last_seen = ?5\(child ? ", parent_id = ?6" : "")
-                WHERE account = ?1 AND id = ?2 AND record <> ?3
-                """)
-            let touch = try db.cachedStatement(sql: """
-                UPDATE "\(table)" SET position = ?4, last_seen = ?5\(child ? ", parent_id = ?6" : "") WHERE account = ?1 AND id = ?2
-                """)
-            // Records new or changed, whose children are walked next (`parent`).
-            var changedIDs: [String] = []
-            // A child record stored before under another parent.
-            let owner = child ? try db.cachedStatement(sql: """
-                SELECT parent_id FROM "\(table)" WHERE account = ?1 AND id = ?2
-                """) : nil
-            let connection = db.sqliteConnection
-            try page.records.withTexts { texts in
-                let isNew = try Self.insertNew(texts, page: page, db: db)
-                // New or changed, by index: the records whose mismatches count.
-                var written = isNew
-                // The records are bound where they lie in the page; nothing stays bound to it.
-                defer {
-                    for statement in [update, touch] {
-                        sqlite3_reset(statement.sqliteStatement)
-                        sqlite3_clear_bindings(statement.sqliteStatement)
-                    }
-                }
-                for index in 0 ..< texts.count {
-                    let id = texts.id(index)
-                    if isNew[index] {
-                        counts.new += 1
-                        if !page.children.isEmpty { changedIDs.append(String(decoding: id, as: UTF8.self)) }
-                        continue
-                    }
-                    let bind = { (statement: Statement) in
-                        let raw = statement.sqliteStatement
-                        sqlite3_reset(raw)
-                        Raw.bind(raw, 1, page.account)
-                        Raw.bind(raw, 2, unmoving: id)
-                        Raw.bind(raw, 3, unmoving: texts.json(index))
-                        sqlite3_bind_int64(raw, 4, Int64(page.firstPosition + index))
-                        Raw.bind(raw, 5, page.time)
-                        if let parentID = page.parentID { Raw.bind(raw, 6, parentID) }
-                    }
-                    if let owner, let parentID = page.parentID {
-                        try Self.noteMove(id, to: parentID, account: page.account, owner: owner, counts: &counts)
-                    }
-                    var changed = false
-                    if page.onChange == .replace {
-                        bind(update)
-                        try Raw.step(update.sqliteStatement, db: connection)
-                        changed = sqlite3_changes(connection) == 1
-                    }
-                    if changed {
-                        written[index] = true
-                        counts.updated += 1
-                        if !page.children.isEmpty { changedIDs.append(String(decoding: id, as: UTF8.self)) }
-                    } else {
-                        bind(touch)
-                        try Raw.step(touch.sqliteStatement, db: connection)
-                        counts.unchanged += 1
-                    }
-                }
-                page.mismatches.tally(into: &counts.mismatches) { written[$0] }
-            }
-            if page.shared { try Self.own(page, db: db) }
-            if !changedIDs.isEmpty {
-                try Self.queueParents(changedIDs, children: page.children, account: page.account, time: page.time, db: db)
-            }
-            if !page.deleted.isEmpty {
-                counts.deleted = try Self.delete(page.deleted, table: table, account: page.account, shared: page.shared, db: db)
-            }
-            if let highWater = page.highWater { try Self.raise(highWater, job: page.job, account: page.account, db: db) }
-            let pageRow = try db.cachedStatement(sql: """
-                INSERT INTO \(StoreSchema.pages) (job, account, url, body, page, status, etag, last_modified, records, bytes,
-                  fetched_at, elements, ids, next_url, next_cursor, last_page, total, next_cursor_is_number,
-                  table_name, envelope, records_at, request_key, headers, has_more)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (job, account, url, body) DO UPDATE SET page = excluded.page, status = excluded.status,
-                  etag = excluded.etag, last_modified = excluded.last_modified, records = excluded.records,
-                  bytes = excluded.bytes, fetched_at = excluded.fetched_at, elements = excluded.elements, ids = excluded.ids,
-                  next_url = excluded.next_url, next_cursor = excluded.next_cursor, last_page = excluded.last_page,
-                  total = excluded.total, next_cursor_is_number = excluded.next_cursor_is_number,
-                  table_name = excluded.table_name, envelope = excluded.envelope, records_at = excluded.records_at,
-                  request_key = excluded.request_key, headers = excluded.headers, has_more = excluded.has_more
-                """)
-            try pageRow.setArguments([page.job, page.account, page.url.description, page.requestBody, page.page, page.status,
-                                      page.etag, page.lastModified, page.records.count, page.responseBytes, page.time,
-                                      page.elements, nil, page.nextURL, page.nextCursor, page.lastPage, page.total,
-                                      page.nextCursorIsNumber, table, nil, page.envelope?.recordsAt,
-                                      page.envelope.map { _ in PageRequest(url: page.url.description).key },
-                                      page.envelope?.headersJSON, page.hasMore])
-            // The ids and the envelope, JSON texts as long as the page, are bound without a copy.
-            let envelope = page.envelope?.text ?? []
-            try page.records.idsJSON.withUnsafeBufferPointer { ids in
-                try envelope.withUnsafeBufferPointer { envelopeText in
-                    defer {
-                        sqlite3_reset(pageRow.sqliteStatement)
-                        sqlite3_clear_bindings(pageRow.sqliteStatement)
-                    }
-                    Raw.bind(pageRow.sqliteStatement, 13, unmoving: ids)
-                    if page.envelope != nil { Raw.bind(pageRow.sqliteStatement, 20, unmoving: envelopeText) }
-                    try Raw.step(pageRow.sqliteStatement, db: connection)
+    }
+
+    /// Writes a page's records, its `_mirror_pages` row and the walk checkpoint, in the transaction of `db`.
+    private func write(_ page: PageCommit, db: Database) throws -> CommitCounts {
+        var counts = CommitCounts()
+        let table = page.table
+        // A child job's records carry their parent's id.
+        let child = page.parentID != nil
+        let update = try db.cachedStatement(sql: """
+            UPDATE "\(table)" SET record = ?3, position = ?4, last_seen = ?5\(child ? ", parent_id = ?6" : "")
+            WHERE account = ?1 AND id = ?2 AND record <> ?3
+            """)
+        let touch = try db.cachedStatement(sql: """
+            UPDATE "\(table)" SET position = ?4, last_seen = ?5\(child ? ", parent_id = ?6" : "") WHERE account = ?1 AND id = ?2
+            """)
+        // Records new or changed, whose children are walked next (`parent`).
+        var changedIDs: [String] = []
+        // A child record stored before under another parent.
+        let owner = child ? try db.cachedStatement(sql: """
+            SELECT parent_id FROM "\(table)" WHERE account = ?1 AND id = ?2
+            """) : nil
+        let connection = db.sqliteConnection
+        try page.records.withTexts { texts in
+            let isNew = try Self.insertNew(texts, page: page, db: db)
+            // New or changed, by index: the records whose mismatches count.
+            var written = isNew
+            // The records are bound where they lie in the page; nothing stays bound to it.
+            defer {
+                for statement in [update, touch] {
+                    sqlite3_reset(statement.sqliteStatement)
+                    sqlite3_clear_bindings(statement.sqliteStatement)
                 }
             }
-            if page.parentID == nil {
-                try Self.checkpoint(db, job: page.job, account: page.account, time: page.time, nextPage: page.nextPage,
-                                    nextURL: page.nextURL, nextCursor: page.nextCursor, cursorIsNumber: page.nextCursorIsNumber,
-                                    position: page.firstPosition + page.records.count)
+            for index in 0 ..< texts.count {
+                let id = texts.id(index)
+                if isNew[index] {
+                    counts.new += 1
+                    if !page.children.isEmpty { changedIDs.append(String(decoding: id, as: UTF8.self)) }
+                    continue
+                }
+                let bind = { (statement: Statement) in
+                    let raw = statement.sqliteStatement
+                    sqlite3_reset(raw)
+                    Raw.bind(raw, 1, page.account)
+                    Raw.bind(raw, 2, unmoving: id)
+                    Raw.bind(raw, 3, unmoving: texts.json(index))
+                    sqlite3_bind_int64(raw, 4, Int64(page.firstPosition + index))
+                    Raw.bind(raw, 5, page.time)
+                    if let parentID = page.parentID { Raw.bind(raw, 6, parentID) }
+                }
+                if let owner, let parentID = page.parentID {
+                    try Self.noteMove(id, to: parentID, account: page.account, owner: owner, counts: &counts)
+                }
+                var changed = false
+                if page.onChange == .replace {
+                    bind(update)
+                    try Raw.step(update.sqliteStatement, db: connection)
+                    changed = sqlite3_changes(connection) == 1
+                }
+                if changed {
+                    written[index] = true
+                    counts.updated += 1
+                    if !page.children.isEmpty { changedIDs.append(String(decoding: id, as: UTF8.self)) }
+                } else {
+                    bind(touch)
+                    try Raw.step(touch.sqliteStatement, db: connection)
+                    counts.unchanged += 1
+                }
             }
-            if !page.files.isEmpty {
-                counts.pendingFiles = try registerFiles(page.files, job: page.job, time: page.time, db: db)
-            }
-            return counts
+            page.mismatches.tally(into: &counts.mismatches) { written[$0] }
         }
+        if page.shared { try Self.own(page, db: db) }
+        if !changedIDs.isEmpty {
+            try Self.queueParents(changedIDs, children: page.children, account: page.account, time: page.time, db: db)
+        }
+        if !page.deleted.isEmpty {
+            counts.deleted = try Self.delete(page.deleted, table: table, account: page.account, shared: page.shared, db: db)
+        }
+        if let highWater = page.highWater { try Self.raise(highWater, job: page.job, account: page.account, db: db) }
+        let pageRow = try db.cachedStatement(sql: """
+            INSERT INTO \(StoreSchema.pages) (job, account, url, body, page, status, etag, last_modified, records, bytes,
+              fetched_at, elements, ids, next_url, next_cursor, last_page, total, next_cursor_is_number,
+              table_name, envelope, records_at, request_key, headers, has_more)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (job, account, url, body) DO UPDATE SET page = excluded.page, status = excluded.status,
+              etag = excluded.etag, last_modified = excluded.last_modified, records = excluded.records,
+              bytes = excluded.bytes, fetched_at = excluded.fetched_at, elements = excluded.elements, ids = excluded.ids,
+              next_url = excluded.next_url, next_cursor = excluded.next_cursor, last_page = excluded.last_page,
+              total = excluded.total, next_cursor_is_number = excluded.next_cursor_is_number,
+              table_name = excluded.table_name, envelope = excluded.envelope, records_at = excluded.records_at,
+              request_key = excluded.request_key, headers = excluded.headers, has_more = excluded.has_more
+            """)
+        try pageRow.setArguments([page.job, page.account, page.url.description, page.requestBody, page.page, page.status,
+                                  page.etag, page.lastModified, page.records.count, page.responseBytes, page.time,
+                                  page.elements, nil, page.nextURL, page.nextCursor, page.lastPage, page.total,
+                                  page.nextCursorIsNumber, table, nil, page.envelope?.recordsAt,
+                                  page.envelope.map { _ in PageRequest(url: page.url.description).key },
+                                  page.envelope?.headersJSON, page.hasMore])
+        // The ids and the envelope, JSON texts as long as the page, are bound without a copy.
+        let envelope = page.envelope?.text ?? []
+        try page.records.idsJSON.withUnsafeBufferPointer { ids in
+            try envelope.withUnsafeBufferPointer { envelopeText in
+                defer {
+                    sqlite3_reset(pageRow.sqliteStatement)
+                    sqlite3_clear_bindings(pageRow.sqliteStatement)
+                }
+                Raw.bind(pageRow.sqliteStatement, 13, unmoving: ids)
+                if page.envelope != nil { Raw.bind(pageRow.sqliteStatement, 20, unmoving: envelopeText) }
+                try Raw.step(pageRow.sqliteStatement, db: connection)
+            }
+        }
+        if page.parentID == nil {
+            try Self.checkpoint(db, job: page.job, account: page.account, time: page.time, nextPage: page.nextPage,
+                                nextURL: page.nextURL, nextCursor: page.nextCursor, cursorIsNumber: page.nextCursorIsNumber,
+                                position: page.firstPosition + page.records.count)
+        }
+        if !page.files.isEmpty {
+            counts.pendingFiles = try registerFiles(page.files, job: page.job, time: page.time, db: db)
+        }
+        return counts
     }
 
     /// Records a statement inserts at most: one statement for many rows runs the change

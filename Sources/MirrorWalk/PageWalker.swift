@@ -58,6 +58,8 @@ package struct PageWalker: Sendable {
 
     private enum StoreOutcome: Sendable {
         case stored(CommitCounts)
+        /// Pages stored in one commit (see `Held`).
+        case storedTogether(PagesCommitted)
         /// A replayed page whose records are no longer all stored.
         case missingRecords(Int)
         case failed(String)
@@ -80,6 +82,8 @@ package struct PageWalker: Sendable {
             var pending: Set<PageTarget> = []
             var arrived: [PageTarget: FetchOutcome] = [:]
             var storeOutcome: StoreOutcome?
+            // Pages gone past, to be stored with the page after them.
+            var held: [Held] = []
 
             func request(_ target: PageTarget) {
                 guard arrived[target] == nil, pending.insert(target).inserted else { return }
@@ -108,6 +112,8 @@ package struct PageWalker: Sendable {
 
             walking: while true {
                 if Task.isCancelled {
+                    // Pages gone past and not stored are not kept.
+                    if let first = held.first { state.goBack(to: first.mark) }
                     state.cancel()
                     break
                 }
@@ -155,11 +161,44 @@ package struct PageWalker: Sendable {
                         request(next)
                     }
                 }
-                storeOutcome = nil
                 let position = state.position
-                group.addTask { .stored(await commit(step, position: position)) }
+                if state.mayMoveAhead(step), held.count + 1 < Self.heldPages,
+                   held.reduce(step.served.responseBytes, { $0 + $1.step.served.responseBytes }) <= Self.heldBytes {
+                    // When the next page is already here, this one waits to be stored with it.
+                    let mark = state.movedAhead(past: step)
+                    if Self.isHere(state.peekTarget().flatMap { arrived[$0] }) {
+                        held.append(Held(step: step, position: position, mark: mark))
+                        continue
+                    }
+                    state.goBack(to: mark)
+                }
+                storeOutcome = nil
+                if held.isEmpty {
+                    group.addTask { .stored(await commit(step, position: position)) }
+                } else {
+                    let pages = held.map { ($0.step, $0.position) } + [(step, position)]
+                    group.addTask { .stored(.storedTogether(await commit(pages))) }
+                }
                 await wait { storeOutcome != nil }
                 budget.release(target.page)
+                if case let .storedTogether(committed) = storeOutcome {
+                    let together = held
+                    held = []
+                    let failed = committed.failure.map { _ in committed.stored.count }
+                    // A held page that was not stored: the walk is where it was before that page.
+                    if let failed, failed < together.count { state.goBack(to: together[failed].mark) }
+                    for (index, counts) in committed.stored.enumerated() where index < together.count {
+                        budget.release(together[index].step.target.page)
+                        stored(together[index].step, counts: counts)
+                        state.add(counts)
+                    }
+                    for page in together.dropFirst(committed.stored.count) { budget.release(page.step.target.page) }
+                    if let failed, let reason = committed.failure {
+                        state.failStoring(failed < together.count ? together[failed].step : step, reason: reason)
+                        break walking
+                    }
+                    storeOutcome = committed.stored.last.map { .stored($0) }
+                }
                 switch storeOutcome {
                 case let .missingRecords(missing):
                     logger.info("stored copy lacks records: fetching the page whole", metadata: [
@@ -170,16 +209,12 @@ package struct PageWalker: Sendable {
                     state.failStoring(step, reason: reason)
                     break walking
                 case let .stored(counts):
-                    downloader?.enqueue(counts.pendingFiles)
+                    stored(step, counts: counts)
                     let ended = state.stored(step, counts: counts)
                     progress?(JobProgress(job: job.name, page: target.page, lastPage: job.pages.to,
                                           walk: state.result, files: downloader?.summary))
-                    logger.debug("page stored", metadata: [
-                        "page": "\(target.page)", "url": "\(target.url.shortDescription)", "origin": "\(step.served.origin)",
-                        "records": "\(step.served.recordCount)", "new": "\(counts.new)",
-                    ])
                     if ended { break walking }
-                case nil:
+                case .storedTogether, nil:
                     state.cancel()
                     break walking
                 }
@@ -192,6 +227,37 @@ package struct PageWalker: Sendable {
             }
             return state.result
         }
+    }
+
+    /// Pages a commit stores at most, and their response bytes at most (see `Held`).
+    static let heldPages = 16
+    static let heldBytes = 16 << 20
+
+    /// A page the walk went past before storing it, because the page after it was already
+    /// here: the two are stored in one commit, and so on up to `heldPages`. Where one commit
+    /// a page wrote about 28 database pages to the WAL, a commit for several writes the
+    /// pages they share (the end of the table and of each index, the walk's row, the file's
+    /// header) once. Only pages no `stop.known` waits on are held (`WalkState.mayMoveAhead`).
+    private struct Held {
+        let step: PageStep
+        let position: Int
+        /// Where the walk stood before it went past the page: where it is if the page is not stored.
+        let mark: WalkState.Mark
+    }
+
+    /// Whether an answer already here continues the walk with a page of records to store.
+    private static func isHere(_ outcome: FetchOutcome?) -> Bool {
+        guard case let .success(.page(served))? = outcome?.result, case .fresh = served.content else { return false }
+        return served.elementCount > 0
+    }
+
+    /// What follows a page's commit: its files are queued for download.
+    private func stored(_ step: PageStep, counts: CommitCounts) {
+        downloader?.enqueue(counts.pendingFiles)
+        logger.debug("page stored", metadata: [
+            "page": "\(step.target.page)", "url": "\(step.target.url.shortDescription)", "origin": "\(step.served.origin)",
+            "records": "\(step.served.recordCount)", "new": "\(counts.new)",
+        ])
     }
 
     /// A validator as it may be stored: a secret in it written as `${NAME}`; none when a
@@ -219,6 +285,32 @@ package struct PageWalker: Sendable {
         }
     }
 
+    /// What the store keeps of a fetched page.
+    private func pageCommit(_ step: PageStep, records: PageRecords, envelope: PageEnvelope, position: Int,
+                            time: String) -> PageCommit {
+        let served = step.served
+        return PageCommit(
+            job: job.name, account: job.account, table: job.table, url: step.target.url,
+            requestBody: served.requestBody, page: step.target.page, status: served.status,
+            etag: storable(served.etag), lastModified: storable(served.lastModified), responseBytes: served.responseBytes, records: records,
+            envelope: envelope,
+            elements: served.elementCount, lastPage: served.lastPage, total: served.total, hasMore: served.hasMore,
+            files: served.files,
+            onChange: job.onChange, shared: job.shareTable, firstPosition: position, nextPage: step.nextPage, nextURL: step.nextURL,
+            nextCursor: step.nextCursor, nextCursorIsNumber: step.nextCursorIsNumber, time: time, deleted: served.deleted,
+            highWater: highWater(served.highest), parentID: parentID, children: job.children,
+            mismatches: served.mismatches)
+    }
+
+    /// Stores fetched pages in one commit (see `Held`).
+    private func commit(_ pages: [(PageStep, Int)]) async -> PagesCommitted {
+        let time = Timestamp.string(Date())
+        return await store.commit(pages.compactMap { step, position in
+            guard case let .fresh(records, envelope) = step.served.content else { return nil }
+            return pageCommit(step, records: records, envelope: envelope, position: position, time: time)
+        })
+    }
+
     /// Stores a fetched page, or sees a replayed one again; the checkpoint moves past it.
     private func commit(_ step: PageStep, position: Int) async -> StoreOutcome {
         let served = step.served
@@ -226,17 +318,8 @@ package struct PageWalker: Sendable {
         do {
             switch served.content {
             case let .fresh(records, envelope):
-                return .stored(try await store.commit(PageCommit(
-                    job: job.name, account: job.account, table: job.table, url: step.target.url,
-                    requestBody: served.requestBody, page: step.target.page, status: served.status,
-                    etag: storable(served.etag), lastModified: storable(served.lastModified), responseBytes: served.responseBytes, records: records,
-                    envelope: envelope,
-                    elements: served.elementCount, lastPage: served.lastPage, total: served.total, hasMore: served.hasMore,
-                    files: served.files,
-                    onChange: job.onChange, shared: job.shareTable, firstPosition: position, nextPage: step.nextPage, nextURL: step.nextURL,
-                    nextCursor: step.nextCursor, nextCursorIsNumber: step.nextCursorIsNumber, time: time, deleted: served.deleted,
-                    highWater: highWater(served.highest), parentID: parentID, children: job.children,
-                    mismatches: served.mismatches)))
+                return .stored(try await store.commit(pageCommit(step, records: records, envelope: envelope, position: position,
+                                                                 time: time)))
             case let .stored(stored):
                 let revalidated = served.origin == .notModified
                     ? (storable(served.etag), storable(served.lastModified)) : nil

@@ -120,6 +120,12 @@ struct WalkState {
         return PageTarget(page: page, url: url, cursor: cursor.map(ExactText.init), cursorIsNumber: cursorIsNumber, whole: whole)
     }
 
+    /// The request `nextTarget` would make, asked without moving the walk.
+    func peekTarget() -> PageTarget? {
+        var walk = self
+        return walk.nextTarget()
+    }
+
     /// The `{page}` target of page value `page`, as a window requests it.
     func windowTarget(_ page: Int) -> PageTarget {
         PageTarget(page: page, url: job.url.url(page: page, cursor: nil, redactor: job.redactor), cursor: nil)
@@ -244,9 +250,65 @@ struct WalkState {
 
     /// The step's page was stored: counts it; true when the walk ends with it.
     package mutating func stored(_ step: PageStep, counts: CommitCounts) -> Bool {
-        let served = step.served
-        result.count(served)
-        position += served.recordCount
+        add(counts)
+        return moved(past: step, new: counts.new)
+    }
+
+    /// Whether the walk may go past the step's page before it is stored, to store it with
+    /// the pages after it in one commit: no `stop.known` waits on what its commit finds.
+    func mayMoveAhead(_ step: PageStep) -> Bool {
+        guard job.stop.known == nil, step.stop == nil, step.loop == nil, case .fresh = step.served.content else { return false }
+        return true
+    }
+
+    /// Goes past the step's page before it is stored (see `mayMoveAhead`): its counts are
+    /// `add`ed once it is stored. Returns where the walk stood before, to go back to if
+    /// the page is not stored after all (`goBack`).
+    mutating func movedAhead(past step: PageStep) -> Mark {
+        let mark = Mark(page: page, cursor: cursor, cursorIsNumber: cursorIsNumber, nextURL: nextURL, position: position,
+                        pages: result.pages, pagesNotModified: result.pagesNotModified, pagesSkipped: result.pagesSkipped,
+                        elementsWalked: result.elementsWalked, bytes: result.bytes, rejected: result.rejected.count,
+                        repeated: result.repeated.count, firstStored: result.firstStored, lastStored: result.lastStored)
+        let ended = moved(past: step, new: nil)
+        assert(!ended, "a page the walk may move ahead of does not end it")
+        return mark
+    }
+
+    /// What `moved(past:)` changes of a page that neither ends the walk nor is a loop: a
+    /// value of its own, where a copy of the whole state would share the walk's growing
+    /// collections and make each of their next changes copy them.
+    struct Mark {
+        fileprivate let page: Int
+        fileprivate let cursor: String?
+        fileprivate let cursorIsNumber: Bool
+        fileprivate let nextURL: RedactedURL?
+        fileprivate let position: Int
+        fileprivate let pages, pagesNotModified, pagesSkipped, elementsWalked, bytes, rejected, repeated: Int
+        fileprivate let firstStored, lastStored: Int?
+    }
+
+    /// Goes back to where the walk stood before `movedAhead` went past a page and the pages
+    /// after it. What their responses said (announced last pages, unreadable values) stays
+    /// said: they were read.
+    mutating func goBack(to mark: Mark) {
+        page = mark.page
+        cursor = mark.cursor
+        cursorIsNumber = mark.cursorIsNumber
+        nextURL = mark.nextURL
+        position = mark.position
+        result.pages = mark.pages
+        result.pagesNotModified = mark.pagesNotModified
+        result.pagesSkipped = mark.pagesSkipped
+        result.elementsWalked = mark.elementsWalked
+        result.bytes = mark.bytes
+        result.rejected.removeSubrange(mark.rejected...)
+        result.repeated.removeSubrange(mark.repeated...)
+        result.firstStored = mark.firstStored
+        result.lastStored = mark.lastStored
+    }
+
+    /// Adds what a page's commit counted.
+    mutating func add(_ counts: CommitCounts) {
         result.counts.new += counts.new
         result.counts.updated += counts.updated
         result.counts.unchanged += counts.unchanged
@@ -254,6 +316,14 @@ struct WalkState {
         result.counts.movedChildren += counts.movedChildren
         result.counts.addMismatches(counts.mismatches)
         result.counts.firstMovedChild = result.counts.firstMovedChild ?? counts.firstMovedChild
+    }
+
+    /// Moves past a page stored or about to be: `new`, its records stored new, decides a
+    /// `stop.known`.
+    private mutating func moved(past step: PageStep, new: Int?) -> Bool {
+        let served = step.served
+        result.count(served)
+        position += served.recordCount
         result.firstStored = result.firstStored ?? page
         result.lastStored = page
         if let loop = step.loop {
@@ -261,10 +331,10 @@ struct WalkState {
             return true
         }
         var stop = step.stop
-        if stop == nil, let known = job.stop.known, served.recordCount > 0 {
+        if stop == nil, let known = job.stop.known, let new, served.recordCount > 0 {
             switch known {
-            case .page where counts.new == 0: stop = .knownPage(page: page)
-            case .record where counts.new < served.recordCount: stop = .knownRecord(page: page)
+            case .page where new == 0: stop = .knownPage(page: page)
+            case .record where new < served.recordCount: stop = .knownRecord(page: page)
             default: break
             }
         }

@@ -44,6 +44,46 @@ struct WalkStateTests {
         return counts
     }
 
+    @Test("going past pages before they are stored, then back: the walk is where it was, their rejected and repeated records uncounted")
+    func goBack() throws {
+        let job = try spec("next: next", url: "http://api.test/items?cursor={cursor}")
+        var walk = state(job)
+        func body(_ page: Int) -> String {
+            // A record without an id, and an id twice.
+            #"{"data":{"list":[{"id":"\#(page)a"},{"name":"none"},{"id":"\#(page)b"},{"id":"\#(page)b"}]},"next":"c\#(page + 1)"}"#
+        }
+        let first = try #require(walk.nextTarget() as PageTarget?)
+        let decided = walk.decide(try served(job, first, body(1)), for: first)
+        let step = try #require(decided)
+        let ended = walk.stored(step, counts: counts(new: 2))
+        #expect(!ended)
+        let second = try #require(walk.nextTarget() as PageTarget?)
+        let result = walk.result
+        let position = walk.position
+
+        let decidedSecond = walk.decide(try served(job, second, body(2)), for: second)
+        let secondStep = try #require(decidedSecond)
+        #expect(walk.mayMoveAhead(secondStep))
+        let mark = walk.movedAhead(past: secondStep)
+        let third = try #require(walk.peekTarget())
+        #expect(third.cursor?.text == "c3")
+        let next = walk.nextTarget()
+        #expect(next == third)
+        let decidedThird = walk.decide(try served(job, third, body(3)), for: third)
+        _ = walk.movedAhead(past: try #require(decidedThird))
+        #expect(walk.result.pages == 3 && walk.result.rejected.count == 3 && walk.result.lastStored == 3)
+
+        walk.goBack(to: mark)
+        let again = walk.nextTarget()
+        #expect(again == second)
+        #expect(walk.position == position)
+        #expect(walk.result.pages == result.pages && walk.result.elementsWalked == result.elementsWalked)
+        #expect(walk.result.bytes == result.bytes)
+        #expect(walk.result.rejected.count == 1 && walk.result.repeated.count == 1)
+        #expect(walk.result.firstStored == 1 && walk.result.lastStored == 1)
+        #expect(walk.result.counts.new == 2)
+    }
+
     @Test("a {page} walk goes from..to, checkpointing the next page with each; the last page is complete")
     func pageRange() throws {
         let job = try spec("pages: { from: 3, to: 5 }")

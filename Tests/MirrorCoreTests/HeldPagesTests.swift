@@ -1,0 +1,213 @@
+import Foundation
+import GRDB
+import Logging
+@testable import MirrorHTTP
+@testable import MirrorModel
+@testable import MirrorStore
+@testable import MirrorWalk
+import MirrorTestSupport
+import Synchronization
+import Testing
+
+/// Pages that are already here when the one before them is stored go into its commit.
+@Suite("pages stored together", .timeLimit(.minutes(6)))
+struct HeldPagesTests {
+    /// 5 pages of 2 records; page 2 is answered only after pages 3-5 were (or after 10 s),
+    /// so that when it comes, the pages after it are already here.
+    static let pages = PagedAPI(ids: (1...5).map { page in ["\(page)a", "\(page)b"] })
+
+    static func answer(_ request: FixtureRequest, answered: Answered) async -> FixtureResponse {
+        let page = Int(request.parameter("page") ?? "") ?? 0
+        if page == 2 {
+            let clock = ContinuousClock()
+            let deadline = clock.now.advanced(by: .seconds(10))
+            while !answered.pages.withLock({ $0.isSuperset(of: [3, 4, 5]) }), clock.now < deadline, !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+            // Time for the client to read them.
+            try? await Task.sleep(for: .milliseconds(300))
+        }
+        answered.pages.withLock { _ = $0.insert(page) }
+        return .json(pages.body(page: page))
+    }
+
+    /// Walks the 5 pages with 4 requests in flight into `t_item` of `path`; what each commit held is in `store.commits`.
+    static func walk(_ harness: Harness, server: FixtureServer, path: String, store: NotedStore) async throws -> WalkResult {
+        let job = try harness.load(itemsJob("pages: { from: 1, to: 5 }\nconcurrency: 4"), server: server).jobs[0]
+        _ = try await store.store.prepare(table: "t_item")
+        let start = try await store.store.startWalk(job: "items", account: "", table: "t_item", at: "2026-11-30T00:00:00Z",
+                                                    fresh: false)
+        let walker = PageWalker(job: job, store: store, client: HTTPClient(), maxPages: nil, retry: RetryPolicy(baseDelay: 0.01),
+                                limiter: RateLimiter(), quota: QuotaPacer(), logger: Logger(label: "test"))
+        return await walker.walk(from: start)
+    }
+
+    /// Page 1 is stored alone (page 2 is not here yet); pages 2-5 are stored together, [1, 4],
+    /// unless a loaded machine read some of pages 3-5 only after page 2: then in more commits,
+    /// one of them more than a page.
+    static func expectTogether(_ commits: [Int], sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(commits.first == 1, sourceLocation: sourceLocation)
+        #expect(commits.reduce(0, +) == 5, sourceLocation: sourceLocation)
+        #expect(commits.contains { $0 > 1 }, "\(commits)", sourceLocation: sourceLocation)
+    }
+
+    /// The walk's checkpoint: pages stored, the next page, the next position.
+    static func checkpoint(_ store: NotedStore) async throws -> [Int?] {
+        try await store.store.pool.read { db in
+            let row = try Row.fetchOne(db, sql: "SELECT pages, next_page, position FROM _mirror_walks")
+            return [row?["pages"], row?["next_page"], row?["position"]]
+        }
+    }
+
+    @Test("pages already here when the one before them is stored are stored in its commit, in order, each counted")
+    func together() async throws {
+        let harness = try Harness()
+        let path = harness.output + "/t_item.sqlite"
+        try FileManager.default.createDirectory(atPath: harness.output, withIntermediateDirectories: true)
+        let store = NotedStore(try TableStore(path: path))
+        let answered = Answered()
+        let result = try await FixtureServer.with({ await Self.answer($0, answered: answered) }) { server in
+            try await Self.walk(harness, server: server, path: path, store: store)
+        }
+        Self.expectTogether(store.commits)
+        #expect(result.error == nil)
+        #expect(result.pages == 5)
+        #expect(result.counts.new == 10)
+        #expect(try harness.ids() == (1...5).flatMap { ["\($0)a", "\($0)b"] })
+        #expect(try await Self.checkpoint(store) == [5, nil, 10])
+        let positions = try await store.store.pool.read { db in
+            try Int.fetchAll(db, sql: "SELECT position FROM t_item ORDER BY id")
+        }
+        #expect(positions == Array(0 ..< 10))
+    }
+
+    @Test("a page stored together with others that cannot be stored fails the walk there: the pages before it stay, the walk resumes at it")
+    func failsInTheMiddle() async throws {
+        let harness = try Harness()
+        let path = harness.output + "/t_item.sqlite"
+        try FileManager.default.createDirectory(atPath: harness.output, withIntermediateDirectories: true)
+        let store = NotedStore(try TableStore(path: path))
+        _ = try await store.store.prepare(table: "t_item")
+        try await store.store.pool.write { db in
+            try db.execute(sql: """
+                CREATE TRIGGER refuse BEFORE INSERT ON t_item WHEN NEW.id = '4a'
+                BEGIN SELECT RAISE(ABORT, 'the disk is full'); END
+                """)
+        }
+        let answered = Answered()
+        let (result, base) = try await FixtureServer.with({ await Self.answer($0, answered: answered) }) { server in
+            (try await Self.walk(harness, server: server, path: path, store: store), server.base)
+        }
+        Self.expectTogether(store.commits)
+        let error = try #require(result.error)
+        #expect("\(error)".hasPrefix("job 'items': GET \(base)/items?page=4: HTTP 200: cannot store the page: "))
+        #expect("\(error)".contains("the disk is full"))
+        #expect("\(error)".hasSuffix("; page 4 not stored, pages 1-3 kept"))
+        #expect(result.pages == 3)
+        #expect(result.counts.new == 6)
+        #expect(try harness.ids() == (1...3).flatMap { ["\($0)a", "\($0)b"] })
+        #expect(try await Self.checkpoint(store) == [3, 4, 6])
+        let stored = try await store.store.pool.read { db in
+            try Int.fetchAll(db, sql: "SELECT page FROM _mirror_pages ORDER BY page")
+        }
+        #expect(stored == [1, 2, 3])
+    }
+
+    @Test("pages stored in one call are one transaction, each page whole or not at all")
+    func oneTransaction() async throws {
+        let harness = try Harness()
+        let path = harness.output + "/t_item.sqlite"
+        try FileManager.default.createDirectory(atPath: harness.output, withIntermediateDirectories: true)
+        let store = try TableStore(path: path)
+        _ = try await store.prepare(table: "t_item")
+        _ = try await store.startWalk(job: "items", account: "", table: "t_item", at: "2026-11-30T00:00:00Z", fresh: true)
+        let begun = try walCommits(path)
+        func page(_ number: Int, ids: [String]) -> PageCommit {
+            var builder = PageRecords.Builder(capacity: 0, count: ids.count)
+            for id in ids {
+                Array(id.utf8).withUnsafeBufferPointer { bytes in
+                    builder.append(id: bytes) { $0.append(contentsOf: #"{"id":"\#(id)"}"#.utf8) }
+                }
+            }
+            return PageCommit(
+                job: "items", account: "", table: "t_item",
+                url: RedactedURL(real: "http://127.0.0.1:1/items?page=\(number)", redactor: Redactor(secrets: [])),
+                requestBody: "", page: number, status: 200, responseBytes: 100, records: builder.records,
+                envelope: PageEnvelope(text: Array(#"{"list":[]}"#.utf8), recordsAt: 9), elements: ids.count,
+                onChange: .replace, firstPosition: 2 * (number - 1), nextPage: number + 1, time: "2026-11-30T00:00:00Z")
+        }
+        let all = await store.commit([page(1, ids: ["a", "b"]), page(2, ids: ["c", "a"]), page(3, ids: ["d", "e"])])
+        #expect(all.failure == nil)
+        #expect(all.stored.map { [$0.new, $0.unchanged] } == [[2, 0], [1, 1], [2, 0]])
+        #expect(try walCommits(path) == begun + 1)
+
+        try await store.pool.write { db in
+            try db.execute(sql: """
+                CREATE TRIGGER refuse BEFORE INSERT ON t_item WHEN NEW.id = 'h'
+                BEGIN SELECT RAISE(ABORT, 'the disk is full'); END
+                """)
+        }
+        let some = await store.commit([page(4, ids: ["f"]), page(5, ids: ["g", "h"]), page(6, ids: ["i"])])
+        #expect(some.stored.map(\.new) == [1])
+        #expect(some.failure?.contains("the disk is full") == true)
+        #expect(try walCommits(path) == begun + 3)
+        let (ids, next) = try await store.pool.read { db in
+            (try String.fetchAll(db, sql: "SELECT id FROM t_item ORDER BY id"),
+             try Int.fetchOne(db, sql: "SELECT next_page FROM _mirror_walks"))
+        }
+        #expect(ids == ["a", "b", "c", "d", "e", "f"])
+        #expect(next == 5)
+    }
+}
+
+/// The pages a fixture server answered.
+final class Answered: Sendable {
+    let pages = Mutex<Set<Int>>([])
+}
+
+/// A `TableStore` that notes how many pages each commit held.
+final class NotedStore: PageStore {
+    let store: TableStore
+    private let noted = Mutex<[Int]>([])
+
+    init(_ store: TableStore) {
+        self.store = store
+    }
+
+    var commits: [Int] { noted.withLock { $0 } }
+
+    func commit(_ page: PageCommit) async throws -> CommitCounts {
+        noted.withLock { $0.append(1) }
+        return try await store.commit(page)
+    }
+
+    func commit(_ pages: [PageCommit]) async -> PagesCommitted {
+        noted.withLock { $0.append(pages.count) }
+        return await store.commit(pages)
+    }
+
+    func replay(_ replay: PageReplay) async throws -> CommitCounts { try await store.replay(replay) }
+
+    func storedPage(job: String, account: String, url: String, requestBody: String) async throws -> MirrorModel.StoredPage? {
+        try await store.storedPage(job: job, account: account, url: url, requestBody: requestBody)
+    }
+
+    func keepEndPage(_ page: EndPage) async throws { try await store.keepEndPage(page) }
+}
+
+/// The transactions in the WAL of the database at `path`: its frames that end one (a
+/// frame's header says the database's size after a commit, 0 before).
+private func walCommits(_ path: String) throws -> Int {
+    let wal = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path + "-wal")))
+    func number(_ at: Int) -> Int { wal[at ..< at + 4].reduce(0) { $0 << 8 | Int($1) } }
+    guard wal.count >= 32 else { return 0 }
+    let pageSize = number(8)
+    let salts = wal[16 ..< 24]
+    var commits = 0
+    var frame = 32
+    while frame + 24 + pageSize <= wal.count, wal[frame + 8 ..< frame + 16] == salts {
+        if number(frame + 4) != 0 { commits += 1 }
+        frame += 24 + pageSize
+    }
+    return commits
+}
