@@ -237,7 +237,7 @@ package struct PageWalker: Sendable {
     /// here: the two are stored in one commit, and so on up to `heldPages`. Where one commit
     /// a page wrote about 28 database pages to the WAL, a commit for several writes the
     /// pages they share (the end of the table and of each index, the walk's row, the file's
-    /// header) once. Only pages no `stop.known` waits on are held (`WalkState.mayMoveAhead`).
+    /// header) once. Only pages whose commit decides nothing are held (`WalkState.mayMoveAhead`).
     private struct Held {
         let step: PageStep
         let position: Int

@@ -255,9 +255,10 @@ struct WalkState {
     }
 
     /// Whether the walk may go past the step's page before it is stored, to store it with
-    /// the pages after it in one commit: no `stop.known` waits on what its commit finds.
+    /// the pages after it in one commit: no `stop.known` waits on what its commit finds
+    /// (`known: since` is decided before the commit, from the page's values).
     func mayMoveAhead(_ step: PageStep) -> Bool {
-        guard job.stop.known == nil, step.stop == nil, step.loop == nil, case .fresh = step.served.content else { return false }
+        guard job.stop.known == nil || job.stop.known == .since, step.stop == nil, step.loop == nil, case .fresh = step.served.content else { return false }
         return true
     }
 

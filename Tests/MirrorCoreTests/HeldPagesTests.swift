@@ -32,8 +32,9 @@ struct HeldPagesTests {
     }
 
     /// Walks the 5 pages with 4 requests in flight into `t_item` of `path`; what each commit held is in `store.commits`.
-    static func walk(_ harness: Harness, server: FixtureServer, path: String, store: NotedStore) async throws -> WalkResult {
-        let job = try harness.load(itemsJob("pages: { from: 1, to: 5 }\nconcurrency: 4"), server: server).jobs[0]
+    static func walk(_ harness: Harness, server: FixtureServer, path: String, store: NotedStore,
+                     keys: String = "", url: String = "BASE/items?page={page}") async throws -> WalkResult {
+        let job = try harness.load(itemsJob("pages: { from: 1, to: 5 }\nconcurrency: 4\n" + keys, url: url), server: server).jobs[0]
         _ = try await store.store.prepare(table: "t_item")
         let start = try await store.store.startWalk(job: "items", account: "", table: "t_item", at: "2026-11-30T00:00:00Z",
                                                     fresh: false)
@@ -79,6 +80,27 @@ struct HeldPagesTests {
             try Int.fetchAll(db, sql: "SELECT position FROM t_item ORDER BY id")
         }
         #expect(positions == Array(0 ..< 10))
+    }
+
+    @Test("pages of a walk that `stop.known: since` ends are stored together too; `known: page` stores each alone",
+          arguments: ["since", "page"])
+    func knownStops(_ known: String) async throws {
+        let harness = try Harness()
+        let path = harness.output + "/t_item.sqlite"
+        try FileManager.default.createDirectory(atPath: harness.output, withIntermediateDirectories: true)
+        let store = NotedStore(try TableStore(path: path))
+        let answered = Answered()
+        let result = try await FixtureServer.with({ await Self.answer($0, answered: answered) }) { server in
+            try await Self.walk(harness, server: server, path: path, store: store,
+                                keys: "incremental: page\nstop: { known: \(known) }", url: "BASE/items?page={page}&since={since}")
+        }
+        #expect(result.error == nil && result.pages == 5 && result.counts.new == 10)
+        #expect(try harness.ids() == (1...5).flatMap { ["\($0)a", "\($0)b"] })
+        if known == "since" {
+            Self.expectTogether(store.commits)
+        } else {
+            #expect(store.commits == [1, 1, 1, 1, 1])
+        }
     }
 
     @Test("a page stored together with others that cannot be stored fails the walk there: the pages before it stay, the walk resumes at it")
