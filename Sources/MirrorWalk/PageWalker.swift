@@ -82,8 +82,10 @@ package struct PageWalker: Sendable {
             var pending: Set<PageTarget> = []
             var arrived: [PageTarget: FetchOutcome] = [:]
             var storeOutcome: StoreOutcome?
-            // Pages gone past, to be stored with the page after them.
+            // Pages gone past, to be stored with the page after them, and where the walk
+            // stood before the first of them.
             var held: [Held] = []
+            var heldFrom: WalkState.Mark?
 
             func request(_ target: PageTarget) {
                 guard arrived[target] == nil, pending.insert(target).inserted else { return }
@@ -113,7 +115,7 @@ package struct PageWalker: Sendable {
             walking: while true {
                 if Task.isCancelled {
                     // Pages gone past and not stored are not kept.
-                    if let first = held.first { state.goBack(to: first.mark) }
+                    if let heldFrom { state.goBack(to: heldFrom) }
                     state.cancel()
                     break
                 }
@@ -167,7 +169,8 @@ package struct PageWalker: Sendable {
                     // When the next page is already here, this one waits to be stored with it.
                     let mark = state.movedAhead(past: step)
                     if Self.isHere(state.peekTarget().flatMap { arrived[$0] }) {
-                        held.append(Held(step: step, position: position, mark: mark))
+                        held.append(Held(step: step, position: position))
+                        heldFrom = heldFrom ?? mark
                         continue
                     }
                     state.goBack(to: mark)
@@ -181,20 +184,25 @@ package struct PageWalker: Sendable {
                 }
                 await wait { storeOutcome != nil }
                 budget.release(target.page)
-                if case let .storedTogether(committed) = storeOutcome {
+                if case let .storedTogether(committed) = storeOutcome, let from = heldFrom {
                     let together = held
                     held = []
-                    let failed = committed.failure.map { _ in committed.stored.count }
-                    // A held page that was not stored: the walk is where it was before that page.
-                    if let failed, failed < together.count { state.goBack(to: together[failed].mark) }
-                    for (index, counts) in committed.stored.enumerated() where index < together.count {
-                        budget.release(together[index].step.target.page)
-                        stored(together[index].step, counts: counts)
-                        state.add(counts)
+                    heldFrom = nil
+                    // The walk goes back to the first page held and past each one stored, with
+                    // its counts, as if each had been stored alone: each is reported.
+                    state.goBack(to: from)
+                    for (held, counts) in zip(together, committed.stored) {
+                        budget.release(held.step.target.page)
+                        stored(held.step, counts: counts)
+                        let ended = state.stored(held.step, counts: counts)
+                        assert(!ended, "a held page does not end the walk")
+                        progress?(JobProgress(job: job.name, page: held.step.target.page, lastPage: job.pages.to,
+                                              walk: state.result, files: downloader?.summary))
                     }
                     for page in together.dropFirst(committed.stored.count) { budget.release(page.step.target.page) }
-                    if let failed, let reason = committed.failure {
-                        state.failStoring(failed < together.count ? together[failed].step : step, reason: reason)
+                    if let reason = committed.failure {
+                        state.failStoring(committed.stored.count < together.count ? together[committed.stored.count].step : step,
+                                          reason: reason)
                         break walking
                     }
                     storeOutcome = committed.stored.last.map { .stored($0) }
@@ -241,8 +249,6 @@ package struct PageWalker: Sendable {
     private struct Held {
         let step: PageStep
         let position: Int
-        /// Where the walk stood before it went past the page: where it is if the page is not stored.
-        let mark: WalkState.Mark
     }
 
     /// Whether an answer already here continues the walk with a page of records to store.

@@ -262,9 +262,9 @@ struct WalkState {
         return true
     }
 
-    /// Goes past the step's page before it is stored (see `mayMoveAhead`): its counts are
-    /// `add`ed once it is stored. Returns where the walk stood before, to go back to if
-    /// the page is not stored after all (`goBack`).
+    /// Goes past the step's page before it is stored (see `mayMoveAhead`), to learn the
+    /// request after it. Returns where the walk stood before: once the commit is done, the
+    /// walk goes back there (`goBack`) and past each page stored, with its counts (`stored`).
     mutating func movedAhead(past step: PageStep) -> Mark {
         let mark = Mark(page: page, cursor: cursor, cursorIsNumber: cursorIsNumber, nextURL: nextURL, position: position,
                         pages: result.pages, pagesNotModified: result.pagesNotModified, pagesSkipped: result.pagesSkipped,

@@ -33,13 +33,14 @@ struct HeldPagesTests {
 
     /// Walks the 5 pages with 4 requests in flight into `t_item` of `path`; what each commit held is in `store.commits`.
     static func walk(_ harness: Harness, server: FixtureServer, path: String, store: NotedStore,
-                     keys: String = "", url: String = "BASE/items?page={page}") async throws -> WalkResult {
+                     keys: String = "", url: String = "BASE/items?page={page}",
+                     progress: ProgressHandler? = nil) async throws -> WalkResult {
         let job = try harness.load(itemsJob("pages: { from: 1, to: 5 }\nconcurrency: 4\n" + keys, url: url), server: server).jobs[0]
         _ = try await store.store.prepare(table: "t_item")
         let start = try await store.store.startWalk(job: "items", account: "", table: "t_item", at: "2026-11-30T00:00:00Z",
                                                     fresh: false)
         let walker = PageWalker(job: job, store: store, client: HTTPClient(), maxPages: nil, retry: RetryPolicy(baseDelay: 0.01),
-                                limiter: RateLimiter(), quota: QuotaPacer(), logger: Logger(label: "test"))
+                                limiter: RateLimiter(), quota: QuotaPacer(), logger: Logger(label: "test"), progress: progress)
         return await walker.walk(from: start)
     }
 
@@ -67,10 +68,17 @@ struct HeldPagesTests {
         try FileManager.default.createDirectory(atPath: harness.output, withIntermediateDirectories: true)
         let store = NotedStore(try TableStore(path: path))
         let answered = Answered()
+        let reports = Reports()
         let result = try await FixtureServer.with({ await Self.answer($0, answered: answered) }) { server in
-            try await Self.walk(harness, server: server, path: path, store: store)
+            try await Self.walk(harness, server: server, path: path, store: store, progress: reports.add)
         }
         Self.expectTogether(store.commits)
+        // Each page is reported as it would be stored alone.
+        let seen = reports.all
+        #expect(seen.map(\.page) == [1, 2, 3, 4, 5])
+        #expect(seen.map(\.walk.pages) == [1, 2, 3, 4, 5])
+        #expect(seen.map(\.walk.counts.new) == [2, 4, 6, 8, 10])
+        #expect(seen.map(\.walk.lastStored) == [1, 2, 3, 4, 5])
         #expect(result.error == nil)
         #expect(result.pages == 5)
         #expect(result.counts.new == 10)
@@ -180,6 +188,13 @@ struct HeldPagesTests {
         #expect(ids == ["a", "b", "c", "d", "e", "f"])
         #expect(next == 5)
     }
+}
+
+/// The progress a walk reported.
+final class Reports: Sendable {
+    private let reports = Mutex<[JobProgress]>([])
+    var all: [JobProgress] { reports.withLock { $0 } }
+    func add(_ progress: JobProgress) { reports.withLock { $0.append(progress) } }
 }
 
 /// The pages a fixture server answered.
