@@ -31,8 +31,15 @@ struct HeldPagesTests {
         return .json(pages.body(page: page))
     }
 
-    /// Walks the 5 pages with 4 requests in flight into `t_item` of `path`; what each commit held is in `store.commits`.
-    static func walk(_ harness: Harness, server: FixtureServer, path: String, store: NotedStore,
+    /// The path of `t_item.sqlite` in the harness's output folder, made, and the store of that file.
+    static func store(_ harness: Harness) throws -> (path: String, store: TableStore) {
+        try FileManager.default.createDirectory(atPath: harness.output, withIntermediateDirectories: true)
+        let path = harness.output + "/t_item.sqlite"
+        return (path, try TableStore(path: path))
+    }
+
+    /// Walks the 5 pages with 4 requests in flight into `store`; what each commit held is in `store.commits`.
+    static func walk(_ harness: Harness, server: FixtureServer, store: NotedStore,
                      keys: String = "", url: String = "BASE/items?page={page}",
                      progress: ProgressHandler? = nil) async throws -> WalkResult {
         let job = try harness.load(itemsJob("pages: { from: 1, to: 5 }\nconcurrency: 4\n" + keys, url: url), server: server).jobs[0]
@@ -64,13 +71,11 @@ struct HeldPagesTests {
     @Test("pages already here when the one before them is stored are stored in its commit, in order, each counted")
     func together() async throws {
         let harness = try Harness()
-        let path = harness.output + "/t_item.sqlite"
-        try FileManager.default.createDirectory(atPath: harness.output, withIntermediateDirectories: true)
-        let store = NotedStore(try TableStore(path: path))
+        let store = NotedStore(try Self.store(harness).store)
         let answered = Answered()
         let reports = Reports()
         let result = try await FixtureServer.with({ await Self.answer($0, answered: answered) }) { server in
-            try await Self.walk(harness, server: server, path: path, store: store, progress: reports.add)
+            try await Self.walk(harness, server: server, store: store, progress: reports.add)
         }
         Self.expectTogether(store.commits)
         // Each page is reported as it would be stored alone.
@@ -94,12 +99,10 @@ struct HeldPagesTests {
           arguments: ["since", "page"])
     func knownStops(_ known: String) async throws {
         let harness = try Harness()
-        let path = harness.output + "/t_item.sqlite"
-        try FileManager.default.createDirectory(atPath: harness.output, withIntermediateDirectories: true)
-        let store = NotedStore(try TableStore(path: path))
+        let store = NotedStore(try Self.store(harness).store)
         let answered = Answered()
         let result = try await FixtureServer.with({ await Self.answer($0, answered: answered) }) { server in
-            try await Self.walk(harness, server: server, path: path, store: store,
+            try await Self.walk(harness, server: server, store: store,
                                 keys: "incremental: page\nstop: { known: \(known) }", url: "BASE/items?page={page}&since={since}")
         }
         #expect(result.error == nil && result.pages == 5 && result.counts.new == 10)
@@ -114,9 +117,7 @@ struct HeldPagesTests {
     @Test("a page stored together with others that cannot be stored fails the walk there: the pages before it stay, the walk resumes at it")
     func failsInTheMiddle() async throws {
         let harness = try Harness()
-        let path = harness.output + "/t_item.sqlite"
-        try FileManager.default.createDirectory(atPath: harness.output, withIntermediateDirectories: true)
-        let store = NotedStore(try TableStore(path: path))
+        let store = NotedStore(try Self.store(harness).store)
         _ = try await store.store.prepare(table: "t_item")
         try await store.store.pool.write { db in
             try db.execute(sql: """
@@ -126,7 +127,7 @@ struct HeldPagesTests {
         }
         let answered = Answered()
         let (result, base) = try await FixtureServer.with({ await Self.answer($0, answered: answered) }) { server in
-            (try await Self.walk(harness, server: server, path: path, store: store), server.base)
+            (try await Self.walk(harness, server: server, store: store), server.base)
         }
         Self.expectTogether(store.commits)
         let error = try #require(result.error)
@@ -146,9 +147,7 @@ struct HeldPagesTests {
     @Test("pages stored in one call are one transaction, each page whole or not at all")
     func oneTransaction() async throws {
         let harness = try Harness()
-        let path = harness.output + "/t_item.sqlite"
-        try FileManager.default.createDirectory(atPath: harness.output, withIntermediateDirectories: true)
-        let store = try TableStore(path: path)
+        let (path, store) = try Self.store(harness)
         _ = try await store.prepare(table: "t_item")
         _ = try await store.startWalk(job: "items", account: "", table: "t_item", at: "2026-11-30T00:00:00Z", fresh: true)
         let begun = try walCommits(path)
