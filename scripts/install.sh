@@ -12,18 +12,18 @@
 #   PREFIX/share/fish/vendor_completions.d/mirror.fish
 #
 # By default it builds optimised (-c release), what users install: about 13 minutes on 2
-# cores the first time. --debug builds the debug configuration instead, for the install check
-# of scripts/test.sh: about 6½ minutes on 2 cores the first time, then seconds to a minute,
-# where a second, optimised build would take 13. Nobody should install it: it is not
-# optimised.
+# cores the first time. --debug installs the debug build instead, for the install check of
+# scripts/test.sh: the objects of .build/debug, which the tests run and scripts/demo.sh
+# builds, linked once more with the Swift runtime in (scripts/lib/link-static.py), in
+# seconds, where a second build would take 6½ minutes with --static-swift-stdlib and 13
+# optimised. Nobody should install it: it is not optimised.
 #
-# The debug build has a folder of its own, .build/static, rather than relinking the objects
-# of .build/debug, which the tests run: SwiftPM does not recompile a target when only
-# --static-swift-stdlib changes, yet an object compiled against the static Foundation asks
-# the linker for its static libraries (CoreFoundation, _FoundationCShims, ...), so objects of
-# both kinds get mixed. Linked in place, .build/debug/mirror was replaced, and every plain
-# `swift build` after it failed ("cannot find -lCoreFoundation") until the objects compiled
-# for the static link were deleted.
+# That link writes a binary of its own and leaves .build/debug as it is. Building with
+# --static-swift-stdlib into .build would not: SwiftPM does not recompile a target when only
+# that option changes, yet an object compiled against the static Foundation asks the linker
+# for its static libraries (CoreFoundation, _FoundationCShims, ...), so objects of both
+# kinds would get mixed, and every plain `swift build` after it failed ("cannot find
+# -lCoreFoundation") until the objects compiled for the static link were deleted.
 #
 # Build output goes to .build/install.log; its tail is shown if the build fails, and while it
 # runs a progress line shows what it compiles (scripts/lib/progress.sh).
@@ -47,26 +47,27 @@ LOG=.build/install.log
     exit 1
 }
 
+STAGE=$(mktemp -d "${TMPDIR:-/tmp}/mirror-install.XXXXXX")
+trap 'rm -rf "$STAGE"' EXIT
+started=$SECONDS
 if [ "$configuration" = release ]; then
     echo "install: building mirror (release, Swift runtime linked in): about 13 minutes on 2 cores the first time; log: $LOG"
+    build=(swift build -c release --product mirror --static-swift-stdlib)
 else
-    echo "install: building mirror (debug, Swift runtime linked in, in .build/static): about 6½ minutes on 2 cores the first time; log: $LOG"
+    echo "install: building mirror (debug; the first time about 4½ minutes on 2 cores, nothing after scripts/test.sh's build), then linking it with the Swift runtime; log: $LOG"
+    build=(swift build --product mirror)
 fi
-build=(swift build -c "$configuration" --product mirror --static-swift-stdlib)
-# The debug build's own folder: see above.
-[ "$configuration" = release ] || build+=(--scratch-path .build/static)
-started=$SECONDS
 if ! build_with_progress "$LOG" "${build[@]}"; then
     tail -n 30 "$LOG" >&2
     echo "install: the build failed; the whole output is in $LOG" >&2
     exit 1
 fi
+if [ "$configuration" = release ]; then
+    cp "$("${build[@]}" --show-bin-path)/mirror" "$STAGE/mirror"
+else
+    python3 scripts/lib/link-static.py .build mirror "$STAGE/mirror"
+fi
 echo "install: built in $((SECONDS - started))s"
-BINARY="$("${build[@]}" --show-bin-path)/mirror"
-
-STAGE=$(mktemp -d "${TMPDIR:-/tmp}/mirror-install.XXXXXX")
-trap 'rm -rf "$STAGE"' EXIT
-cp "$BINARY" "$STAGE/mirror"
 strip "$STAGE/mirror"
 
 install -d "$PREFIX/bin" "$PREFIX/share/man/man1" "$PREFIX/share/bash-completion/completions" \
