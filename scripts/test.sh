@@ -28,7 +28,7 @@ LOG=.build/test-build.log
 if [ -x .build/debug/mirror ]; then
   echo "test: building mirror and its tests (debug; output in $LOG)"
 else
-  echo "test: building mirror and its tests (debug): about 10½ minutes on 2 cores the first time, less after scripts/demo.sh; output in $LOG"
+  echo "test: building mirror and its tests (debug): about 7½ minutes on 2 cores the first time, 2 after scripts/demo.sh; output in $LOG"
 fi
 started=$SECONDS
 if ! build_with_progress "$LOG" swift build --build-tests; then
