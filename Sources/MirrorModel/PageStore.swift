@@ -348,14 +348,24 @@ package struct CommitCounts: Sendable, Equatable {
     }
 }
 
+/// A page a walk stores with others in one commit: fetched, or a stored copy seen again.
+package enum PageWrite: Sendable {
+    case fresh(PageCommit)
+    case replay(PageReplay)
+}
+
 /// What storing several pages in order came to: the counts of the first pages, which were
-/// stored, and why the page after them was not, when one was not (then none after it was).
+/// stored, and why the page after them was not, when one was not (then none after it was):
+/// it could not be stored (`failure`), or it was a replay some of whose records are gone
+/// (`missingRecords`, how many), to be fetched again whole.
 package struct PagesCommitted: Sendable, Equatable {
     package var stored: [CommitCounts] = []
     package var failure: String?
-    package init(stored: [CommitCounts] = [], failure: String? = nil) {
+    package var missingRecords: Int?
+    package init(stored: [CommitCounts] = [], failure: String? = nil, missingRecords: Int? = nil) {
         self.stored = stored
         self.failure = failure
+        self.missingRecords = missingRecords
     }
 }
 
@@ -363,8 +373,8 @@ package struct PagesCommitted: Sendable, Equatable {
 package protocol PageStore: Sendable {
     /// Stores a page's records with the walk's checkpoint, atomically.
     func commit(_ page: PageCommit) async throws -> CommitCounts
-    /// Stores pages in order, each as `commit(_:)` would, until one cannot be stored.
-    func commit(_ pages: [PageCommit]) async -> PagesCommitted
+    /// Stores pages in order, each as `commit(_:)` or `replay(_:)` would, until one cannot be stored.
+    func commit(_ pages: [PageWrite]) async -> PagesCommitted
     /// Sees a stored page's records again; throws `ReplayMissingRecords` if some are gone.
     func replay(_ replay: PageReplay) async throws -> CommitCounts
     /// The stored copy of a request's page, if there is one to replay.
@@ -374,11 +384,17 @@ package protocol PageStore: Sendable {
 }
 
 extension PageStore {
-    package func commit(_ pages: [PageCommit]) async -> PagesCommitted {
+    package func commit(_ pages: [PageWrite]) async -> PagesCommitted {
         var committed = PagesCommitted()
         for page in pages {
             do {
-                committed.stored.append(try await commit(page))
+                switch page {
+                case let .fresh(page): committed.stored.append(try await commit(page))
+                case let .replay(replay): committed.stored.append(try await self.replay(replay))
+                }
+            } catch let missing as ReplayMissingRecords {
+                committed.missingRecords = missing.missing
+                break
             } catch {
                 committed.failure = "\(error)"
                 break

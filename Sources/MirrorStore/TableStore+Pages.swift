@@ -17,8 +17,14 @@ extension TableStore {
     /// cannot be stored is rolled back to where it began, and the pages before it are
     /// committed (see `PagesCommitted`). One commit for several pages writes each database
     /// page that all of them change once, where a commit for each would write it again.
-    package func commit(_ pages: [PageCommit]) async -> PagesCommitted {
-        defer { checkpointer.stored(bytes: pages.reduce(0) { $0 + $1.responseBytes }) }
+    /// A replay some of whose records are gone is rolled back too (`PagesCommitted.missingRecords`).
+    package func commit(_ pages: [PageWrite]) async -> PagesCommitted {
+        defer {
+            checkpointer.stored(bytes: pages.reduce(0) { bytes, page in
+                guard case let .fresh(page) = page else { return bytes }
+                return bytes + page.responseBytes
+            })
+        }
         await catchUpIfDue()
         do {
             return try await pool.write { db in
@@ -27,10 +33,16 @@ extension TableStore {
                     do {
                         var counts = CommitCounts()
                         try db.inSavepoint {
-                            counts = try write(page, db: db)
+                            switch page {
+                            case let .fresh(page): counts = try write(page, db: db)
+                            case let .replay(replay): counts = try Self.write(replay, db: db)
+                            }
                             return .commit
                         }
                         committed.stored.append(counts)
+                    } catch let missing as ReplayMissingRecords {
+                        committed.missingRecords = missing.missing
+                        break
                     } catch {
                         // An error that ended the transaction takes every page of it.
                         guard db.isInsideTransaction else { throw error }
@@ -292,42 +304,46 @@ extension TableStore {
     /// the checkpoint past it, in one transaction. Throws `ReplayMissingRecords`, storing
     /// nothing, if some of its records are gone.
     package func replay(_ replay: PageReplay) async throws -> CommitCounts {
-        try await pool.write { db in
-            let touch = try db.cachedStatement(sql: """
-                UPDATE "\(replay.table)" SET position = ?1, last_seen = ?2 WHERE account = ?3 AND id = ?4
-                """)
-            let raw = touch.sqliteStatement
-            var position = replay.firstPosition
-            var missing = 0
-            for id in replay.stored.ids {
-                sqlite3_reset(raw)
-                sqlite3_bind_int64(raw, 1, Int64(position))
-                Raw.bind(raw, 2, replay.time)
-                Raw.bind(raw, 3, replay.account)
-                Raw.bind(raw, 4, id)
-                try Raw.step(raw, db: db.sqliteConnection)
-                if db.changesCount != 1 { missing += 1 }
-                position += 1
-            }
+        try await pool.write { db in try Self.write(replay, db: db) }
+    }
+
+    /// Sees a stored page's records again and moves the checkpoint past it, in the
+    /// transaction of `db`; throws `ReplayMissingRecords` if some of its records are gone.
+    private static func write(_ replay: PageReplay, db: Database) throws -> CommitCounts {
+        let touch = try db.cachedStatement(sql: """
+            UPDATE "\(replay.table)" SET position = ?1, last_seen = ?2 WHERE account = ?3 AND id = ?4
+            """)
+        let raw = touch.sqliteStatement
+        var position = replay.firstPosition
+        var missing = 0
+        for id in replay.stored.ids {
             sqlite3_reset(raw)
-            sqlite3_clear_bindings(raw)
-            if missing > 0 { throw ReplayMissingRecords(missing: missing) }
-            if let validators = replay.revalidated {
-                try db.execute(sql: """
-                    UPDATE \(StoreSchema.pages) SET fetched_at = ?, etag = coalesce(?, etag), last_modified = coalesce(?, last_modified)
-                    WHERE job = ? AND account = ? AND url = ? AND body = ?
-                    """, arguments: [replay.time, validators.etag, validators.lastModified, replay.job, replay.account,
-                                     replay.stored.url, replay.stored.requestBody])
-            }
-            if !replay.child {
-                try Self.checkpoint(db, job: replay.job, account: replay.account, time: replay.time, nextPage: replay.nextPage,
-                                    nextURL: replay.nextURL, nextCursor: replay.nextCursor,
-                                    cursorIsNumber: replay.nextCursorIsNumber, position: position)
-            }
-            var counts = CommitCounts()
-            counts.unchanged = replay.stored.ids.count
-            return counts
+            sqlite3_bind_int64(raw, 1, Int64(position))
+            Raw.bind(raw, 2, replay.time)
+            Raw.bind(raw, 3, replay.account)
+            Raw.bind(raw, 4, id)
+            try Raw.step(raw, db: db.sqliteConnection)
+            if db.changesCount != 1 { missing += 1 }
+            position += 1
         }
+        sqlite3_reset(raw)
+        sqlite3_clear_bindings(raw)
+        if missing > 0 { throw ReplayMissingRecords(missing: missing) }
+        if let validators = replay.revalidated {
+            try db.execute(sql: """
+                UPDATE \(StoreSchema.pages) SET fetched_at = ?, etag = coalesce(?, etag), last_modified = coalesce(?, last_modified)
+                WHERE job = ? AND account = ? AND url = ? AND body = ?
+                """, arguments: [replay.time, validators.etag, validators.lastModified, replay.job, replay.account,
+                                 replay.stored.url, replay.stored.requestBody])
+        }
+        if !replay.child {
+            try Self.checkpoint(db, job: replay.job, account: replay.account, time: replay.time, nextPage: replay.nextPage,
+                                nextURL: replay.nextURL, nextCursor: replay.nextCursor,
+                                cursorIsNumber: replay.nextCursorIsNumber, position: position)
+        }
+        var counts = CommitCounts()
+        counts.unchanged = replay.stored.ids.count
+        return counts
     }
 
     /// Counts a child record `id` stored before under another parent than `parentID`.

@@ -200,6 +200,19 @@ package struct PageWalker: Sendable {
                                               walk: state.result, files: downloader?.summary))
                     }
                     for page in together.dropFirst(committed.stored.count) { budget.release(page.step.target.page) }
+                    if let missing = committed.missingRecords {
+                        // A stored copy lacking records is fetched again whole, as when
+                        // stored alone, and the pages after it are walked again.
+                        let pages = together.map(\.step) + [step]
+                        let lacking = pages[committed.stored.count]
+                        logger.info("stored copy lacks records: fetching the page whole", metadata: [
+                            "page": "\(lacking.target.page)", "url": "\(lacking.target.url.shortDescription)",
+                            "missing": "\(missing)",
+                        ])
+                        for later in pages.dropFirst(committed.stored.count + 1) { state.forget(later) }
+                        state.refetchWhole(lacking)
+                        continue
+                    }
                     if let reason = committed.failure {
                         state.failStoring(committed.stored.count < together.count ? together[committed.stored.count].step : step,
                                           reason: reason)
@@ -251,10 +264,14 @@ package struct PageWalker: Sendable {
         let position: Int
     }
 
-    /// Whether an answer already here continues the walk with a page of records to store.
+    /// Whether an answer already here continues the walk with a page of records to store,
+    /// or a stored copy to see again.
     private static func isHere(_ outcome: FetchOutcome?) -> Bool {
-        guard case let .success(.page(served))? = outcome?.result, case .fresh = served.content else { return false }
-        return served.elementCount > 0
+        guard case let .success(.page(served))? = outcome?.result else { return false }
+        switch served.content {
+        case .fresh: return served.elementCount > 0
+        case .stored: return true
+        }
     }
 
     /// What follows a page's commit: its files are queued for download.
@@ -308,13 +325,28 @@ package struct PageWalker: Sendable {
             mismatches: served.mismatches)
     }
 
-    /// Stores fetched pages in one commit (see `Held`).
+    /// Stores pages in one commit (see `Held`): fetched ones, and stored copies seen again.
     private func commit(_ pages: [(PageStep, Int)]) async -> PagesCommitted {
         let time = Timestamp.string(Date())
-        return await store.commit(pages.compactMap { step, position in
-            guard case let .fresh(records, envelope) = step.served.content else { return nil }
-            return pageCommit(step, records: records, envelope: envelope, position: position, time: time)
+        return await store.commit(pages.map { step, position in
+            switch step.served.content {
+            case let .fresh(records, envelope):
+                .fresh(pageCommit(step, records: records, envelope: envelope, position: position, time: time))
+            case let .stored(stored):
+                .replay(pageReplay(step, stored: stored, position: position, time: time))
+            }
         })
+    }
+
+    /// What the store sees again of a stored copy: a 304 refreshes its validators.
+    private func pageReplay(_ step: PageStep, stored: StoredPage, position: Int, time: String) -> PageReplay {
+        let served = step.served
+        let revalidated = served.origin == .notModified ? (storable(served.etag), storable(served.lastModified)) : nil
+        return PageReplay(
+            job: job.name, account: job.account, table: job.table, stored: stored, firstPosition: position,
+            revalidated: revalidated, nextPage: step.nextPage, nextURL: step.nextURL,
+            nextCursor: step.nextCursor, nextCursorIsNumber: step.nextCursorIsNumber, time: time,
+            child: parentID != nil)
     }
 
     /// Stores a fetched page, or sees a replayed one again; the checkpoint moves past it.
@@ -327,13 +359,7 @@ package struct PageWalker: Sendable {
                 return .stored(try await store.commit(pageCommit(step, records: records, envelope: envelope, position: position,
                                                                  time: time)))
             case let .stored(stored):
-                let revalidated = served.origin == .notModified
-                    ? (storable(served.etag), storable(served.lastModified)) : nil
-                return .stored(try await store.replay(PageReplay(
-                    job: job.name, account: job.account, table: job.table, stored: stored, firstPosition: position,
-                    revalidated: revalidated, nextPage: step.nextPage, nextURL: step.nextURL,
-                    nextCursor: step.nextCursor, nextCursorIsNumber: step.nextCursorIsNumber, time: time,
-                    child: parentID != nil)))
+                return .stored(try await store.replay(pageReplay(step, stored: stored, position: position, time: time)))
             }
         } catch let missing as ReplayMissingRecords {
             return .missingRecords(missing.missing)

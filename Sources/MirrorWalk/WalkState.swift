@@ -256,10 +256,11 @@ struct WalkState {
 
     /// Whether the walk may go past the step's page before it is stored, to store it with
     /// the pages after it in one commit: no `stop.known` waits on what its commit finds
-    /// (`known: since` is decided before the commit, from the page's values).
+    /// (`known: since` is decided before the commit, from the page's values). A fetched page
+    /// and a stored copy seen again (a 304, a page `refresh_after` skips) alike.
     func mayMoveAhead(_ step: PageStep) -> Bool {
-        guard job.stop.known == nil || job.stop.known == .since, step.stop == nil, step.loop == nil, case .fresh = step.served.content else { return false }
-        return true
+        guard job.stop.known == nil || job.stop.known == .since else { return false }
+        return step.stop == nil && step.loop == nil
     }
 
     /// Goes past the step's page before it is stored (see `mayMoveAhead`), to learn the
@@ -354,6 +355,12 @@ struct WalkState {
     /// fetches it again, whole, and where it leads is not seen yet.
     mutating func refetchWhole(_ step: PageStep) {
         fetchWhole = step.target.url
+        forget(step)
+    }
+
+    /// Where the step's page leads is not seen yet: the walk goes back before it, to decide
+    /// it again (the pages after a stored copy fetched again whole, see `refetchWhole`).
+    mutating func forget(_ step: PageStep) {
         if let url = step.followURL { seen.remove(Self.key(url: url.real)) }
         if let cursor = step.followCursor { seen.remove(Self.key(cursor: cursor)) }
     }

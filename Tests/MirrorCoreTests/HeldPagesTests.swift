@@ -16,7 +16,8 @@ struct HeldPagesTests {
     /// so that when it comes, the pages after it are already here.
     static let pages = PagedAPI(ids: (1...5).map { page in ["\(page)a", "\(page)b"] })
 
-    static func answer(_ request: FixtureRequest, answered: Answered) async -> FixtureResponse {
+    /// With `etags`, each page has the ETag `"p<page>"` and is answered 304 when asked with it.
+    static func answer(_ request: FixtureRequest, answered: Answered, etags: Bool = false) async -> FixtureResponse {
         let page = Int(request.parameter("page") ?? "") ?? 0
         if page == 2 {
             let clock = ContinuousClock()
@@ -28,7 +29,12 @@ struct HeldPagesTests {
             try? await Task.sleep(for: .milliseconds(300))
         }
         answered.pages.withLock { _ = $0.insert(page) }
-        return .json(pages.body(page: page))
+        guard etags else { return .json(pages.body(page: page)) }
+        let etag = "\"p\(page)\""
+        let asked = request.headers["if-none-match"]
+        answered.requests.withLock { $0.append("\(page)\(asked == nil ? "" : " if-none-match")") }
+        if asked == etag { return FixtureResponse(status: 304, headers: [("ETag", etag)], body: []) }
+        return .json(pages.body(page: page), headers: [("ETag", etag)])
     }
 
     /// The path of `t_item.sqlite` in the harness's output folder, made, and the store of that file.
@@ -144,6 +150,70 @@ struct HeldPagesTests {
         #expect(stored == [1, 2, 3])
     }
 
+    /// Walks the 5 pages twice with the same server, whose pages have ETags: the second walk
+    /// asks each with `If-None-Match` and gets 304. `between` runs between the two walks;
+    /// returns the second walk's result, the store it committed to and what it reported.
+    static func walkTwice(between: (TableStore) async throws -> Void = { _ in }) async throws
+        -> (result: WalkResult, store: NotedStore, reports: [JobProgress], requests: [String], harness: Harness) {
+        let harness = try Harness()
+        let table = try Self.store(harness).store
+        let answered = AnsweredNow()
+        let answer: @Sendable (FixtureRequest) async -> FixtureResponse = { request in
+            await Self.answer(request, answered: answered.current, etags: true)
+        }
+        let again = NotedStore(table)
+        let reports = Reports()
+        let result = try await FixtureServer.with(answer) { server in
+            let first = try await Self.walk(harness, server: server, store: NotedStore(table))
+            #expect(first.error == nil && first.pages == 5 && first.counts.new == 10)
+            try await between(table)
+            answered.next()
+            return try await Self.walk(harness, server: server, store: again, progress: reports.add)
+        }
+        return (result, again, reports.all, answered.current.requests.withLock { $0 }, harness)
+    }
+
+    @Test("stored copies seen again (304) are stored together, as fetched pages are, each counted")
+    func replaysTogether() async throws {
+        let (result, store, reports, requests, harness) = try await Self.walkTwice()
+        Self.expectTogether(store.commits)
+        #expect(requests.sorted() == (1...5).map { "\($0) if-none-match" })
+        #expect(reports.map(\.page) == [1, 2, 3, 4, 5])
+        #expect(reports.map(\.walk.pages) == [1, 2, 3, 4, 5])
+        #expect(reports.map(\.walk.counts.unchanged) == [2, 4, 6, 8, 10])
+        #expect(result.error == nil)
+        #expect(result.pages == 5 && result.pagesNotModified == 5)
+        #expect(result.counts.new == 0 && result.counts.unchanged == 10)
+        #expect(try harness.ids() == (1...5).flatMap { ["\($0)a", "\($0)b"] })
+        #expect(try await Self.checkpoint(store) == [5, nil, 10])
+        let positions = try await store.store.pool.read { db in
+            try Int.fetchAll(db, sql: "SELECT position FROM t_item ORDER BY id")
+        }
+        #expect(positions == Array(0 ..< 10))
+    }
+
+    @Test("a stored copy lacking records, seen again with others, is fetched again whole; those before it stay, those after it are walked again")
+    func replayLacksRecords() async throws {
+        let (result, store, _, requests, harness) = try await Self.walkTwice { table in
+            try await table.pool.write { db in try db.execute(sql: "DELETE FROM t_item WHERE id = '4a'") }
+        }
+        #expect(store.commits.first == 1)
+        #expect(store.commits.contains { $0 > 1 }, "\(store.commits)")
+        // Page 4 was asked a second time without its ETag, and page 5 after it again.
+        #expect(requests.filter { $0.hasPrefix("4") } == ["4 if-none-match", "4"])
+        #expect(requests.filter { $0.hasPrefix("5") } == ["5 if-none-match", "5 if-none-match"])
+        #expect(requests.last == "5 if-none-match")
+        #expect(result.error == nil)
+        #expect(result.pages == 5 && result.pagesNotModified == 4)
+        #expect(result.counts.new == 1 && result.counts.unchanged == 9)
+        #expect(try harness.ids() == (1...5).flatMap { ["\($0)a", "\($0)b"] })
+        #expect(try await Self.checkpoint(store) == [5, nil, 10])
+        let positions = try await store.store.pool.read { db in
+            try Int.fetchAll(db, sql: "SELECT position FROM t_item ORDER BY id")
+        }
+        #expect(positions == Array(0 ..< 10))
+    }
+
     @Test("pages stored in one call are one transaction, each page whole or not at all")
     func oneTransaction() async throws {
         let harness = try Harness()
@@ -165,7 +235,7 @@ struct HeldPagesTests {
                 envelope: PageEnvelope(text: Array(#"{"list":[]}"#.utf8), recordsAt: 9), elements: ids.count,
                 onChange: .replace, firstPosition: 2 * (number - 1), nextPage: number + 1, time: "2026-11-30T00:00:00Z")
         }
-        let all = await store.commit([page(1, ids: ["a", "b"]), page(2, ids: ["c", "a"]), page(3, ids: ["d", "e"])])
+        let all = await store.commit([page(1, ids: ["a", "b"]), page(2, ids: ["c", "a"]), page(3, ids: ["d", "e"])].map(PageWrite.fresh))
         #expect(all.failure == nil)
         #expect(all.stored.map { [$0.new, $0.unchanged] } == [[2, 0], [1, 1], [2, 0]])
         #expect(try walCommits(path) == begun + 1)
@@ -176,7 +246,7 @@ struct HeldPagesTests {
                 BEGIN SELECT RAISE(ABORT, 'the disk is full'); END
                 """)
         }
-        let some = await store.commit([page(4, ids: ["f"]), page(5, ids: ["g", "h"]), page(6, ids: ["i"])])
+        let some = await store.commit([page(4, ids: ["f"]), page(5, ids: ["g", "h"]), page(6, ids: ["i"])].map(PageWrite.fresh))
         #expect(some.stored.map(\.new) == [1])
         #expect(some.failure?.contains("the disk is full") == true)
         #expect(try walCommits(path) == begun + 3)
@@ -196,9 +266,23 @@ final class Reports: Sendable {
     func add(_ progress: JobProgress) { reports.withLock { $0.append(progress) } }
 }
 
-/// The pages a fixture server answered.
+/// The pages a fixture server answered, and with `etags` each request: its page, and
+/// whether it came with `If-None-Match`.
 final class Answered: Sendable {
     let pages = Mutex<Set<Int>>([])
+    let requests = Mutex<[String]>([])
+}
+
+/// The `Answered` of the walk being made: a fixture server that answers two walks notes
+/// each walk's answers apart.
+final class AnsweredNow: Sendable {
+    private let answered = Mutex(Answered())
+
+    var current: Answered { answered.withLock { $0 } }
+
+    func next() {
+        answered.withLock { $0 = Answered() }
+    }
 }
 
 /// A `TableStore` that notes how many pages each commit held.
@@ -217,12 +301,15 @@ final class NotedStore: PageStore {
         return try await store.commit(page)
     }
 
-    func commit(_ pages: [PageCommit]) async -> PagesCommitted {
+    func commit(_ pages: [PageWrite]) async -> PagesCommitted {
         noted.withLock { $0.append(pages.count) }
         return await store.commit(pages)
     }
 
-    func replay(_ replay: PageReplay) async throws -> CommitCounts { try await store.replay(replay) }
+    func replay(_ replay: PageReplay) async throws -> CommitCounts {
+        noted.withLock { $0.append(1) }
+        return try await store.replay(replay)
+    }
 
     func storedPage(job: String, account: String, url: String, requestBody: String) async throws -> MirrorModel.StoredPage? {
         try await store.storedPage(job: job, account: account, url: url, requestBody: requestBody)
