@@ -66,6 +66,17 @@ struct HeldPagesTests {
         #expect(commits.contains { $0 > 1 }, "\(commits)", sourceLocation: sourceLocation)
     }
 
+    /// All 5 pages' records are in the table, in walk order, and the checkpoint is past page 5.
+    static func expectAllStored(_ store: NotedStore, _ harness: Harness,
+                                sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        #expect(try harness.ids() == (1...5).flatMap { ["\($0)a", "\($0)b"] }, sourceLocation: sourceLocation)
+        #expect(try await checkpoint(store) == [5, nil, 10], sourceLocation: sourceLocation)
+        let positions = try await store.store.pool.read { db in
+            try Int.fetchAll(db, sql: "SELECT position FROM t_item ORDER BY id")
+        }
+        #expect(positions == Array(0 ..< 10), sourceLocation: sourceLocation)
+    }
+
     /// The walk's checkpoint: pages stored, the next page, the next position.
     static func checkpoint(_ store: NotedStore) async throws -> [Int?] {
         try await store.store.pool.read { db in
@@ -93,12 +104,7 @@ struct HeldPagesTests {
         #expect(result.error == nil)
         #expect(result.pages == 5)
         #expect(result.counts.new == 10)
-        #expect(try harness.ids() == (1...5).flatMap { ["\($0)a", "\($0)b"] })
-        #expect(try await Self.checkpoint(store) == [5, nil, 10])
-        let positions = try await store.store.pool.read { db in
-            try Int.fetchAll(db, sql: "SELECT position FROM t_item ORDER BY id")
-        }
-        #expect(positions == Array(0 ..< 10))
+        try await Self.expectAllStored(store, harness)
     }
 
     @Test("pages of a walk that `stop.known: since` ends are stored together too; `known: page` stores each alone",
@@ -184,12 +190,7 @@ struct HeldPagesTests {
         #expect(result.error == nil)
         #expect(result.pages == 5 && result.pagesNotModified == 5)
         #expect(result.counts.new == 0 && result.counts.unchanged == 10)
-        #expect(try harness.ids() == (1...5).flatMap { ["\($0)a", "\($0)b"] })
-        #expect(try await Self.checkpoint(store) == [5, nil, 10])
-        let positions = try await store.store.pool.read { db in
-            try Int.fetchAll(db, sql: "SELECT position FROM t_item ORDER BY id")
-        }
-        #expect(positions == Array(0 ..< 10))
+        try await Self.expectAllStored(store, harness)
     }
 
     @Test("a stored copy lacking records, seen again with others, is fetched again whole; those before it stay, those after it are walked again")
@@ -206,12 +207,7 @@ struct HeldPagesTests {
         #expect(result.error == nil)
         #expect(result.pages == 5 && result.pagesNotModified == 4)
         #expect(result.counts.new == 1 && result.counts.unchanged == 9)
-        #expect(try harness.ids() == (1...5).flatMap { ["\($0)a", "\($0)b"] })
-        #expect(try await Self.checkpoint(store) == [5, nil, 10])
-        let positions = try await store.store.pool.read { db in
-            try Int.fetchAll(db, sql: "SELECT position FROM t_item ORDER BY id")
-        }
-        #expect(positions == Array(0 ..< 10))
+        try await Self.expectAllStored(store, harness)
     }
 
     @Test("pages stored in one call are one transaction, each page whole or not at all")
