@@ -200,7 +200,8 @@ struct HeldPagesTests {
         }
         #expect(store.commits.first == 1)
         #expect(store.commits.contains { $0 > 1 }, "\(store.commits)")
-        // Page 4 was asked a second time without its ETag, and page 5 after it again.
+        // Pages 1-3 were asked once; page 4 a second time without its ETag, and page 5 after it again.
+        #expect(requests.filter { $0 < "4" }.sorted() == ["1 if-none-match", "2 if-none-match", "3 if-none-match"])
         #expect(requests.filter { $0.hasPrefix("4") } == ["4 if-none-match", "4"])
         #expect(requests.filter { $0.hasPrefix("5") } == ["5 if-none-match", "5 if-none-match"])
         #expect(requests.last == "5 if-none-match")
