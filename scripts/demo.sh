@@ -174,7 +174,10 @@ if [ -f cache/t_event.sqlite ]; then
     step "$MIRROR serve --output ${served/#$TMP/\$TMP} --port 0  (the sample API is stopped: the pulled copy answers its URLs, offline)"
     stop "$API_PID"
     API_PID=""
-    "$MIRROR" serve --output "$served" --port 0 2>"$TMP/serve.err" &
+    # Made here, not by the redirection of the command in the background, which may come
+    # after the first look below: sed on a missing file would end the demo (set -e).
+    : >"$TMP/serve.err"
+    "$MIRROR" serve --output "$served" --port 0 2>>"$TMP/serve.err" &
     SERVE_PID=$!
     serve_port=""
     for _ in $(seq 1 100); do
