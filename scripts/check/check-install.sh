@@ -6,10 +6,10 @@
 #
 # PREFIX/bin/mirror must run with an empty environment and print its version and the job-file
 # schema, and need no Swift runtime library (a server without the toolchain has none) nor any
-# library ldd cannot find; the man page and the bash, zsh and fish completions must be there and not empty.
-# scripts/test.sh runs it on the debug build's objects linked that way (scripts/install.sh
-# --debug),
-# or, with MIRROR_INSTALL_CHECK=release as .ci/run sets it, on the optimised build users install.
+# library ldd cannot find; the man page and the bash, zsh and fish completions must be there
+# and not empty. scripts/test.sh runs it on the debug build's objects linked that way
+# (scripts/install.sh --debug), then, with MIRROR_INSTALL_CHECK=release as .ci/run sets it,
+# on the optimised build users install.
 set -euo pipefail
 [ $# -eq 1 ] || { echo "usage: scripts/check/check-install.sh PREFIX" >&2; exit 2; }
 prefix=$1
