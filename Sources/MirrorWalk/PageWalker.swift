@@ -106,6 +106,13 @@ package struct PageWalker: Sendable {
                     storeOutcome = outcome
                 }
             }
+            // A replayed page whose records are no longer all stored is fetched again whole.
+            func refetch(_ lacking: PageStep, missing: Int) {
+                logger.info("stored copy lacks records: fetching the page whole", metadata: [
+                    "page": "\(lacking.target.page)", "url": "\(lacking.target.url.shortDescription)", "missing": "\(missing)",
+                ])
+                state.refetchWhole(lacking)
+            }
             func wait(until done: () -> Bool) async {
                 while !done(), let event = await group.next() {
                     handle(event)
@@ -200,32 +207,24 @@ package struct PageWalker: Sendable {
                                               walk: state.result, files: downloader?.summary))
                     }
                     for page in together.dropFirst(committed.stored.count) { budget.release(page.step.target.page) }
-                    if let missing = committed.missingRecords {
-                        // A stored copy lacking records is fetched again whole, as when
-                        // stored alone, and the pages after it are walked again.
-                        let pages = together.map(\.step) + [step]
-                        let lacking = pages[committed.stored.count]
-                        logger.info("stored copy lacks records: fetching the page whole", metadata: [
-                            "page": "\(lacking.target.page)", "url": "\(lacking.target.url.shortDescription)",
-                            "missing": "\(missing)",
-                        ])
+                    // The first page not stored, when one was not.
+                    let pages = together.map(\.step) + [step]
+                    let notStored = pages.dropFirst(committed.stored.count).first
+                    if let missing = committed.missingRecords, let notStored {
+                        // As when stored alone; the pages after it are walked again.
                         for later in pages.dropFirst(committed.stored.count + 1) { state.forget(later) }
-                        state.refetchWhole(lacking)
+                        refetch(notStored, missing: missing)
                         continue
                     }
-                    if let reason = committed.failure {
-                        state.failStoring(committed.stored.count < together.count ? together[committed.stored.count].step : step,
-                                          reason: reason)
+                    if let reason = committed.failure, let notStored {
+                        state.failStoring(notStored, reason: reason)
                         break walking
                     }
                     storeOutcome = committed.stored.last.map { .stored($0) }
                 }
                 switch storeOutcome {
                 case let .missingRecords(missing):
-                    logger.info("stored copy lacks records: fetching the page whole", metadata: [
-                        "page": "\(target.page)", "url": "\(target.url.shortDescription)", "missing": "\(missing)",
-                    ])
-                    state.refetchWhole(step)
+                    refetch(step, missing: missing)
                 case let .failed(reason):
                     state.failStoring(step, reason: reason)
                     break walking
