@@ -19,24 +19,24 @@ import Synchronization
 ///   writing to it fails, and its read transaction and buffers are let go.
 ///
 /// Between requests, and before the first byte, Hummingbird's idle timeout applies.
+///
+/// Each limit's timer is scheduled once and left running while requests come and go: a
+/// request notes when its head began (and a response when the connection stopped taking
+/// bytes), and the timer, when it fires, compares the time with the note and schedules
+/// itself again for the note's own deadline. A timer scheduled and cancelled for every
+/// request, and for every response larger than what the connection buffers, was 5% of
+/// serve's CPU under `scripts/bench/bench-serve.sh`.
 final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
     typealias OutboundIn = IOData
     typealias OutboundOut = IOData
 
-    /// What `RequestMarker`, behind the HTTP codec, tells this handler: outbound user events
-    /// travel toward the front of the pipeline.
-    enum Event {
-        case requestHead
-        case responseEnd
-    }
-
     private enum State {
         /// No byte of the next request yet.
         case waiting
-        /// A request's head is arriving.
-        case readingHead
+        /// A request's head is arriving, since the time it holds.
+        case readingHead(since: NIODeadline)
         /// The head is read; the request is being answered.
         case answering
     }
@@ -44,12 +44,15 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private let header: TimeAmount
     private let send: TimeAmount
     private let connections: OpenConnections
+    private var context: ChannelHandlerContext?
     private var state = State.waiting
     /// Requests whose head was read and whose response has not ended: more than one when a
     /// client sends the next before the last is answered.
     private var inProgress = 0
     /// A graceful stop asked the connection to close (NIO's `ChannelShouldQuiesceEvent`).
     private var quiescing = false
+    /// Since when the connection has taken none of the bytes it holds; nil while it takes them.
+    private var unwritableSince: NIODeadline?
     private var headerTimer: Scheduled<Void>?
     private var sendTimer: Scheduled<Void>?
 
@@ -60,11 +63,13 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
         connections.add(context.channel)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         cancelTimers()
+        self.context = nil
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -73,48 +78,36 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if state == .waiting {
-            state = .readingHead
-            headerTimer = context.eventLoop.assumeIsolated().scheduleTask(in: header) {
-                context.close(promise: nil)
-            }
+        if case .waiting = state {
+            let now = NIODeadline.now()
+            state = .readingHead(since: now)
+            if headerTimer == nil { headerTimer = schedule(at: now + header, context: context) { $0.headerTimerFired(context: $1) } }
         }
         context.fireChannelRead(data)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
-            sendTimer?.cancel()
-            sendTimer = nil
-        } else if sendTimer == nil {
-            sendTimer = context.eventLoop.assumeIsolated().scheduleTask(in: send) {
-                // Reset, not closed: the kernel would otherwise keep the bytes it holds for
-                // the client (a few MB on loopback) until the client read them.
-                // (On its event loop, the option is set before `setSoLinger` returns.)
-                _ = (context.channel as? any SocketOptionProvider)?.setSoLinger(linger(l_onoff: 1, l_linger: 0))
-                context.close(promise: nil)
-            }
+            unwritableSince = nil
+        } else if unwritableSince == nil {
+            let now = NIODeadline.now()
+            unwritableSince = now
+            if sendTimer == nil { sendTimer = schedule(at: now + send, context: context) { $0.sendTimerFired(context: $1) } }
         }
         context.fireChannelWritabilityChanged()
     }
 
-    func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
-        guard let event = event as? Event else {
-            context.triggerUserOutboundEvent(event, promise: promise)
-            return
-        }
-        switch event {
-        case .requestHead:
-            headerTimer?.cancel()
-            headerTimer = nil
-            state = .answering
-            inProgress += 1
-        case .responseEnd:
-            state = .waiting
-            inProgress -= 1
-            if quiescing, inProgress == 0 { closeOnceSent(context: context) }
-        }
-        promise?.succeed()
+    /// `RequestMarker` read a request's head.
+    func headRead() {
+        state = .answering
+        inProgress += 1
+    }
+
+    /// `RequestMarker` wrote a response's end.
+    func responseEnded() {
+        state = .waiting
+        inProgress -= 1
+        if quiescing, inProgress == 0, let context { closeOnceSent(context: context) }
     }
 
     /// A graceful stop closes the connection at once when no request is being answered, else
@@ -128,6 +121,41 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         }
         quiescing = true
         if inProgress == 0 { context.close(promise: nil) }
+    }
+
+    /// The head being read, if any, is closed when its deadline has passed; else the timer
+    /// waits for that deadline, or for the next head's first byte.
+    private func headerTimerFired(context: ChannelHandlerContext) {
+        headerTimer = nil
+        guard case let .readingHead(since) = state else { return }
+        let deadline = since + header
+        guard deadline <= .now() else {
+            headerTimer = schedule(at: deadline, context: context) { $0.headerTimerFired(context: $1) }
+            return
+        }
+        context.close(promise: nil)
+    }
+
+    /// A connection that has taken no bytes for `send` is reset; one that took some since
+    /// waits for its own deadline, or for the next time it stops taking them.
+    private func sendTimerFired(context: ChannelHandlerContext) {
+        sendTimer = nil
+        guard let since = unwritableSince else { return }
+        let deadline = since + send
+        guard deadline <= .now() else {
+            sendTimer = schedule(at: deadline, context: context) { $0.sendTimerFired(context: $1) }
+            return
+        }
+        // Reset, not closed: the kernel would otherwise keep the bytes it holds for the
+        // client (a few MB on loopback) until the client read them.
+        // (On its event loop, the option is set before `setSoLinger` returns.)
+        _ = (context.channel as? any SocketOptionProvider)?.setSoLinger(linger(l_onoff: 1, l_linger: 0))
+        context.close(promise: nil)
+    }
+
+    private func schedule(at deadline: NIODeadline, context: ChannelHandlerContext,
+                          _ fired: @escaping (ConnectionGuard, ChannelHandlerContext) -> Void) -> Scheduled<Void> {
+        context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { fired(self, context) }
     }
 
     /// Closes the connection once every byte written to it so far has left: NIO completes an
@@ -146,18 +174,20 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 }
 
-/// Behind the HTTP codec: tells `ConnectionGuard` when a request's head was read and when
-/// its response ended.
+/// Behind the HTTP codec: tells its connection's `ConnectionGuard` when a request's head was
+/// read and when its response ended, by a call on the connection's event loop (an event sent
+/// through the pipeline passed every handler between them).
 final class RequestMarker: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
     typealias OutboundIn = HTTPResponsePart
     typealias OutboundOut = HTTPResponsePart
 
+    /// The connection's guard, set once both are in its pipeline.
+    var connectionGuard: ConnectionGuard?
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .head = unwrapInboundIn(data) {
-            context.triggerUserOutboundEvent(ConnectionGuard.Event.requestHead, promise: nil)
-        }
+        if case .head = unwrapInboundIn(data) { connectionGuard?.headRead() }
         context.fireChannelRead(data)
     }
 
@@ -165,7 +195,7 @@ final class RequestMarker: ChannelDuplexHandler, RemovableChannelHandler {
         let ends: Bool
         if case .end = unwrapOutboundIn(data) { ends = true } else { ends = false }
         context.write(data, promise: promise)
-        if ends { context.triggerUserOutboundEvent(ConnectionGuard.Event.responseEnd, promise: nil) }
+        if ends { connectionGuard?.responseEnded() }
     }
 }
 
@@ -241,9 +271,11 @@ struct GuardedHTTP1Channel: ServerChildChannel {
         }.flatMap {
             http.setup(channel: channel, logger: logger)
         }.flatMapThrowing { value in
+            let pipeline = channel.pipeline.syncOperations
+            try pipeline.handler(type: RequestMarker.self).connectionGuard = try pipeline.handler(type: ConnectionGuard.self)
             if let sends {
-                let encoder = try channel.pipeline.syncOperations.handler(type: HTTPResponseEncoder.self)
-                try channel.pipeline.syncOperations.addHandler(SentFiles(sends: sends), position: .after(encoder))
+                let encoder = try pipeline.handler(type: HTTPResponseEncoder.self)
+                try pipeline.addHandler(SentFiles(sends: sends), position: .after(encoder))
             }
             return value
         }

@@ -391,10 +391,19 @@ struct ServeLimitsTests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try await withServe(in: folder, ["--header-timeout", "1s", "--idle-timeout", "10m"]) { serve, port in
             let slow = try RawClient(port: port)
+            // A first request answered at once; the limit counts from the next head's first
+            // byte, not from this one's.
+            slow.send(request("/_mirror/tables"))
+            let first = try #require(await slow.read(within: .seconds(30)) { String(decoding: $0, as: UTF8.self).hasSuffix("]\n}\n") })
+            #expect(String(decoding: first.prefix(17), as: UTF8.self) == "HTTP/1.1 200 OK\r\n")
+            try await Task.sleep(for: .milliseconds(600))
             let head = Array(request("/_mirror/tables"))
             var sent = 0
             var closed = false
-            // A byte every 200 ms: the head would take 9 s; serve closes it first.
+            let began = ContinuousClock.now
+            // A byte every 200 ms: the head would take 9 s; serve closes it first, a second
+            // after its first byte (however late this client sees it), not a second after
+            // the first request's.
             while sent < head.count - 1, !closed {
                 slow.send(String(head[sent]))
                 sent += 1
@@ -402,7 +411,9 @@ struct ServeLimitsTests {
                 var poller = pollfd(fd: slow.descriptor, events: Int16(POLLIN), revents: 0)
                 closed = poll(&poller, 1, 0) > 0
             }
+            let closedAfter = ContinuousClock.now - began
             #expect(closed)
+            #expect(closedAfter >= .seconds(1), "closed \(closedAfter) after the head's first byte")
             #expect(await slow.read(within: .seconds(30)) == [])
             // A client that sends its head at once is answered, and its connection kept.
             let quick = try RawClient(port: port)
