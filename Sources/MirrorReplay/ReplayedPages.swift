@@ -66,9 +66,10 @@ package struct ReplayedPages: Sendable {
     }
 
     /// The moment of the folder's databases before an answer reads them, which it is kept
-    /// at; nil when the cache keeps nothing. Waits for no disk (see above).
-    package func moment() -> CommitWatcher.Moment? {
-        cache.limit > 0 ? watcher.moment() : nil
+    /// at; nil when the cache keeps nothing. Waits for no disk (see above). With `arrival`,
+    /// when the request arrived (`CommitWatcher.now()`), a moment begun since may be shared.
+    package func moment(after arrival: UInt64? = nil) -> CommitWatcher.Moment? {
+        cache.limit > 0 ? watcher.moment(after: arrival) : nil
     }
 
     /// The answer the cache holds for `target`, `body` and `origin`, when it was assembled,

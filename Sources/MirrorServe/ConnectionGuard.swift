@@ -1,7 +1,9 @@
 import Foundation
+import HTTPTypes
 import HummingbirdCore
 import Logging
 import MirrorModel
+import MirrorStore
 import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
@@ -176,19 +178,28 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
 /// Behind the HTTP codec: tells its connection's `ConnectionGuard` when a request's head was
 /// read and when its response ended, by a call on the connection's event loop (an event sent
-/// through the pipeline passed every handler between them).
+/// through the pipeline passed every handler between them), and writes in each request's
+/// head when it arrived (`MirrorServer.arrival(of:)`).
 final class RequestMarker: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
     typealias OutboundIn = HTTPResponsePart
     typealias OutboundOut = HTTPResponsePart
 
+    /// The field a request's head carries its arrival in; one the client sent is replaced.
+    static let arrivalField = HTTPField.Name("mirror-arrival")!
+
     /// The connection's guard, set once both are in its pipeline.
     var connectionGuard: ConnectionGuard?
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .head = unwrapInboundIn(data) { connectionGuard?.headRead() }
-        context.fireChannelRead(data)
+        guard case var .head(head) = unwrapInboundIn(data) else {
+            context.fireChannelRead(data)
+            return
+        }
+        connectionGuard?.headRead()
+        head.headerFields[Self.arrivalField] = String(CommitWatcher.now())
+        context.fireChannelRead(wrapInboundOut(.head(head)))
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {

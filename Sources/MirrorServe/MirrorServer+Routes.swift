@@ -142,6 +142,11 @@ extension MirrorServer {
         return parameters
     }
 
+    /// When `request` arrived (`CommitWatcher.now()`), as `RequestMarker` wrote in its head.
+    static func arrival(of request: Request) -> UInt64? {
+        request.headers[RequestMarker.arrivalField].flatMap { UInt64($0) }
+    }
+
     /// SQLite's and the file system's blocking work, off the tasks that serve connections.
     static func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await NIOThreadPool.singleton.runIfActive(work)

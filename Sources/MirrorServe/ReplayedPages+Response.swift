@@ -37,7 +37,7 @@ extension ReplayedPages {
             if case let .whole(status, _, _) = answer, status == 404 { throw DeviceAuthorization.refused }
             return await Self.response(answer, head: request.method == .head, channel: channel, sends: sends)
         }
-        let moment = moment()
+        let moment = moment(after: MirrorServer.arrival(of: request))
         if let moment, case let .kept(entry, notModified)? = kept(target: target, body: body, origin: origin,
                                                                   ifNoneMatch: ifNoneMatch, at: moment) {
             return Self.response(entry, notModified: notModified, head: request.method == .head, channel: channel, sends: sends)

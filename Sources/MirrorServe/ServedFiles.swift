@@ -89,7 +89,7 @@ package struct ServedFiles: Sendable {
         let asked = Asked(range: request.headers[.range], ifRange: request.headers[.ifRange],
                           ifNoneMatch: request.headers[.ifNoneMatch])
         let head = request.method == .head
-        let moment = watcher.moment()
+        let moment = watcher.moment(after: MirrorServer.arrival(of: request))
         // Over TLS a file of up to `readWhole` bytes is read in the step that finds it.
         let readsWhole = !head && sends == nil
         var served: Served

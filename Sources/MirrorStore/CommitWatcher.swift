@@ -20,6 +20,11 @@ import Synchronization
 /// Listing the folder (a `readdir` and a `stat` an entry) on every question was 10% of
 /// serve's CPU under `scripts/bench/bench-serve.sh`. Where no watch can be had, the folder is
 /// listed each time.
+///
+/// A question may say when its request arrived (`moment(after:)`): a moment begun after
+/// that instant was taken after every commit made before the request was sent, and the
+/// latest one begun is shared with every request that arrived before it. Requests that
+/// arrive together, as a busy server's do, then ask the databases once.
 package final class CommitWatcher: Sendable {
     /// The folder's databases at one moment. Two equal moments saw no commit between them.
     package struct Moment: Sendable, Equatable {
@@ -44,6 +49,8 @@ package final class CommitWatcher: Sendable {
     package let output: String
     private let watches = Mutex<[String: Watch]>([:])
     private let folder = Mutex(FolderWatch())
+    /// The moment begun last, and the instant it was begun at (`now()`).
+    private let latest = Mutex<(begun: UInt64, moment: Moment)?>(nil)
 
     package init(output: String) {
         self.output = output
@@ -51,6 +58,27 @@ package final class CommitWatcher: Sendable {
 
     deinit {
         folder.withLock { $0.stop() }
+    }
+
+    /// The instant now, in nanoseconds of the system's monotonic clock, which every thread
+    /// of the process reads alike: when a request arrived, for `moment(after:)`.
+    package static func now() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+    }
+
+    /// A moment of the databases taken after `arrival` (`now()` when a request arrived): the
+    /// latest moment when it was begun later than that, else the moment now. Either shows
+    /// every commit that ended before the request was sent. Without `arrival`, the moment now.
+    package func moment(after arrival: UInt64?) -> Moment? {
+        if let arrival, let shared = latest.withLock({ $0 }), shared.begun > arrival { return shared.moment }
+        let begun = Self.now()
+        guard let moment = moment() else { return nil }
+        latest.withLock { latest in
+            if latest.map({ $0.begun < begun }) ?? true { latest = (begun, moment) }
+        }
+        return moment
     }
 
     /// The moment now; nil when a database cannot be asked, and then no moment is the same

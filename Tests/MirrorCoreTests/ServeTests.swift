@@ -14,6 +14,7 @@ import MirrorFiles
 import MirrorTestSupport
 import NIOCore
 import NIOHTTP1
+import Synchronization
 import Testing
 
 /// An answer of the server, read whole.
@@ -367,6 +368,30 @@ struct ServeTests {
                     #expect(page.status == 200 && page.headers["mirror-sendfile"] == "1", "\(cache)")
                     #expect(page.text.contains(#"{"id":"1"}"#), "\(cache): \(page.text)")
                 }
+            }
+        }
+    }
+
+    @Test("a request that names an arrival of its own in serve's field is answered as of when it came: a run before it is seen")
+    func arrivalNamedByClient() async throws {
+        let harness = try Harness()
+        let value = Mutex("a")
+        let api: @Sendable (FixtureRequest) async -> FixtureResponse = { request in
+            let page = Int(request.parameter("page") ?? "") ?? 0
+            let record = #"{"id":"1","v":"\#(value.withLock { $0 })"}"#
+            return .json(PagedAPI(records: [[record]]).body(page: page))
+        }
+        try await FixtureServer.with(api) { server in
+            _ = try await harness.run(itemsJob(), server: server)
+            try await serving(harness) { base in
+                let kept = try await get(base + "/items?page=1")
+                #expect(kept.status == 200 && kept.text.contains(#""v":"a""#), "\(kept.text)")
+                value.withLock { $0 = "b" }
+                _ = try await harness.run(itemsJob(), server: server)
+                // An instant before every moment serve has taken: were it believed, the page
+                // kept before the run would be current for this request.
+                let named = try await get(base + "/items?page=1", headers: [("Mirror-Arrival", "1")])
+                #expect(named.status == 200 && named.text.contains(#""v":"b""#), "\(named.text)")
             }
         }
     }

@@ -60,4 +60,31 @@ struct CommitWatcherTests {
         try makeDatabase(folder + "/later.db", value: "later")
         try expectMoment(changed: true, "a database added to the folder made again")
     }
+
+    @Test("a request shares the latest moment when it was begun after the request arrived, and sees every commit made before it arrived")
+    func sharedAfterArrival() throws {
+        let temporary = try TemporaryFolder()
+        var configuration = Configuration()
+        configuration.journalMode = .wal
+        let items = try DatabasePool(path: temporary.path + "/items.db", configuration: configuration)
+        try items.write { db in try db.execute(sql: "CREATE TABLE t (v TEXT)") }
+        let watcher = CommitWatcher(output: temporary.path)
+        let first = CommitWatcher.now()
+        let before = try #require(watcher.moment(after: first))
+        try items.write { db in try db.execute(sql: "INSERT INTO t VALUES ('1')") }
+        // A request that arrived before the commit may be answered as of a moment begun
+        // after it arrived: the one taken before the commit is shared, the databases not asked.
+        #expect(watcher.moment(after: first) == before)
+        // One that arrived after the commit sees it, and so does one asking with no arrival.
+        let second = CommitWatcher.now()
+        let after = try #require(watcher.moment(after: second))
+        #expect(after != before)
+        #expect(watcher.moment(after: nil) == after)
+        // Shared from now on with both, which arrived before it was begun.
+        #expect(watcher.moment(after: second) == after)
+        #expect(watcher.moment(after: first) == after)
+        try items.write { db in try db.execute(sql: "INSERT INTO t VALUES ('2')") }
+        #expect(watcher.moment(after: CommitWatcher.now()) != after)
+        try items.close()
+    }
 }
