@@ -198,7 +198,12 @@ final class RequestMarker: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         connectionGuard?.headRead()
-        head.headerFields[Self.arrivalField] = String(CommitWatcher.now())
+        let arrival = HTTPField(name: Self.arrivalField, value: String(CommitWatcher.now()))
+        if head.headerFields.contains(Self.arrivalField) {
+            head.headerFields[fields: Self.arrivalField] = [arrival]
+        } else {
+            head.headerFields.append(arrival)
+        }
         context.fireChannelRead(wrapInboundOut(.head(head)))
     }
 

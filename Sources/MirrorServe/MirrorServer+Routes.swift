@@ -144,7 +144,7 @@ extension MirrorServer {
 
     /// When `request` arrived (`CommitWatcher.now()`), as `RequestMarker` wrote in its head.
     static func arrival(of request: Request) -> UInt64? {
-        request.headers[RequestMarker.arrivalField].flatMap { UInt64($0) }
+        request.headers.first { $0.name == RequestMarker.arrivalField }.flatMap { UInt64($0.value) }
     }
 
     /// SQLite's and the file system's blocking work, off the tasks that serve connections.
