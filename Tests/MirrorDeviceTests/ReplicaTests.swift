@@ -123,7 +123,9 @@ struct ReplicaTests {
 
         let holder = try FileSystem.openLockFile(lockPath, followingLinks: false)
         defer { try? FileSystem.close(holder) }
-        try FileSystem.lock(holder, waiting: false)
+        // Waited for: a process another test is starting may hold a copy of the sync's own
+        // descriptor, taken before the sync closed it, until it runs its program.
+        try FileSystem.lock(holder, waiting: true)
         await #expect(throws: ReplicaError.busy(folder.path)) {
             try await replica.sync(from: URL(fileURLWithPath: source.folder))
         }
