@@ -58,8 +58,10 @@
 # twice: answering each page and file from a buffer read into memory before it listens,
 # and from a file kept open, sent with sendfile after a corked head, as mirror serve sends
 # kept pages and files -- the least a server on Hummingbird costs a request on this
-# machine, each way; its pages and files checked as mirror serve's are, and the report
-# adds each floor against nginx and mirror serve against the sendfile floor).
+# machine, each way; and a third time with NIO alone, answering on the event loop with
+# sendfile, the floor of a server built without Hummingbird's task per connection; its
+# pages and files checked as mirror serve's are, and the report adds each floor against
+# nginx and mirror serve against the sendfile floor).
 # Needs: python3 (with venv, and PyPI reachable unless DATASETTE is given), nginx, wrk,
 # curl, sqlite3, GNU time, sha256sum; the Debian packages that are missing are installed
 # with apt-get.
@@ -124,6 +126,7 @@ DS_PID=""          # /usr/bin/time running datasette
 DS_CHILD=""        # datasette
 FLOOR_PID=""       # serve-floor, from memory
 SENDFILE_PID=""    # serve-floor --sendfile
+NIO_PID=""         # serve-floor --nio --sendfile
 stop_pid() { # PID: SIGTERM a process this script started and wait for it
     if [ -n "$1" ] && kill -0 "$1" 2>/dev/null; then
         kill -TERM "$1" 2>/dev/null || true
@@ -149,6 +152,7 @@ cleanup() {
     stop_timed "$DS_PID" "$DS_CHILD" || true
     stop_pid "$FLOOR_PID"
     stop_pid "$SENDFILE_PID"
+    stop_pid "$NIO_PID"
     stop_pid "$NGINX_PID"
     if [ "${BENCH_KEEP:-0}" = 1 ]; then
         say "bench-serve: kept $WORK"
@@ -301,7 +305,10 @@ if [ "$FLOOR" = 1 ]; then
     start_floor serve-floor-sendfile --sendfile
     SENDFILE_PID=$STARTED_PID
     SENDFILE_URL=$STARTED_URL
-    say "bench-serve: serve-floor on $FLOOR_URL (pid $FLOOR_PID), with sendfile on $SENDFILE_URL (pid $SENDFILE_PID)"
+    start_floor serve-floor-nio --nio --sendfile
+    NIO_PID=$STARTED_PID
+    NIO_URL=$STARTED_URL
+    say "bench-serve: serve-floor on $FLOOR_URL (pid $FLOOR_PID), with sendfile on $SENDFILE_URL (pid $SENDFILE_PID), NIO alone on $NIO_URL (pid $NIO_PID)"
 fi
 
 # ---- Datasette -----------------------------------------------------------------------------
@@ -391,14 +398,14 @@ check_files mirror-serve "$SERVE_URL"
 check_files nginx "$NGINX_URL"
 say "bench-serve:   checked: all $FILES files from mirror serve and from nginx match their SHA-256 in _mirror_files"
 if [ "$FLOOR" = 1 ]; then
-    for floor in "serve-floor $FLOOR_URL" "serve-floor-sendfile $SENDFILE_URL"; do
+    for floor in "serve-floor $FLOOR_URL" "serve-floor-sendfile $SENDFILE_URL" "serve-floor-nio $NIO_URL"; do
         read -r name url <<<"$floor"
         for p in 1 $(( (PAGES + 1) / 2 )) "$PAGES"; do
             curl -fsS "$url/pages/$p.json" | cmp -s - "$WORK/www/pages/$p.json" || die "$name's /pages/$p.json is not nginx's file"
         done
         check_files "$name" "$url"
     done
-    say "bench-serve:   checked: serve-floor, from memory and with sendfile, sends pages 1, $(( (PAGES + 1) / 2 )) and $PAGES as nginx does, and every file with its SHA-256"
+    say "bench-serve:   checked: serve-floor, from memory, with sendfile and NIO alone, sends pages 1, $(( (PAGES + 1) / 2 )) and $PAGES as nginx does, and every file with its SHA-256"
 fi
 
 # ---- measure ---------------------------------------------------------------------------------
@@ -443,12 +450,14 @@ measure replay-mirror "replayed pages (mirror serve)" "$SERVE_URL" "$WORK/paths/
 measure pages-nginx "static pages (nginx)" "$NGINX_URL" "$WORK/paths/pages.txt"
 [ "$FLOOR" = 0 ] || measure pages-floor "pages (serve-floor, memory)" "$FLOOR_URL" "$WORK/paths/pages.txt"
 [ "$FLOOR" = 0 ] || measure pages-sendfile "pages (serve-floor, sendfile)" "$SENDFILE_URL" "$WORK/paths/pages.txt"
+[ "$FLOOR" = 0 ] || measure pages-nio "pages (NIO alone, sendfile)" "$NIO_URL" "$WORK/paths/pages.txt"
 measure slices-datasette "100-record slices (datasette)" "$DS_URL" "$WORK/paths/datasette.txt"
 measure slices-mirror "100-record slices (mirror serve)" "$SERVE_URL" "$WORK/paths/slices.txt"
 measure files-mirror "files (mirror serve)" "$SERVE_URL" "$WORK/paths/files.txt"
 measure files-nginx "files (nginx)" "$NGINX_URL" "$WORK/paths/files.txt"
 [ "$FLOOR" = 0 ] || measure files-floor "files (serve-floor, memory)" "$FLOOR_URL" "$WORK/paths/files.txt"
 [ "$FLOOR" = 0 ] || measure files-sendfile "files (serve-floor, sendfile)" "$SENDFILE_URL" "$WORK/paths/files.txt"
+[ "$FLOOR" = 0 ] || measure files-nio "files (NIO alone, sendfile)" "$NIO_URL" "$WORK/paths/files.txt"
 
 # ---- still exact after a change --------------------------------------------------------------
 # Page 1, sent thousands of times above, is what serve keeps: one of its records is changed,
@@ -526,6 +535,8 @@ stop_pid "$FLOOR_PID"
 FLOOR_PID=""
 stop_pid "$SENDFILE_PID"
 SENDFILE_PID=""
+stop_pid "$NIO_PID"
+NIO_PID=""
 
 # ---- report ------------------------------------------------------------------------------------
 echo
@@ -569,6 +580,9 @@ for what, mine, theirs in [("replayed pages", "replayed pages (mirror serve)", "
         if memory in rate and sendfile in rate:
             print("        floor: Hummingbird alone / nginx %.2fx from memory, %.2fx with sendfile; mirror serve / the sendfile floor %.2fx"
                   % (rate[memory] / rate[theirs], rate[sendfile] / rate[theirs], rate[mine] / rate[sendfile]))
+        alone = "%s (NIO alone, sendfile)" % kind
+        if alone in rate:
+            print("        another design's floor: NIO alone, answering on the event loop / nginx %.2fx" % (rate[alone] / rate[theirs]))
 try:
     rss = float(sys.argv[2])
     print("target: mirror serve peak RSS <= %d MB -> %.1f MB, %s" % (SERVE_MAX_RSS_MB, rss, "met" if rss <= SERVE_MAX_RSS_MB else "MISSED"))

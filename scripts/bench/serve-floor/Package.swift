@@ -2,7 +2,7 @@
 import PackageDescription
 
 // The floor under mirror serve: Hummingbird 2 alone, as mirror serve builds on it, with no
-// code of mirror's (see main.swift).
+// code of mirror's, and NIO alone (see main.swift).
 let package = Package(
     name: "serve-floor",
     dependencies: [
@@ -21,6 +21,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
     ]

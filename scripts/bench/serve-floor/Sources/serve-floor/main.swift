@@ -5,8 +5,9 @@ import HummingbirdCore
 import Logging
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 
-// serve-floor PORT [--sendfile] PREFIX=FOLDER ...
+// serve-floor PORT [--sendfile] [--nio] PREFIX=FOLDER ...
 //
 // Answers GET PREFIX/NAME with the bytes of FOLDER/NAME through Hummingbird's HTTP/1.1
 // server and router, on as many event loops as cores. Each answer is a dictionary lookup
@@ -19,12 +20,18 @@ import NIOHTTP1
 // connection with sendfile(2) after the head, which waits for them (TCP_CORK), as mirror
 // serve sends kept pages and downloaded files: a handler behind NIO's HTTP/1 encoder takes
 // the file a head names in a field of its own and writes it as a FileRegion.
+//
+// With --nio there is no Hummingbird: NIO's HTTP/1 server pipeline and one handler that
+// answers each request on its connection's event loop, where it was read, with no task per
+// connection and no hop to Swift Concurrency's threads. It measures what a server built that
+// way could reach: the floor of another design, not of the parts mirror serve uses.
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let sendsFiles = arguments.contains("--sendfile")
-let mappings = arguments.dropFirst().filter { $0 != "--sendfile" }
+let nioAlone = arguments.contains("--nio")
+let mappings = arguments.dropFirst().filter { $0 != "--sendfile" && $0 != "--nio" }
 guard let first = arguments.first, let port = Int(first), !mappings.isEmpty else {
-    FileHandle.standardError.write(Data("usage: serve-floor PORT [--sendfile] PREFIX=FOLDER ...\n".utf8))
+    FileHandle.standardError.write(Data("usage: serve-floor PORT [--sendfile] [--nio] PREFIX=FOLDER ...\n".utf8))
     exit(2)
 }
 
@@ -112,6 +119,76 @@ struct SendingHTTP1Channel: ServerChildChannel {
     func handle(value: Value, logger: Logger) async {
         await http.handle(value: value, logger: logger)
     }
+}
+
+/// Answers each request on its connection's event loop, with NIO alone (`--nio`): the
+/// body from memory, or the file with sendfile after a corked head, as `SentFiles` sends it.
+final class AnsweredOnLoop: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private var path: String?
+    private var keepAlive = true
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case let .head(head):
+            path = String(head.uri.prefix { $0 != "?" })
+            keepAlive = head.isKeepAlive
+        case .body:
+            break
+        case .end:
+            answer(context: context)
+        }
+    }
+
+    private func answer(context: ChannelHandlerContext) {
+        var headers = HTTPHeaders([("content-type", "application/octet-stream")])
+        let body = path.flatMap { served[$0] }
+        let status: HTTPResponseStatus = body == nil ? .notFound : .ok
+        switch body {
+        case let .bytes(buffer)?:
+            headers.add(name: "content-length", value: String(buffer.readableBytes))
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+        case let .file(descriptor, size)?:
+            headers.add(name: "content-length", value: String(size))
+            let options = context.channel.syncOptions
+            try? options?.setOption(SentFiles.cork, value: 1)
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+            let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor)
+            let region = FileRegion(fileHandle: handle, readerIndex: 0, endIndex: size)
+            let written = context.eventLoop.makePromise(of: Void.self)
+            written.futureResult.assumeIsolated().whenComplete { _ in
+                _ = try? handle.takeDescriptorOwnership()
+                try? options?.setOption(SentFiles.cork, value: 0)
+            }
+            context.write(wrapOutboundOut(.body(.fileRegion(region))), promise: written)
+        case nil:
+            headers.add(name: "content-length", value: "0")
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+        }
+        let ended = context.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: ended)
+        if !keepAlive { ended.futureResult.assumeIsolated().whenComplete { _ in context.close(promise: nil) } }
+    }
+}
+
+if nioAlone {
+    let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        .serverChannelOption(.backlog, value: 256)
+        .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+        .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+        .childChannelInitializer { channel in
+            channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                try channel.pipeline.syncOperations.addHandler(AnsweredOnLoop())
+            }
+        }
+        .bind(host: "127.0.0.1", port: port).get()
+    print("serve-floor: \(served.count) files on 127.0.0.1:\(port), NIO alone\(sendsFiles ? ", sent with sendfile" : "")")
+    try await server.closeFuture.get()
+    exit(0)
 }
 
 let router = Router()
