@@ -89,18 +89,25 @@ final class SentFiles: ChannelOutboundHandler, RemovableChannelHandler {
             return
         }
         head.headers.remove(name: fileField)
-        let options = context.channel.syncOptions
-        try? options?.setOption(Self.cork, value: 1)
-        context.write(wrapOutboundOut(.head(head)), promise: promise)
-        let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor)
-        let region = FileRegion(fileHandle: handle, readerIndex: 0, endIndex: size)
-        let written = context.eventLoop.makePromise(of: Void.self)
-        written.futureResult.assumeIsolated().whenComplete { _ in
-            _ = try? handle.takeDescriptorOwnership()
-            try? options?.setOption(Self.cork, value: 0)
-        }
-        context.write(wrapOutboundOut(.body(.fileRegion(region))), promise: written)
+        writeFile(head, descriptor: descriptor, size: size, context: context, promise: promise)
     }
+}
+
+/// Writes `head`, corked, and after it `size` bytes of the file open as `descriptor`, with
+/// sendfile; `promise` is the head's.
+func writeFile(_ head: HTTPResponseHead, descriptor: Int32, size: Int, context: ChannelHandlerContext,
+               promise: EventLoopPromise<Void>?) {
+    let options = context.channel.syncOptions
+    try? options?.setOption(SentFiles.cork, value: 1)
+    context.write(NIOAny(HTTPServerResponsePart.head(head)), promise: promise)
+    let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor)
+    let region = FileRegion(fileHandle: handle, readerIndex: 0, endIndex: size)
+    let written = context.eventLoop.makePromise(of: Void.self)
+    written.futureResult.assumeIsolated().whenComplete { _ in
+        _ = try? handle.takeDescriptorOwnership()
+        try? options?.setOption(SentFiles.cork, value: 0)
+    }
+    context.write(NIOAny(HTTPServerResponsePart.body(.fileRegion(region))), promise: written)
 }
 
 /// Hummingbird's HTTP/1 connection with `SentFiles` behind NIO's HTTP/1 encoder.
@@ -153,17 +160,8 @@ final class AnsweredOnLoop: ChannelInboundHandler {
             context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
         case let .file(descriptor, size)?:
             headers.add(name: "content-length", value: String(size))
-            let options = context.channel.syncOptions
-            try? options?.setOption(SentFiles.cork, value: 1)
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
-            let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor)
-            let region = FileRegion(fileHandle: handle, readerIndex: 0, endIndex: size)
-            let written = context.eventLoop.makePromise(of: Void.self)
-            written.futureResult.assumeIsolated().whenComplete { _ in
-                _ = try? handle.takeDescriptorOwnership()
-                try? options?.setOption(SentFiles.cork, value: 0)
-            }
-            context.write(wrapOutboundOut(.body(.fileRegion(region))), promise: written)
+            writeFile(HTTPResponseHead(version: .http1_1, status: status, headers: headers), descriptor: descriptor, size: size,
+                      context: context, promise: nil)
         case nil:
             headers.add(name: "content-length", value: "0")
             context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
