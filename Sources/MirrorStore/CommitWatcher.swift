@@ -37,7 +37,7 @@ package final class CommitWatcher: Sendable {
     fileprivate struct Stamp: Sendable, Equatable {
         let name: String
         let file: DatabaseFiles.Identity
-        let version: Int
+        let version: DatabaseVersion
     }
 
     /// The connection kept for the file a database's name led to when it was opened.
@@ -101,7 +101,7 @@ package final class CommitWatcher: Sendable {
     /// `PRAGMA data_version` of the database `name`, on the connection kept for `file`. A
     /// connection kept for another file (the database was made again) is closed, through
     /// SQLite, and one is opened for this one.
-    private func version(of name: String, file: DatabaseFiles.Identity) -> Int? {
+    private func version(of name: String, file: DatabaseFiles.Identity) -> DatabaseVersion? {
         var reader = watches.withLock { watches in watches[name].flatMap { $0.file == file ? $0.reader : nil } }
         if reader == nil {
             guard let opened = VersionReader(path: (output as NSString).appendingPathComponent(name)) else { return nil }
@@ -191,10 +191,24 @@ private struct FolderWatch {
     }
 }
 
+/// What tells two commits of a database apart: the header of its WAL index, or
+/// `PRAGMA data_version`. Two of different kinds are never equal.
+private enum DatabaseVersion: Sendable, Equatable {
+    case walIndex(WALIndex.Header)
+    case data(Int)
+}
+
 /// A read-only connection to one database file, opened with SQLite's own calls, its
 /// `PRAGMA data_version` prepared once and asked under a lock of its own. Through GRDB each
 /// question was a `DispatchQueue.sync` on the connection's queue: two threads asking at once
 /// parked one of them, which cost `mirror serve` more than the question itself.
+///
+/// Once the connection has read a database in WAL mode, the header of its WAL index is
+/// read instead, where SQLite maps it for this connection, with no lock and no call to the
+/// kernel (`WALIndex`): every commit writes it, and while this connection is open the index
+/// stays the one every connection writes (SQLite holds a lock on it for as long as a
+/// connection uses it, and makes it anew only when no process holds one). A header read
+/// while a commit writes it is not used: the question goes to `data_version`.
 private final class VersionReader: Sendable {
     private struct Connection {
         let database: OpaquePointer
@@ -202,6 +216,8 @@ private final class VersionReader: Sendable {
     }
 
     private let connection: Mutex<Connection>
+    /// The WAL index, once mapped.
+    private let index = Mutex<WALIndex?>(nil)
 
     /// The connection to the database at `path`, waiting up to 10 s for a lock as every
     /// reader does (`RecordReader.readOnly`); nil when it cannot be opened.
@@ -227,12 +243,86 @@ private final class VersionReader: Sendable {
         }
     }
 
-    /// `PRAGMA data_version` now; nil when SQLite cannot answer.
-    func version() -> Int? {
-        connection.withLock { connection in
+    /// The WAL index's header now, when it is mapped and whole; else `PRAGMA data_version`
+    /// now, after which the WAL index is mapped if the database is in WAL mode. Nil when
+    /// SQLite cannot answer.
+    func version() -> DatabaseVersion? {
+        if let header = index.withLock({ $0 })?.header() { return .walIndex(header) }
+        let version = connection.withLock { connection -> Int? in
             defer { sqlite3_reset(connection.statement) }
             guard sqlite3_step(connection.statement) == SQLITE_ROW else { return nil }
+            // Read in WAL mode, this connection now holds the WAL index open.
+            if index.withLock({ $0 }) == nil, Self.inWALMode(connection.database) {
+                let mapped = WALIndex(connection.database)
+                index.withLock { $0 = $0 ?? mapped }
+            }
             return Int(sqlite3_column_int64(connection.statement, 0))
         }
+        // Mapped just now: the header from the first question on, as every later one reads it.
+        if version != nil, let header = index.withLock({ $0 })?.header() { return .walIndex(header) }
+        return version.map(DatabaseVersion.data)
+    }
+
+    /// Whether the database is in WAL mode (`PRAGMA journal_mode`).
+    private static func inWALMode(_ database: OpaquePointer) -> Bool {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(database, "PRAGMA journal_mode", -1, &statement, nil) == SQLITE_OK, let statement else { return false }
+        defer { sqlite3_finalize(statement) }
+        guard sqlite3_step(statement) == SQLITE_ROW, let text = sqlite3_column_text(statement, 0) else { return false }
+        return String(cString: text) == "wal"
+    }
+}
+
+/// The header of a database's WAL index (the `-shm` file, https://sqlite.org/walformat.html),
+/// read where SQLite maps it for a connection, which keeps it mapped while it is open.
+/// SQLite writes it twice at every commit, the second copy first, and reads it without a
+/// lock by reading the first copy, then the second, and using them when they are the same;
+/// so is it read here. The file is not opened a second time: closing another descriptor of
+/// it would let go of the locks SQLite holds on it for the process (POSIX locks are the
+/// process's), and with them the index itself, which the next writer would make anew.
+private final class WALIndex: @unchecked Sendable {
+    /// The 48 bytes of one copy: the change counter, whether it is set up, the page size,
+    /// the last frame, the database's pages, the checksums and the salts.
+    struct Header: Sendable, Equatable {
+        let words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64)
+
+        init(_ base: UnsafeRawPointer) {
+            words = (base.load(as: UInt64.self), base.load(fromByteOffset: 8, as: UInt64.self),
+                     base.load(fromByteOffset: 16, as: UInt64.self), base.load(fromByteOffset: 24, as: UInt64.self),
+                     base.load(fromByteOffset: 32, as: UInt64.self), base.load(fromByteOffset: 40, as: UInt64.self))
+        }
+
+        /// `isInit`, the byte after the change counter.
+        var isSetUp: Bool { (words.1 >> 32) & 0xFF != 0 }
+
+        static func == (left: Header, right: Header) -> Bool {
+            left.words.0 == right.words.0 && left.words.1 == right.words.1 && left.words.2 == right.words.2
+                && left.words.3 == right.words.3 && left.words.4 == right.words.4 && left.words.5 == right.words.5
+        }
+    }
+
+    /// The first region of the index, as SQLite maps it: 32 KB.
+    private static let region: Int32 = 32_768
+    private let base: UnsafeRawPointer
+
+    /// The WAL index of the main database of `database`, which has read it in WAL mode;
+    /// nil when its file system calls map no index (an older VFS, or none mapped yet).
+    init?(_ database: OpaquePointer) {
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        guard sqlite3_file_control(database, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK, let file,
+              let methods = file.pointee.pMethods?.pointee, methods.iVersion >= 2, let map = methods.xShmMap else { return nil }
+        var region: UnsafeMutableRawPointer?
+        guard map(file, 0, Self.region, 0, &region) == SQLITE_OK, let region else { return nil }
+        base = UnsafeRawPointer(region)
+    }
+
+    /// The header now, when both copies are the same and it is set up; nil while a commit
+    /// writes it (or SQLite rebuilds it).
+    func header() -> Header? {
+        let first = Header(base)
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
+        let second = Header(base + 48)
+        guard first == second, first.isSetUp else { return nil }
+        return first
     }
 }

@@ -87,4 +87,30 @@ struct CommitWatcherTests {
         #expect(watcher.moment(after: CommitWatcher.now()) != after)
         try items.close()
     }
+
+    @Test("every commit of another connection changes the moment, asked between each, and asking again without one does not")
+    func everyCommit() throws {
+        let temporary = try TemporaryFolder()
+        var configuration = Configuration()
+        configuration.journalMode = .wal
+        let items = try DatabasePool(path: temporary.path + "/items.db", configuration: configuration)
+        try items.write { db in try db.execute(sql: "CREATE TABLE t (v INTEGER)") }
+        let watcher = CommitWatcher(output: temporary.path)
+        var last = try #require(watcher.moment())
+        var unchanged = 0
+        for value in 0 ..< 200 {
+            try items.write { db in try db.execute(sql: "INSERT INTO t VALUES (?)", arguments: [value]) }
+            let now = try #require(watcher.moment())
+            if now == last { unchanged += 1 }
+            #expect(watcher.moment() == now)
+            last = now
+        }
+        // After a checkpoint that starts the WAL again, a commit still changes the moment.
+        try items.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        last = try #require(watcher.moment())
+        try items.write { db in try db.execute(sql: "INSERT INTO t VALUES (-1)") }
+        #expect(watcher.moment() != last)
+        #expect(unchanged == 0)
+        try items.close()
+    }
 }
