@@ -99,6 +99,9 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelWritabilityChanged()
     }
 
+    /// Whether one request is being answered and no other: the last one whose head was read.
+    var answeringOne: Bool { inProgress == 1 }
+
     /// `RequestMarker` read a request's head.
     func headRead() {
         state = .answering
@@ -252,7 +255,8 @@ final class OpenConnections: Sendable {
 
 /// Hummingbird's HTTP/1 connection with a `ConnectionGuard` in front of it (behind TLS, when
 /// served: the guard's limits count the bytes of requests and responses), a `RequestMarker`
-/// behind its codec, and without TLS, `SentFiles` behind NIO's HTTP/1 encoder (`sends`).
+/// behind its codec, and without TLS, `SentFiles` behind NIO's HTTP/1 encoder (`sends`) and,
+/// when the server has one (`onLoop`), `KeptPagesOnLoop` in front of Hummingbird's handler.
 struct GuardedHTTP1Channel: ServerChildChannel {
     typealias Value = HTTP1Channel.Value
 
@@ -262,9 +266,10 @@ struct GuardedHTTP1Channel: ServerChildChannel {
     let connections: OpenConnections
     let tls: ServedTLS?
     let sends: FileSends?
+    let onLoop: KeptPagesOnLoop.Shared?
 
     init(responder: @escaping HTTPChannelHandler.Responder, idle: Duration, header: Duration, send: Duration,
-         connections: OpenConnections, tls: ServedTLS?, sends: FileSends?) {
+         connections: OpenConnections, tls: ServedTLS?, sends: FileSends?, onLoop: KeptPagesOnLoop.Shared?) {
         http = HTTP1Channel(responder: responder, configuration: .init(
             additionalChannelHandlers: [RequestMarker()], idleTimeout: TimeAmount(idle)))
         self.header = header
@@ -272,10 +277,12 @@ struct GuardedHTTP1Channel: ServerChildChannel {
         self.connections = connections
         self.tls = tls
         self.sends = sends
+        self.onLoop = onLoop
     }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        let (header, send, connections, http, sends) = (self.header, self.send, self.connections, self.http, self.sends)
+        let (header, send, connections, http, sends, onLoop) = (self.header, self.send, self.connections, self.http, self.sends,
+                                                                self.onLoop)
         // The certificate current now, kept by this connection whatever a reload reads later.
         let context = tls?.context
         return channel.eventLoop.makeCompletedFuture {
@@ -288,10 +295,16 @@ struct GuardedHTTP1Channel: ServerChildChannel {
             http.setup(channel: channel, logger: logger)
         }.flatMapThrowing { value in
             let pipeline = channel.pipeline.syncOperations
-            try pipeline.handler(type: RequestMarker.self).connectionGuard = try pipeline.handler(type: ConnectionGuard.self)
+            let connectionGuard = try pipeline.handler(type: ConnectionGuard.self)
+            try pipeline.handler(type: RequestMarker.self).connectionGuard = connectionGuard
             if let sends {
                 let encoder = try pipeline.handler(type: HTTPResponseEncoder.self)
                 try pipeline.addHandler(SentFiles(sends: sends), position: .after(encoder))
+            }
+            // Behind Hummingbird's connection state, which sees its requests and answers too.
+            if let onLoop {
+                let state = try pipeline.handler(type: HTTPConnectionStateHandler.self)
+                try pipeline.addHandler(KeptPagesOnLoop(shared: onLoop, connectionGuard: connectionGuard), position: .after(state))
             }
             return value
         }

@@ -43,24 +43,13 @@ struct KeptResponse: KeptAnswer {
     /// `notModified`, to send on `channel`, its body by `sends` when there is one (no TLS);
     /// its headers alone for a HEAD request (`head`).
     func response(status: Int, notModified: Bool, head: Bool, channel: any Channel, sends: FileSends?) -> Response {
-        guard !notModified else {
-            var fields = fields
-            fields[.contentType] = nil
-            return Response(status: .notModified, headers: fields, body: ResponseBody())
+        if let (status, fields) = bodiless(status: status, notModified: notModified, head: head, channel: channel, sends: sends) {
+            return Response(status: status, headers: fields, body: ResponseBody())
         }
         switch body {
         case let .memory(buffer):
             return Response(status: .init(code: status), headers: fields, body: ResponseBody(byteBuffer: buffer))
-        case let .scratch(held) where head:
-            var fields = fields
-            fields[.contentLength] = String(held.range.count)
-            return Response(status: .init(code: status), headers: fields, body: ResponseBody())
         case let .scratch(held):
-            if let sends {
-                return sends.response(status: .init(code: status), headers: fields,
-                                      sending: FileSends.Pending(descriptor: held.file.descriptor, range: held.range, holder: held),
-                                      on: channel)
-            }
             let body = ResponseBody(contentLength: held.range.count) { writer in
                 let bytes = try await MirrorServer.blocking {
                     try ByteBuffer.read(held.range.count) { buffer throws(FileError) in try held.read(into: buffer) }
@@ -70,6 +59,28 @@ struct KeptResponse: KeptAnswer {
             }
             return Response(status: .init(code: status), headers: fields, body: body)
         }
+    }
+
+    /// The answer's status and fields when they are all that is written: a 304, a HEAD
+    /// request's headers, or a body in the scratch file, which `sends` writes after them
+    /// (`FileSends`). Nil when the body is written as bytes: kept in memory, or read for
+    /// a connection that encrypts (no `sends`).
+    func bodiless(status: Int, notModified: Bool, head: Bool, channel: any Channel,
+                  sends: FileSends?) -> (HTTPResponse.Status, HTTPFields)? {
+        guard !notModified else {
+            var fields = fields
+            fields[.contentType] = nil
+            return (.notModified, fields)
+        }
+        guard case let .scratch(held) = body else { return nil }
+        if head {
+            var fields = fields
+            fields[.contentLength] = String(held.range.count)
+            return (.init(code: status), fields)
+        }
+        guard let sends else { return nil }
+        let pending = FileSends.Pending(descriptor: held.file.descriptor, range: held.range, holder: held)
+        return (.init(code: status), sends.fields(fields, sending: pending, on: channel))
     }
 
     /// `bytes` in a buffer whose capacity is their count. NIO gives a buffer it allocates

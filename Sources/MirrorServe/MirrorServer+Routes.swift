@@ -115,7 +115,23 @@ extension MirrorServer {
     /// `Content-Security-Policy: sandbox` on every answer of a downloaded file or a replayed
     /// page, so an HTML or SVG file, or a page the API labelled `text/html` with a record's
     /// `<script>` in it, cannot reach the read API from this origin.
-    static let shownNeverRun = ContentSecurityMiddleware<ServeContext>(contentSecurityPolicy: [.sandbox()])
+    static let shownNeverRun = ShownNeverRun()
+
+    /// The fields `shownNeverRun` adds, which `KeptPagesOnLoop` adds too.
+    static let shownNeverRunFields: HTTPFields = [
+        HTTPField.Name("Content-Security-Policy")!: "sandbox",
+        HTTPField.Name("X-Content-Type-Options")!: "nosniff",
+    ]
+
+    /// Adds `shownNeverRunFields` to every answer.
+    struct ShownNeverRun: RouterMiddleware {
+        func handle(_ request: Request, context: ServeContext,
+                    next: (Request, ServeContext) async throws -> Response) async throws -> Response {
+            var response = try await next(request, context)
+            response.headers.append(contentsOf: shownNeverRunFields)
+            return response
+        }
+    }
 
     /// 404 for an own path the read API does not have.
     private static func noSuchPath(_ request: Request) -> HTTPError {

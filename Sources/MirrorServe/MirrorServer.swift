@@ -46,6 +46,10 @@ package struct MirrorServer: Sendable {
         /// What every answer counts, and what `GET /metrics` answers with; none: nothing is
         /// counted, and `/metrics` is one of the API's paths.
         package var metrics: ServeMetrics?
+        /// Whether kept pages are answered on the event loop that read their request
+        /// (`KeptPagesOnLoop`), where the server has no TLS, device tokens or metrics; off,
+        /// every answer goes through the router, as the tests compare.
+        package var answersOnLoop = true
 
         package init(output: String) {
             self.output = output
@@ -75,6 +79,11 @@ package struct MirrorServer: Sendable {
     package let options: Options
     /// The replayed pages kept as they were assembled, for as long as the server runs.
     let pages: ReplayedPages
+    /// The answers `KeptPagesOnLoop` sent, for the tests.
+    let answeredOnLoop = KeptPagesOnLoop.Count()
+
+    /// The `Server` field of every answer.
+    static let serverName = "mirror"
 
     /// What `Options.pageCache` is unless set: more than the bench's 1,000 pages of 85 KB.
     package static let defaultPageCache = 128 << 20
@@ -211,14 +220,18 @@ package struct MirrorServer: Sendable {
         let router = Self.router(api: ReadAPI(output: options.output, jobFiles: options.jobFiles), files: files, pages: pages,
                                  address: address, tokens: tokens, metrics: options.metrics, sends: sends)
         let (idle, header, send) = (options.idleTimeout, options.headerTimeout, options.sendTimeout)
+        let onLoop = sends.flatMap { sends in
+            options.answersOnLoop && tokens == nil && options.metrics == nil && options.pageCache > 0
+                ? KeptPagesOnLoop.Shared(pages: pages, address: address, sends: sends, answered: answeredOnLoop) : nil
+        }
         let server = HTTPServerBuilder { responder in
             GuardedHTTP1Channel(responder: responder, idle: idle, header: header, send: send, connections: connections, tls: tls,
-                                sends: sends)
+                                sends: sends, onLoop: onLoop)
         }
         return Application(
             responder: router.buildResponder(),
             server: server,
-            configuration: .init(address: .hostname(options.bind, port: options.port), serverName: "mirror",
+            configuration: .init(address: .hostname(options.bind, port: options.port), serverName: Self.serverName,
                                  availableConnectionsDelegate: MaximumAvailableConnections(Self.connectionLimit(), logger: logger)),
             onServerRunning: { channel in
                 // Out of file descriptors (EMFILE), accepting waits a second before it tries

@@ -33,11 +33,15 @@ final class FileSends: Sendable {
     /// The answer `status` with `headers` whose body is `pending`, to send on `channel`.
     func response(status: HTTPResponse.Status, headers: HTTPFields, sending pending: Pending,
                   on channel: any Channel) -> Response {
-        guard !pending.range.isEmpty else {
-            var headers = headers
-            headers[.contentLength] = "0"
-            return Response(status: status, headers: headers, body: ResponseBody())
-        }
+        Response(status: status, headers: fields(headers, sending: pending, on: channel), body: ResponseBody())
+    }
+
+    /// `headers` with the length of `pending` and, when it has bytes, the field that names
+    /// them, kept here until `SentFiles` takes them on `channel`.
+    func fields(_ headers: HTTPFields, sending pending: Pending, on channel: any Channel) -> HTTPFields {
+        var headers = headers
+        headers[.contentLength] = String(pending.range.count)
+        guard !pending.range.isEmpty else { return headers }
         let key = ObjectIdentifier(channel)
         let token = state.withLock { state in
             state.next += 1
@@ -47,11 +51,9 @@ final class FileSends: Sendable {
         // A connection stops being active before its handlers are removed, which drops what
         // it held (`drop`): one that closed meanwhile holds nothing added after.
         if !channel.isActive { drop(key) }
-        var headers = headers
-        headers[.contentLength] = String(pending.range.count)
         // After any field of that name the answer has (an API's, replayed with its page).
         headers.append(HTTPField(name: Self.field, value: String(token)))
-        return Response(status: status, headers: headers, body: ResponseBody())
+        return headers
     }
 
     /// The bytes the answer numbered `token` on `channel` names, no longer held here.
