@@ -281,7 +281,7 @@ struct SnapshotTests {
                     """
             }
             let summary = try await harness.run(jobs, server: server, environment: ["KEY": secret])
-            #expect(summary.jobs.map(\.records.new) == [3, 3])
+            #expect(summary.jobs.map(\.records.new) == [3, 3], "\(summary.jobs.map { $0.error ?? "no error" })")
         }
         let plain = try await harness.snapshot("plain")
         let paged = try await harness.snapshot("paged", withPages: true)

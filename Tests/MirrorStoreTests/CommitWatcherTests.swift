@@ -64,11 +64,7 @@ struct CommitWatcherTests {
     @Test("a request shares the latest moment when it was begun after the request arrived, and sees every commit made before it arrived")
     func sharedAfterArrival() throws {
         let temporary = try TemporaryFolder()
-        var configuration = Configuration()
-        configuration.journalMode = .wal
-        let items = try DatabasePool(path: temporary.path + "/items.db", configuration: configuration)
-        try items.write { db in try db.execute(sql: "CREATE TABLE t (v TEXT)") }
-        let watcher = CommitWatcher(output: temporary.path)
+        let (items, watcher) = try watchedDatabase(in: temporary.path)
         let first = CommitWatcher.now()
         let before = try #require(watcher.moment(after: first))
         try items.write { db in try db.execute(sql: "INSERT INTO t VALUES ('1')") }
@@ -91,11 +87,7 @@ struct CommitWatcherTests {
     @Test("every commit of another connection changes the moment, asked between each, and asking again without one does not")
     func everyCommit() throws {
         let temporary = try TemporaryFolder()
-        var configuration = Configuration()
-        configuration.journalMode = .wal
-        let items = try DatabasePool(path: temporary.path + "/items.db", configuration: configuration)
-        try items.write { db in try db.execute(sql: "CREATE TABLE t (v INTEGER)") }
-        let watcher = CommitWatcher(output: temporary.path)
+        let (items, watcher) = try watchedDatabase(in: temporary.path)
         var last = try #require(watcher.moment())
         var unchanged = 0
         for value in 0 ..< 200 {
@@ -112,5 +104,14 @@ struct CommitWatcherTests {
         #expect(watcher.moment() != last)
         #expect(unchanged == 0)
         try items.close()
+    }
+
+    /// A WAL database of one table `t (v)` in `folder`, and a watcher of the folder.
+    private func watchedDatabase(in folder: String) throws -> (DatabasePool, CommitWatcher) {
+        var configuration = Configuration()
+        configuration.journalMode = .wal
+        let items = try DatabasePool(path: folder + "/items.db", configuration: configuration)
+        try items.write { db in try db.execute(sql: "CREATE TABLE t (v)") }
+        return (items, CommitWatcher(output: folder))
     }
 }
