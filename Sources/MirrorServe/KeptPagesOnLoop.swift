@@ -98,7 +98,7 @@ final class KeptPagesOnLoop: ChannelInboundHandler, RemovableChannelHandler {
     /// answer's fields, `shownNeverRun`'s, `Date` and `Server`. False, having written
     /// nothing, when the cache holds no current answer whose body is in a file.
     private func answer(_ head: HTTPRequest, context: ChannelHandlerContext) -> Bool {
-        let arrival = head.headerFields.first { $0.name == RequestMarker.arrivalField }.flatMap { UInt64($0.value) }
+        let arrival = MirrorServer.arrival(in: head.headerFields)
         let target = URI(head.path ?? "").string
         guard let moment = shared.pages.moment(after: arrival),
               case let .kept(entry, notModified)? = shared.pages.kept(

@@ -160,7 +160,12 @@ extension MirrorServer {
 
     /// When `request` arrived (`CommitWatcher.now()`), as `RequestMarker` wrote in its head.
     static func arrival(of request: Request) -> UInt64? {
-        request.headers.first { $0.name == RequestMarker.arrivalField }.flatMap { UInt64($0.value) }
+        arrival(in: request.headers)
+    }
+
+    /// The arrival `RequestMarker` wrote in a request's head `fields`.
+    static func arrival(in fields: HTTPFields) -> UInt64? {
+        fields.first { $0.name == RequestMarker.arrivalField }.flatMap { UInt64($0.value) }
     }
 
     /// SQLite's and the file system's blocking work, off the tasks that serve connections.
