@@ -457,9 +457,20 @@ struct ServeTests {
                     let answer = try await get(base + "/_mirror/tables/t_item?limit=10000")
                     return answer.status == 200 ? answer.text.split(separator: "\n").count - 2 : 0
                 }
-                let run = Task { try await harness.run(itemsJob("concurrency: 1"), server: server) }
+                let ended = Mutex(false)
+                let run = Task {
+                    defer { ended.withLock { $0 = true } }
+                    return try await harness.run(itemsJob("concurrency: 1"), server: server)
+                }
                 // The walk waits before page 4: three pages are stored, and every answer holds exactly them.
-                while try await stored() < 30 { try await Task.sleep(for: .milliseconds(5)) }
+                while try await stored() < 30 {
+                    if ended.withLock({ $0 }), try await stored() < 30 {
+                        let summary = try await run.value
+                        Issue.record("the run ended before it stored three pages: \(summary.jobs.map { $0.error ?? "no error" })")
+                        return
+                    }
+                    try await Task.sleep(for: .milliseconds(5))
+                }
                 var counts: [Int] = []
                 for _ in 0..<10 { counts.append(try await stored()) }
                 #expect(counts == Array(repeating: 30, count: 10))
