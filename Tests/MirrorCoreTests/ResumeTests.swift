@@ -45,7 +45,7 @@ struct ResumeTests {
             // A complete walk starts over next time.
             let third = try await harness.run(yaml, server: server)
             #expect(third.jobs[0].resumedAt == nil)
-            #expect(server.requests.count == 3 + 3 + 5)
+            #expect(server.requests.count == 11)  // 3 + 3 + 5
         }
         #expect(try harness.ids() == ["1", "2", "3", "4", "5", "6"])
         let positions = try await harness.database("t_item.sqlite").read { db in

@@ -157,7 +157,7 @@ struct OTLPExportTests {
 
                 let requests = got.spans.filter { $0.name == "GET" }
                 #expect(requests.count == 5)
-                #expect(got.spans.count == 1 + 2 + 5)
+                #expect(got.spans.count == 8)  // the run, its 2 jobs and their 5 requests
                 for request in requests {
                     #expect(request.kind == "SPAN_KIND_CLIENT" && !request.error)
                     #expect(request.attributes["http.request.method"] == "GET")
