@@ -16,7 +16,10 @@
 # scripts/test.sh: the objects of .build/debug, which the tests run and scripts/demo.sh
 # builds, linked once more with the Swift runtime in (scripts/lib/link-static.py), in
 # seconds, where a second build would take 6½ minutes with --static-swift-stdlib and 13
-# optimised. Nobody should install it: it is not optimised.
+# optimised. Nobody should install it: it is not optimised. scripts/test.sh, which has just
+# built everything with --build-tests, sets MIRROR_INSTALL_BUILT=1 so that --debug links what
+# is there: a `swift build --product mirror` after a build of the tests recompiles some
+# packages' modules (SwiftPM plans the two builds differently), about 20 s for nothing.
 #
 # That link writes a binary of its own and leaves .build/debug as it is. Building with
 # --static-swift-stdlib into .build would not: SwiftPM does not recompile a target when only
@@ -53,11 +56,14 @@ started=$SECONDS
 if [ "$configuration" = release ]; then
     echo "install: building mirror (release, Swift runtime linked in): about 13 minutes on 2 cores the first time; log: $LOG"
     build=(swift build -c release --product mirror --static-swift-stdlib)
+elif [ "${MIRROR_INSTALL_BUILT:-0}" = 1 ]; then
+    echo "install: linking the debug build that is there with the Swift runtime (MIRROR_INSTALL_BUILT=1)"
+    build=()
 else
-    echo "install: building mirror (debug; the first time about 4½ minutes on 2 cores, nothing after scripts/test.sh's build), then linking it with the Swift runtime; log: $LOG"
+    echo "install: building mirror (debug; the first time about 4½ minutes on 2 cores, then seconds), then linking it with the Swift runtime; log: $LOG"
     build=(swift build --product mirror)
 fi
-if ! build_with_progress "$LOG" "${build[@]}"; then
+if [ ${#build[@]} -gt 0 ] && ! build_with_progress "$LOG" "${build[@]}"; then
     tail -n 30 "$LOG" >&2
     echo "install: the build failed; the whole output is in $LOG" >&2
     exit 1

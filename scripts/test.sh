@@ -22,6 +22,13 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 mkdir -p .build
 
+# The real servers the authentication and S3 tests talk to (django-oauth-toolkit, PyJWT,
+# botocore's SigV4 signer, moto's S3) run on 127.0.0.1 from a venv of their own. It takes
+# about 40 s to make the first time, so it is made while the build runs.
+VENV_LOG=.build/auth-venv.log
+scripts/auth-servers/setup.sh >.build/auth-venv.path 2>"$VENV_LOG" &
+venv=$!
+
 # The debug build: the same one scripts/demo.sh makes, so after the demo only the test
 # targets and the packages only they use (Hummingbird, ServiceLifecycle) are left to build.
 LOG=.build/test-build.log
@@ -34,13 +41,16 @@ started=$SECONDS
 if ! build_with_progress "$LOG" swift build --build-tests; then
   tail -n 30 "$LOG" >&2
   echo "test: the build failed; the whole output is in $LOG" >&2
+  wait "$venv" || true
   exit 1
 fi
 echo "test: built in $((SECONDS - started))s"
-# The real servers the authentication and S3 tests talk to (django-oauth-toolkit, PyJWT,
-# botocore's SigV4 signer, moto's S3) run on 127.0.0.1 from a venv of their own: about 40 s to
-# make the first time.
-MIRROR_TEST_PYTHON=$(scripts/auth-servers/setup.sh)
+if ! wait "$venv"; then
+  cat "$VENV_LOG" >&2
+  echo "test: the venv of the test servers could not be made (scripts/auth-servers/setup.sh)" >&2
+  exit 1
+fi
+MIRROR_TEST_PYTHON=$(cat .build/auth-venv.path)
 export MIRROR_TEST_PYTHON
 status=0
 run_tests .build/test-run.log 1 || status=$?
@@ -104,7 +114,7 @@ prefix=$(mktemp -d "${TMPDIR:-/tmp}/mirror-prefix.XXXXXX")
 trap 'rm -f "$schema"; rm -rf "$prefix"' EXIT
 for build in "${builds[@]}"; do
   rm -rf "${prefix:?}"/*
-  if [ "$build" = debug ]; then scripts/install.sh --debug "$prefix"; else scripts/install.sh "$prefix"; fi
+  if [ "$build" = debug ]; then MIRROR_INSTALL_BUILT=1 scripts/install.sh --debug "$prefix"; else scripts/install.sh "$prefix"; fi
   scripts/check/check-install.sh "$prefix"
 done
 
