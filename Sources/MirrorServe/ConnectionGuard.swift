@@ -256,7 +256,7 @@ final class OpenConnections: Sendable {
 /// Hummingbird's HTTP/1 connection with a `ConnectionGuard` in front of it (behind TLS, when
 /// served: the guard's limits count the bytes of requests and responses), a `RequestMarker`
 /// behind its codec, and without TLS, `SentFiles` behind NIO's HTTP/1 encoder (`sends`) and,
-/// when the server has one (`onLoop`), `KeptPagesOnLoop` in front of Hummingbird's handler.
+/// when the server has one (`onLoop`), `KeptAnswersOnLoop` in front of Hummingbird's handler.
 struct GuardedHTTP1Channel: ServerChildChannel {
     typealias Value = HTTP1Channel.Value
 
@@ -266,10 +266,10 @@ struct GuardedHTTP1Channel: ServerChildChannel {
     let connections: OpenConnections
     let tls: ServedTLS?
     let sends: FileSends?
-    let onLoop: KeptPagesOnLoop.Shared?
+    let onLoop: KeptAnswersOnLoop.Shared?
 
     init(responder: @escaping HTTPChannelHandler.Responder, idle: Duration, header: Duration, send: Duration,
-         connections: OpenConnections, tls: ServedTLS?, sends: FileSends?, onLoop: KeptPagesOnLoop.Shared?) {
+         connections: OpenConnections, tls: ServedTLS?, sends: FileSends?, onLoop: KeptAnswersOnLoop.Shared?) {
         http = HTTP1Channel(responder: responder, configuration: .init(
             additionalChannelHandlers: [RequestMarker()], idleTimeout: TimeAmount(idle)))
         self.header = header
@@ -304,7 +304,7 @@ struct GuardedHTTP1Channel: ServerChildChannel {
             // Behind Hummingbird's connection state, which sees its requests and answers too.
             if let onLoop {
                 let state = try pipeline.handler(type: HTTPConnectionStateHandler.self)
-                try pipeline.addHandler(KeptPagesOnLoop(shared: onLoop, connectionGuard: connectionGuard), position: .after(state))
+                try pipeline.addHandler(KeptAnswersOnLoop(shared: onLoop, connectionGuard: connectionGuard), position: .after(state))
             }
             return value
         }

@@ -117,7 +117,7 @@ extension MirrorServer {
     /// `<script>` in it, cannot reach the read API from this origin.
     static let shownNeverRun = ShownNeverRun()
 
-    /// The fields `shownNeverRun` adds, which `KeptPagesOnLoop` adds too.
+    /// The fields `shownNeverRun` adds, which `KeptAnswersOnLoop` adds too.
     static let shownNeverRunFields: HTTPFields = [
         HTTPField.Name("Content-Security-Policy")!: "sandbox",
         HTTPField.Name("X-Content-Type-Options")!: "nosniff",

@@ -46,8 +46,8 @@ package struct MirrorServer: Sendable {
         /// What every answer counts, and what `GET /metrics` answers with; none: nothing is
         /// counted, and `/metrics` is one of the API's paths.
         package var metrics: ServeMetrics?
-        /// Whether kept pages are answered on the event loop that read their request
-        /// (`KeptPagesOnLoop`), where the server has no TLS, device tokens or metrics; off,
+        /// Whether kept pages and files are answered on the event loop that read their request
+        /// (`KeptAnswersOnLoop`), where the server has no TLS, device tokens or metrics; off,
         /// every answer goes through the router, as the tests compare.
         package var answersOnLoop = true
 
@@ -79,8 +79,8 @@ package struct MirrorServer: Sendable {
     package let options: Options
     /// The replayed pages kept as they were assembled, for as long as the server runs.
     let pages: ReplayedPages
-    /// The answers `KeptPagesOnLoop` sent, for the tests.
-    let answeredOnLoop = KeptPagesOnLoop.Count()
+    /// The answers `KeptAnswersOnLoop` sent, for the tests.
+    let answeredOnLoop = KeptAnswersOnLoop.Count()
 
     /// The `Server` field of every answer.
     static let serverName = "mirror"
@@ -222,7 +222,8 @@ package struct MirrorServer: Sendable {
         let (idle, header, send) = (options.idleTimeout, options.headerTimeout, options.sendTimeout)
         let onLoop = sends.flatMap { sends in
             options.answersOnLoop && tokens == nil && options.metrics == nil && options.pageCache > 0
-                ? KeptPagesOnLoop.Shared(pages: pages, address: address, sends: sends, answered: answeredOnLoop) : nil
+                ? KeptAnswersOnLoop.Shared(pages: pages, files: files, address: address, sends: sends,
+                                           answered: answeredOnLoop) : nil
         }
         let server = HTTPServerBuilder { responder in
             GuardedHTTP1Channel(responder: responder, idle: idle, header: header, send: send, connections: connections, tls: tls,

@@ -106,23 +106,16 @@ package struct ServedFiles: Sendable {
                 return readsWhole ? try Self.readWhole(served) : served
             }
         }
+        if let (status, fields) = bodiless(served, head: head, channel: channel) {
+            return Response(status: status, headers: fields)
+        }
         let loop = channel.eventLoop
         switch served {
-        case let .notModified(headers):
+        case let .notModified(headers):  // bodiless, above
             return Response(status: .notModified, headers: headers)
         case let .bytes(bytes, status, headers):
             return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: bytes))
         case let .file(file, range, status, headers):
-            if head {
-                var headers = headers
-                headers[.contentLength] = String(range.count)
-                return Response(status: status, headers: headers)
-            }
-            if let sends {
-                return sends.response(status: status, headers: headers,
-                                      sending: FileSends.Pending(descriptor: file.descriptor, range: range, holder: file),
-                                      on: channel)
-            }
             let body = ResponseBody(contentLength: range.count) { writer in
                 var offset = range.lowerBound
                 while offset < range.upperBound {
@@ -136,6 +129,39 @@ package struct ServedFiles: Sendable {
             }
             return Response(status: status, headers: headers, body: body)
         }
+    }
+
+    /// The answer's status and fields when they are all that is written: a 304, a HEAD
+    /// request's headers, or a file whose bytes `sends` writes after them (no TLS). Nil when
+    /// the body is written as bytes: read already, or read a piece at a time to be encrypted.
+    func bodiless(_ served: Served, head: Bool, channel: any Channel) -> (HTTPResponse.Status, HTTPFields)? {
+        switch served {
+        case let .notModified(headers):
+            return (.notModified, headers)
+        case .bytes:
+            return nil
+        case let .file(file, range, status, headers):
+            if head {
+                var headers = headers
+                headers[.contentLength] = String(range.count)
+                return (status, headers)
+            }
+            guard let sends else { return nil }
+            let pending = FileSends.Pending(descriptor: file.descriptor, range: range, holder: file)
+            return (status, sends.fields(headers, sending: pending, on: channel))
+        }
+    }
+
+    /// The answer to a GET or HEAD (`head`) of the file at `relative`, as `response(to:)`
+    /// gives it, when the file is kept open from an earlier answer while the databases stay
+    /// at the moment after `arrival`, and the answer is all fields (`bodiless`): nothing
+    /// blocks on the way. Nil, with nothing done, for any other: not kept, moved, a range
+    /// outside the file (whose 416 the router writes).
+    func kept(_ relative: String, asked: Asked, head: Bool, arrival: UInt64?,
+              channel: any Channel) -> (HTTPResponse.Status, HTTPFields)? {
+        guard let moment = watcher.moment(after: arrival), let found = opened.found(relative, at: moment),
+              let info = found.stillThere(), let served = try? Self.served(found, info, asked) else { return nil }
+        return bodiless(served, head: head, channel: channel)
     }
 
     /// `served` with its file's bytes read, when it is a file of at most `readWhole` bytes.

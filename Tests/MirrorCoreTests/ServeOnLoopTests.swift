@@ -5,7 +5,7 @@ import NIOHTTP1
 import MirrorTestSupport
 import Testing
 
-@Suite("kept pages answered on the event loop", .timeLimit(.minutes(6)))
+@Suite("kept pages and files answered on the event loop", .timeLimit(.minutes(6)))
 struct ServeOnLoopTests {
     /// The two pages of the fixture's API, mirrored into `harness`.
     private func mirrored() async throws -> Harness {
@@ -32,36 +32,72 @@ struct ServeOnLoopTests {
         return (result, server.answeredOnLoop.value)
     }
 
-    @Test("each answer is the router's: status, fields but Date, and bytes, for GET, HEAD, If-None-Match, another Host and serve's own paths")
-    func sameAsRouter() async throws {
-        let harness = try await mirrored()
+    /// The answers `ask` gets, given the server's base URL, from a server that answers on the
+    /// event loop, having checked that it sent `answeredOnLoop` of them from there, that a
+    /// server that does not sent the same (status, fields but `Date`, and bytes), and that
+    /// each has a `Date` and names the server.
+    private func compared(_ harness: Harness, answeredOnLoop expected: Int,
+                          _ ask: (String) async throws -> [Got]) async throws -> [Got] {
         var answers: [[Got]] = []
         for onLoop in [true, false] {
-            let (got, answered) = try await serving(harness, onLoop: onLoop) { base, _ in
-                var got = [try await get(base + "/items?page=1")]
-                got.append(try await get(base + "/items?page=1"))
-                got.append(try await get(base + "/items?page=1", method: .HEAD))
-                got.append(try await get(base + "/items?page=1", headers: [("If-None-Match", got[1].headers["etag"] ?? "")]))
-                got.append(try await get(base + "/items?page=1", headers: [("Host", "mirror.example")]))
-                got.append(try await get(base + "/items?page=2"))
-                got.append(try await get(base + "/items?page=2"))
-                got.append(try await get(base + "/_mirror/tables"))
-                return got
-            }
-            // The second GET, the HEAD and the 304 of page 1, and the second GET of page 2.
-            #expect(answered == (onLoop ? 4 : 0))
+            let (got, answered) = try await serving(harness, onLoop: onLoop) { base, _ in try await ask(base) }
+            #expect(answered == (onLoop ? expected : 0))
             answers.append(got)
         }
         let (loop, router) = (answers[0], answers[1])
-        #expect(loop.map(\.status) == [200, 200, 200, 304, 403, 200, 200, 200])
+        #expect(loop.count == router.count)
         for (index, (mine, theirs)) in zip(loop, router).enumerated() {
             #expect(mine.status == theirs.status, "answer \(index)")
             #expect(mine.headers.filter { $0.key != "date" } == theirs.headers.filter { $0.key != "date" }, "answer \(index)")
             #expect(mine.body == theirs.body, "answer \(index)")
             #expect(mine.headers["date"] != nil && mine.headers["server"] == "mirror", "answer \(index)")
         }
+        return loop
+    }
+
+    @Test("each answer is the router's: status, fields but Date, and bytes, for GET, HEAD, If-None-Match, another Host and serve's own paths")
+    func sameAsRouter() async throws {
+        let harness = try await mirrored()
+        // The second GET, the HEAD and the 304 of page 1, and the second GET of page 2.
+        let loop = try await compared(harness, answeredOnLoop: 4) { base in
+            var got = [try await get(base + "/items?page=1")]
+            got.append(try await get(base + "/items?page=1"))
+            got.append(try await get(base + "/items?page=1", method: .HEAD))
+            got.append(try await get(base + "/items?page=1", headers: [("If-None-Match", got[1].headers["etag"] ?? "")]))
+            got.append(try await get(base + "/items?page=1", headers: [("Host", "mirror.example")]))
+            got.append(try await get(base + "/items?page=2"))
+            got.append(try await get(base + "/items?page=2"))
+            got.append(try await get(base + "/_mirror/tables"))
+            return got
+        }
+        #expect(loop.map(\.status) == [200, 200, 200, 304, 403, 200, 200, 200])
         #expect(loop[1].text.contains(#"{"id":"1"}"#) && loop[1].headers["content-security-policy"] == "sandbox")
         #expect(loop[2].body.isEmpty && loop[2].headers["content-length"] == loop[1].headers["content-length"])
+    }
+
+    @Test("files: each answer is the router's, for GET, HEAD, If-None-Match, a range and a query; a 416, another Host and a missing file go to the router")
+    func filesSameAsRouter() async throws {
+        let harness = try Harness()
+        let content = Array((0..<300).map { UInt8($0 % 251) })
+        let path = try await download("a.svg", content, contentType: "image/svg+xml", into: harness)
+        // The second GET, the HEAD, the 304, the range and the GET with a query.
+        let loop = try await compared(harness, answeredOnLoop: 5) { base in
+            let url = base + "/_mirror/" + path
+            var got = [try await get(url)]
+            got.append(try await get(url))
+            got.append(try await get(url, method: .HEAD))
+            got.append(try await get(url, headers: [("If-None-Match", got[0].headers["etag"] ?? "")]))
+            got.append(try await get(url, headers: [("Range", "bytes=10-19")]))
+            got.append(try await get(url, headers: [("Range", "bytes=300-")]))
+            got.append(try await get(url, headers: [("Host", "mirror.example")]))
+            got.append(try await get(base + "/_mirror/files/nope.svg"))
+            got.append(try await get(url + "?v=2"))
+            return got
+        }
+        #expect(loop.map(\.status) == [200, 200, 200, 304, 206, 416, 403, 404, 200])
+        #expect(loop[1].body == content && loop[1].headers["content-security-policy"] == "sandbox")
+        #expect(loop[2].body.isEmpty && loop[2].headers["content-length"] == "300")
+        #expect(loop[4].body == Array(content[10..<20]) && loop[4].headers["content-range"] == "bytes 10-19/300")
     }
 
     @Test("a kept page asked behind another request on the same connection is answered after it, by the router")
