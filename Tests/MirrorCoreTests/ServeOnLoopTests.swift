@@ -109,9 +109,9 @@ struct ServeOnLoopTests {
             // Page 2 is assembled on the thread pool; page 1, kept for this origin, waits behind it.
             let host = "Host: 127.0.0.1:\(port)\r\n"
             let both = "GET /items?page=2 HTTP/1.1\r\n\(host)\r\nGET /items?page=1 HTTP/1.1\r\n\(host)\r\n"
-            let inOrder = try Self.exchange(port: port, both, answers: 2).answers
+            let inOrder = try await Self.exchange(port: port, both, answers: 2).answers
             // Asked to close, the connection is closed after the answer: the router's work.
-            let closing = try Self.exchange(port: port, "GET /items?page=1 HTTP/1.1\r\n\(host)Connection: close\r\n\r\n", answers: 1)
+            let closing = try await Self.exchange(port: port, "GET /items?page=1 HTTP/1.1\r\n\(host)Connection: close\r\n\r\n", answers: 1)
             #expect(closing.answers.count == 1 && closing.answers.first?.contains(#"{"id":"1"}"#) == true && closing.closed)
             return inOrder
         }
@@ -125,8 +125,14 @@ struct ServeOnLoopTests {
 
     /// Sends `text` on a connection of its own and reads `answers` answers with a
     /// `Content-Length`, each as text, head and body; then whether the server closed the
-    /// connection within a second.
-    private static func exchange(port: Int, _ text: String, answers: Int) throws -> (answers: [String], closed: Bool) {
+    /// connection within a second. It waits on a thread of its own (`onThreadOfItsOwn`).
+    private static func exchange(port: Int, _ text: String, answers: Int) async throws -> (answers: [String], closed: Bool) {
+        let found = try await onThreadOfItsOwn { blockingExchange(port: port, text, answers: answers) }
+        return try #require(found, "cannot connect to 127.0.0.1:\(port) and send the requests")
+    }
+
+    /// `exchange`'s work, which blocks: nil when the connection or the sending failed.
+    private static func blockingExchange(port: Int, _ text: String, answers: Int) -> (answers: [String], closed: Bool)? {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(descriptor) }
         var address = sockaddr_in()
@@ -136,9 +142,8 @@ struct ServeOnLoopTests {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        try #require(connected == 0)
         let bytes = Array(text.utf8)
-        try #require(send(descriptor, bytes, bytes.count, 0) == bytes.count)
+        guard connected == 0, send(descriptor, bytes, bytes.count, 0) == bytes.count else { return nil }
         var received: [UInt8] = []
         var found: [String] = []
         var buffer = [UInt8](repeating: 0, count: 1 << 16)

@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// A counter tests flip between rounds of a fixture.
@@ -15,5 +16,15 @@ package final class SharedText: Sendable {
     package var value: String {
         get { storage.withLock { $0 } }
         set { storage.withLock { $0 = newValue } }
+    }
+}
+
+/// What `work` returns, done on a thread of its own because it blocks: a child process
+/// waited for, a socket polled. The tasks' threads are as many as the cores, and the tests
+/// running meanwhile need them: their servers answer and their clients read there. One
+/// blocked for long starved every other test's requests until they timed out.
+package func onThreadOfItsOwn<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try work() }) }.start()
     }
 }
