@@ -60,8 +60,15 @@ package final class AuthServer: Sendable {
     package static func with<T: Sendable>(_ script: String, _ arguments: [String],
                                          _ body: (AuthServer) async throws -> T) async throws -> T {
         let server = try await start(script, arguments)
-        defer { server.stop() }
-        return try await body(server)
+        let result: Result<T, any Error>
+        do {
+            result = .success(try await body(server))
+        } catch {
+            result = .failure(error)
+        }
+        // Its exit is waited for on a thread of its own, not on one of the tasks'.
+        _ = try? await onThreadOfItsOwn { server.stop() }
+        return try result.get()
     }
 
     /// Runs `body` with the one server of `script` that the whole test process shares: the
