@@ -107,13 +107,8 @@ extension FeedLine {
 }
 
 /// Runs the `sqlite3` command-line shell on `database` with `sql` in `folder`; its stdout.
-/// It is waited for on a thread of its own.
 @discardableResult
-func sqlite3(_ database: String, _ sql: String, in folder: String) async throws -> String {
-    try await onThreadOfItsOwn { try blockingSQLite3(database, sql, in: folder) }
-}
-
-private func blockingSQLite3(_ database: String, _ sql: String, in folder: String) throws -> String {
+func sqlite3(_ database: String, _ sql: String, in folder: String) throws -> String {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
     process.arguments = ["-bail", database]
@@ -274,10 +269,10 @@ struct ChangeFeedTests {
             api.set([[item("1", 3), #"{"id":"5","gone":1}"#], [item("6", 1, big: true), item("2", 9)]])
             _ = try await harness.run(job, server: server)
         }
-        let mark = try await Int(sqlite3("t_item.sqlite", "SELECT changes_through FROM _mirror_snapshot;", in: device)
+        let mark = try Int(sqlite3("t_item.sqlite", "SELECT changes_through FROM _mirror_snapshot;", in: device)
             .trimmingCharacters(in: .whitespacesAndNewlines))!
         #expect(mark == 4)
-        let feedID = try await sqlite3("t_item.sqlite", "SELECT feed FROM _mirror_snapshot;", in: device)
+        let feedID = try sqlite3("t_item.sqlite", "SELECT feed FROM _mirror_snapshot;", in: device)
             .trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(feedID.count == 16)
         let feed = try harness.changes(since: mark, format: .json, feed: feedID)
@@ -287,14 +282,14 @@ struct ChangeFeedTests {
         #expect(other?.description == "the change feed of 't_item' is feed \(feedID), not the one that mark came from: "
             + "the database was made again since; take a new snapshot")
         try feed.text.write(toFile: device + "/feed.json", atomically: true, encoding: .utf8)
-        try await sqlite3("t_item.sqlite", deviceApplySQL, in: device)
+        try sqlite3("t_item.sqlite", deviceApplySQL, in: device)
         let mirrored = try Harness.rows(harness.output + "/t_item.sqlite")
         #expect(mirrored.map { $0[1] } == ["1", "2", "6"])
         #expect(try Harness.rows(device + "/t_item.sqlite") == mirrored)
         // Big numbers arrive digit for digit.
-        #expect(try await sqlite3("t_item.sqlite", "SELECT record FROM t_item WHERE id = '6';", in: device)
+        #expect(try sqlite3("t_item.sqlite", "SELECT record FROM t_item WHERE id = '6';", in: device)
             == #"{"id":"6","v":1,"n":123456789012345678901234567890}"# + "\n")
-        #expect(try await sqlite3("t_item.sqlite", "SELECT changes_through FROM _mirror_snapshot;", in: device)
+        #expect(try sqlite3("t_item.sqlite", "SELECT changes_through FROM _mirror_snapshot;", in: device)
             == "\(feed.through)\n")
         // Applying the next feed, empty, changes nothing.
         let next = try harness.changes(since: feed.through, format: .json)

@@ -22,7 +22,9 @@ package final class SharedText: Sendable {
 /// What `work` returns, done on a thread of its own because it blocks: a child process
 /// waited for, a socket polled. The tasks' threads are as many as the cores, and the tests
 /// running meanwhile need them: their servers answer and their clients read there. One
-/// blocked for long starved every other test's requests until they timed out.
+/// blocked for long starved every other test's requests until they timed out. Not for
+/// Foundation's `Process`: one run from such a thread was left a zombie, its exit never seen,
+/// and `waitUntilExit` waited forever.
 package func onThreadOfItsOwn<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         Thread { continuation.resume(with: Result { try work() }) }.start()
