@@ -61,7 +61,7 @@ final class KeptAnswersOnLoop: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     /// What a request that may be answered here asks for.
-    private enum Asked {
+    private enum Target {
         /// A page of the API: its target, the path and query as the router reads them.
         case page(target: String)
         /// A downloaded file: its path below the output folder, as the router's file route
@@ -72,7 +72,7 @@ final class KeptAnswersOnLoop: ChannelInboundHandler, RemovableChannelHandler {
     private let shared: Shared
     private let connectionGuard: ConnectionGuard
     /// A request's head that may be answered here, and what it asks for, held until its end.
-    private var held: (head: HTTPRequest, asked: Asked)?
+    private var held: (head: HTTPRequest, target: Target)?
 
     init(shared: Shared, connectionGuard: ConnectionGuard) {
         self.shared = shared
@@ -82,8 +82,8 @@ final class KeptAnswersOnLoop: ChannelInboundHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case let .head(head):
-            if held == nil, let asked = mayAnswer(head) {
-                held = (head, asked)
+            if held == nil, let target = mayAnswer(head) {
+                held = (head, target)
                 return
             }
         case .body:
@@ -92,9 +92,9 @@ final class KeptAnswersOnLoop: ChannelInboundHandler, RemovableChannelHandler {
                 context.fireChannelRead(wrapInboundOut(.head(head)))
             }
         case .end:
-            if let (head, asked) = held {
+            if let (head, target) = held {
                 held = nil
-                if answer(head, asked, context: context) { return }
+                if answer(head, target, context: context) { return }
                 context.fireChannelRead(wrapInboundOut(.head(head)))
             }
         }
@@ -103,7 +103,7 @@ final class KeptAnswersOnLoop: ChannelInboundHandler, RemovableChannelHandler {
 
     /// What the request of `head` asks for, when it goes where the router would send it to a
     /// kept page or a downloaded file, with nothing the router's path would do otherwise.
-    private func mayAnswer(_ head: HTTPRequest) -> Asked? {
+    private func mayAnswer(_ head: HTTPRequest) -> Target? {
         guard connectionGuard.answeringOne, head.method == .get || head.method == .head,
               head.headerFields[.connection] == nil, let path = head.path, path.hasPrefix("/"),
               shared.hosts.allows(host: head.authority) else { return nil }
@@ -121,19 +121,19 @@ final class KeptAnswersOnLoop: ChannelInboundHandler, RemovableChannelHandler {
     /// Writes the kept answer to the request of `head`, as the router's path writes it: the
     /// answer's fields, `shownNeverRun`'s, `Date` and `Server`. False, having written
     /// nothing, when there is no current kept answer that is all fields and a file's bytes.
-    private func answer(_ head: HTTPRequest, _ asked: Asked, context: ChannelHandlerContext) -> Bool {
+    private func answer(_ head: HTTPRequest, _ target: Target, context: ChannelHandlerContext) -> Bool {
         let arrival = MirrorServer.arrival(in: head.headerFields)
-        let answer: (HTTPResponse.Status, HTTPFields)?
-        switch asked {
+        let kept: (HTTPResponse.Status, HTTPFields)?
+        switch target {
         case let .page(target):
-            answer = page(target, head, arrival: arrival, channel: context.channel)
+            kept = page(target, head, arrival: arrival, channel: context.channel)
         case let .file(relative):
             let asked = ServedFiles.Asked(range: head.headerFields[.range], ifRange: head.headerFields[.ifRange],
                                           ifNoneMatch: head.headerFields[.ifNoneMatch])
-            answer = shared.files.kept(relative, asked: asked, head: head.method == .head, arrival: arrival,
-                                       channel: context.channel)
+            kept = shared.files.kept(relative, asked: asked, head: head.method == .head, arrival: arrival,
+                                     channel: context.channel)
         }
-        guard let (status, fields) = answer else { return false }
+        guard let (status, fields) = kept else { return false }
         var headers = fields
         headers.append(contentsOf: MirrorServer.shownNeverRunFields)
         headers[.date] = shared.dates.now()
