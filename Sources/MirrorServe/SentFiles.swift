@@ -1,5 +1,4 @@
 import HTTPTypes
-import HummingbirdCore
 import NIOCore
 import NIOHTTP1
 import Synchronization
@@ -29,12 +28,6 @@ final class FileSends: Sendable {
     }
 
     private let state = Mutex(State())
-
-    /// The answer `status` with `headers` whose body is `pending`, to send on `channel`.
-    func response(status: HTTPResponse.Status, headers: HTTPFields, sending pending: Pending,
-                  on channel: any Channel) -> Response {
-        Response(status: status, headers: fields(headers, sending: pending, on: channel), body: ResponseBody())
-    }
 
     /// `headers` with the length of `pending` and, when it has bytes, the field that names
     /// them, kept here until `SentFiles` takes them on `channel`.
